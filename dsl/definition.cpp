@@ -1,0 +1,234 @@
+#include "dsl/definition.h"
+
+#include <sstream>
+
+#include "dsl/error.h"
+
+namespace gg {
+
+std::string_view op_name(OpKind k) {
+  switch (k) {
+    case OpKind::Input: return "input";
+    case OpKind::Matmul: return "matmul";
+    case OpKind::Scale: return "scale";
+    case OpKind::AddScaled: return "add_scaled";
+    case OpKind::AddBias: return "add_bias";
+    case OpKind::Relu: return "relu";
+    case OpKind::Gelu: return "gelu";
+    case OpKind::Silu: return "silu";
+    case OpKind::Cast: return "cast";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled op kind");
+}
+
+bool op_is_elementwise(OpKind k) { return k != OpKind::Input && k != OpKind::Matmul; }
+
+const Node& Tensor::node() const {
+  GG_INTERNAL_CHECK(def_ != nullptr, "empty tensor handle");
+  return def_->node(id_);
+}
+
+Definition::Definition(const Definition& other) = default;
+Definition& Definition::operator=(const Definition& other) = default;
+
+const Node& Definition::node(int id) const {
+  GG_INTERNAL_CHECK(id >= 0 && id < size(), "node id " + std::to_string(id) + " out of range");
+  return nodes_[static_cast<size_t>(id)];
+}
+
+const Node* Definition::find(const std::string& name) const {
+  for (const Node& n : nodes_)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+const Node& Definition::checked(Tensor t, const char* op) const {
+  if (t.definition() != this || t.id() < 0 || t.id() >= size())
+    throw_user_error("foreign-tensor", std::string(op) + ": the tensor operand does not belong to this definition");
+  return node(t.id());
+}
+
+std::string Definition::unique_name(const std::string& base) const {
+  if (!find(base)) return base;
+  for (int i = 1;; ++i)
+    if (!find(base + std::to_string(i))) return base + std::to_string(i);
+}
+
+Tensor Definition::add(Node n) {
+  n.id = graph_.add_node();
+  GG_INTERNAL_CHECK(n.id == size(), "graph and node list out of step");
+  for (int p : n.operands) graph_.add_edge(p, n.id);
+  nodes_.push_back(std::move(n));
+  return Tensor(this, nodes_.back().id);
+}
+
+Tensor Definition::input(const std::string& name, std::vector<int64_t> shape, DType dtype, Layout layout) {
+  if (name.empty() || find(name))
+    throw_user_error("duplicate-name", "input '" + name + "': tensor names must be unique and non-empty");
+  if (shape.empty() || shape.size() > 2)
+    throw_user_error("bad-shape", "input '" + name + "': shape must have 1 or 2 extents");
+  for (int64_t e : shape)
+    if (e < 1)
+      throw_user_error("bad-shape", "input '" + name + "': extent " + std::to_string(e) + " is not >= 1");
+  Node n;
+  n.kind = OpKind::Input;
+  n.name = name;
+  n.dtype = dtype;
+  n.shape = std::move(shape);
+  n.layout = layout;
+  return add(std::move(n));
+}
+
+Tensor Definition::matmul(Tensor a, Tensor b) {
+  const Node& na = checked(a, "matmul");
+  const Node& nb = checked(b, "matmul");
+  for (const Node* x : {&na, &nb})
+    if (x->kind != OpKind::Input || x->shape.size() != 2)
+      throw_user_error("matmul-operand", "matmul: operand '" + x->name + "' must be a 2-D input tensor");
+  if (find("acc")) throw_user_error("one-matmul", "matmul: a definition holds one matmul");
+  if (na.shape[1] != nb.shape[1])
+    throw_user_error("matmul-shape", "matmul: A is [" + std::to_string(na.shape[0]) + "," + std::to_string(na.shape[1]) +
+                     "] and B is [" + std::to_string(nb.shape[0]) + "," + std::to_string(nb.shape[1]) +
+                     "]; B must be [N,K] with the same K as A [M,K]");
+  if (na.dtype != nb.dtype)
+    throw_user_error("matmul-dtype", "matmul: A is " + std::string(dtype_name(na.dtype)) + " but B is " +
+                     std::string(dtype_name(nb.dtype)) + "; both operands must share one dtype");
+  Node n;
+  n.kind = OpKind::Matmul;
+  n.name = "acc";
+  n.dtype = DType::F32;
+  n.shape = {na.shape[0], nb.shape[0]};
+  n.operands = {a.id(), b.id()};
+  return add(std::move(n));
+}
+
+namespace {
+Node elementwise(OpKind kind, const Node& x) {
+  Node n;
+  n.kind = kind;
+  n.dtype = x.dtype;
+  n.shape = x.shape;
+  n.operands = {x.id};
+  return n;
+}
+}  // namespace
+
+Tensor Definition::scale(Tensor x, double alpha) {
+  Node n = elementwise(OpKind::Scale, checked(x, "scale"));
+  n.name = unique_name("scale");
+  n.scalar = alpha;
+  return add(std::move(n));
+}
+
+Tensor Definition::add_scaled(Tensor x, Tensor c, double beta) {
+  const Node& nx = checked(x, "add_scaled");
+  const Node& nc = checked(c, "add_scaled");
+  if (nc.shape != nx.shape)
+    throw_user_error("epilogue-shape", "add_scaled: '" + nc.name + "' must have the output's shape [M,N]");
+  Node n = elementwise(OpKind::AddScaled, nx);
+  n.name = unique_name("add_c");
+  n.scalar = beta;
+  n.operands.push_back(c.id());
+  return add(std::move(n));
+}
+
+Tensor Definition::add_bias(Tensor x, Tensor bias, BiasAlong along) {
+  const Node& nx = checked(x, "add_bias");
+  const Node& nb = checked(bias, "add_bias");
+  int64_t want = along == BiasAlong::Rows ? nx.shape[0] : nx.shape[1];
+  if (nb.shape.size() != 1 || nb.shape[0] != want)
+    throw_user_error("epilogue-shape", "add_bias: '" + nb.name + "' must be 1-D of length " + std::to_string(want) +
+                     (along == BiasAlong::Rows ? " (M: one value per row)" : " (N: one value per column)"));
+  Node n = elementwise(OpKind::AddBias, nx);
+  n.name = unique_name("bias");
+  n.bias_along = along;
+  n.operands.push_back(bias.id());
+  return add(std::move(n));
+}
+
+Tensor Definition::relu(Tensor x) {
+  Node n = elementwise(OpKind::Relu, checked(x, "relu"));
+  n.name = unique_name("relu");
+  return add(std::move(n));
+}
+
+Tensor Definition::gelu(Tensor x) {
+  Node n = elementwise(OpKind::Gelu, checked(x, "gelu"));
+  n.name = unique_name("gelu");
+  return add(std::move(n));
+}
+
+Tensor Definition::silu(Tensor x) {
+  Node n = elementwise(OpKind::Silu, checked(x, "silu"));
+  n.name = unique_name("silu");
+  return add(std::move(n));
+}
+
+Tensor Definition::cast(Tensor x, DType to) {
+  Node n = elementwise(OpKind::Cast, checked(x, "cast"));
+  n.name = unique_name("cast");
+  n.dtype = to;
+  return add(std::move(n));
+}
+
+void Definition::set_output(Tensor out) {
+  const Node& n = checked(out, "set_output");
+  if (n.kind == OpKind::Input) throw_user_error("bad-output", "set_output: '" + n.name + "' is an input, not a result");
+  output_ = n.id;
+}
+
+int Definition::output() const {
+  if (output_ < 0) throw_user_error("no-output", "the definition has no output: call set_output(tensor)");
+  return output_;
+}
+
+const Node& Definition::matmul_node() const {
+  const Node* acc = find("acc");
+  if (!acc) throw_user_error("no-matmul", "the definition has no matmul: call matmul(A, B)");
+  return *acc;
+}
+
+int64_t Definition::m() const { return matmul_node().shape[0]; }
+int64_t Definition::n() const { return matmul_node().shape[1]; }
+int64_t Definition::k() const { return node(matmul_node().operands[0]).shape[1]; }
+DType Definition::input_dtype() const { return node(matmul_node().operands[0]).dtype; }
+DType Definition::output_dtype() const { return node(output()).dtype; }
+
+std::vector<int> Definition::epilogue() const {
+  std::vector<int> ops;
+  int acc = matmul_node().id, out = output();
+  for (int id : topological_order())
+    if (op_is_elementwise(node(id).kind) && depends_on(id, acc) && depends_on(out, id)) ops.push_back(id);
+  return ops;
+}
+
+std::string Definition::to_string() const {
+  std::ostringstream os;
+  for (int id : topological_order()) {
+    const Node& n = node(id);
+    os << n.name << " = " << op_name(n.kind);
+    if (n.kind == OpKind::Input) {
+      os << " " << dtype_name(n.dtype) << "[";
+      for (size_t i = 0; i < n.shape.size(); ++i) os << (i ? "," : "") << n.shape[i];
+      os << "]" << (n.shape.size() == 2 ? (n.layout == Layout::KMajor ? " k-major" : " mn-major") : "");
+    } else {
+      os << "(";
+      for (size_t i = 0; i < n.operands.size(); ++i) os << (i ? ", " : "") << node(n.operands[i]).name;
+      if (n.kind == OpKind::Scale || n.kind == OpKind::AddScaled) os << ", " << n.scalar;
+      if (n.kind == OpKind::AddBias) os << (n.bias_along == BiasAlong::Rows ? ", rows" : ", cols");
+      os << ") -> " << dtype_name(n.dtype);
+    }
+    os << (id == output_ ? "  [output]" : "") << "\n";
+  }
+  return os.str();
+}
+
+Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
+  Definition def;
+  Tensor a = def.input("A", {m, k}, in);
+  Tensor b = def.input("B", {n, k}, in);
+  def.set_output(def.cast(def.matmul(a, b), out));
+  return def;
+}
+
+}  // namespace gg

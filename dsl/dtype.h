@@ -1,0 +1,15 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace gg {
+
+// Element types. e4m3/e5m2 are reserved: they parse, and using them is a CompileError until FP8 lands.
+enum class DType { F16, BF16, F32, E4M3, E5M2 };
+
+std::string_view dtype_name(DType t);
+DType parse_dtype(std::string_view name);  // CompileError `unknown-dtype`
+int dtype_bytes(DType t);
+bool dtype_is_reserved(DType t);
+
+}  // namespace gg

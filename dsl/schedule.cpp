@@ -1,0 +1,382 @@
+#include "dsl/schedule.h"
+
+#include "dsl/error.h"
+
+namespace gg {
+
+std::string_view target_name(Target t) { return t == Target::Sm90a ? "sm_90a" : "sm_100a"; }
+
+Target parse_target(std::string_view name) {
+  if (name == "sm_90a") return Target::Sm90a;
+  if (name == "sm_100a") return Target::Sm100a;
+  throw_user_error("unknown-arch", "unknown arch '" + std::string(name) +
+                   "': legal targets are sm_90a (Hopper, WGMMA) and sm_100a (Blackwell, tcgen05)");
+}
+
+bool operator==(const Directive& a, const Directive& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit(
+      [&](const auto& x) {
+        using D = std::decay_t<decltype(x)>;
+        const D& y = std::get<D>(b);
+        if constexpr (std::is_same_v<D, SplitD>) return x.axis == y.axis && x.factor == y.factor && x.outer == y.outer && x.inner == y.inner;
+        if constexpr (std::is_same_v<D, MergeD>) return x.outer == y.outer && x.inner == y.inner && x.fused == y.fused;
+        if constexpr (std::is_same_v<D, ReorderD>) return x.order == y.order;
+        if constexpr (std::is_same_v<D, BindD>) return x.axis == y.axis && x.binding == y.binding;
+        if constexpr (std::is_same_v<D, TileD>) return x.m == y.m && x.n == y.n && x.k == y.k;
+        if constexpr (std::is_same_v<D, CacheReadD>) return x.tensor == y.tensor && x.method == y.method;
+        if constexpr (std::is_same_v<D, CacheWriteD>) return x.tensor == y.tensor && x.place == y.place && x.method == y.method;
+        if constexpr (std::is_same_v<D, InlineD>) return x.op == y.op;
+        if constexpr (std::is_same_v<D, ComputeAtD>) return x.op == y.op && x.axis == y.axis;
+        if constexpr (std::is_same_v<D, CircularBufferD>) return x.axis == y.axis && x.stages == y.stages && x.prefetch == y.prefetch;
+        if constexpr (std::is_same_v<D, WarpSpecializeD>) return x.producer_regs == y.producer_regs && x.consumer_regs == y.consumer_regs;
+        if constexpr (std::is_same_v<D, PersistD>) return x.m_axis == y.m_axis && x.n_axis == y.n_axis && x.fused == y.fused && x.raster == y.raster && x.group == y.group;
+        if constexpr (std::is_same_v<D, ClusterD>) return x.x == y.x && x.y == y.y && x.z == y.z;
+        if constexpr (std::is_same_v<D, MulticastD>) return x.operand == y.operand;
+        if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
+      },
+      a);
+}
+
+std::string directive_name(const Directive& d) {
+  static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
+                                "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
+                                "multicast", "mma"};
+  static_assert(std::size(names) == std::variant_size_v<Directive>);
+  return names[d.index()];
+}
+
+Schedule::Schedule(Definition def) : def_(std::move(def)) {
+  def_.output();  // a schedule needs a complete definition
+  if (dtype_is_reserved(def_.input_dtype()) || dtype_is_reserved(def_.output_dtype()))
+    throw_user_error("reserved-dtype", "dtype " + std::string(dtype_name(dtype_is_reserved(def_.input_dtype())
+                                                                              ? def_.input_dtype()
+                                                                              : def_.output_dtype())) +
+                     " is reserved for FP8 block scaling, which is not implemented yet; use f16 or bf16");
+  if (def_.input_dtype() == DType::F32)
+    throw_user_error("operand-dtype", "operands A and B are f32; the tensor cores take f16 or bf16 operands");
+  domain_ = Domain(def_.m(), def_.n(), def_.k());
+}
+
+template <class D>
+const D* Schedule::last() const {
+  for (auto it = directives_.rbegin(); it != directives_.rend(); ++it)
+    if (auto* d = std::get_if<D>(&*it)) return d;
+  return nullptr;
+}
+
+void Schedule::record(Directive d) { directives_.push_back(std::move(d)); }
+
+Schedule& Schedule::split(const std::string& axis, int64_t factor, const std::string& outer, const std::string& inner) {
+  domain_.split(axis, factor, outer, inner);
+  record(SplitD{axis, factor, outer, inner});
+  return *this;
+}
+
+Schedule& Schedule::merge(const std::string& outer, const std::string& inner, const std::string& fused) {
+  domain_.merge(outer, inner, fused);
+  record(MergeD{outer, inner, fused});
+  return *this;
+}
+
+Schedule& Schedule::reorder(const std::vector<std::string>& order) {
+  domain_.reorder(order);
+  record(ReorderD{order});
+  return *this;
+}
+
+namespace {
+void check_register_file(int producer_regs, int consumer_regs, int consumers) {
+  int64_t total = int64_t(kWarpgroupThreads) * producer_regs + int64_t(consumers) * kWarpgroupThreads * consumer_regs;
+  if (total > kRegisterFile)
+    throw_user_error("register-file", "warp_specialize: 1 producer warpgroup x 128 threads x " +
+                     std::to_string(producer_regs) + " + " + std::to_string(consumers) +
+                     " consumer warpgroup(s) x 128 threads x " + std::to_string(consumer_regs) + " = " +
+                     std::to_string(total) + " registers, over the 65536-register file; lower consumer_regs to at most " +
+                     std::to_string(((kRegisterFile - kWarpgroupThreads * producer_regs) / (consumers * kWarpgroupThreads)) / 8 * 8));
+}
+}  // namespace
+
+Schedule& Schedule::bind(const std::string& axis, Binding binding) {
+  Domain next = domain_;
+  next.bind(axis, binding);
+  if (binding == Binding::Warpgroup) {
+    int consumers = static_cast<int>(next.axis(axis).extent);
+    if (consumers > 3)
+      throw_user_error("warpgroup-count", "bind " + axis + " warpgroup: " + std::to_string(consumers) +
+                       " consumer warpgroups; a CTA holds at most 3 next to the producer (split the axis so the "
+                       "warpgroup part has extent 1, 2 or 3)");
+    if (auto ws = warp_roles()) check_register_file(ws->producer_regs, ws->consumer_regs, consumers);
+  }
+  domain_ = std::move(next);
+  record(BindD{axis, binding});
+  return *this;
+}
+
+Schedule& Schedule::tile(int64_t m, int64_t n, int64_t k) {
+  if (last<TileD>()) throw_user_error("duplicate-directive", "tile: the schedule is already tiled");
+  Domain next = domain_;
+  next.split("m", m, "m_o", "m_i");
+  next.split("n", n, "n_o", "n_i");
+  next.split("k", k, "k_o", "k_i");
+  next.reorder({"m_o", "n_o", "k_o", "m_i", "n_i", "k_i"});
+  domain_ = std::move(next);
+  record(TileD{m, n, k});
+  return *this;
+}
+
+const Node& Schedule::operand(const std::string& tensor, const char* primitive) const {
+  const Node& mm = def_.matmul_node();
+  for (int id : mm.operands)
+    if (def_.node(id).name == tensor) return def_.node(id);
+  throw_user_error("not-an-operand", std::string(primitive) + " " + tensor + ": '" + tensor +
+                   "' is not an operand of the matmul; legal operands are " + def_.node(mm.operands[0]).name + " and " +
+                   def_.node(mm.operands[1]).name);
+}
+
+Schedule& Schedule::cache_read(const std::string& tensor, CopyMethod method) {
+  operand(tensor, "cache_read");
+  if (read_method(tensor))
+    throw_user_error("duplicate-directive", "cache_read " + tensor + ": the operand is already cached in shared memory");
+  record(CacheReadD{tensor, method});
+  return *this;
+}
+
+Schedule& Schedule::cache_write(const std::string& tensor, Place place, CopyMethod method) {
+  const std::string& acc = def_.matmul_node().name;
+  const std::string& out = def_.node(def_.output()).name;
+  if (tensor == acc) {
+    if (place == Place::Shared)
+      throw_user_error("cache-write-place", "cache_write " + tensor + " shared: the accumulator lives in registers "
+                       "(sm_90a) or tmem (sm_100a); stage the output '" + out + "' in shared memory instead");
+  } else if (tensor == out) {
+    if (place != Place::Shared)
+      throw_user_error("cache-write-place", "cache_write " + tensor + ": the output is staged in shared memory for "
+                       "the store; registers/tmem apply to the accumulator '" + acc + "'");
+  } else {
+    throw_user_error("cache-write-tensor", "cache_write " + tensor + ": legal tensors are the accumulator '" + acc +
+                     "' and the output '" + out + "'");
+  }
+  if (write_of(tensor))
+    throw_user_error("duplicate-directive", "cache_write " + tensor + ": already placed by an earlier cache_write");
+  record(CacheWriteD{tensor, place, method});
+  return *this;
+}
+
+const Node& Schedule::epilogue_op(const std::string& op, const char* primitive) const {
+  const Node* n = def_.find(op);
+  if (!n) throw_user_error("unknown-op", std::string(primitive) + " " + op + ": the definition has no op '" + op + "'");
+  if (!op_is_elementwise(n->kind))
+    throw_user_error("inline-non-elementwise", std::string(primitive) + " " + op + ": '" + op + "' is " +
+                     (n->kind == OpKind::Matmul ? "the matmul, a reduction" : "an input") +
+                     "; only elementwise epilogue ops (scale, add_scaled, add_bias, relu, gelu, silu, cast) "
+                     "can be inlined into the writeback");
+  if (is_inlined(op))
+    throw_user_error("duplicate-directive", std::string(primitive) + " " + op + ": already inlined");
+  return *n;
+}
+
+Schedule& Schedule::inline_op(const std::string& op) {
+  epilogue_op(op, "inline");
+  record(InlineD{op});
+  return *this;
+}
+
+Schedule& Schedule::compute_at(const std::string& op, const std::string& axis) {
+  epilogue_op(op, "compute_at");
+  domain_.axis(axis);
+  record(ComputeAtD{op, axis});
+  return *this;
+}
+
+namespace {
+void check_stages_against_roles(int stages, bool warp_specialized) {
+  if (warp_specialized && stages < 2)
+    throw_user_error("stages-too-few", "circular_buffer: " + std::to_string(stages) +
+                     " stage under warp specialization leaves the producer nothing to run ahead into; use >= 2 "
+                     "stages");
+}
+}  // namespace
+
+Schedule& Schedule::circular_buffer(const std::string& axis, int stages, int prefetch) {
+  const Axis& a = domain_.axis(axis);
+  if (a.roots != unsigned(Root::K) || a.level != Level::Tile)
+    throw_user_error("circular-buffer-axis", "circular_buffer " + axis + ": the circular buffer pipelines the k loop "
+                     "over k tiles (the outer result of splitting k), not '" + axis + "'");
+  if (circular_buffer_of()) throw_user_error("duplicate-directive", "circular_buffer: already circular-buffered");
+  if (stages < 1 || stages > 16)
+    throw_user_error("stages-range", "circular_buffer " + axis + ": " + std::to_string(stages) +
+                     " stages; legal is 1..16");
+  if (prefetch < 0) prefetch = stages - 1;
+  if (prefetch > stages - 1 && !(stages == 1 && prefetch == 0))
+    throw_user_error("prefetch-range", "circular_buffer " + axis + ": prefetch distance " + std::to_string(prefetch) +
+                     " needs more than " + std::to_string(stages) + " stages; legal is 0.." +
+                     std::to_string(std::max(0, stages - 1)));
+  // Two stages is the smallest pipeline; beyond that, stages the k loop can never fill waste shared memory.
+  if (stages > a.extent && stages > 2)
+    throw_user_error("stages-exceed-k-trips", "circular_buffer " + axis + ": " + std::to_string(stages) +
+                     " stages but the k loop runs only " + std::to_string(a.extent) + " time(s) (K = " +
+                     std::to_string(def_.k()) + "); use at most max(2, " + std::to_string(a.extent) + ") stages");
+  check_stages_against_roles(stages, warp_roles().has_value());
+  record(CircularBufferD{axis, stages, prefetch});
+  return *this;
+}
+
+Schedule& Schedule::warp_specialize(int producer_regs, int consumer_regs) {
+  if (warp_roles()) throw_user_error("duplicate-directive", "warp_specialize: roles are already specialized");
+  for (auto [role, regs] : {std::pair{"producer", producer_regs}, std::pair{"consumer", consumer_regs}}) {
+    if (regs < kMinRegs || regs > kMaxRegs)
+      throw_user_error("register-range", std::string("warp_specialize: ") + role + " register count " +
+                       std::to_string(regs) + " is outside setmaxnreg's range 24..256");
+    if (regs % 8 != 0)
+      throw_user_error("register-multiple", std::string("warp_specialize: ") + role + " register count " +
+                       std::to_string(regs) + " is not a multiple of 8 (setmaxnreg); use " +
+                       std::to_string(regs / 8 * 8) + " or " + std::to_string(regs / 8 * 8 + 8));
+  }
+  check_register_file(producer_regs, consumer_regs, consumer_warpgroups());
+  if (auto cb = circular_buffer_of()) check_stages_against_roles(cb->stages, true);
+  record(WarpSpecializeD{producer_regs, consumer_regs});
+  return *this;
+}
+
+Schedule& Schedule::persist(const std::string& m_axis, const std::string& n_axis, Raster raster, int64_t group,
+                            const std::string& fused) {
+  domain_.persist(m_axis, n_axis, fused, raster, group);
+  record(PersistD{m_axis, n_axis, fused, raster, group});
+  return *this;
+}
+
+Schedule& Schedule::cluster(int x, int y, int z) {
+  if (cluster_dims()) throw_user_error("duplicate-directive", "cluster: the cluster shape is already set");
+  if (x < 1 || y < 1 || z < 1)
+    throw_user_error("cluster-size", "cluster " + std::to_string(x) + "x" + std::to_string(y) + "x" +
+                     std::to_string(z) + ": every dimension must be >= 1");
+  if (x * y * z > kMaxClusterSize)
+    throw_user_error("cluster-size", "cluster " + std::to_string(x) + "x" + std::to_string(y) + "x" +
+                     std::to_string(z) + " has " + std::to_string(x * y * z) +
+                     " CTAs; the portable cluster size limit is 8");
+  record(ClusterD{x, y, z});
+  return *this;
+}
+
+Schedule& Schedule::multicast(const std::string& op) {
+  operand(op, "multicast");
+  if (!cluster_dims())
+    throw_user_error("multicast-without-cluster", "multicast " + op + ": multicast shares one TMA load among the CTAs "
+                     "of a cluster, and the schedule has no cluster; call cluster(2) (or larger) first");
+  for (const auto& existing : multicast_operands())
+    if (existing == op) throw_user_error("duplicate-directive", "multicast " + op + ": already multicast");
+  record(MulticastD{op});
+  return *this;
+}
+
+Schedule& Schedule::mma(int m, int n, int k, Target target) {
+  if (mma_shape()) throw_user_error("duplicate-directive", "mma: the instruction shape is already chosen");
+  std::string shape = "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
+  bool ok = false;
+  std::string legal;
+  if (target == Target::Sm90a) {
+    ok = m == 64 && k == 16 && n >= 8 && n <= 256 && n % 8 == 0;
+    legal = "wgmma m64nNk16 with N a multiple of 8 in 8..256 (f16/bf16 operands)";
+  } else {
+    ok = (m == 64 || m == 128 || m == 256) && k == 16 && n >= 16 && n <= 256 && n % 16 == 0;
+    legal = "tcgen05.mma with M 64, 128 (one CTA) or 256 (a CTA pair), N a multiple of 16 in 16..256, K 16";
+  }
+  if (!ok)
+    throw_user_error("mma-shape", "mma " + shape + ": " + std::string(target_name(target)) +
+                     " has no such instruction; legal is " + legal);
+  record(MmaD{m, n, k, target});
+  return *this;
+}
+
+Schedule& Schedule::apply(const Directive& d) {
+  std::visit(
+      [this](const auto& x) {
+        using D = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<D, SplitD>) split(x.axis, x.factor, x.outer, x.inner);
+        if constexpr (std::is_same_v<D, MergeD>) merge(x.outer, x.inner, x.fused);
+        if constexpr (std::is_same_v<D, ReorderD>) reorder(x.order);
+        if constexpr (std::is_same_v<D, BindD>) bind(x.axis, x.binding);
+        if constexpr (std::is_same_v<D, TileD>) tile(x.m, x.n, x.k);
+        if constexpr (std::is_same_v<D, CacheReadD>) cache_read(x.tensor, x.method);
+        if constexpr (std::is_same_v<D, CacheWriteD>) cache_write(x.tensor, x.place, x.method);
+        if constexpr (std::is_same_v<D, InlineD>) inline_op(x.op);
+        if constexpr (std::is_same_v<D, ComputeAtD>) compute_at(x.op, x.axis);
+        if constexpr (std::is_same_v<D, CircularBufferD>) circular_buffer(x.axis, x.stages, x.prefetch);
+        if constexpr (std::is_same_v<D, WarpSpecializeD>) warp_specialize(x.producer_regs, x.consumer_regs);
+        if constexpr (std::is_same_v<D, PersistD>) persist(x.m_axis, x.n_axis, x.raster, x.group, x.fused);
+        if constexpr (std::is_same_v<D, ClusterD>) cluster(x.x, x.y, x.z);
+        if constexpr (std::is_same_v<D, MulticastD>) multicast(x.operand);
+        if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
+      },
+      d);
+  return *this;
+}
+
+std::optional<CopyMethod> Schedule::read_method(const std::string& tensor) const {
+  for (const auto& d : directives_)
+    if (auto* c = std::get_if<CacheReadD>(&d); c && c->tensor == tensor) return c->method;
+  return std::nullopt;
+}
+
+std::optional<CacheWriteD> Schedule::write_of(const std::string& tensor) const {
+  for (const auto& d : directives_)
+    if (auto* c = std::get_if<CacheWriteD>(&d); c && c->tensor == tensor) return *c;
+  return std::nullopt;
+}
+
+std::optional<CircularBufferD> Schedule::circular_buffer_of() const {
+  if (auto* d = last<CircularBufferD>()) return *d;
+  return std::nullopt;
+}
+std::optional<WarpSpecializeD> Schedule::warp_roles() const {
+  if (auto* d = last<WarpSpecializeD>()) return *d;
+  return std::nullopt;
+}
+std::optional<PersistD> Schedule::persistence() const {
+  if (auto* d = last<PersistD>()) return *d;
+  return std::nullopt;
+}
+std::optional<ClusterD> Schedule::cluster_dims() const {
+  if (auto* d = last<ClusterD>()) return *d;
+  return std::nullopt;
+}
+std::optional<MmaD> Schedule::mma_shape() const {
+  if (auto* d = last<MmaD>()) return *d;
+  return std::nullopt;
+}
+
+std::vector<std::string> Schedule::multicast_operands() const {
+  std::vector<std::string> out;
+  for (const auto& d : directives_)
+    if (auto* m = std::get_if<MulticastD>(&d)) out.push_back(m->operand);
+  return out;
+}
+
+bool Schedule::is_inlined(const std::string& op) const {
+  for (const auto& d : directives_) {
+    if (auto* i = std::get_if<InlineD>(&d); i && i->op == op) return true;
+    if (auto* c = std::get_if<ComputeAtD>(&d); c && c->op == op) return true;
+  }
+  return false;
+}
+
+int Schedule::consumer_warpgroups() const {
+  const Axis* wg = domain_.bound_to(Binding::Warpgroup);
+  return wg ? static_cast<int>(wg->extent) : 1;
+}
+
+const Axis* Schedule::k_loop() const {
+  for (const auto& name : domain_.leaves()) {
+    const Axis& a = domain_.axis(name);
+    if (a.roots == unsigned(Root::K) && a.level == Level::Tile && a.binding == Binding::Serial) return &a;
+  }
+  return nullptr;
+}
+
+void Schedule::retarget(Target t) {
+  for (auto& d : directives_)
+    if (auto* m = std::get_if<MmaD>(&d)) m->target = t;
+}
+
+}  // namespace gg

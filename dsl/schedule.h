@@ -1,0 +1,109 @@
+#pragma once
+// Schedule primitives. Each call validates its arguments against the definition and the
+// axes that exist at that point, then records a Directive; lowering applies them later.
+// A schedule is data: it prints to a small text form and parses back (dsl/schedule_text.h).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "dsl/definition.h"
+#include "dsl/domain.h"
+
+namespace gg {
+
+enum class Target { Sm90a, Sm100a };
+std::string_view target_name(Target t);      // "sm_90a"
+Target parse_target(std::string_view name);  // CompileError `unknown-arch`
+
+enum class CopyMethod { Sync, Tma };
+// Where cache_write puts a tensor: the accumulator in registers (sm_90a) or TMEM (sm_100a),
+// or the output staged in shared memory for the store.
+enum class Place { Registers, Tmem, Shared };
+
+struct SplitD { std::string axis; int64_t factor; std::string outer, inner; };
+struct MergeD { std::string outer, inner, fused; };
+struct ReorderD { std::vector<std::string> order; };
+struct BindD { std::string axis; Binding binding; };
+struct TileD { int64_t m, n, k; };  // split m, n, k into {m,n,k}_o / _i and reorder tile loops outside
+struct CacheReadD { std::string tensor; CopyMethod method; };
+struct CacheWriteD { std::string tensor; Place place; CopyMethod method; };
+struct InlineD { std::string op; };
+struct ComputeAtD { std::string op; std::string axis; };
+struct CircularBufferD { std::string axis; int stages; int prefetch; };
+struct WarpSpecializeD { int producer_regs; int consumer_regs; };
+struct PersistD { std::string m_axis, n_axis, fused; Raster raster; int64_t group; };
+struct ClusterD { int x, y, z; };
+struct MulticastD { std::string operand; };
+struct MmaD { int m, n, k; Target target; };
+
+using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
+                               CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD>;
+
+bool operator==(const Directive& a, const Directive& b);
+std::string directive_name(const Directive& d);  // "split", "cache_read", ...
+
+// Hardware limits the primitives check against.
+inline constexpr int kMaxClusterSize = 8;
+inline constexpr int kRegisterFile = 65536;
+inline constexpr int kMinRegs = 24, kMaxRegs = 256;
+inline constexpr int kWarpgroupThreads = 128;
+
+class Schedule {
+ public:
+  explicit Schedule(Definition def);
+
+  Schedule& split(const std::string& axis, int64_t factor, const std::string& outer, const std::string& inner);
+  Schedule& merge(const std::string& outer, const std::string& inner, const std::string& fused);
+  Schedule& reorder(const std::vector<std::string>& order);
+  Schedule& bind(const std::string& axis, Binding binding);
+  Schedule& tile(int64_t m, int64_t n, int64_t k);
+  Schedule& cache_read(const std::string& tensor, CopyMethod method);
+  Schedule& cache_write(const std::string& tensor, Place place, CopyMethod method = CopyMethod::Sync);
+  Schedule& inline_op(const std::string& op);
+  Schedule& compute_at(const std::string& op, const std::string& axis);
+  Schedule& circular_buffer(const std::string& axis, int stages, int prefetch = -1);  // -1: stages - 1
+  Schedule& warp_specialize(int producer_regs, int consumer_regs);
+  Schedule& persist(const std::string& m_axis, const std::string& n_axis, Raster raster = Raster::RowMajor,
+                    int64_t group = 8, const std::string& fused = "tile");
+  Schedule& cluster(int x, int y = 1, int z = 1);
+  Schedule& multicast(const std::string& operand);
+  Schedule& mma(int m, int n, int k, Target target);
+
+  // Records any directive (the text parser and explain's replay use this).
+  Schedule& apply(const Directive& d);
+
+  const Definition& definition() const { return def_; }
+  const Domain& domain() const { return domain_; }
+  const std::vector<Directive>& directives() const { return directives_; }
+
+  // What the directives recorded so far say; nullopt/empty where nothing was asked for.
+  std::optional<CopyMethod> read_method(const std::string& tensor) const;
+  std::optional<CacheWriteD> write_of(const std::string& tensor) const;
+  std::optional<CircularBufferD> circular_buffer_of() const;
+  std::optional<WarpSpecializeD> warp_roles() const;
+  std::optional<PersistD> persistence() const;
+  std::optional<ClusterD> cluster_dims() const;
+  std::vector<std::string> multicast_operands() const;
+  std::optional<MmaD> mma_shape() const;
+  bool is_inlined(const std::string& op) const;
+  // Consumer warpgroups: the extent of the axis bound to warpgroup, else 1.
+  int consumer_warpgroups() const;
+  // The serial k loop over k tiles, or nullptr when the tile covers all of K.
+  const Axis* k_loop() const;
+  // Retarget: replaces the mma directive's target (the CLI's --arch).
+  void retarget(Target t);
+
+ private:
+  template <class D> const D* last() const;
+  const Node& operand(const std::string& tensor, const char* primitive) const;
+  const Node& epilogue_op(const std::string& op, const char* primitive) const;
+  void record(Directive d);
+
+  Definition def_;
+  Domain domain_;
+  std::vector<Directive> directives_;
+};
+
+}  // namespace gg

@@ -1,0 +1,18 @@
+#pragma once
+// The one kernel parameter of every gemmgen kernel, passed by value as __grid_constant__.
+// Shared verbatim by the host runtime and the device code (embedded into emitted .cu),
+// so it uses no headers.
+struct alignas(64) GgTensorMap {
+  unsigned long long opaque[16];
+};
+
+struct GgGemmArgs {
+  GgTensorMap map_a, map_b, map_c, map_d;  // filled for the operands LaunchSpec lists
+  const void* a;                           // [M, K] row-major (K contiguous)
+  const void* b;                           // [N, K] row-major (K contiguous)
+  const void* c;                           // [M, N] row-major, read when beta != 0
+  void* d;                                 // [M, N] row-major output
+  const void* bias;                        // [N] or [M], output dtype
+  long long m, n, k;
+  float alpha, beta;
+};
