@@ -202,9 +202,12 @@ void Domain::persist(const std::string& m_axis, const std::string& n_axis, const
   const Axis& a = axis(m_axis);
   const Axis& b = axis(n_axis);
   for (const Axis* x : {&a, &b}) {
-    if (x->level != Level::Tile || x->binding != Binding::None)
+    bool grid_or_free = x->binding == Binding::None || x->binding == Binding::BlockX ||
+                        x->binding == Binding::BlockY || x->binding == Binding::BlockZ;
+    if (x->level != Level::Tile || !grid_or_free)
       throw_user_error("persist-axes", "persist " + m_axis + " " + n_axis + ": '" + x->name +
-                       "' must be an unbound tile-level axis (the outer result of splitting m or n)");
+                       "' must be a tile-level axis (the outer result of splitting m or n), unbound or bound to "
+                       "a block index");
   }
   if (a.roots != unsigned(Root::M) || b.roots != unsigned(Root::N))
     throw_user_error("persist-axes", "persist " + m_axis + " " + n_axis + ": name the tile axis of m first, then "

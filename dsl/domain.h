@@ -60,6 +60,7 @@ class Domain {
   void merge(const std::string& outer, const std::string& inner, const std::string& fused);
   void reorder(const std::vector<std::string>& order);
   void bind(const std::string& axis, Binding b);
+  // Replaces the m and n tile axes (unbound or bound to block indices) by one persistent tile loop.
   void persist(const std::string& m_axis, const std::string& n_axis, const std::string& fused, Raster raster,
                int64_t group);
 

@@ -203,7 +203,9 @@ Schedule& Schedule::circular_buffer(const std::string& axis, int stages, int pre
   if (a.roots != unsigned(Root::K) || a.level != Level::Tile)
     throw_user_error("circular-buffer-axis", "circular_buffer " + axis + ": the circular buffer pipelines the k loop "
                      "over k tiles (the outer result of splitting k), not '" + axis + "'");
-  if (circular_buffer_of()) throw_user_error("duplicate-directive", "circular_buffer: already circular-buffered");
+  if (auto earlier = circular_buffer_of(); earlier && earlier->axis != axis)
+    throw_user_error("duplicate-directive", "circular_buffer " + axis + ": the k loop '" + earlier->axis +
+                     "' is already circular-buffered; call circular_buffer on it again to change its depth");
   if (stages < 1 || stages > 16)
     throw_user_error("stages-range", "circular_buffer " + axis + ": " + std::to_string(stages) +
                      " stages; legal is 1..16");

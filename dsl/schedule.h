@@ -63,6 +63,7 @@ class Schedule {
   Schedule& cache_write(const std::string& tensor, Place place, CopyMethod method = CopyMethod::Sync);
   Schedule& inline_op(const std::string& op);
   Schedule& compute_at(const std::string& op, const std::string& axis);
+  // Calling it again on the same loop changes the depth: the last call wins.
   Schedule& circular_buffer(const std::string& axis, int stages, int prefetch = -1);  // -1: stages - 1
   Schedule& warp_specialize(int producer_regs, int consumer_regs);
   Schedule& persist(const std::string& m_axis, const std::string& n_axis, Raster raster = Raster::RowMajor,

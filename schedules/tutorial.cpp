@@ -1,0 +1,93 @@
+#include "schedules/tutorial.h"
+
+#include "dsl/error.h"
+#include "schedules/config.h"
+
+namespace gg {
+
+namespace {
+
+// v1: one 128x128x64 tile; operands reach shared memory by a synchronous copy (the default
+// without cache_read), one MMA instruction shape, the epilogue applied in the writeback.
+void one_tile(Schedule& s, Target target) {
+  s.tile(128, 128, 64);
+  for (int op : s.definition().epilogue()) s.inline_op(s.definition().node(op).name);
+  s.mma(64, 128, 16, target);
+}
+
+void k_loop(Schedule& s) { s.bind("k_o", Binding::Serial); }
+
+void grid_of_ctas(Schedule& s) {
+  s.bind("m_o", Binding::BlockY);
+  s.bind("n_o", Binding::BlockX);
+}
+
+void tma_loads_and_store(Schedule& s) {
+  s.cache_read("A", CopyMethod::Tma);
+  s.cache_read("B", CopyMethod::Tma);
+  s.cache_write(s.definition().node(s.definition().output()).name, Place::Shared, CopyMethod::Tma);
+}
+
+int64_t k_trips(const Schedule& s) { return s.domain().axis("k_o").extent; }
+
+void double_buffer(Schedule& s) { s.circular_buffer("k_o", pipeline_stages(k_trips(s), 2)); }
+
+void persistent_l2_order(Schedule& s) { s.persist("m_o", "n_o", Raster::RowMajor, 8); }
+
+// Producer warpgroup trimmed to 40 registers, consumer raised to 232.
+void warp_roles(Schedule& s) { s.warp_specialize(40, 232); }
+
+void deep_pipeline(Schedule& s) { s.circular_buffer("k_o", pipeline_stages(k_trips(s), 4)); }
+
+// Two CTAs along m share each B tile: one TMA load multicast to both.
+void cta_pair(Schedule& s) {
+  s.cluster(2, 1, 1);
+  s.multicast("B");
+}
+
+// Two consumer warpgroups, each owning 64 rows of the 128-row tile.
+void two_consumers(Schedule& s) {
+  s.split("m_i", 64, "m_wg", "m_mma");
+  s.bind("m_wg", Binding::Warpgroup);
+}
+
+}  // namespace
+
+const std::vector<BuiltinSchedule>& builtin_schedules() {
+  static const std::vector<BuiltinSchedule> all = {
+      {"v1", "one 128x128x64 tile, synchronous copy, one MMA"},
+      {"v2", "v1 + a serial k loop"},
+      {"v3", "v2 + a grid of CTAs (m_o -> block.y, n_o -> block.x)"},
+      {"v4", "v3 + TMA loads and a TMA-store writeback through shared memory"},
+      {"v5", "v4 + a 2-stage circular buffer on the k loop"},
+      {"v6", "v5 + a persistent tile loop in grouped (L2-friendly) row-major order"},
+      {"v7", "v6 + warp specialization: TMA producer (40 regs), MMA consumer (232 regs)"},
+      {"v8", "v7 + a 4-stage pipeline"},
+      {"v9", "v8 + a 2-CTA cluster with B multicast"},
+      {"v10", "v9 + two consumer warpgroups"},
+  };
+  return all;
+}
+
+Schedule tutorial_schedule(int version, const Definition& def, Target target) {
+  if (version < 1 || version > kTutorialSteps)
+    throw_user_error("unknown-schedule", "tutorial step v" + std::to_string(version) + " does not exist; steps are v1..v10");
+  Schedule s(def);
+  using Step = void (*)(Schedule&);
+  static const Step later_steps[] = {k_loop, grid_of_ctas, tma_loads_and_store, double_buffer, persistent_l2_order,
+                                     warp_roles, deep_pipeline, cta_pair, two_consumers};
+  one_tile(s, target);
+  for (int v = 2; v <= version; ++v) later_steps[v - 2](s);
+  return s;
+}
+
+Schedule builtin_schedule(const std::string& name, const Definition& def, Target target) {
+  for (int v = 1; v <= kTutorialSteps; ++v)
+    if (name == "v" + std::to_string(v)) return tutorial_schedule(v, def, target);
+  std::string names;
+  for (const auto& b : builtin_schedules()) names += (names.empty() ? "" : ", ") + b.name;
+  throw_user_error("unknown-schedule", "unknown schedule '" + name + "': built-in schedules are " + names +
+                   " (or pass --schedule-file FILE)");
+}
+
+}  // namespace gg

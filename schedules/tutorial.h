@@ -1,0 +1,26 @@
+#pragma once
+// The tutorial schedules v1..v10 (docs/tutorial.md). Each step is the previous one plus
+// primitive calls; nothing else changes.
+#include <string>
+#include <vector>
+
+#include "dsl/schedule.h"
+
+namespace gg {
+
+inline constexpr int kTutorialSteps = 10;
+
+// CompileError `unknown-schedule` for a version outside 1..10.
+Schedule tutorial_schedule(int version, const Definition& def, Target target = Target::Sm90a);
+
+// Built-in schedule names ("v1".."v10") with a one-line summary each.
+struct BuiltinSchedule {
+  std::string name;
+  std::string summary;
+};
+const std::vector<BuiltinSchedule>& builtin_schedules();
+
+// "v7" -> the tutorial schedule; CompileError `unknown-schedule` listing the names otherwise.
+Schedule builtin_schedule(const std::string& name, const Definition& def, Target target = Target::Sm90a);
+
+}  // namespace gg

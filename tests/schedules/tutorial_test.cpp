@@ -1,0 +1,43 @@
+#include <doctest/doctest.h>
+
+#include "schedules/tutorial.h"
+
+using namespace gg;
+
+TEST_CASE("each tutorial step only adds primitive calls to the previous one") {
+  Definition def = make_gemm(8192, 8192, 8192, DType::BF16, DType::BF16);
+  for (int v = 2; v <= kTutorialSteps; ++v) {
+    auto prev = tutorial_schedule(v - 1, def).directives();
+    auto next = tutorial_schedule(v, def).directives();
+    CAPTURE(v);
+    REQUIRE(next.size() > prev.size());
+    for (size_t i = 0; i < prev.size(); ++i) CHECK(next[i] == prev[i]);
+  }
+}
+
+TEST_CASE("the tutorial steps build up the expected structure") {
+  Definition def = make_gemm(8192, 8192, 8192, DType::BF16, DType::BF16);
+  Schedule v10 = tutorial_schedule(10, def);
+  CHECK(v10.domain().tile_extent(Root::M) == 128);
+  CHECK(v10.domain().tile_extent(Root::N) == 128);
+  CHECK(v10.domain().tile_extent(Root::K) == 64);
+  CHECK(v10.circular_buffer_of()->stages == 4);
+  CHECK(v10.consumer_warpgroups() == 2);
+  CHECK(v10.cluster_dims()->x == 2);
+  CHECK(v10.multicast_operands() == std::vector<std::string>{"B"});
+  CHECK(v10.persistence().has_value());
+  CHECK(tutorial_schedule(5, def).circular_buffer_of()->stages == 2);
+  CHECK_FALSE(tutorial_schedule(4, def).circular_buffer_of().has_value());
+}
+
+TEST_CASE("small K clamps the pipeline depth to what the k loop can fill, never below two") {
+  Definition def = make_gemm(256, 256, 64, DType::BF16, DType::BF16);
+  CHECK(tutorial_schedule(8, def).circular_buffer_of()->stages == 2);
+  Definition mid = make_gemm(256, 256, 192, DType::BF16, DType::BF16);
+  CHECK(tutorial_schedule(8, mid).circular_buffer_of()->stages == 3);
+}
+
+TEST_CASE("unknown schedule names list the built-in ones") {
+  Definition def = make_gemm(128, 128, 64, DType::BF16, DType::BF16);
+  CHECK_THROWS_WITH(builtin_schedule("v11", def), doctest::Contains("built-in schedules are v1, v2"));
+}
