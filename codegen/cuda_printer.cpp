@@ -1,0 +1,243 @@
+#include "codegen/cuda_printer.h"
+
+#include <sstream>
+
+#include "dsl/error.h"
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+std::string float_literal(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << std::showpoint << v << "f";
+  return os.str();
+}
+
+std::string smem(const SmemRef& r) {
+  int64_t off = 0;
+  if (is_const(r.offset, &off) && off == 0) return r.buffer;
+  return "(" + r.buffer + " + " + to_c(r.offset) + ")";
+}
+std::string bar(const BarrierRef& b) { return "(" + b.array + " + 8 * " + to_c(b.index) + ")"; }
+
+class CudaPrinter : public Visitor {
+ public:
+  std::ostringstream os;
+  int depth = 1;
+  int acc_blocks = 0, acc_regs = 0;
+  std::string acc_name;
+
+  void line(const std::string& s) { os << std::string(static_cast<size_t>(depth) * 2, ' ') << s << "\n"; }
+  void open(const std::string& s) {
+    line(s.empty() ? "{" : s + " {");
+    ++depth;
+  }
+  void close() {
+    --depth;
+    line("}");
+  }
+  void fence_accumulator() {
+    if (acc_name.empty()) return;
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(acc_blocks) + "; ++b)");
+    line("  #pragma unroll");
+    line("  for (int i = 0; i < " + num(acc_regs) + "; ++i) gg::dev::wgmma_fence_operand(" + acc_name + "[b][i]);");
+  }
+
+  void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
+  void visit_For(const For& f) override {
+    if (!f.origin.empty()) line("// " + f.origin);
+    if (f.unroll) line("#pragma unroll");
+    open("for (int " + f.var + " = " + to_c(f.begin) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
+         " += " + to_c(f.step) + ")");
+    visit(f.body);
+    close();
+  }
+  void visit_If(const If& i) override {
+    open("if (" + to_c(i.cond) + ")");
+    visit(i.then_body);
+    if (i.else_body) {
+      --depth;
+      line("} else {");
+      ++depth;
+      visit(i.else_body);
+    }
+    close();
+  }
+  void visit_Comment(const Comment& c) override { line("// " + c.text); }
+  void visit_Let(const Let& l) override { line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";"); }
+
+  void visit_MbarrierInit(const MbarrierInit& n) override {
+    line("gg::dev::mbarrier_init(" + bar(n.bar) + ", " + num(n.arrivals) + ");");
+  }
+  void visit_FenceMbarrierInit(const FenceMbarrierInit&) override { line("gg::dev::fence_mbarrier_init();"); }
+  void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
+    line("gg::dev::mbarrier_arrive_expect_tx(" + bar(n.bar) + ", " + num(n.bytes) + ");");
+  }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override { line("gg::dev::mbarrier_arrive(" + bar(n.bar) + ");"); }
+  void visit_MbarrierWait(const MbarrierWait& n) override {
+    line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ");");
+  }
+  void visit_TmaLoad(const TmaLoad& n) override {
+    line("gg::dev::tma_load_2d(" + smem(n.dst) + ", &args." + n.map + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " +
+         to_c(n.row) + ");");
+  }
+  void visit_TmaStore(const TmaStore& n) override {
+    line("gg::dev::tma_store_2d(&args." + n.map + ", " + smem(n.src) + ", " + to_c(n.col) + ", " + to_c(n.row) + ");");
+  }
+  void visit_BulkCommit(const BulkCommit&) override { line("gg::dev::bulk_commit_group();"); }
+  void visit_BulkWaitRead(const BulkWaitRead& n) override {
+    line("gg::dev::bulk_wait_group_read<" + num(n.pending) + ">();");
+  }
+  void visit_SyncCopyTile(const SyncCopyTile& n) override {
+    int chunk_elems = 16 / n.elem_bytes;
+    int chunks_per_row = n.cols / chunk_elems;
+    GG_INTERNAL_CHECK(n.cols * n.elem_bytes == 128, "synchronous copy expects 128-byte rows");
+    open("");  // a scope for the copy's locals
+    line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source +
+         " into the 128B-swizzled layout; out-of-bounds chunks are zero");
+    line("const char* src = static_cast<const char*>(args." + n.source + ");");
+    open("for (int chunk = threadIdx.x; chunk < " + num(n.rows * chunks_per_row) + "; chunk += " + num(n.threads) + ")");
+    line("const int r = chunk / " + num(chunks_per_row) + ", c = chunk % " + num(chunks_per_row) + ";");
+    line("const long long row = (long long)" + to_c(n.row0) + " + r;");
+    line("const long long col = (long long)" + to_c(n.col0) + " + c * " + num(chunk_elems) + ";");
+    line("uint4 v = make_uint4(0u, 0u, 0u, 0u);");
+    line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
+    line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
+    line("gg::dev::st_shared_v4_u32(" + smem(n.dst) + " + r * 128 + ((c ^ (r % 8)) * 16), v.x, v.y, v.z, v.w);");
+    close();
+    close();
+  }
+  void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("gg::dev::fence_proxy_async_shared_cta();"); }
+  void visit_SyncThreads(const SyncThreads&) override { line("__syncthreads();"); }
+  void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
+    acc_name = n.name;
+    acc_blocks = n.blocks;
+    acc_regs = n.regs;
+    line("float " + n.name + "[" + num(n.blocks) + "][" + num(n.regs) + "];  // fp32 accumulator fragments");
+  }
+  void visit_AccumulatorZero(const AccumulatorZero& n) override {
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("  #pragma unroll");
+    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + n.name + "[b][i] = 0.0f;");
+  }
+  void visit_WgmmaFence(const WgmmaFence&) override {
+    fence_accumulator();
+    line("gg::dev::wgmma_fence();");
+  }
+  void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    auto desc = [&](const SmemRef& r) {
+      // K-major, 128B swizzle: leading offset unused (16), stride 1024 bytes between 8-row atoms.
+      return "gg::dev::make_smem_desc(" + smem(r) + ", 16, 1024, 1)";
+    };
+    GG_INTERNAL_CHECK(n.swizzle_bytes == 128, "only the 128B swizzle is printed");
+    line("gg::dev::wgmma_m" + num(n.m) + "n" + num(n.n) + "k" + num(n.k) + "_f32_" + n.dtype + "(" + n.accumulator +
+         "[" + to_c(n.block) + "], " + desc(n.a) + ", " + desc(n.b) + ", 1u);");
+  }
+  void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }
+  void visit_WgmmaWait(const WgmmaWait& n) override {
+    line("gg::dev::wgmma_wait_group<" + num(n.pending) + ">();");
+    fence_accumulator();
+  }
+
+  std::string apply_ops(const EpilogueStore& n, const std::string& v, const std::string& row, const std::string& col) {
+    std::string code;
+    for (const auto& op : n.ops) {
+      switch (op.kind) {
+        case EpilogueOp::Kind::Scale: code += v + " *= " + float_literal(op.scalar) + "; "; break;
+        case EpilogueOp::Kind::AddScaled:
+          code += "if (" + row + " < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
+                  " * gg::dev::load_" + op.operand_type + "(args.c, " + row + " * args.n + " + col + "); ";
+          break;
+        case EpilogueOp::Kind::AddBiasRows:
+          code += "if (" + row + " < args.m) " + v + " += gg::dev::load_" + op.operand_type + "(args.bias, " + row + "); ";
+          break;
+        case EpilogueOp::Kind::AddBiasCols:
+          code += "if (" + col + " < args.n) " + v + " += gg::dev::load_" + op.operand_type + "(args.bias, " + col + "); ";
+          break;
+        case EpilogueOp::Kind::Relu: code += v + " = gg::dev::relu(" + v + "); "; break;
+        case EpilogueOp::Kind::Gelu: code += v + " = gg::dev::gelu_tanh(" + v + "); "; break;
+        case EpilogueOp::Kind::Silu: code += v + " = gg::dev::silu(" + v + "); "; break;
+      }
+    }
+    return code;
+  }
+
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    open("");
+    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8), column pairs 2*(t%4)");
+    line("const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;");
+    line("#pragma unroll");
+    open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + num(n.mma_n / 2) + "; i += 2)");
+    line("const int r = warpgroup * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) +
+         " + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
+    line("const int c = 8 * (i / 4) + 2 * (lane % 4);");
+    bool needs_coordinates = !n.staged || !n.ops.empty();
+    if (needs_coordinates) {
+      line("const long long row = (long long)" + to_c(n.row0) + " + r, col = (long long)" + to_c(n.col0) + " + c;");
+      line("const long long col1 = col + 1;");
+    }
+    line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
+    std::string ops0 = apply_ops(n, "v0", "row", "col"), ops1 = apply_ops(n, "v1", "row", "col1");
+    if (!ops0.empty()) line(ops0);
+    if (!ops1.empty()) line(ops1);
+    if (!n.staged) {
+      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col, v0);");
+      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
+    } else {
+      int bytes = n.out_type == "f32" ? 4 : 2;
+      int chunk_cols = 128 / bytes;
+      line("// staging: chunks of " + num(chunk_cols) + " columns, [" + num(n.tile_rows) + "][128 bytes], 128B swizzle");
+      line("const int byte = (c % " + num(chunk_cols) + ") * " + num(bytes) + ";");
+      line("const unsigned dst = " + smem(n.staging) + " + (c / " + num(chunk_cols) + ") * " +
+           num(int64_t(n.tile_rows) * 128) + " + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;");
+      if (bytes == 2) {
+        line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
+      } else {
+        line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
+        line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
+      }
+    }
+    close();
+    close();
+    close();
+  }
+
+  // Abstract nodes never reach the printer: check_sync rejects them first.
+  void visit_LoadTile(const LoadTile&) override { GG_INTERNAL_CHECK(false, "LoadTile reached the printer"); }
+  void visit_AcquireStage(const AcquireStage&) override { GG_INTERNAL_CHECK(false, "AcquireStage reached the printer"); }
+  void visit_ComputeTile(const ComputeTile&) override { GG_INTERNAL_CHECK(false, "ComputeTile reached the printer"); }
+  void visit_ReleaseStage(const ReleaseStage&) override { GG_INTERNAL_CHECK(false, "ReleaseStage reached the printer"); }
+  void visit_WriteTile(const WriteTile&) override { GG_INTERNAL_CHECK(false, "WriteTile reached the printer"); }
+};
+
+}  // namespace
+
+std::string print_cuda_kernel(const Kernel& k) {
+  const KernelPlan& p = k.plan;
+  CudaPrinter pr;
+  pr.os << "extern \"C\" __global__ void __launch_bounds__(" << p.threads << ", 1)\n"
+        << k.name << "(const __grid_constant__ GgGemmArgs args) {\n";
+  pr.line("extern __shared__ __align__(1024) unsigned char gg_smem_raw[];");
+  pr.line("// 128B-swizzled tiles need a 1024-byte aligned base");
+  pr.line("const unsigned smem_base = (gg::dev::smem_addr(gg_smem_raw) + 1023u) & ~1023u;");
+  for (const auto& b : p.smem)
+    pr.line("const unsigned " + b.name + " = smem_base + " + num(b.offset) + "u;  // " + num(b.bytes) + " bytes, " +
+            b.purpose);
+  pr.line("const int warpgroup = threadIdx.x / 128;");
+  pr.line("(void)warpgroup;");
+  pr.visit(k.body);
+  pr.os << "}\n";
+  return pr.os.str();
+}
+
+}  // namespace gg

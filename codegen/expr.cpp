@@ -1,0 +1,80 @@
+#include "codegen/expr.h"
+
+#include "dsl/error.h"
+
+namespace gg::kir {
+
+ExprPtr imm(int64_t v) { return std::make_shared<Expr>(Expr{ExprKind::Int, v, "", nullptr, nullptr}); }
+ExprPtr var(const std::string& name) { return std::make_shared<Expr>(Expr{ExprKind::Var, 0, name, nullptr, nullptr}); }
+
+bool is_const(const ExprPtr& e, int64_t* value) {
+  GG_INTERNAL_CHECK(e != nullptr, "null expression");
+  if (e->kind != ExprKind::Int) return false;
+  if (value) *value = e->value;
+  return true;
+}
+
+namespace {
+ExprPtr binary(ExprKind k, ExprPtr a, ExprPtr b) {
+  int64_t x = 0, y = 0;
+  bool ca = is_const(a, &x), cb = is_const(b, &y);
+  if (ca && cb) {
+    switch (k) {
+      case ExprKind::Add: return imm(x + y);
+      case ExprKind::Sub: return imm(x - y);
+      case ExprKind::Mul: return imm(x * y);
+      case ExprKind::Div: GG_INTERNAL_CHECK(y != 0, "division by zero"); return imm(x / y);
+      case ExprKind::Mod: GG_INTERNAL_CHECK(y != 0, "modulo by zero"); return imm(x % y);
+      case ExprKind::Min: return imm(std::min(x, y));
+      case ExprKind::Lt: return imm(x < y);
+      case ExprKind::Ge: return imm(x >= y);
+      case ExprKind::Eq: return imm(x == y);
+      case ExprKind::And: return imm(x && y);
+      default: break;
+    }
+  }
+  if (k == ExprKind::Add && ca && x == 0) return b;
+  if ((k == ExprKind::Add || k == ExprKind::Sub) && cb && y == 0) return a;
+  if (k == ExprKind::Mul && ((ca && x == 0) || (cb && y == 0))) return imm(0);
+  if (k == ExprKind::Mul && ca && x == 1) return b;
+  if ((k == ExprKind::Mul || k == ExprKind::Div) && cb && y == 1) return a;
+  if (k == ExprKind::Mod && cb && y == 1) return imm(0);
+  if (k == ExprKind::And && ca) return x ? b : imm(0);
+  if (k == ExprKind::And && cb) return y ? a : imm(0);
+  return std::make_shared<Expr>(Expr{k, 0, "", std::move(a), std::move(b)});
+}
+}  // namespace
+
+ExprPtr operator+(ExprPtr a, ExprPtr b) { return binary(ExprKind::Add, std::move(a), std::move(b)); }
+ExprPtr operator-(ExprPtr a, ExprPtr b) { return binary(ExprKind::Sub, std::move(a), std::move(b)); }
+ExprPtr operator*(ExprPtr a, ExprPtr b) { return binary(ExprKind::Mul, std::move(a), std::move(b)); }
+ExprPtr operator/(ExprPtr a, ExprPtr b) { return binary(ExprKind::Div, std::move(a), std::move(b)); }
+ExprPtr operator%(ExprPtr a, ExprPtr b) { return binary(ExprKind::Mod, std::move(a), std::move(b)); }
+ExprPtr operator<(ExprPtr a, ExprPtr b) { return binary(ExprKind::Lt, std::move(a), std::move(b)); }
+ExprPtr operator>=(ExprPtr a, ExprPtr b) { return binary(ExprKind::Ge, std::move(a), std::move(b)); }
+ExprPtr operator==(ExprPtr a, ExprPtr b) { return binary(ExprKind::Eq, std::move(a), std::move(b)); }
+ExprPtr operator&&(ExprPtr a, ExprPtr b) { return binary(ExprKind::And, std::move(a), std::move(b)); }
+ExprPtr min(ExprPtr a, ExprPtr b) { return binary(ExprKind::Min, std::move(a), std::move(b)); }
+ExprPtr ceil_div(ExprPtr a, ExprPtr b) { return (a + b - imm(1)) / b; }
+
+std::string to_c(const ExprPtr& e) {
+  GG_INTERNAL_CHECK(e != nullptr, "null expression");
+  auto bin = [&](const char* op) { return "(" + to_c(e->a) + " " + op + " " + to_c(e->b) + ")"; };
+  switch (e->kind) {
+    case ExprKind::Int: return std::to_string(e->value);
+    case ExprKind::Var: return e->name;
+    case ExprKind::Add: return bin("+");
+    case ExprKind::Sub: return bin("-");
+    case ExprKind::Mul: return bin("*");
+    case ExprKind::Div: return bin("/");
+    case ExprKind::Mod: return bin("%");
+    case ExprKind::Lt: return bin("<");
+    case ExprKind::Ge: return bin(">=");
+    case ExprKind::Eq: return bin("==");
+    case ExprKind::And: return bin("&&");
+    case ExprKind::Min: return "min(" + to_c(e->a) + ", " + to_c(e->b) + ")";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled expression kind");
+}
+
+}  // namespace gg::kir

@@ -1,0 +1,47 @@
+#pragma once
+// A kernel under lowering: the plan fixed from the schedule, the IR body the passes
+// rewrite, and the launch description the runtime needs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+#include "dsl/schedule.h"
+#include "runtime/launch_spec.h"
+
+namespace gg {
+
+struct SmemBuffer {
+  std::string name;     // "smem_A"
+  int64_t offset = 0;   // bytes from the 1024-aligned base
+  int64_t bytes = 0;
+  std::string purpose;  // which directive asked for it
+};
+
+struct KernelPlan {
+  Target target = Target::Sm90a;
+  DType in = DType::BF16, out = DType::BF16;
+  int64_t m = 0, n = 0, k = 0;
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int stages = 1, prefetch = 0;        // 1 and 0 without a circular buffer
+  bool tma_load = false;                // operands by TMA (else the synchronous copy)
+  bool tma_store = false;               // output staged in shared memory and stored by TMA
+  int consumer_warpgroups = 1;
+  int threads = 128;
+  MmaD mma{64, 128, 16, Target::Sm90a};
+  std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
+  int64_t k_tiles = 1;
+  std::vector<SmemBuffer> smem;
+  int64_t smem_bytes = 0;               // dynamic shared memory, 1024 alignment slack included
+  int64_t a_stage_bytes = 0, b_stage_bytes = 0;
+  std::vector<kir::EpilogueOp> epilogue;
+};
+
+struct Kernel {
+  std::string name;
+  KernelPlan plan;
+  kir::StmtPtr body;
+  rt::LaunchSpec launch;
+};
+
+}  // namespace gg

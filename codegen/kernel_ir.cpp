@@ -1,0 +1,247 @@
+#include "codegen/kernel_ir.h"
+
+#include <sstream>
+
+#include "dsl/error.h"
+
+namespace gg::kir {
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+#define GG_KIR_NAME(N) \
+  case NodeKind::N: return #N;
+    GG_KIR_NODES(GG_KIR_NAME)
+#undef GG_KIR_NAME
+  }
+  GG_INTERNAL_CHECK(false, "unhandled node kind");
+}
+
+StmtPtr block(std::vector<StmtPtr> body) {
+  auto b = std::make_shared<Block>();
+  for (auto& s : body)
+    if (s) b->body.push_back(std::move(s));
+  return b;
+}
+
+StmtPtr comment(std::string text) {
+  auto c = std::make_shared<Comment>();
+  c->text = std::move(text);
+  return c;
+}
+
+StmtPtr for_loop(std::string v, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin, bool unroll) {
+  auto f = std::make_shared<For>();
+  f->var = std::move(v);
+  f->begin = std::move(begin);
+  f->end = std::move(end);
+  f->step = imm(1);
+  f->body = std::move(body);
+  f->origin = std::move(origin);
+  f->unroll = unroll;
+  return f;
+}
+
+StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body) {
+  auto i = std::make_shared<If>();
+  i->cond = std::move(cond);
+  i->then_body = std::move(then_body);
+  i->else_body = std::move(else_body);
+  return i;
+}
+
+StmtPtr let(std::string name, ExprPtr value, std::string type) {
+  auto l = std::make_shared<Let>();
+  l->type = std::move(type);
+  l->name = std::move(name);
+  l->value = std::move(value);
+  return l;
+}
+
+void Visitor::visit(const StmtPtr& s) {
+  if (!s) return;
+  switch (s->kind) {
+#define GG_KIR_DISPATCH(N) \
+  case NodeKind::N: visit_##N(static_cast<const N&>(*s)); return;
+    GG_KIR_NODES(GG_KIR_DISPATCH)
+#undef GG_KIR_DISPATCH
+  }
+}
+
+// Default handlers walk into children and do nothing else.
+#define GG_KIR_VISIT_LEAF(N) \
+  void Visitor::visit_##N(const N&) {}
+GG_KIR_VISIT_LEAF(Comment) GG_KIR_VISIT_LEAF(Let) GG_KIR_VISIT_LEAF(LoadTile) GG_KIR_VISIT_LEAF(AcquireStage)
+GG_KIR_VISIT_LEAF(ComputeTile) GG_KIR_VISIT_LEAF(ReleaseStage) GG_KIR_VISIT_LEAF(WriteTile)
+GG_KIR_VISIT_LEAF(MbarrierInit) GG_KIR_VISIT_LEAF(FenceMbarrierInit) GG_KIR_VISIT_LEAF(MbarrierArriveExpectTx)
+GG_KIR_VISIT_LEAF(MbarrierArrive) GG_KIR_VISIT_LEAF(MbarrierWait) GG_KIR_VISIT_LEAF(TmaLoad)
+GG_KIR_VISIT_LEAF(TmaStore) GG_KIR_VISIT_LEAF(BulkCommit) GG_KIR_VISIT_LEAF(BulkWaitRead)
+GG_KIR_VISIT_LEAF(SyncCopyTile) GG_KIR_VISIT_LEAF(FenceProxyAsync) GG_KIR_VISIT_LEAF(SyncThreads)
+GG_KIR_VISIT_LEAF(AccumulatorDecl) GG_KIR_VISIT_LEAF(AccumulatorZero) GG_KIR_VISIT_LEAF(WgmmaFence)
+GG_KIR_VISIT_LEAF(WgmmaIssue) GG_KIR_VISIT_LEAF(WgmmaCommit) GG_KIR_VISIT_LEAF(WgmmaWait)
+GG_KIR_VISIT_LEAF(EpilogueStore)
+#undef GG_KIR_VISIT_LEAF
+
+void Visitor::visit_Block(const Block& b) {
+  for (const auto& s : b.body) visit(s);
+}
+void Visitor::visit_For(const For& f) { visit(f.body); }
+void Visitor::visit_If(const If& i) {
+  visit(i.then_body);
+  visit(i.else_body);
+}
+
+StmtPtr Mutator::mutate(const StmtPtr& s) {
+  if (!s) return s;
+  switch (s->kind) {
+#define GG_KIR_MDISPATCH(N) \
+  case NodeKind::N: return mutate_##N(std::static_pointer_cast<const N>(s));
+    GG_KIR_NODES(GG_KIR_MDISPATCH)
+#undef GG_KIR_MDISPATCH
+  }
+  GG_INTERNAL_CHECK(false, "unhandled node kind");
+}
+
+#define GG_KIR_MUTATE_LEAF(N) \
+  StmtPtr Mutator::mutate_##N(const std::shared_ptr<const N>& n) { return n; }
+GG_KIR_MUTATE_LEAF(Comment) GG_KIR_MUTATE_LEAF(Let) GG_KIR_MUTATE_LEAF(LoadTile) GG_KIR_MUTATE_LEAF(AcquireStage)
+GG_KIR_MUTATE_LEAF(ComputeTile) GG_KIR_MUTATE_LEAF(ReleaseStage) GG_KIR_MUTATE_LEAF(WriteTile)
+GG_KIR_MUTATE_LEAF(MbarrierInit) GG_KIR_MUTATE_LEAF(FenceMbarrierInit) GG_KIR_MUTATE_LEAF(MbarrierArriveExpectTx)
+GG_KIR_MUTATE_LEAF(MbarrierArrive) GG_KIR_MUTATE_LEAF(MbarrierWait) GG_KIR_MUTATE_LEAF(TmaLoad)
+GG_KIR_MUTATE_LEAF(TmaStore) GG_KIR_MUTATE_LEAF(BulkCommit) GG_KIR_MUTATE_LEAF(BulkWaitRead)
+GG_KIR_MUTATE_LEAF(SyncCopyTile) GG_KIR_MUTATE_LEAF(FenceProxyAsync) GG_KIR_MUTATE_LEAF(SyncThreads)
+GG_KIR_MUTATE_LEAF(AccumulatorDecl) GG_KIR_MUTATE_LEAF(AccumulatorZero) GG_KIR_MUTATE_LEAF(WgmmaFence)
+GG_KIR_MUTATE_LEAF(WgmmaIssue) GG_KIR_MUTATE_LEAF(WgmmaCommit) GG_KIR_MUTATE_LEAF(WgmmaWait)
+GG_KIR_MUTATE_LEAF(EpilogueStore)
+#undef GG_KIR_MUTATE_LEAF
+
+StmtPtr Mutator::mutate_Block(const std::shared_ptr<const Block>& b) {
+  std::vector<StmtPtr> body;
+  for (const auto& s : b->body) {
+    StmtPtr m = mutate(s);
+    if (auto inner = as<Block>(m); inner && m != s) {
+      body.insert(body.end(), inner->body.begin(), inner->body.end());  // splice replacements
+    } else if (m) {
+      body.push_back(m);
+    }
+  }
+  return block(std::move(body));
+}
+
+StmtPtr Mutator::mutate_For(const std::shared_ptr<const For>& f) {
+  auto copy = std::make_shared<For>(*f);
+  copy->body = mutate(f->body);
+  if (!copy->body) copy->body = block({});
+  return copy;
+}
+
+StmtPtr Mutator::mutate_If(const std::shared_ptr<const If>& i) {
+  auto copy = std::make_shared<If>(*i);
+  copy->then_body = mutate(i->then_body);
+  copy->else_body = mutate(i->else_body);
+  if (!copy->then_body) copy->then_body = block({});
+  return copy;
+}
+
+namespace {
+
+std::string bar(const BarrierRef& b) { return b.array + "[" + to_c(b.index) + "]"; }
+std::string smem(const SmemRef& r) { return r.buffer + "+" + to_c(r.offset); }
+
+class Dumper : public Visitor {
+ public:
+  std::ostringstream os;
+  int depth = 0;
+  void line(const std::string& s) { os << std::string(static_cast<size_t>(depth) * 2, ' ') << s << "\n"; }
+  void nested(const StmtPtr& s) {
+    ++depth;
+    visit(s);
+    --depth;
+  }
+
+  void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
+  void visit_For(const For& f) override {
+    line(std::string(f.unroll ? "unrolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
+         ") step " + to_c(f.step) + (f.origin.empty() ? "" : "  // " + f.origin));
+    nested(f.body);
+  }
+  void visit_If(const If& i) override {
+    line("if " + to_c(i.cond));
+    nested(i.then_body);
+    if (i.else_body) {
+      line("else");
+      nested(i.else_body);
+    }
+  }
+  void visit_Comment(const Comment& c) override { line("// " + c.text); }
+  void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
+  void visit_LoadTile(const LoadTile& n) override {
+    line("LoadTile " + n.operand + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage));
+  }
+  void visit_AcquireStage(const AcquireStage& n) override {
+    line("AcquireStage stage=" + to_c(n.stage) + " parity=" + to_c(n.parity));
+  }
+  void visit_ComputeTile(const ComputeTile& n) override { line("ComputeTile stage=" + to_c(n.stage)); }
+  void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
+  void visit_WriteTile(const WriteTile& n) override {
+    line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile));
+  }
+  void visit_MbarrierInit(const MbarrierInit& n) override {
+    line("MbarrierInit " + bar(n.bar) + " arrivals=" + std::to_string(n.arrivals));
+  }
+  void visit_FenceMbarrierInit(const FenceMbarrierInit&) override { line("FenceMbarrierInit"); }
+  void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
+    line("MbarrierArriveExpectTx " + bar(n.bar) + " bytes=" + std::to_string(n.bytes));
+  }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override { line("MbarrierArrive " + bar(n.bar)); }
+  void visit_MbarrierWait(const MbarrierWait& n) override {
+    line("MbarrierWait " + bar(n.bar) + " parity=" + to_c(n.parity));
+  }
+  void visit_TmaLoad(const TmaLoad& n) override {
+    line("TmaLoad " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " -> " + smem(n.dst) + " bar=" +
+         bar(n.bar));
+  }
+  void visit_TmaStore(const TmaStore& n) override {
+    line("TmaStore " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " <- " + smem(n.src));
+  }
+  void visit_BulkCommit(const BulkCommit&) override { line("BulkCommit"); }
+  void visit_BulkWaitRead(const BulkWaitRead& n) override { line("BulkWaitRead " + std::to_string(n.pending)); }
+  void visit_SyncCopyTile(const SyncCopyTile& n) override {
+    line("SyncCopyTile " + n.source + " " + std::to_string(n.rows) + "x" + std::to_string(n.cols) + " from (" +
+         to_c(n.row0) + ", " + to_c(n.col0) + ") limits (" + to_c(n.row_limit) + ", " + to_c(n.col_limit) +
+         ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads));
+  }
+  void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
+  void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }
+  void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
+    line("AccumulatorDecl " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]");
+  }
+  void visit_AccumulatorZero(const AccumulatorZero& n) override { line("AccumulatorZero " + n.name); }
+  void visit_WgmmaFence(const WgmmaFence&) override { line("WgmmaFence"); }
+  void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    line("WgmmaIssue m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." +
+         n.dtype + " " + n.accumulator + "[" + to_c(n.block) + "] a=" + smem(n.a) + " b=" + smem(n.b) +
+         " swizzle=" + std::to_string(n.swizzle_bytes));
+  }
+  void visit_WgmmaCommit(const WgmmaCommit&) override { line("WgmmaCommit"); }
+  void visit_WgmmaWait(const WgmmaWait& n) override { line("WgmmaWait " + std::to_string(n.pending)); }
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    std::string ops;
+    for (const auto& op : n.ops) ops += " op" + std::to_string(int(op.kind)) + "(" + std::to_string(op.scalar) + "," + op.operand_type + ")";
+    line("EpilogueStore " + n.accumulator + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
+         " rows/wg=" + std::to_string(n.warpgroup_rows) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") -> " +
+         n.out_type + (n.staged ? " staged " + smem(n.staging) + " rows=" + std::to_string(n.tile_rows) : " direct") +
+         ops);
+  }
+};
+
+}  // namespace
+
+std::string dump(const StmtPtr& s) {
+  Dumper d;
+  d.visit(s);
+  return d.os.str();
+}
+
+bool structurally_equal(const StmtPtr& a, const StmtPtr& b) { return dump(a) == dump(b); }
+
+}  // namespace gg::kir

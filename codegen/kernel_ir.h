@@ -1,0 +1,182 @@
+#pragma once
+// The kernel IR: statements of one CUDA kernel. Hardware operations are nodes; the
+// abstract nodes (LoadTile, AcquireStage, ComputeTile, ReleaseStage, WriteTile) are what
+// the first passes build and later passes lower to hardware nodes. The node list is the
+// X-macro below: the visitor, mutator and printers have one handler per node.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/expr.h"
+
+namespace gg::kir {
+
+#define GG_KIR_NODES(X)                                                                     \
+  X(Block) X(For) X(If) X(Comment) X(Let)                                                   \
+  X(LoadTile) X(AcquireStage) X(ComputeTile) X(ReleaseStage) X(WriteTile)                  \
+  X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)          \
+  X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)      \
+  X(FenceProxyAsync) X(SyncThreads) X(AccumulatorDecl) X(AccumulatorZero) X(WgmmaFence)     \
+  X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
+
+enum class NodeKind {
+#define GG_KIR_ENUM(N) N,
+  GG_KIR_NODES(GG_KIR_ENUM)
+#undef GG_KIR_ENUM
+};
+
+const char* node_kind_name(NodeKind k);
+
+// Not polymorphic: nodes are made by make_shared<T>, whose deleter knows the real type.
+struct Node {
+  explicit Node(NodeKind k) : kind(k) {}
+  const NodeKind kind;
+};
+using StmtPtr = std::shared_ptr<const Node>;
+
+template <NodeKind K>
+struct NodeOf : Node {
+  static constexpr NodeKind kKind = K;
+  NodeOf() : Node(K) {}
+};
+
+// A named mbarrier array in shared memory and one element of it.
+struct BarrierRef {
+  std::string array;  // "full_bar", "empty_bar"
+  ExprPtr index;
+};
+
+// A byte offset into a named shared-memory buffer.
+struct SmemRef {
+  std::string buffer;  // "smem_A", "smem_B", "smem_D"
+  ExprPtr offset;      // bytes
+};
+
+struct Block : NodeOf<NodeKind::Block> { std::vector<StmtPtr> body; };
+struct For : NodeOf<NodeKind::For> {
+  std::string var;
+  ExprPtr begin, end, step;
+  bool unroll = false;
+  std::string origin;  // the axis / directive this loop comes from
+  StmtPtr body;
+};
+struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
+struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
+struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
+
+// Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) into pipeline stage `stage`.
+struct LoadTile : NodeOf<NodeKind::LoadTile> { std::string operand; ExprPtr tile, k_tile, stage; };
+// Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage).
+struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; };
+// Abstract: the MMAs of one k tile from stage `stage` into the accumulator.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; };
+// Abstract: every reader of stage `stage` is done with it; the producer may refill it.
+struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
+// Abstract: the epilogue and store of the output tile at (m_tile, n_tile).
+struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile; };
+
+struct MbarrierInit : NodeOf<NodeKind::MbarrierInit> { BarrierRef bar; int arrivals = 1; };
+struct FenceMbarrierInit : NodeOf<NodeKind::FenceMbarrierInit> {};
+struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> { BarrierRef bar; int64_t bytes = 0; };
+struct MbarrierArrive : NodeOf<NodeKind::MbarrierArrive> { BarrierRef bar; };
+struct MbarrierWait : NodeOf<NodeKind::MbarrierWait> { BarrierRef bar; ExprPtr parity; };
+// TMA 2-D tile load of `box_rows` x `box_cols` at (row, col) of operand `map` into `dst`.
+struct TmaLoad : NodeOf<NodeKind::TmaLoad> { std::string map; SmemRef dst; ExprPtr row, col; BarrierRef bar; };
+struct TmaStore : NodeOf<NodeKind::TmaStore> { std::string map; SmemRef src; ExprPtr row, col; };
+struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
+struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
+// All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a
+// global matrix into the 128-byte-swizzled layout that TMA would write; out-of-bounds
+// chunks are zero-filled.
+struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
+  std::string source;          // "a" or "b" (GgGemmArgs field)
+  SmemRef dst;
+  ExprPtr row0, col0;          // first global element
+  ExprPtr row_limit, col_limit, ld;  // extents and leading dimension in elements
+  int rows = 0, cols = 0, elem_bytes = 2, threads = 128;
+};
+struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
+struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
+// Per-thread accumulator registers: `blocks` MMA row blocks of `regs` floats each.
+struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
+struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };
+struct WgmmaFence : NodeOf<NodeKind::WgmmaFence> {};
+// One wgmma.mma_async m64nNk16 of one warpgroup; A and B from shared-memory descriptors.
+struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
+  int m = 64, n = 0, k = 16;
+  std::string dtype;             // "bf16" or "f16"
+  std::string accumulator;       // name[block]
+  ExprPtr block;
+  SmemRef a, b;                  // start of the 64 x 16 A slice and the N x 16 B slice
+  int swizzle_bytes = 128;       // 128B swizzle; rows of 128 bytes, 8-row groups of 1024 bytes
+};
+struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
+struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
+
+// An epilogue op applied to each accumulator value in registers.
+struct EpilogueOp {
+  enum class Kind { Scale, AddScaled, AddBiasRows, AddBiasCols, Relu, Gelu, Silu } kind = Kind::Relu;
+  double scalar = 0.0;       // Scale: alpha; AddScaled: beta
+  std::string operand_type;  // C or bias element type: "bf16", "f16", "f32"
+};
+
+// Applies `ops` to every accumulator fragment of this thread and stores the result: straight
+// to global memory with bounds predicates, or into the 128-byte-swizzled staging buffer that a
+// TMA store then writes out (the store clips at the matrix edge).
+struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
+  std::string accumulator;
+  int blocks = 1, mma_n = 0, mma_m = 64;
+  int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)
+  ExprPtr row0, col0;             // first element of the tile
+  std::vector<EpilogueOp> ops;
+  std::string out_type;           // "bf16", "f16", "f32"
+  bool staged = false;
+  SmemRef staging;                // staged: chunks of [tile rows][128 bytes]
+  int tile_rows = 0;
+};
+
+// ---- construction
+template <class T, class... Args>
+StmtPtr make(Args&&... args) {
+  auto n = std::make_shared<T>();
+  if constexpr (sizeof...(Args) > 0) *n = T{{}, std::forward<Args>(args)...};
+  return n;
+}
+StmtPtr block(std::vector<StmtPtr> body);
+StmtPtr comment(std::string text);
+StmtPtr for_loop(std::string var, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin = "",
+                 bool unroll = false);
+StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);
+StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
+
+template <class T>
+const T* as(const StmtPtr& s) {
+  return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr;
+}
+
+// ---- traversal
+class Visitor {
+ public:
+  virtual ~Visitor() = default;
+  void visit(const StmtPtr& s);
+#define GG_KIR_VISIT(N) virtual void visit_##N(const N& n);
+  GG_KIR_NODES(GG_KIR_VISIT)
+#undef GG_KIR_VISIT
+};
+
+// Rebuilds a tree bottom-up; a handler returns a replacement (nullptr deletes the statement).
+class Mutator {
+ public:
+  virtual ~Mutator() = default;
+  StmtPtr mutate(const StmtPtr& s);
+#define GG_KIR_MUTATE(N) virtual StmtPtr mutate_##N(const std::shared_ptr<const N>& n);
+  GG_KIR_NODES(GG_KIR_MUTATE)
+#undef GG_KIR_MUTATE
+};
+
+// The IR as indented text (`--dump-after`); structural equality compares these dumps, which
+// print every field of every node.
+std::string dump(const StmtPtr& s);
+bool structurally_equal(const StmtPtr& a, const StmtPtr& b);
+
+}  // namespace gg::kir

@@ -1,0 +1,74 @@
+#include "codegen/lower_epilogue.h"
+
+#include "codegen/target/sm90/wgmma.h"
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+
+// Columns of one 128-byte staging row: a TMA store box is one swizzle atom wide.
+int chunk_cols(const KernelPlan& p) { return 128 / dtype_bytes(p.out); }
+
+class LowerWrite : public Mutator {
+ public:
+  explicit LowerWrite(const KernelPlan& p) : p_(p) {}
+
+  StmtPtr mutate_WriteTile(const std::shared_ptr<const WriteTile>& w) override {
+    auto shape = sm90::accumulator_shape(p_);
+    auto store = std::make_shared<EpilogueStore>();
+    store->accumulator = "acc";
+    store->blocks = shape.blocks;
+    store->mma_n = p_.mma.n;
+    store->mma_m = sm90::kWgmmaM;
+    store->warpgroup_rows = shape.blocks * sm90::kWgmmaM;
+    store->row0 = w->m_tile * imm(p_.tile_m);
+    store->col0 = w->n_tile * imm(p_.tile_n);
+    store->ops = p_.epilogue;
+    store->out_type = std::string(dtype_name(p_.out));
+    store->tile_rows = p_.tile_m;
+    if (!p_.tma_store) return store;
+    store->staged = true;
+    store->staging = {"smem_D", imm(0)};
+    std::vector<StmtPtr> stores;
+    for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
+      auto t = std::make_shared<TmaStore>();
+      t->map = "map_d";
+      t->src = {"smem_D", imm(int64_t(c) * p_.tile_m * 128)};
+      t->row = store->row0;
+      t->col = store->col0 + imm(int64_t(c) * chunk_cols(p_));
+      stores.push_back(t);
+    }
+    stores.push_back(std::make_shared<BulkCommit>());
+    auto wait = std::make_shared<BulkWaitRead>();
+    wait->pending = 0;
+    stores.push_back(wait);
+    return block({store, std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>(),
+                  if_then(var("threadIdx.x") == imm(0), block(stores))});
+  }
+
+ private:
+  const KernelPlan& p_;
+};
+
+}  // namespace
+
+Kernel lower_epilogue(Kernel k) {
+  const KernelPlan& p = k.plan;
+  k.body = LowerWrite(p).mutate(k.body);
+  if (p.tma_store) {
+    rt::TensorMapSpec t;
+    t.operand = rt::Operand::D;
+    t.elem = p.out == DType::F16 ? rt::ElemType::F16 : p.out == DType::BF16 ? rt::ElemType::BF16 : rt::ElemType::F32;
+    t.rows = static_cast<uint64_t>(p.m);
+    t.cols = static_cast<uint64_t>(p.n);
+    t.box_rows = static_cast<uint32_t>(p.tile_m);
+    t.box_cols = static_cast<uint32_t>(chunk_cols(p));
+    t.swizzle = rt::Swizzle::B128;
+    k.launch.tensor_maps.push_back(t);
+  }
+  return k;
+}
+
+}  // namespace gg

@@ -1,0 +1,78 @@
+#include "codegen/lower_operand_copies.h"
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+
+class LowerCopies : public Mutator {
+ public:
+  explicit LowerCopies(const KernelPlan& p) : p_(p) {}
+
+  StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {
+    bool is_a = l->operand == "A";
+    int tile_rows = is_a ? p_.tile_m : p_.tile_n;
+    int64_t stage_bytes = is_a ? p_.a_stage_bytes : p_.b_stage_bytes;
+    SmemRef dst{is_a ? "smem_A" : "smem_B", l->stage * imm(stage_bytes)};
+    ExprPtr row0 = l->tile * imm(tile_rows), col0 = l->k_tile * imm(p_.tile_k);
+    if (p_.tma_load) {
+      BarrierRef bar{"full_bar", l->stage};
+      auto expect = std::make_shared<MbarrierArriveExpectTx>();
+      expect->bar = bar;
+      expect->bytes = stage_bytes;
+      auto load = std::make_shared<TmaLoad>();
+      load->map = is_a ? "map_a" : "map_b";
+      load->dst = dst;
+      load->row = row0;
+      load->col = col0;
+      load->bar = bar;
+      return if_then(var("threadIdx.x") == imm(0), block({expect, load}));
+    }
+    auto copy = std::make_shared<SyncCopyTile>();
+    copy->source = is_a ? "a" : "b";
+    copy->dst = dst;
+    copy->row0 = row0;
+    copy->col0 = col0;
+    copy->row_limit = var(is_a ? "args.m" : "args.n");
+    copy->col_limit = var("args.k");
+    copy->ld = var("args.k");
+    copy->rows = tile_rows;
+    copy->cols = p_.tile_k;
+    copy->elem_bytes = dtype_bytes(p_.in);
+    copy->threads = p_.threads;
+    return copy;
+  }
+
+ private:
+  const KernelPlan& p_;
+};
+
+rt::ElemType elem(DType t) {
+  return t == DType::F16 ? rt::ElemType::F16 : t == DType::BF16 ? rt::ElemType::BF16 : rt::ElemType::F32;
+}
+
+}  // namespace
+
+Kernel lower_operand_copies(Kernel k) {
+  const KernelPlan& p = k.plan;
+  k.body = LowerCopies(p).mutate(k.body);
+  if (p.tma_load) {
+    auto map = [&](rt::Operand op, int64_t rows, int box_rows) {
+      rt::TensorMapSpec t;
+      t.operand = op;
+      t.elem = elem(p.in);
+      t.rows = static_cast<uint64_t>(rows);
+      t.cols = static_cast<uint64_t>(p.k);
+      t.box_rows = static_cast<uint32_t>(box_rows);
+      t.box_cols = static_cast<uint32_t>(p.tile_k);
+      t.swizzle = rt::Swizzle::B128;
+      return t;
+    };
+    k.launch.tensor_maps.push_back(map(rt::Operand::A, p.m, p.tile_m));
+    k.launch.tensor_maps.push_back(map(rt::Operand::B, p.n, p.tile_n));
+  }
+  return k;
+}
+
+}  // namespace gg

@@ -1,1 +1,0 @@
-int gemmgen_codegen_placeholder() { return 0; }

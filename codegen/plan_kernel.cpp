@@ -1,0 +1,135 @@
+#include "codegen/plan_kernel.h"
+
+#include "dsl/error.h"
+
+namespace gg {
+
+namespace {
+
+void not_lowered(const std::string& what) {
+  throw_user_error("not-lowered", what + " is recorded and checked, but this code generator does not lower it yet "
+                   "(tutorial steps v1..v5 lower on sm_90a); `gemmgen explain` shows its loop nests");
+}
+
+kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
+  using K = kir::EpilogueOp::Kind;
+  kir::EpilogueOp op;
+  switch (n.kind) {
+    case OpKind::Scale: op.kind = K::Scale; op.scalar = n.scalar; break;
+    case OpKind::AddScaled:
+      op.kind = K::AddScaled;
+      op.scalar = n.scalar;
+      op.operand_type = std::string(dtype_name(def.node(n.operands[1]).dtype));
+      break;
+    case OpKind::AddBias:
+      op.kind = n.bias_along == BiasAlong::Rows ? K::AddBiasRows : K::AddBiasCols;
+      op.operand_type = std::string(dtype_name(def.node(n.operands[1]).dtype));
+      break;
+    case OpKind::Relu: op.kind = K::Relu; break;
+    case OpKind::Gelu: op.kind = K::Gelu; break;
+    case OpKind::Silu: op.kind = K::Silu; break;
+    default: GG_INTERNAL_CHECK(false, "not an epilogue op: " + n.name);
+  }
+  return op;
+}
+
+int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+Kernel plan_kernel(const Schedule& s) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  KernelPlan p;
+  auto mma = s.mma_shape();
+  GG_INTERNAL_CHECK(mma.has_value(), "validate_schedule lets no schedule without mma through");
+  p.mma = *mma;
+  p.target = mma->target;
+  if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
+  if (s.persistence()) not_lowered("persist (tutorial v6)");
+  if (s.warp_roles()) not_lowered("warp_specialize (tutorial v7)");
+  if (s.cluster_dims()) not_lowered("cluster (tutorial v9)");
+  p.in = def.input_dtype();
+  p.out = def.output_dtype();
+  p.m = def.m();
+  p.n = def.n();
+  p.k = def.k();
+  p.tile_m = static_cast<int>(dom.tile_extent(Root::M));
+  p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
+  p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
+  p.consumer_warpgroups = s.consumer_warpgroups();
+  p.threads = kWarpgroupThreads * p.consumer_warpgroups;
+
+  for (const auto& name : dom.leaves()) {
+    const Axis& a = dom.axis(name);
+    if (a.level == Level::Intra && a.binding != Binding::None && a.binding != Binding::Warpgroup)
+      not_lowered("binding intra-tile axis '" + name + "' to " + std::string(binding_name(a.binding)) +
+                  " (the MMA instruction maps threads inside a tile)");
+    if (a.level == Level::Tile && a.binding == Binding::Serial && a.roots != unsigned(Root::K))
+      not_lowered("a serial loop over output tiles ('" + name + "')");
+    if (a.level == Level::Tile && a.binding == Binding::Cluster) not_lowered("binding '" + name + "' to cluster");
+  }
+  if (const Axis* kl = s.k_loop()) {
+    p.k_loop = kl->name;
+    p.k_tiles = kl->extent;
+  }
+  int in_bytes = dtype_bytes(p.in);
+  if (p.tile_k * in_bytes != 128)
+    not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " +
+                std::to_string(p.tile_k * in_bytes) + " bytes; the 128-byte swizzle needs a k tile of " +
+                std::to_string(128 / in_bytes) + ")");
+  if (p.tile_m != 64 * p.consumer_warpgroups * (p.tile_m / (64 * p.consumer_warpgroups)) || p.tile_m % 64 != 0)
+    not_lowered("a tile of " + std::to_string(p.tile_m) + " rows (a multiple of 64 per consumer warpgroup)");
+  if (p.mma.n != p.tile_n)
+    not_lowered("an mma n of " + std::to_string(p.mma.n) + " narrower than the tile's " + std::to_string(p.tile_n) +
+                " columns");
+  if (p.tile_m > 256 || p.tile_n > 256) not_lowered("a TMA box over 256 rows");
+
+  if (auto cb = s.circular_buffer_of()) {
+    p.stages = cb->stages;
+    p.prefetch = cb->prefetch;
+  }
+  auto a_read = s.read_method("A"), b_read = s.read_method("B");
+  bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
+  if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
+  p.tma_load = a_tma;
+  if (p.stages > 1 && !p.tma_load) not_lowered("a circular buffer fed by synchronous copies (use cache_read tma)");
+  auto out_write = s.write_of(def.node(def.output()).name);
+  p.tma_store = out_write && out_write->method == CopyMethod::Tma;
+  if (out_write && !p.tma_store) not_lowered("staging the output in shared memory without a TMA store");
+  if (auto acc = s.write_of(def.matmul_node().name); acc && acc->place == Place::Tmem)
+    not_lowered("the accumulator in TMEM on sm_90a");
+
+  for (int id : def.epilogue())
+    if (def.node(id).kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, def.node(id)));
+
+  // Shared memory: operand stages (each stage a multiple of 1024 bytes for the 128B swizzle),
+  // output staging, then the mbarriers.
+  int64_t offset = 0;
+  auto add = [&](const std::string& name, int64_t bytes, const std::string& purpose) {
+    p.smem.push_back({name, offset, bytes, purpose});
+    offset = align_up(offset + bytes, 1024);
+  };
+  p.a_stage_bytes = int64_t(p.tile_m) * p.tile_k * in_bytes;
+  p.b_stage_bytes = int64_t(p.tile_n) * p.tile_k * in_bytes;
+  std::string depth = std::to_string(p.stages) + " stage(s)";
+  add("smem_A", p.stages * p.a_stage_bytes, "cache_read A: " + depth);
+  add("smem_B", p.stages * p.b_stage_bytes, "cache_read B: " + depth);
+  if (p.tma_store)
+    add("smem_D", int64_t(p.tile_m) * p.tile_n * dtype_bytes(p.out), "cache_write " + def.node(def.output()).name);
+  if (p.tma_load) add("full_bar", p.stages * 8, "mbarriers: one per stage");
+  p.smem_bytes = offset + 1024;  // slack to align the dynamic base to 1024
+
+  Kernel k;
+  k.plan = p;
+  k.launch.block = {static_cast<unsigned>(p.threads), 1, 1};
+  for (Binding b : {Binding::BlockX, Binding::BlockY, Binding::BlockZ}) {
+    const Axis* a = dom.bound_to(b);
+    unsigned extent = a ? static_cast<unsigned>(a->extent) : 1u;
+    k.launch.grid[b == Binding::BlockX ? 0 : b == Binding::BlockY ? 1 : 2] = extent;
+  }
+  k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
+  return k;
+}
+
+}  // namespace gg

@@ -1,0 +1,203 @@
+#include "codegen/resources.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "dsl/error.h"
+
+namespace gg {
+
+DeviceLimits hopper() { return DeviceLimits{}; }
+
+DeviceLimits blackwell() {
+  DeviceLimits d;
+  d.name = "B200 (sm_100a)";
+  d.sms = 148;
+  return d;
+}
+
+DeviceLimits limits_for(Target t) { return t == Target::Sm100a ? blackwell() : hopper(); }
+
+namespace {
+
+int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string x_join(std::initializer_list<int64_t> xs, const char* unit) {
+  std::string s;
+  for (int64_t x : xs) s += (s.empty() ? "" : " x ") + std::to_string(x);
+  return s + " " + unit;
+}
+
+}  // namespace
+
+ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  ResourceSummary r;
+  r.limits = limits;
+  auto mma = s.mma_shape();
+  r.target = mma ? mma->target : Target::Sm90a;
+  r.tile_m = dom.tile_extent(Root::M);
+  r.tile_n = dom.tile_extent(Root::N);
+  r.tile_k = dom.tile_extent(Root::K);
+  auto cb = s.circular_buffer_of();
+  r.stages = cb ? cb->stages : 1;
+  const int in_bytes = dtype_bytes(def.input_dtype());
+  const int out_bytes = dtype_bytes(def.output_dtype());
+  const std::string& out_name = def.node(def.output()).name;
+  const std::string& acc_name = def.matmul_node().name;
+  auto ws = s.warp_roles();
+  const int consumers = s.consumer_warpgroups();
+  const auto& mma_operands = def.matmul_node().operands;
+  bool tma_load = false;
+  for (int id : mma_operands) tma_load = tma_load || s.read_method(def.node(id).name) == CopyMethod::Tma;
+  const auto out_write = s.write_of(out_name);
+  const bool staged_out = out_write && out_write->place == Place::Shared;
+  Place acc_place = r.target == Target::Sm100a ? Place::Tmem : Place::Registers;
+  if (auto w = s.write_of(acc_name)) acc_place = w->place;
+
+  // ---- shared memory: operand stages and output staging, each 1024-aligned for the 128B
+  // swizzle, then the mbarriers; the dynamic base is aligned up to 1024 at run time.
+  int64_t offset = 0, padding = 0;
+  auto region = [&](std::string what, std::string formula, int64_t bytes, int64_t align, int64_t stage_bytes = 0) {
+    int64_t at = align_up(offset, align);
+    padding += at - offset;
+    r.smem.push_back({std::move(what), std::move(formula), at, bytes, stage_bytes});
+    offset = at + bytes;
+  };
+  region(def.node(mma_operands[0]).name + " stages", x_join({r.stages, r.tile_m, r.tile_k, in_bytes}, "B"),
+         r.stages * r.tile_m * r.tile_k * in_bytes, 1024, r.tile_m * r.tile_k * in_bytes);
+  region(def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
+         r.stages * r.tile_n * r.tile_k * in_bytes, 1024, r.tile_n * r.tile_k * in_bytes);
+  if (staged_out)
+    region("epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), r.tile_m * r.tile_n * out_bytes, 1024);
+
+  if (tma_load) {
+    r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
+    if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
+  }
+  if (r.target == Target::Sm100a)
+    r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
+  for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
+  if (r.mbarrier_count > 0) {
+    std::string names;
+    for (const auto& b : r.mbarriers) names += (names.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count);
+    region("mbarriers", std::to_string(r.mbarrier_count) + " x 8 B (" + names + ")", int64_t(r.mbarrier_count) * 8, 8);
+  }
+  // Padding: the gaps that align each swizzled buffer, plus the slack that lets the kernel
+  // align the dynamic shared-memory base (only 16-byte aligned) up to 1024.
+  padding += 1024;
+  r.smem.push_back({"alignment padding", "1024-byte alignment of swizzled tiles", -1, padding, 0});
+  r.smem_bytes = offset + 1024;
+
+  // ---- threads and registers
+  if (ws) {
+    r.threads = kWarpgroupThreads * (1 + consumers);
+    r.registers.push_back({"producer", 1, kWarpgroupThreads, ws->producer_regs, true, 0});
+    int acc = acc_place == Place::Registers
+                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, int64_t(consumers) * kWarpgroupThreads))
+                  : 0;
+    r.registers.push_back({"consumer", consumers, consumers * kWarpgroupThreads, ws->consumer_regs, true, acc});
+  } else {
+    r.threads = kWarpgroupThreads * consumers;
+    int cap = std::min(limits.max_regs_per_thread, limits.registers / r.threads / 8 * 8);
+    int acc = acc_place == Place::Registers ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, r.threads)) : 0;
+    r.registers.push_back({"all", consumers, r.threads, cap, false, acc});
+  }
+  for (const auto& role : r.registers) r.total_registers += int64_t(role.threads) * role.regs_per_thread;
+
+  // ---- named barriers: 0 is __syncthreads; the consumers of a warp-specialized CTA sync
+  // among themselves (without the producer) before storing a staged output tile.
+  r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and the epilogue without roles)"});
+  if (ws && staged_out)
+    r.named_barriers.push_back({1, consumers * kWarpgroupThreads, "consumer warpgroups: output staging complete"});
+
+  // ---- cluster and grid
+  if (auto c = s.cluster_dims()) r.cluster = *c;
+  r.cluster_size = r.cluster.x * r.cluster.y * r.cluster.z;
+  r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N);
+  if (const Axis* p = dom.bound_to(Binding::Persistent)) {
+    r.grid.persistent = true;
+    r.grid.tiles = p->extent;
+    int64_t cs = r.cluster_size;
+    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(p->extent, cs), int64_t(limits.sms) / cs));
+    r.grid.x = clusters * r.cluster.x;
+    r.grid.y = r.cluster.y;
+    r.grid.z = r.cluster.z;
+  } else {
+    for (Binding b : {Binding::BlockX, Binding::BlockY, Binding::BlockZ}) {
+      const Axis* a = dom.bound_to(b);
+      int64_t e = a ? a->extent : 1;
+      (b == Binding::BlockX ? r.grid.x : b == Binding::BlockY ? r.grid.y : r.grid.z) = e;
+    }
+  }
+
+  // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
+  if (acc_place == Place::Tmem) {
+    r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128)));
+    int alloc = 32;
+    while (alloc < r.tmem_columns) alloc *= 2;
+    r.tmem_alloc_columns = alloc;
+  }
+  return r;
+}
+
+std::string ResourceSummary::smem_breakdown() const {
+  std::string s;
+  for (const auto& item : smem)
+    s += (s.empty() ? "" : " + ") + item.what + " " + item.formula + " = " + std::to_string(item.bytes);
+  return s;
+}
+
+std::string ResourceSummary::to_string() const {
+  std::ostringstream os;
+  auto pct = [](int64_t a, int64_t b) { return b > 0 ? (a * 100 + b / 2) / b : 0; };
+  os << "resources (" << target_name(target) << ", limits of " << limits.name << "):\n";
+  os << "  tile " << tile_m << " x " << tile_n << " x " << tile_k << ", " << stages << " stage(s)\n";
+  os << "  shared memory: " << smem_bytes << " B of " << limits.smem_bytes << " (" << pct(smem_bytes, limits.smem_bytes)
+     << "%)\n";
+  size_t what_w = 0, formula_w = 0;
+  for (const auto& item : smem) {
+    what_w = std::max(what_w, item.what.size());
+    formula_w = std::max(formula_w, item.formula.size());
+  }
+  for (const auto& item : smem) {
+    os << "    " << item.what << std::string(what_w - item.what.size() + 2, ' ') << item.formula
+       << std::string(formula_w - item.formula.size() + 1, ' ') << "= " << item.bytes;
+    if (item.offset >= 0) os << " @ " << item.offset;
+    os << "\n";
+  }
+  os << "  registers: " << total_registers << " of " << limits.registers << "\n";
+  for (const auto& role : registers) {
+    os << "    " << role.role << ": " << role.warpgroups << " warpgroup(s) x 128 threads x " << role.regs_per_thread
+       << " regs" << (role.declared ? " (setmaxnreg)" : " (per-thread cap)");
+    if (role.accumulator_regs > 0) os << ", accumulator " << role.accumulator_regs << " fp32 regs/thread";
+    os << "\n";
+  }
+  os << "  barriers: " << mbarrier_count << " mbarrier(s)";
+  if (!mbarriers.empty()) {
+    os << " (";
+    for (size_t i = 0; i < mbarriers.size(); ++i)
+      os << (i ? ", " : "") << mbarriers[i].name << " x" << mbarriers[i].count;
+    os << ")";
+  }
+  os << "; named barrier ids";
+  for (const auto& b : named_barriers) os << " " << b.id << " (" << b.threads << " threads)";
+  os << "\n";
+  os << "  threads: " << threads << " per CTA (" << threads / kWarpgroupThreads << " warpgroup(s))\n";
+  os << "  cluster: " << cluster.x << " x " << cluster.y << " x " << cluster.z << " (" << cluster_size
+     << (cluster_size == 1 ? " CTA)\n" : " CTAs)\n");
+  os << "  grid: " << grid.x << " x " << grid.y << " x " << grid.z << " = " << grid.ctas() << " CTA(s)";
+  if (grid.persistent)
+    os << ", persistent over " << grid.tiles << " tiles (" << limits.sms << " SMs)";
+  else
+    os << ", one per tile (" << grid.tiles << " tiles)";
+  os << "\n";
+  if (tmem_columns > 0)
+    os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "
+       << limits.tmem_columns << "\n";
+  return os.str();
+}
+
+}  // namespace gg

@@ -1,0 +1,96 @@
+#pragma once
+// What a schedule asks of the device: shared memory (with its breakdown), registers per
+// warp role, barriers, threads, cluster and grid shape, TMEM columns. Computed from the
+// directives alone, before any code is generated; validate_schedule() checks it against
+// DeviceLimits and explain() prints it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsl/schedule.h"
+
+namespace gg {
+
+// Per-device limits every schedule is checked against (DESIGN.md rule 5).
+struct DeviceLimits {
+  std::string name = "H100 (sm_90a)";
+  int64_t smem_bytes = 232448;  // 227 KB of dynamic shared memory per CTA
+  int sms = 132;
+  int registers = 65536;        // 32-bit registers per SM (and per CTA)
+  int max_regs_per_thread = 255;
+  int max_cluster = 8;          // portable cluster size
+  int max_box_elements = 256;   // per TMA box dimension
+  int named_barriers = 16;
+  int tmem_columns = 512;       // sm_100a only
+};
+
+DeviceLimits hopper();
+DeviceLimits blackwell();
+DeviceLimits limits_for(Target t);
+
+// Registers a thread keeps besides its accumulator fragment: addresses, loop counters,
+// descriptors, epilogue temporaries.
+inline constexpr int kRegisterOverhead = 32;
+
+struct SmemItem {
+  std::string what;     // "A stages", "B stages", "epilogue staging", "mbarriers", "alignment padding"
+  std::string formula;  // "4 x 128 x 64 x 2 B"
+  int64_t offset = 0;   // bytes from the 1024-aligned base (padding: -1)
+  int64_t bytes = 0;
+  int64_t stage_bytes = 0;  // circular-buffered items: bytes of one stage (bytes = stages x stage_bytes)
+};
+
+struct RoleRegisters {
+  std::string role;        // "producer", "consumer", "all" (no warp specialization)
+  int warpgroups = 1;
+  int threads = 128;
+  int regs_per_thread = 0; // declared (setmaxnreg) or the per-thread cap
+  bool declared = false;   // true under warp_specialize
+  int accumulator_regs = 0;  // fp32 accumulator registers per thread (0 in TMEM or for the producer)
+};
+
+struct NamedBarrier {
+  int id = 0;
+  int threads = 0;
+  std::string purpose;
+};
+
+struct Mbarrier {
+  std::string name;    // "full", "empty", "mma_done"
+  int count = 0;       // one per stage
+  std::string purpose;
+};
+
+struct GridShape {
+  int64_t x = 1, y = 1, z = 1;
+  bool persistent = false;
+  int64_t tiles = 1;  // output tiles (M tiles x N tiles)
+  int64_t ctas() const { return x * y * z; }
+};
+
+struct ResourceSummary {
+  DeviceLimits limits;  // what the summary was computed against
+  Target target = Target::Sm90a;
+  int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  int stages = 1;
+  int64_t smem_bytes = 0;
+  std::vector<SmemItem> smem;
+  std::vector<RoleRegisters> registers;
+  int64_t total_registers = 0;  // threads x regs per thread, summed over the roles
+  std::vector<Mbarrier> mbarriers;
+  int mbarrier_count = 0;
+  std::vector<NamedBarrier> named_barriers;
+  int threads = 0;
+  ClusterD cluster{1, 1, 1};
+  int cluster_size = 1;
+  GridShape grid;
+  int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
+  int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
+
+  std::string smem_breakdown() const;  // "A stages 4 x 128 x 64 x 2 B = 65536, ..."
+  std::string to_string() const;       // the multi-line summary explain prints
+};
+
+ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits = hopper());
+
+}  // namespace gg

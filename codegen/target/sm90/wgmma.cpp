@@ -1,0 +1,50 @@
+#include "codegen/target/sm90/wgmma.h"
+
+#include "dsl/error.h"
+
+namespace gg::sm90 {
+
+using namespace kir;
+
+AccumulatorShape accumulator_shape(const KernelPlan& p) {
+  GG_INTERNAL_CHECK(p.tile_m % (kWgmmaM * p.consumer_warpgroups) == 0, "tile rows not a multiple of 64 per warpgroup");
+  return {p.tile_m / (kWgmmaM * p.consumer_warpgroups), p.mma.n / 2};
+}
+
+namespace {
+
+class SelectWgmma : public Mutator {
+ public:
+  explicit SelectWgmma(const KernelPlan& p) : p_(p) {}
+
+  StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
+    AccumulatorShape shape = accumulator_shape(p_);
+    int row_bytes = p_.tile_k * dtype_bytes(p_.in);  // one swizzled row per tile row
+    auto issue = std::make_shared<WgmmaIssue>();
+    issue->m = kWgmmaM;
+    issue->n = p_.mma.n;
+    issue->k = kWgmmaK;
+    issue->dtype = std::string(dtype_name(p_.in));
+    issue->accumulator = "acc";
+    issue->block = var("mb");
+    ExprPtr a_row = (var("warpgroup") * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
+    ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
+    issue->a = {"smem_A", c->stage * imm(p_.a_stage_bytes) + a_row * imm(row_bytes) + k_bytes};
+    issue->b = {"smem_B", c->stage * imm(p_.b_stage_bytes) + k_bytes};
+    issue->swizzle_bytes = kSwizzleBytes;
+    StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
+    StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
+    auto wait = std::make_shared<WgmmaWait>();
+    wait->pending = 0;
+    return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
+  }
+
+ private:
+  const KernelPlan& p_;
+};
+
+}  // namespace
+
+StmtPtr select_wgmma(const KernelPlan& p, const StmtPtr& body) { return SelectWgmma(p).mutate(body); }
+
+}  // namespace gg::sm90

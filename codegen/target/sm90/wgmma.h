@@ -1,0 +1,21 @@
+#pragma once
+// sm_90a instruction facts: the WGMMA accumulator fragment and the shared-memory operand
+// layout (K-major, 128-byte swizzle: rows of 128 bytes, 8-row atoms of 1024 bytes).
+#include "codegen/kernel.h"
+
+namespace gg::sm90 {
+
+inline constexpr int kWgmmaM = 64;
+inline constexpr int kWgmmaK = 16;
+inline constexpr int kSwizzleBytes = 128;
+
+struct AccumulatorShape {
+  int blocks = 1;  // 64-row MMA blocks per consumer warpgroup
+  int regs = 0;    // f32 registers per thread per block (N / 2)
+};
+AccumulatorShape accumulator_shape(const KernelPlan& p);
+
+// Replaces each abstract ComputeTile by the warpgroup's WGMMA sequence over the stage.
+kir::StmtPtr select_wgmma(const KernelPlan& p, const kir::StmtPtr& body);
+
+}  // namespace gg::sm90

@@ -1,0 +1,347 @@
+#include "codegen/validate_schedule.h"
+
+#include <algorithm>
+
+#include "dsl/error.h"
+
+namespace gg {
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+std::string join(const std::vector<std::string>& xs, const std::string& sep) {
+  std::string s;
+  for (const auto& x : xs) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// The operands of the matmul, A then B.
+std::vector<std::string> operands(const Definition& def) {
+  std::vector<std::string> out;
+  for (int id : def.matmul_node().operands) out.push_back(def.node(id).name);
+  return out;
+}
+
+void check_alignment(const Schedule& s) {
+  const Definition& def = s.definition();
+  const int in_bytes = dtype_bytes(def.input_dtype());
+  const int64_t per16 = 16 / in_bytes;
+  if (def.k() * in_bytes % 16 != 0)
+    throw_user_error("k-alignment", "K=" + str(def.k()) + ": A and B rows must be 16-byte aligned for TMA and "
+                     "vectorized copies, but a row of " + str(def.k()) + " " + std::string(dtype_name(def.input_dtype())) +
+                     " elements is " + str(def.k() * in_bytes) + " bytes; K must be a multiple of " + str(per16) +
+                     " (pad K to " + str((def.k() + per16 - 1) / per16 * per16) + ")");
+  const std::string& out = def.node(def.output()).name;
+  auto w = s.write_of(out);
+  const int out_bytes = dtype_bytes(def.output_dtype());
+  if (w && w->method == CopyMethod::Tma && def.n() * out_bytes % 16 != 0) {
+    int64_t per = 16 / out_bytes;
+    throw_user_error("n-alignment", "cache_write " + out + " shared tma: the TMA store needs 16-byte aligned output "
+                     "rows, but a row of N=" + str(def.n()) + " " + std::string(dtype_name(def.output_dtype())) +
+                     " elements is " + str(def.n() * out_bytes) + " bytes; N must be a multiple of " + str(per) +
+                     " (pad N to " + str((def.n() + per - 1) / per * per) + ") for a TMA store");
+  }
+}
+
+void check_coverage(const Schedule& s) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  std::vector<const Axis*> uncovered;
+  for (const auto& name : dom.leaves()) {
+    const Axis& a = dom.axis(name);
+    if (a.level == Level::Tile && a.extent > 1 && a.binding == Binding::None) uncovered.push_back(&a);
+  }
+  if (uncovered.empty()) return;
+  const Axis& a = *uncovered.front();
+  std::string also;
+  if (uncovered.size() > 1) {
+    std::vector<std::string> rest;
+    for (size_t i = 1; i < uncovered.size(); ++i) rest.push_back(uncovered[i]->name);
+    also = " (also unbound: " + join(rest, ", ") + ")";
+  }
+  const std::string n = a.name;
+  if (a.roots == unsigned(Root::M))
+    throw_user_error("coverage", n + ": the schedule covers one " + str(dom.tile_extent(Root::M)) + "-row tile of M=" +
+                     str(def.m()) + ", but " + n + " runs over " + str(a.extent) + " tiles and is bound to nothing" +
+                     also + "; bind " + n + " to block.y (tutorial v3) or persist the tile axes (v6)");
+  if (a.roots == unsigned(Root::N))
+    throw_user_error("coverage", n + ": the schedule covers one " + str(dom.tile_extent(Root::N)) +
+                     "-column tile of N=" + str(def.n()) + ", but " + n + " runs over " + str(a.extent) +
+                     " tiles and is bound to nothing" + also + "; bind " + n +
+                     " to block.x (tutorial v3) or persist the tile axes (v6)");
+  if (a.roots == unsigned(Root::K))
+    throw_user_error("coverage", n + ": the schedule covers one " + str(dom.tile_extent(Root::K)) +
+                     "-deep k tile of K=" + str(def.k()) + ", but " + n + " runs over " + str(a.extent) +
+                     " k tiles and is bound to nothing" + also + "; bind " + n + " serial (tutorial v2)");
+  throw_user_error("coverage", n + ": the tile loop over " + str(a.extent) + " output tiles is bound to nothing" + also +
+                   "; bind " + n + " to a block index or make it persistent");
+}
+
+void check_mma(const Schedule& s) {
+  auto mma = s.mma_shape();
+  if (!mma)
+    throw_user_error("no-mma", "the schedule has no mma directive: choose the tensor-core instruction, e.g. "
+                     "mma 64 128 16 sm_90a (wgmma m64nNk16) or mma 128 128 16 sm_100a (tcgen05)");
+  const Domain& dom = s.domain();
+  const int64_t tm = dom.tile_extent(Root::M), tn = dom.tile_extent(Root::N), tk = dom.tile_extent(Root::K);
+  const int wgs = s.consumer_warpgroups();
+  const Axis* wg_axis = dom.bound_to(Binding::Warpgroup);
+  const bool wg_on_n = wg_axis && wg_axis->roots == unsigned(Root::N);
+  const std::string shape = "m" + str(mma->m) + "n" + str(mma->n) + "k" + str(mma->k);
+  if (mma->target == Target::Sm90a) {
+    // Each consumer warpgroup issues wgmma on its own part of the tile.
+    int64_t wm = wg_on_n ? tm : tm / wgs, wn = wg_on_n ? tn / wgs : tn;
+    if (wm % mma->m != 0 || (!wg_on_n && tm % wgs != 0))
+      throw_user_error("mma-tile", "mma " + shape + ": the tile's " + str(tm) + " rows give " + str(wm) +
+                       " rows per consumer warpgroup (" + str(wgs) + " warpgroup(s)), not a multiple of the mma's m " +
+                       str(mma->m) + "; use a tile m that is a multiple of " + str(int64_t(mma->m) * (wg_on_n ? 1 : wgs)));
+    if (wn % mma->n != 0 || (wg_on_n && tn % wgs != 0))
+      throw_user_error("mma-tile", "mma " + shape + ": the tile's " + str(tn) + " columns give " + str(wn) +
+                       " per consumer warpgroup, not a multiple of the mma's n " + str(mma->n) +
+                       "; use an mma n that divides " + str(wn) + " or a tile n that is a multiple of " +
+                       str(int64_t(mma->n) * (wg_on_n ? wgs : 1)));
+  } else {
+    // tcgen05.mma is issued by one thread for the CTA; m256 spans a CTA pair.
+    int64_t per_cta = mma->m == 256 ? 128 : mma->m;
+    auto c = s.cluster_dims();
+    if (mma->m == 256 && (!c || c->x % 2 != 0))
+      throw_user_error("mma-tile", "mma " + shape + ": an m256 tcgen05.mma spans a CTA pair; add `cluster 2` "
+                       "(an even cluster x) or use m128");
+    if (tm % per_cta != 0)
+      throw_user_error("mma-tile", "mma " + shape + ": the tile's " + str(tm) + " rows are not a multiple of the " +
+                       str(per_cta) + " rows the mma covers per CTA; use a tile m that is a multiple of " + str(per_cta));
+    if (tn % mma->n != 0)
+      throw_user_error("mma-tile", "mma " + shape + ": the tile's " + str(tn) + " columns are not a multiple of the "
+                       "mma's n " + str(mma->n) + "; use an mma n that divides " + str(tn));
+  }
+  if (tk % mma->k != 0)
+    throw_user_error("mma-tile", "mma " + shape + ": the tile's k extent " + str(tk) + " is not a multiple of the "
+                     "mma's k " + str(mma->k) + "; use a tile k that is a multiple of " + str(mma->k) +
+                     " (64 fills one 128-byte swizzle row of bf16/f16)");
+
+  const std::string& acc = s.definition().matmul_node().name;
+  if (auto w = s.write_of(acc)) {
+    if (mma->target == Target::Sm90a && w->place == Place::Tmem)
+      throw_user_error("accumulator-place", "cache_write " + acc + " tmem: sm_90a has no tensor memory; the wgmma "
+                       "accumulator lives in registers (cache_write " + acc + " registers, or leave it out)");
+    if (mma->target == Target::Sm100a && w->place == Place::Registers)
+      throw_user_error("accumulator-place", "cache_write " + acc + " registers: tcgen05.mma accumulates in tensor "
+                       "memory on sm_100a; use cache_write " + acc + " tmem (or leave it out)");
+  }
+}
+
+void check_inlined(const Schedule& s) {
+  const Definition& def = s.definition();
+  std::vector<std::string> missing, fixes;
+  for (int id : def.epilogue()) {
+    const std::string& op = def.node(id).name;
+    if (!s.is_inlined(op)) {
+      missing.push_back(op);
+      fixes.push_back("`inline " + op + "`");
+    }
+  }
+  if (!missing.empty())
+    throw_user_error("not-inlined", "epilogue op(s) " + join(missing, ", ") + " are neither inlined nor computed at a "
+                     "loop, so nothing would compute them; add " + join(fixes, ", ") +
+                     " (or compute_at OP AXIS) to apply them in the writeback");
+}
+
+void check_copies(const Schedule& s, const ResourceSummary& r) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  std::vector<std::string> not_tma;
+  for (const auto& op : operands(def))
+    if (s.read_method(op) != CopyMethod::Tma) not_tma.push_back(op);
+  if (s.warp_roles() && !not_tma.empty()) {
+    std::vector<std::string> fixes;
+    for (const auto& op : not_tma) fixes.push_back("cache_read " + op + " tma");
+    throw_user_error("warp-specialize-needs-tma", "warp_specialize: the producer warpgroup issues the operand loads "
+                     "asynchronously and needs TMA, but " + join(not_tma, " and ") + " " +
+                     (not_tma.size() > 1 ? "are" : "is") + " copied synchronously; add " + join(fixes, ", ") +
+                     " (tutorial v4)");
+  }
+  for (const auto& op : s.multicast_operands()) {
+    if (r.cluster_size < 2)
+      throw_user_error("multicast-without-cluster", "multicast " + op + ": multicast shares one TMA load among the "
+                       "CTAs of a cluster, and the cluster is " + str(r.cluster.x) + "x" + str(r.cluster.y) + "x" +
+                       str(r.cluster.z) + " (one CTA); use cluster 2 (or larger)");
+    if (s.read_method(op) != CopyMethod::Tma)
+      throw_user_error("multicast-needs-tma", "multicast " + op + ": only a TMA load can be multicast to the cluster, "
+                       "but " + op + " is copied synchronously; add cache_read " + op + " tma");
+    if (!r.grid.persistent) {
+      // CTAs sharing B differ only in their m tile (and sharing A, only in n): the cluster
+      // must extend along the grid index bound to that dimension.
+      Root along = op == operands(def)[1] ? Root::M : Root::N;
+      const char* dim = along == Root::M ? "m" : "n";
+      int extent_along = 1;
+      std::string index = "none";
+      for (Binding b : {Binding::BlockX, Binding::BlockY, Binding::BlockZ}) {
+        const Axis* a = dom.bound_to(b);
+        if (a && (a->roots & unsigned(along))) {
+          extent_along = b == Binding::BlockX ? r.cluster.x : b == Binding::BlockY ? r.cluster.y : r.cluster.z;
+          index = std::string(binding_name(b)) + " (" + a->name + ")";
+        }
+      }
+      if (extent_along < 2)
+        throw_user_error("multicast-cluster-axis", "multicast " + op + ": the CTAs that can share a tile of " + op +
+                         " differ only in their " + dim + " tile, but the cluster " + str(r.cluster.x) + "x" +
+                         str(r.cluster.y) + "x" + str(r.cluster.z) + " does not extend along the grid index of the " +
+                         dim + " tiles (" + index + "); shape the cluster along that index");
+    }
+  }
+}
+
+void check_cluster(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
+  if (r.cluster_size == 1) return;
+  const std::string shape = str(r.cluster.x) + "x" + str(r.cluster.y) + "x" + str(r.cluster.z);
+  if (r.cluster_size > limits.max_cluster)
+    throw_user_error("cluster-size", "cluster " + shape + " has " + str(r.cluster_size) + " CTAs; " + limits.name +
+                     " allows at most " + str(limits.max_cluster));
+  const Domain& dom = s.domain();
+  if (!r.grid.persistent) {
+    const int64_t grid[3] = {r.grid.x, r.grid.y, r.grid.z};
+    const int cl[3] = {r.cluster.x, r.cluster.y, r.cluster.z};
+    const Binding idx[3] = {Binding::BlockX, Binding::BlockY, Binding::BlockZ};
+    for (int i = 0; i < 3; ++i) {
+      if (grid[i] % cl[i] == 0) continue;
+      const Axis* a = dom.bound_to(idx[i]);
+      std::string what = a ? std::string(binding_name(idx[i])) + " is bound to " + a->name + " with " + str(grid[i]) +
+                                 " tiles"
+                           : std::string(binding_name(idx[i])) + " is 1 (no axis bound to it)";
+      throw_user_error("cluster-grid", "cluster " + shape + " does not divide the grid " + str(grid[0]) + " x " +
+                       str(grid[1]) + " x " + str(grid[2]) + ": " + what + ", not a multiple of the cluster's " +
+                       std::string(1, "xyz"[i]) + " extent " + str(cl[i]) + "; use a cluster extent that divides " +
+                       str(grid[i]) + ", a tile that gives a multiple of " + str(cl[i]) + " tiles, or persist");
+    }
+    return;
+  }
+  // Persistent: the grid is chosen as a multiple of the cluster; CTAs of a cluster that share
+  // a multicast load take neighbouring tiles, so the shared dimension must split evenly.
+  const auto ops = operands(s.definition());
+  for (const auto& op : s.multicast_operands()) {
+    bool b = op == ops[1];
+    int64_t tiles = dom.tile_count(b ? Root::M : Root::N);
+    if (tiles % r.cluster_size != 0)
+      throw_user_error("cluster-grid", "cluster " + shape + " with multicast " + op + ": the persistent tile loop gives "
+                       "the " + str(r.cluster_size) + " CTAs of a cluster neighbouring " + (b ? "m" : "n") +
+                       " tiles that share " + op + ", but there are " + str(tiles) + " " + (b ? "m" : "n") +
+                       " tiles, not a multiple of " + str(r.cluster_size) + "; pick a tile " + (b ? "m" : "n") +
+                       " that gives a multiple of " + str(r.cluster_size) + " tiles, or drop multicast " + op);
+  }
+}
+
+void check_tma_boxes(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
+  const Definition& def = s.definition();
+  const auto ops = operands(def);
+  struct Box {
+    std::string directive, tensor;
+    int64_t rows, cols;
+    const char* row_dim;
+  };
+  std::vector<Box> boxes;
+  if (s.read_method(ops[0]) == CopyMethod::Tma) boxes.push_back({"cache_read " + ops[0] + " tma", ops[0], r.tile_m, r.tile_k, "m"});
+  if (s.read_method(ops[1]) == CopyMethod::Tma) boxes.push_back({"cache_read " + ops[1] + " tma", ops[1], r.tile_n, r.tile_k, "n"});
+  const std::string& out = def.node(def.output()).name;
+  if (auto w = s.write_of(out); w && w->method == CopyMethod::Tma)
+    boxes.push_back({"cache_write " + out + " shared tma", out, r.tile_m, r.tile_n, "m"});
+  for (const auto& b : boxes) {
+    const int64_t limit = limits.max_box_elements;
+    if (b.rows <= limit && b.cols <= limit) continue;
+    bool rows = b.rows > limit;
+    std::string dim = rows ? b.row_dim : (b.tensor == out ? "n" : "k");
+    throw_user_error("tma-box", b.directive + ": the TMA box for " + b.tensor + " is " + str(b.rows) + " x " +
+                     str(b.cols) + " elements, but a box dimension holds at most " + str(limit) +
+                     " elements; use a tile " + dim + " of at most " + str(limit));
+  }
+}
+
+void check_pipeline(const Schedule& s) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  auto cb = s.circular_buffer_of();
+  if (cb) {
+    if (!dom.is_leaf(cb->axis))
+      throw_user_error("circular-buffer-axis", "circular_buffer " + cb->axis + ": the circular-buffered k loop '" +
+                       cb->axis + "' was split or merged away afterwards; circular-buffer the k loop that remains (" +
+                       dom.leaves_list() + ")");
+    const Axis& a = dom.axis(cb->axis);
+    if (cb->stages > a.extent && cb->stages > 2)
+      throw_user_error("stages-exceed-k-trips", "circular_buffer " + cb->axis + ": " + str(cb->stages) +
+                       " stages but the k loop runs only " + str(a.extent) + " time(s) (K = " + str(def.k()) +
+                       "); use at most max(2, " + str(a.extent) + ") stages");
+  }
+  if (s.warp_roles()) {
+    int stages = cb ? cb->stages : 1;
+    if (stages < 2)
+      throw_user_error("stages-too-few", std::string(cb ? "circular_buffer" : "warp_specialize without circular_buffer") +
+                       ": " + str(stages) + " stage under warp specialization leaves the producer nothing to run "
+                       "ahead into; use >= 2 stages" + (cb ? "" : " (circular_buffer k_o 2)"));
+  }
+}
+
+void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
+  if (auto ws = s.warp_roles()) {
+    int consumers = s.consumer_warpgroups();
+    if (r.total_registers > limits.registers)
+      throw_user_error("register-file", "warp_specialize: 1 producer warpgroup x 128 threads x " +
+                       str(ws->producer_regs) + " + " + str(consumers) + " consumer warpgroup(s) x 128 threads x " +
+                       str(ws->consumer_regs) + " = " + str(r.total_registers) + " registers, over the " +
+                       str(limits.registers) + "-register file; lower consumer_regs to at most " +
+                       str(((limits.registers - kWarpgroupThreads * ws->producer_regs) / (consumers * kWarpgroupThreads)) /
+                           8 * 8));
+  }
+  for (const auto& role : r.registers) {
+    if (role.accumulator_regs == 0 || role.accumulator_regs + kRegisterOverhead <= role.regs_per_thread) continue;
+    std::string who = role.role == "all" ? "the " + str(role.warpgroups) + " warpgroup(s)"
+                                         : "the " + str(role.warpgroups) + " consumer warpgroup(s)";
+    std::string budget = role.declared ? "the " + str(role.regs_per_thread) + " registers warp_specialize gives them"
+                                       : "the per-thread cap of " + str(role.regs_per_thread) + " (" +
+                                             str(limits.registers) + " registers / " + str(role.threads) +
+                                             " threads, at most " + str(limits.max_regs_per_thread) + ")";
+    throw_user_error("register-file", who + " hold a " + str(r.tile_m) + " x " + str(r.tile_n) +
+                     " fp32 accumulator in registers: " + str(role.accumulator_regs) + " per thread plus about " +
+                     str(kRegisterOverhead) + " for addresses and loop state, over " + budget +
+                     "; split the tile over more consumer warpgroups (split m_i 64 m_wg m_mma; bind m_wg warpgroup)"
+                     " or use a smaller tile");
+  }
+}
+
+void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
+  if (r.smem_bytes > limits.smem_bytes) {
+    // What would fit: the largest stage count, given everything else stays.
+    int64_t per_stage = 0;
+    for (const auto& item : r.smem) per_stage += item.stage_bytes;
+    int64_t fixed = r.smem_bytes - per_stage * r.stages;
+    int64_t fit = per_stage > 0 ? (limits.smem_bytes - fixed) / per_stage : 0;
+    std::string legal = fit >= 2 && s.circular_buffer_of()
+                            ? "use at most " + str(fit) + " stages (circular_buffer " + s.circular_buffer_of()->axis +
+                                  " " + str(fit) + ") or a smaller tile"
+                            : "use a smaller tile";
+    throw_user_error("smem-limit", "shared memory: the schedule needs " + str(r.smem_bytes) + " bytes (" +
+                     r.smem_breakdown() + "), over the " + str(limits.smem_bytes) + " bytes a CTA may use on " +
+                     limits.name + "; " + legal);
+  }
+  if (r.tmem_columns > limits.tmem_columns)
+    throw_user_error("tmem-columns", "the " + str(r.tile_m) + " x " + str(r.tile_n) + " fp32 accumulator needs " +
+                     str(r.tmem_columns) + " TMEM columns, over the " + str(limits.tmem_columns) +
+                     " an SM has; use a tile n of at most " + str(limits.tmem_columns / std::max<int64_t>(1, (r.tile_m + 127) / 128)));
+}
+
+}  // namespace
+
+void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
+  check_alignment(s);
+  check_coverage(s);
+  check_mma(s);
+  check_inlined(s);
+  ResourceSummary r = summarize_resources(s, limits);
+  check_copies(s, r);
+  check_cluster(s, r, limits);
+  check_tma_boxes(s, r, limits);
+  check_pipeline(s);
+  check_registers(s, r, limits);
+  check_memory(s, r, limits);
+}
+
+}  // namespace gg

@@ -1,0 +1,69 @@
+#ifndef GG_DEV_EPILOGUE_CUH
+#define GG_DEV_EPILOGUE_CUH
+// Element loads and stores of the epilogue (C, bias, D) in any of the output dtypes, and the
+// activation functions, all on fp32 values. No cuda_fp16/cuda_bf16 headers: conversions are
+// cvt instructions, so NVRTC needs no include path.
+namespace gg::dev {
+
+static __device__ __forceinline__ float bf16_bits_to_float(unsigned short bits) {
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+
+static __device__ __forceinline__ float f16_bits_to_float(unsigned short bits) {
+  float value;
+  asm("cvt.f32.f16 %0, %1;\n" : "=f"(value) : "h"(bits));
+  return value;
+}
+
+static __device__ __forceinline__ unsigned short float_to_bf16_bits(float value) {
+  unsigned short bits;
+  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(bits) : "f"(value));
+  return bits;
+}
+
+static __device__ __forceinline__ unsigned short float_to_f16_bits(float value) {
+  unsigned short bits;
+  asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(bits) : "f"(value));
+  return bits;
+}
+
+static __device__ __forceinline__ float load_bf16(const void* base, long long index) {
+  return bf16_bits_to_float(static_cast<const unsigned short*>(base)[index]);
+}
+static __device__ __forceinline__ float load_f16(const void* base, long long index) {
+  return f16_bits_to_float(static_cast<const unsigned short*>(base)[index]);
+}
+static __device__ __forceinline__ float load_f32(const void* base, long long index) {
+  return static_cast<const float*>(base)[index];
+}
+
+static __device__ __forceinline__ void store_bf16(void* base, long long index, float value) {
+  static_cast<unsigned short*>(base)[index] = float_to_bf16_bits(value);
+}
+static __device__ __forceinline__ void store_f16(void* base, long long index, float value) {
+  static_cast<unsigned short*>(base)[index] = float_to_f16_bits(value);
+}
+static __device__ __forceinline__ void store_f32(void* base, long long index, float value) {
+  static_cast<float*>(base)[index] = value;
+}
+
+// Two adjacent values as the 32-bit word a shared-memory staging store writes.
+static __device__ __forceinline__ unsigned pack2_bf16(float lo, float hi) {
+  return static_cast<unsigned>(float_to_bf16_bits(lo)) | (static_cast<unsigned>(float_to_bf16_bits(hi)) << 16);
+}
+static __device__ __forceinline__ unsigned pack2_f16(float lo, float hi) {
+  return static_cast<unsigned>(float_to_f16_bits(lo)) | (static_cast<unsigned>(float_to_f16_bits(hi)) << 16);
+}
+
+static __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
+
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+static __device__ __forceinline__ float gelu_tanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+
+static __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+}  // namespace gg::dev
+#endif  // GG_DEV_EPILOGUE_CUH
