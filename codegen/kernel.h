@@ -37,6 +37,9 @@ struct KernelPlan {
   std::vector<kir::EpilogueOp> epilogue;
 };
 
+// The runtime's element type for a (non-reserved) dtype.
+rt::ElemType runtime_elem(DType t);
+
 struct Kernel {
   std::string name;
   KernelPlan plan;

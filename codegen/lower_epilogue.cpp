@@ -60,7 +60,7 @@ Kernel lower_epilogue(Kernel k) {
   if (p.tma_store) {
     rt::TensorMapSpec t;
     t.operand = rt::Operand::D;
-    t.elem = p.out == DType::F16 ? rt::ElemType::F16 : p.out == DType::BF16 ? rt::ElemType::BF16 : rt::ElemType::F32;
+    t.elem = runtime_elem(p.out);
     t.rows = static_cast<uint64_t>(p.m);
     t.cols = static_cast<uint64_t>(p.n);
     t.box_rows = static_cast<uint32_t>(p.tile_m);

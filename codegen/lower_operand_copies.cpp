@@ -48,10 +48,6 @@ class LowerCopies : public Mutator {
   const KernelPlan& p_;
 };
 
-rt::ElemType elem(DType t) {
-  return t == DType::F16 ? rt::ElemType::F16 : t == DType::BF16 ? rt::ElemType::BF16 : rt::ElemType::F32;
-}
-
 }  // namespace
 
 Kernel lower_operand_copies(Kernel k) {
@@ -61,7 +57,7 @@ Kernel lower_operand_copies(Kernel k) {
     auto map = [&](rt::Operand op, int64_t rows, int box_rows) {
       rt::TensorMapSpec t;
       t.operand = op;
-      t.elem = elem(p.in);
+      t.elem = runtime_elem(p.in);
       t.rows = static_cast<uint64_t>(rows);
       t.cols = static_cast<uint64_t>(p.k);
       t.box_rows = static_cast<uint32_t>(box_rows);

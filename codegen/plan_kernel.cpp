@@ -37,6 +37,15 @@ int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
+rt::ElemType runtime_elem(DType t) {
+  switch (t) {
+    case DType::F16: return rt::ElemType::F16;
+    case DType::BF16: return rt::ElemType::BF16;
+    case DType::F32: return rt::ElemType::F32;
+    default: GG_INTERNAL_CHECK(false, "no runtime element type for " + std::string(dtype_name(t)));
+  }
+}
+
 Kernel plan_kernel(const Schedule& s) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
@@ -100,8 +109,16 @@ Kernel plan_kernel(const Schedule& s) {
   if (auto acc = s.write_of(def.matmul_node().name); acc && acc->place == Place::Tmem)
     not_lowered("the accumulator in TMEM on sm_90a");
 
-  for (int id : def.epilogue())
-    if (def.node(id).kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, def.node(id)));
+  int c_reads = 0, bias_reads = 0;
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    c_reads += n.kind == OpKind::AddScaled;
+    bias_reads += n.kind == OpKind::AddBias;
+    if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
+    if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));
+  }
+  // GgGemmArgs carries one C and one bias pointer.
+  if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
   // Shared memory: operand stages (each stage a multiple of 1024 bytes for the 128B swizzle),
   // output staging, then the mbarriers.

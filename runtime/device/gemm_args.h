@@ -1,8 +1,10 @@
-#pragma once
+#ifndef GG_GEMM_ARGS_H
+#define GG_GEMM_ARGS_H
 // The one kernel parameter of every gemmgen kernel, passed by value as __grid_constant__.
 // Shared verbatim by the host runtime and the device code (embedded into emitted .cu),
-// so it uses no headers.
-struct alignas(64) GgTensorMap {
+// so it uses no headers (and an include guard, not #pragma once, which warns when the
+// text is pasted into a .cu).
+struct alignas(128) GgTensorMap {  // CUDA 13 aligns CUtensorMap to 128 bytes
   unsigned long long opaque[16];
 };
 
@@ -16,3 +18,5 @@ struct GgGemmArgs {
   long long m, n, k;
   float alpha, beta;
 };
+
+#endif  // GG_GEMM_ARGS_H

@@ -1,0 +1,73 @@
+// Tutorial kernels against cuBLAS in one process: random data, warm-up, the median of many
+// runs with cuBLAS interleaved rep by rep. Prints a markdown table for docs/performance.md.
+//   bench_tutorials [--versions 1-5] [--sizes 4096,8192] [--dtype bf16] [--reps 50]
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/gemm_check.h"
+#include "dsl/error.h"
+#include "runtime/device_info.h"
+#include "schedules/tutorial.h"
+
+namespace {
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int first = 1, last = 5, reps = 50;
+  std::vector<int64_t> sizes = {4096, 8192};
+  gg::DType dtype = gg::DType::BF16;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--versions") {
+      auto dash = value.find('-');
+      first = std::stoi(value.substr(0, dash));
+      last = dash == std::string::npos ? first : std::stoi(value.substr(dash + 1));
+    } else if (flag == "--sizes") {
+      sizes = parse_list(value);
+    } else if (flag == "--dtype") {
+      dtype = gg::parse_dtype(value);
+    } else if (flag == "--reps") {
+      reps = std::stoi(value);
+    } else {
+      std::cerr << "bench_tutorials: unknown flag " << flag << " (--versions A-B, --sizes S,S, --dtype, --reps)\n";
+      return 2;
+    }
+  }
+  if (!gg::rt::gpu_available()) {
+    std::cerr << "bench_tutorials: no GPU\n";
+    return 77;
+  }
+  std::cout << "device: " << gg::rt::device_info().name << "\n\n"
+            << "| step | M=N=K | dtype | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | check |\n"
+            << "|---|---|---|---|---|---|---|---|\n";
+  int failures = 0;
+  for (int64_t size : sizes)
+    for (int v = first; v <= last; ++v) {
+      std::cout << "| v" << v << " | " << size << " | " << gg::dtype_name(dtype) << " | ";
+      try {
+        gg::Definition def = gg::make_gemm(size, size, size, dtype, dtype);
+        gg::CheckOptions options;
+        options.bench = true;
+        options.reps = reps;
+        gg::CheckReport r = gg::check_on_gpu(gg::tutorial_schedule(v, def), options);
+        std::cout.precision(4);
+        std::cout << r.tflops << " | " << r.cublas_tflops << " | " << r.tflops / r.cublas_tflops << " | "
+                  << r.error_vs_host << " | " << (r.passed ? "pass" : "FAIL") << " |\n";
+        failures += !r.passed;
+      } catch (const gg::CompileError& e) {
+        std::cout << "- | - | - | - | " << e.rule() << " |\n";
+      }
+    }
+  return failures ? 1 : 0;
+}

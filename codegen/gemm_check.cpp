@@ -1,0 +1,192 @@
+#include "codegen/gemm_check.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "dsl/error.h"
+#include "runtime/cublas_reference.h"
+#include "runtime/device_buffer.h"
+#include "runtime/device_info.h"
+#include "runtime/error_metrics.h"
+#include "runtime/host_dtype.h"
+#include "runtime/host_reference.h"
+#include "runtime/jit.h"
+#include "runtime/launch.h"
+#include "runtime/timing.h"
+
+namespace gg {
+
+double error_bound(DType out) {
+  switch (out) {
+    case DType::F16: return 1e-3;
+    case DType::BF16: return 4e-3;
+    case DType::F32: return 1e-5;
+    default: GG_INTERNAL_CHECK(false, "no error bound for " + std::string(dtype_name(out)));
+  }
+}
+
+namespace {
+
+struct Operands {
+  rt::DeviceBuffer buffer;
+  std::vector<float> host;
+};
+
+Operands make_input(const Node& n, bool exact, uint64_t seed) {
+  size_t count = 1;
+  for (int64_t e : n.shape) count *= static_cast<size_t>(e);
+  Operands o{rt::DeviceBuffer(runtime_elem(n.dtype), count), {}};
+  o.host = exact ? rt::fill_small_integers(o.buffer, seed) : rt::fill_random_uniform(o.buffer, seed);
+  return o;
+}
+
+// The definition's epilogue ops, in their order, on one fp32-accumulated value (in double).
+double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
+                      const std::vector<float>& bias) {
+  double v = acc;
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    switch (n.kind) {
+      case OpKind::Scale: v *= n.scalar; break;
+      case OpKind::AddScaled: v += n.scalar * c[static_cast<size_t>(row * def.n() + col)]; break;
+      case OpKind::AddBias: v += bias[static_cast<size_t>(n.bias_along == BiasAlong::Rows ? row : col)]; break;
+      case OpKind::Relu: v = rt::apply_activation(rt::Activation::Relu, v); break;
+      case OpKind::Gelu: v = rt::apply_activation(rt::Activation::GeluTanh, v); break;
+      case OpKind::Silu: v = rt::apply_activation(rt::Activation::Silu, v); break;
+      case OpKind::Cast: break;  // the rounding to the output dtype is the comparison's concern
+      default: break;
+    }
+  }
+  return v;
+}
+
+bool plain_product(const Definition& def) {
+  for (int id : def.epilogue())
+    if (def.node(id).kind != OpKind::Cast) return false;
+  return true;
+}
+
+}  // namespace
+
+CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
+  const Definition& def = s.definition();
+  EmittedKernel e = emit_cuda(s);
+  rt::CompiledKernel compiled = rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)));
+  rt::LoadedKernel kernel(compiled, e.launch);
+
+  CheckReport r;
+  r.kernel_name = e.kernel_name;
+  r.launch = kernel.describe();
+  r.device = rt::device_info().name;
+  r.m = def.m();
+  r.n = def.n();
+  r.k = def.k();
+  const Node& mm = def.matmul_node();
+  Operands a = make_input(def.node(mm.operands[0]), o.exact, o.seed);
+  Operands b = make_input(def.node(mm.operands[1]), o.exact, o.seed + 1);
+  Operands c, bias;
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    if (n.kind == OpKind::AddScaled) c = make_input(def.node(n.operands[1]), o.exact, o.seed + 2);
+    if (n.kind == OpKind::AddBias) bias = make_input(def.node(n.operands[1]), o.exact, o.seed + 3);
+  }
+  rt::ElemType out_type = runtime_elem(def.output_dtype());
+  size_t mn = static_cast<size_t>(r.m * r.n);
+  rt::DeviceBuffer d(out_type, mn);
+  rt::fill_poison(d);
+
+  rt::GemmProblem problem;
+  problem.a = a.buffer.data();
+  problem.b = b.buffer.data();
+  problem.c = c.buffer.data();
+  problem.bias = bias.buffer.data();
+  problem.d = d.data();
+  problem.m = r.m;
+  problem.n = r.n;
+  problem.k = r.k;
+  problem.in_type = runtime_elem(def.input_dtype());
+  problem.out_type = out_type;
+  kernel.launch_and_wait(problem);
+  r.unwritten = rt::count_poisoned(d);
+  std::vector<float> ours = d.download();
+
+  // cuBLAS: the product rounded to the output dtype, or in fp32 with the epilogue applied on the host.
+  rt::CublasReference cublas;
+  bool plain = plain_product(def);
+  rt::DeviceBuffer cublas_d(plain ? out_type : rt::ElemType::F32, mn);
+  cublas.gemm(a.buffer, b.buffer, cublas_d, r.m, r.n, r.k);
+  std::vector<float> cublas_values = cublas_d.download();
+
+  rt::HostReference host = rt::host_gemm_reference(a.host, b.host, r.m, r.n, r.k, rt::EpilogueRef{});
+  r.checked_rows = host.rows.size();
+  std::vector<double> ref, mine, theirs;
+  for (size_t i = 0; i < host.rows.size(); ++i) {
+    int64_t row = host.rows[i];
+    for (int64_t col = 0; col < r.n; ++col) {
+      size_t at = static_cast<size_t>(row * r.n + col);
+      ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row, col,
+                                   c.host, bias.host));
+      mine.push_back(ours[at]);
+      double cb = plain ? cublas_values[at]
+                        : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c.host, bias.host));
+      theirs.push_back(cb);
+    }
+  }
+  r.error_vs_host = rt::relative_frobenius_error(mine, ref);
+  r.cublas_error_vs_host = rt::relative_frobenius_error(theirs, ref);
+  r.error_vs_cublas = rt::relative_frobenius_error(mine, theirs);
+  r.bound = error_bound(def.output_dtype());
+
+  std::ostringstream why;
+  if (r.unwritten) why << r.unwritten << " output elements never written; ";
+  if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
+  if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
+    why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
+  if (o.exact && !(r.error_vs_cublas == 0.0)) why << "exact mode: result differs from cuBLAS; ";
+  r.verdict = why.str().empty() ? "ok" : why.str();
+  r.passed = r.verdict == "ok";
+
+  if (o.bench) {
+    auto times = rt::interleaved_median_ms([&] { kernel.launch(problem); },
+                                           [&] { cublas.gemm(a.buffer, b.buffer, cublas_d, r.m, r.n, r.k); },
+                                           o.warmup, o.reps);
+    r.ms = times.ours_ms;
+    r.cublas_ms = times.reference_ms;
+    r.tflops = rt::tflops(r.m, r.n, r.k, r.ms);
+    r.cublas_tflops = rt::tflops(r.m, r.n, r.k, r.cublas_ms);
+  }
+  return r;
+}
+
+std::string format_report(const CheckReport& r) {
+  std::ostringstream os;
+  os << "kernel:            " << r.launch << "\n"
+     << "device:            " << r.device << "\n"
+     << "problem:           M=" << r.m << " N=" << r.n << " K=" << r.k << " (" << r.checked_rows
+     << " rows checked against fp64)\n"
+     << "error vs cuBLAS:   " << r.error_vs_cublas << "\n"
+     << "error vs fp64:     " << r.error_vs_host << " (bound " << r.bound << ", cuBLAS's own " << r.cublas_error_vs_host
+     << ")\n"
+     << "unwritten:         " << r.unwritten << "\n";
+  if (r.ms > 0)
+    os << "time:              " << r.ms << " ms, " << r.tflops << " TFLOP/s\n"
+       << "cuBLAS:            " << r.cublas_ms << " ms, " << r.cublas_tflops << " TFLOP/s\n"
+       << "ratio to cuBLAS:   " << r.tflops / r.cublas_tflops << "\n";
+  os << "check:             " << (r.passed ? "PASS" : "FAIL: " + r.verdict) << "\n";
+  return os.str();
+}
+
+std::string format_report_json(const CheckReport& r) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "{\"kernel\": \"" << r.kernel_name << "\", \"device\": \"" << r.device << "\", \"m\": " << r.m
+     << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"error_vs_cublas\": " << r.error_vs_cublas
+     << ", \"error_vs_host\": " << r.error_vs_host << ", \"cublas_error_vs_host\": " << r.cublas_error_vs_host
+     << ", \"bound\": " << r.bound << ", \"unwritten\": " << r.unwritten << ", \"checked_rows\": " << r.checked_rows
+     << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms
+     << ", \"cublas_tflops\": " << r.cublas_tflops << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
+     << ", \"passed\": " << (r.passed ? "true" : "false") << "}";
+  return os.str();
+}
+
+}  // namespace gg

@@ -1,0 +1,40 @@
+#pragma once
+// Runs a schedule's kernel on the GPU and judges it: JIT compile (NVRTC, disk cache), random
+// or small-integer inputs, a poisoned output, then the relative Frobenius error against
+// cuBLAS and against an fp64 host reference, cuBLAS's own error against that reference, the
+// count of unwritten elements, and optionally TFLOP/s next to cuBLAS in the same process.
+#include <cstdint>
+#include <string>
+
+#include "codegen/emit.h"
+
+namespace gg {
+
+struct CheckOptions {
+  bool exact = false;    // small integers in [-2, 2]: every product and sum is exact in fp32
+  uint64_t seed = 1;
+  bool bench = false;
+  int warmup = 10, reps = 50;
+};
+
+struct CheckReport {
+  std::string kernel_name, launch, device;
+  int64_t m = 0, n = 0, k = 0;
+  double error_vs_cublas = 0, error_vs_host = 0, cublas_error_vs_host = 0;
+  size_t unwritten = 0, checked_rows = 0;
+  double bound = 0;          // the dtype's bound on error_vs_host
+  bool passed = false;
+  std::string verdict;       // why it failed, or "ok"
+  double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
+};
+
+// The relative Frobenius bound for an output dtype: f16 1e-3, bf16 4e-3, f32 1e-5.
+double error_bound(DType out);
+
+// Needs a GPU; throws CompileError for schedules that do not lower and rt errors for CUDA failures.
+CheckReport check_on_gpu(const Schedule& s, const CheckOptions& options = {});
+
+std::string format_report(const CheckReport& r);
+std::string format_report_json(const CheckReport& r);
+
+}  // namespace gg

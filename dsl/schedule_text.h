@@ -1,0 +1,91 @@
+#pragma once
+// A schedule is data: this is its text form. One directive per line, the primitive's name
+// followed by its arguments, `#` comments and blank lines ignored:
+//
+//   tile 128 128 64
+//   bind k_o serial
+//   cache_read A tma
+//   cache_write cast shared tma
+//   circular_buffer k_o 4 3
+//   warp_specialize 40 232
+//   persist m_o n_o tile row 8
+//   mma 64 128 16 sm_90a
+//
+// A schedule file may also carry what the CLI needs to build the definition: `epilogue`
+// lines (applied in order between the matmul and the final cast) and one `problem` line
+// of defaults that command-line flags override:
+//
+//   problem m=8192 n=8192 k=8192 dtype=bf16 out=bf16
+//   epilogue scale 2.0        # acc * 2
+//   epilogue add_c 0.5        # + 0.5 * C   (C: [M,N] input)
+//   epilogue bias cols        # + Bias[n]   (Bias: [N] input; `rows`: Bias[m], [M])
+//   epilogue relu             # or gelu, silu
+//
+// Parse errors are CompileError `parse-error` naming the line, the offending text and what
+// was expected; a directive that parses but cannot be applied keeps its primitive's rule id
+// and gains a `line N:` prefix.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/definition.h"
+#include "dsl/schedule.h"
+
+namespace gg {
+
+// One epilogue op of a schedule file, between the matmul and the final cast.
+struct EpilogueSpec {
+  OpKind kind = OpKind::Relu;  // Scale, AddScaled, AddBias, Relu, Gelu or Silu
+  double scalar = 0.0;         // Scale: alpha; AddScaled: beta
+  BiasAlong along = BiasAlong::Cols;
+  bool operator==(const EpilogueSpec&) const = default;
+};
+
+// Problem defaults from a `problem` line; unset fields fall back to the caller's defaults.
+struct ProblemSpec {
+  std::optional<int64_t> m, n, k;
+  std::optional<DType> dtype, out;
+  bool operator==(const ProblemSpec&) const = default;
+};
+
+struct ScheduleFile {
+  ProblemSpec problem;
+  std::vector<EpilogueSpec> epilogue;
+  std::vector<Directive> directives;
+  std::vector<int> directive_lines;  // 1-based source line of each directive (same length)
+};
+
+// The text of one directive, e.g. "split m_i 64 m_wg m_mma".
+std::string print_directive(const Directive& d);
+// The directive list, one per line.
+std::string print_directives(const std::vector<Directive>& ds);
+// A complete schedule file: a `problem` line and `epilogue` lines describing the schedule's
+// definition (when it is a GEMM of make_definition's form; otherwise a comment says so),
+// then the directives. parse_schedule_file() reads it back to the same directives.
+std::string print_schedule(const Schedule& s);
+
+// Parses one directive line (no comment, not blank). CompileError `parse-error`.
+Directive parse_directive(std::string_view line);
+// Parses a whole file. CompileError `parse-error` (or the rule of a bad dtype/binding/arch
+// name) with a `line N:` prefix.
+ScheduleFile parse_schedule_file(std::string_view text);
+
+// The GEMM D = cast(epilogue(A[M,K] * B[N,K]^T)) with inputs A, B and, as the epilogue
+// needs them, C ([M,N], dtype `out`) for add_c and Bias ([N] or [M], dtype `out`) for bias.
+// The epilogue ops are named by Definition: scale, add_c, bias, relu, gelu, silu, cast
+// (a repeated op gets a numeric suffix: relu1).
+Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
+                           const std::vector<EpilogueSpec>& epilogue = {});
+
+// The epilogue of a definition built like make_definition's, or nullopt when the definition
+// has another shape (then print_schedule cannot describe it in a file).
+std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def);
+
+// Replays `directives` through Schedule::apply, so each one is validated as if called in
+// code. When `lines` is given (one per directive), errors gain a `line N:` prefix.
+Schedule apply_directives(const Definition& def, const std::vector<Directive>& directives,
+                          const std::vector<int>& lines = {});
+
+}  // namespace gg

@@ -1,0 +1,61 @@
+#include "runtime/cublas_reference.h"
+
+#include <string>
+
+#include "runtime/cuda_error.h"
+
+namespace gg::rt {
+namespace {
+
+void check_cublas(cublasStatus_t status, const std::string& what) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw CudaError(what + ": " + cublasGetStatusString(status));
+}
+
+cudaDataType_t cuda_type(ElemType type) {
+  switch (type) {
+    case ElemType::F16: return CUDA_R_16F;
+    case ElemType::BF16: return CUDA_R_16BF;
+    case ElemType::F32: return CUDA_R_32F;
+  }
+  return CUDA_R_32F;
+}
+
+int to_int(int64_t value, const char* what) {
+  if (value <= 0 || value > INT32_MAX) throw CudaError(std::string("cuBLAS reference: bad ") + what);
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+CublasReference::CublasReference() { check_cublas(cublasCreate(&handle_), "cublasCreate"); }
+
+CublasReference::~CublasReference() {
+  if (handle_ != nullptr) cublasDestroy(handle_);
+}
+
+void CublasReference::gemm(const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& d, int64_t m, int64_t n,
+                           int64_t k, cudaStream_t stream) {
+  if (a.type() != b.type()) throw CudaError("cuBLAS reference: A and B differ in element type");
+  if (a.count() != static_cast<size_t>(m * k) || b.count() != static_cast<size_t>(n * k) ||
+      d.count() != static_cast<size_t>(m * n)) {
+    throw CudaError("cuBLAS reference: buffer sizes do not match " + std::to_string(m) + "x" + std::to_string(n) +
+                    "x" + std::to_string(k));
+  }
+  gemm(a.data(), b.data(), d.data(), a.type(), d.type(), m, n, k, stream);
+}
+
+void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_type, ElemType out_type, int64_t m,
+                           int64_t n, int64_t k, cudaStream_t stream) {
+  const int mi = to_int(m, "M"), ni = to_int(n, "N"), ki = to_int(k, "K");
+  const float alpha = 1.0f, beta = 0.0f;
+  check_cublas(cublasSetStream(handle_, stream), "cublasSetStream");
+  // Column-major view: row-major D[M,N] is D^T (N x M, ld N) = B * A^T, where row-major
+  // B[N,K] is a K x N column-major matrix (transposed in) and row-major A[M,K] is
+  // A^T as a K x M column-major matrix (taken as is).
+  check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cuda_type(in_type), ki, a,
+                            cuda_type(in_type), ki, &beta, d, cuda_type(out_type), ni, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx (" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ")");
+}
+
+}  // namespace gg::rt

@@ -1,0 +1,33 @@
+#pragma once
+// cuBLAS as the reference GEMM: D[M,N] = A[M,K] * B[N,K]^T, all row-major, fp32
+// accumulation, output bf16, f16 or f32 (f32 gives the product for host-side
+// epilogue references).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "runtime/device_buffer.h"
+
+namespace gg::rt {
+
+class CublasReference {
+ public:
+  CublasReference();  // creates a handle; throws CudaError
+  ~CublasReference();
+  CublasReference(const CublasReference&) = delete;
+  CublasReference& operator=(const CublasReference&) = delete;
+
+  // Checks sizes and types against m, n, k, then runs asynchronously on `stream`.
+  void gemm(const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& d, int64_t m, int64_t n, int64_t k,
+            cudaStream_t stream = nullptr);
+
+  // Raw form, for timing loops.
+  void gemm(const void* a, const void* b, void* d, ElemType in_type, ElemType out_type, int64_t m, int64_t n,
+            int64_t k, cudaStream_t stream = nullptr);
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace gg::rt

@@ -1,0 +1,136 @@
+#ifndef GG_HOST_ENTRY_CUH
+#define GG_HOST_ENTRY_CUH
+// Host side of an emitted standalone .cu, compiled by nvcc in the user's program:
+// tensor map encoding and the launch. Needs gemm_args.h (GgTensorMap, GgGemmArgs)
+// before it. The driver is reached through cudart's entry-point lookup, so the
+// program links only cudart (no -lcuda). Errors are returned and printed to stderr
+// with the kernel's name and launch shape.
+#include <cuda.h>  // CUtensorMap types only
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace gg::host {
+
+// Values as in gemmgen's runtime/launch_spec.h.
+enum ElemKind { kElemF16 = 0, kElemBF16 = 1, kElemF32 = 2 };
+enum SwizzleKind { kSwizzleNone = 0, kSwizzle32B = 1, kSwizzle64B = 2, kSwizzle128B = 3 };
+
+// A 2-D tiled tensor map over a row-major rows x cols matrix, cols contiguous.
+struct TensorMapDesc {
+  int elem;  // ElemKind
+  unsigned long long rows, cols;
+  unsigned box_rows, box_cols;
+  int swizzle;  // SwizzleKind
+};
+
+typedef CUresult (*EncodeTiledFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static EncodeTiledFn encode_tiled_fn() {
+  static EncodeTiledFn fn = nullptr;
+  if (fn == nullptr) {
+    void* address = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    // 12000: the ABI version of the cuTensorMapEncodeTiled signature above.
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &address, 12000, cudaEnableDefault, &found) ==
+            cudaSuccess &&
+        found == cudaDriverEntryPointSuccess) {
+      fn = reinterpret_cast<EncodeTiledFn>(address);
+    }
+  }
+  return fn;
+}
+
+// Returns 0 (CUDA_SUCCESS) or the failing CUresult / -1 when the driver lacks the function.
+static int encode_tensor_map_2d(GgTensorMap* out, const void* base, const TensorMapDesc& desc,
+                                const char* kernel_name, const char* operand_name) {
+  EncodeTiledFn encode = encode_tiled_fn();
+  if (encode == nullptr) {
+    std::fprintf(stderr, "gemmgen: kernel %s: cuTensorMapEncodeTiled is not available from the driver\n",
+                 kernel_name);
+    return -1;
+  }
+  const CUtensorMapDataType types[] = {CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                       CU_TENSOR_MAP_DATA_TYPE_FLOAT32};
+  const unsigned long long elem_bytes[] = {2, 2, 4};
+  const CUtensorMapSwizzle swizzles[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                         CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B};
+  const cuuint64_t dims[2] = {desc.cols, desc.rows};  // innermost first
+  const cuuint64_t strides[1] = {desc.cols * elem_bytes[desc.elem]};
+  const cuuint32_t box[2] = {desc.box_cols, desc.box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  CUtensorMap map;
+  const CUresult status =
+      encode(&map, types[desc.elem], 2, const_cast<void*>(base), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[desc.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (status != CUDA_SUCCESS) {
+    std::fprintf(stderr,
+                 "gemmgen: kernel %s: encoding the tensor map of operand %s (%llux%llu, box %ux%u) failed with "
+                 "CUresult %d\n",
+                 kernel_name, operand_name, desc.rows, desc.cols, desc.box_rows, desc.box_cols,
+                 static_cast<int>(status));
+    return static_cast<int>(status);
+  }
+  static_assert(sizeof(GgTensorMap) == sizeof(CUtensorMap), "GgTensorMap must hold a CUtensorMap");
+  std::memcpy(out, &map, sizeof(map));
+  return 0;
+}
+
+static void report_launch_error(const char* kernel_name, const char* what, cudaError_t status, dim3 grid,
+                                dim3 block, dim3 cluster, unsigned smem_bytes) {
+  std::fprintf(stderr,
+               "gemmgen: kernel %s (grid {%u,%u,%u}, block {%u,%u,%u}, cluster {%u,%u,%u}, %u bytes dynamic smem): "
+               "%s failed: %s: %s\n",
+               kernel_name, grid.x, grid.y, grid.z, block.x, block.y, block.z, cluster.x, cluster.y, cluster.z,
+               smem_bytes, what, cudaGetErrorName(status), cudaGetErrorString(status));
+}
+
+// Launches `kernel` (a __global__ function taking one GgGemmArgs) with the given shape;
+// cluster {1,1,1} launches without a cluster attribute.
+static cudaError_t launch_kernel(const void* kernel, const char* kernel_name, dim3 grid, dim3 block, dim3 cluster,
+                                 unsigned smem_bytes, const GgGemmArgs& args, cudaStream_t stream) {
+  cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
+  if (status != cudaSuccess) {
+    report_launch_error(kernel_name, "cudaFuncSetAttribute(max dynamic smem)", status, grid, block, cluster,
+                        smem_bytes);
+    return status;
+  }
+  const unsigned cluster_size = cluster.x * cluster.y * cluster.z;
+  if (cluster_size > 8) {
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (status != cudaSuccess) {
+      report_launch_error(kernel_name, "cudaFuncSetAttribute(non-portable cluster)", status, grid, block, cluster,
+                          smem_bytes);
+      return status;
+    }
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  if (cluster_size != 1) {
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = cluster.x;
+    attribute[0].val.clusterDim.y = cluster.y;
+    attribute[0].val.clusterDim.z = cluster.z;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+  }
+  GgGemmArgs by_value = args;
+  void* params[] = {&by_value};
+  status = cudaLaunchKernelExC(&config, kernel, params);
+  if (status != cudaSuccess) {
+    report_launch_error(kernel_name, "cudaLaunchKernelExC", status, grid, block, cluster, smem_bytes);
+  }
+  return status;
+}
+
+}  // namespace gg::host
+#endif  // GG_HOST_ENTRY_CUH

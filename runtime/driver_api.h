@@ -1,0 +1,33 @@
+#pragma once
+// The CUDA driver functions the runtime uses, looked up through cudart
+// (cudaGetDriverEntryPointByVersion) instead of linking libcuda: binaries then load
+// and run their CPU-only parts on machines without a driver.
+#include <cuda.h>
+
+#include <string>
+
+namespace gg::rt {
+
+struct DriverApi {
+  decltype(&::cuModuleLoadData) module_load_data = nullptr;
+  decltype(&::cuModuleUnload) module_unload = nullptr;
+  decltype(&::cuModuleGetFunction) module_get_function = nullptr;
+  decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
+  decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
+  decltype(&::cuGetErrorName) get_error_name = nullptr;
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+};
+
+// Resolved once; throws CudaError when the driver or a function is missing.
+// Also initializes the CUDA runtime's primary context, which the driver calls use.
+const DriverApi& driver_api();
+
+// Makes the CUDA runtime's primary context current on this thread (driver calls such
+// as module loading act on the current context).
+void use_runtime_context();
+
+// "CUDA_ERROR_X: description" for a driver status.
+std::string driver_error_text(CUresult status);
+
+}  // namespace gg::rt

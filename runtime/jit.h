@@ -1,0 +1,43 @@
+#pragma once
+// Compiling kernel source to a CUBIN with NVRTC, through the on-disk kernel cache.
+// Needs no GPU: NVRTC assembles for the named architecture itself.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gg::rt {
+
+// NVRTC rejected the source; the message carries NVRTC's log.
+class JitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompiledKernel {
+  std::string kernel_name;   // as written in the source (name expression)
+  std::string lowered_name;  // the symbol to look up in the module
+  std::string arch;
+  std::vector<char> cubin;
+  std::string log;         // NVRTC's warnings; empty for a cache hit
+  std::string cache_key;   // 32 hex digits
+  bool from_cache = false;
+};
+
+struct JitOptions {
+  bool use_cache = true;
+  std::vector<std::string> extra_options;  // appended to the NVRTC options, part of the cache key
+};
+
+// Compiles `source` (which may #include any runtime/device header by its file name,
+// e.g. "tma.cuh") for `arch` ("sm_90a", "sm_100a", ...) with -std=c++17 -default-device
+// and no fast math. Throws JitError on a compile error.
+CompiledKernel compile_kernel(const std::string& source, const std::string& kernel_name,
+                              const std::string& arch = "sm_90a", const JitOptions& options = {});
+
+// "nvrtc <major>.<minor>"
+std::string nvrtc_version();
+
+// The version string that, with NVRTC's, makes cache entries of other builds stale.
+std::string gemmgen_version();
+
+}  // namespace gg::rt

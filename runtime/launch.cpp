@@ -1,0 +1,181 @@
+#include "runtime/launch.h"
+
+#include <utility>
+
+#include "runtime/cuda_error.h"
+#include "runtime/driver_api.h"
+#include "runtime/tensor_map.h"
+
+namespace gg::rt {
+namespace {
+
+std::string dims(const std::array<unsigned, 3>& d) {
+  return "{" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "}";
+}
+
+bool is_single_cta_cluster(const std::array<unsigned, 3>& cluster) {
+  return cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1;
+}
+
+const void* base_pointer(Operand operand, const GemmProblem& problem) {
+  switch (operand) {
+    case Operand::A: return problem.a;
+    case Operand::B: return problem.b;
+    case Operand::C: return problem.c;
+    case Operand::D: return problem.d;
+  }
+  return nullptr;
+}
+
+GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
+  switch (operand) {
+    case Operand::A: return &args.map_a;
+    case Operand::B: return &args.map_b;
+    case Operand::C: return &args.map_c;
+    case Operand::D: return &args.map_d;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
+  const bool is_input = spec.operand == Operand::A || spec.operand == Operand::B;
+  const int64_t rows = spec.operand == Operand::A ? problem.m : spec.operand == Operand::B ? problem.n : problem.m;
+  const int64_t cols = is_input ? problem.k : problem.n;
+  const ElemType elem = is_input ? problem.in_type : problem.out_type;
+  const std::string which = std::string("tensor map for operand ") + operand_name(spec.operand);
+  if (spec.elem != elem) {
+    throw CudaError(which + " is " + elem_name(spec.elem) + " but the problem's operand is " + elem_name(elem));
+  }
+  TensorMapSpec resolved = spec;
+  if (spec.rows == 0 && spec.cols == 0) {
+    resolved.rows = static_cast<uint64_t>(rows);
+    resolved.cols = static_cast<uint64_t>(cols);
+  } else if (spec.rows != static_cast<uint64_t>(rows) || spec.cols != static_cast<uint64_t>(cols)) {
+    throw CudaError(which + " was generated for " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
+                    " but the problem's operand is " + std::to_string(rows) + "x" + std::to_string(cols));
+  }
+  return resolved;
+}
+
+LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : spec_(std::move(spec)) {
+  if (spec_.kernel_name.empty()) spec_.kernel_name = compiled.kernel_name;
+  const DriverApi& api = driver_api();
+  use_runtime_context();
+  if (CUresult status = api.module_load_data(&module_, compiled.cubin.data()); status != CUDA_SUCCESS) {
+    fail("cuModuleLoadData (" + compiled.arch + " cubin)", status);
+  }
+  if (CUresult status = api.module_get_function(&function_, module_, compiled.lowered_name.c_str());
+      status != CUDA_SUCCESS) {
+    fail("cuModuleGetFunction('" + compiled.lowered_name + "')", status);
+  }
+  if (CUresult status = api.func_set_attribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(spec_.dynamic_smem_bytes));
+      status != CUDA_SUCCESS) {
+    fail("setting the dynamic shared memory limit", status);
+  }
+  if (spec_.cluster[0] * spec_.cluster[1] * spec_.cluster[2] > 8) {
+    if (CUresult status = api.func_set_attribute(function_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        status != CUDA_SUCCESS) {
+      fail("allowing a non-portable cluster size", status);
+    }
+  }
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (module_ != nullptr) driver_api().module_unload(module_);
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
+    : module_(std::exchange(other.module_, nullptr)),
+      function_(std::exchange(other.function_, nullptr)),
+      spec_(std::move(other.spec_)) {}
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
+  if (this != &other) {
+    if (module_ != nullptr) driver_api().module_unload(module_);
+    module_ = std::exchange(other.module_, nullptr);
+    function_ = std::exchange(other.function_, nullptr);
+    spec_ = std::move(other.spec_);
+  }
+  return *this;
+}
+
+std::string LoadedKernel::describe() const {
+  return "kernel '" + spec_.kernel_name + "' (grid " + dims(spec_.grid) + ", block " + dims(spec_.block) +
+         ", cluster " + dims(spec_.cluster) + ", " + std::to_string(spec_.dynamic_smem_bytes) +
+         " bytes dynamic smem)";
+}
+
+void LoadedKernel::fail(const std::string& what, CUresult status) const {
+  throw CudaError(describe() + ": " + what + " failed: " + driver_error_text(status));
+}
+
+GgGemmArgs LoadedKernel::make_args(const GemmProblem& problem) const {
+  GgGemmArgs args{};
+  args.a = problem.a;
+  args.b = problem.b;
+  args.c = problem.c;
+  args.d = problem.d;
+  args.bias = problem.bias;
+  args.m = problem.m;
+  args.n = problem.n;
+  args.k = problem.k;
+  args.alpha = problem.alpha;
+  args.beta = problem.beta;
+  for (const TensorMapSpec& spec : spec_.tensor_maps) {
+    try {
+      *map_slot(spec.operand, args) =
+          encode_tensor_map(resolve_tensor_map_spec(spec, problem), base_pointer(spec.operand, problem));
+    } catch (const CudaError& error) {
+      throw CudaError(describe() + ": " + error.what());
+    }
+  }
+  return args;
+}
+
+void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {
+  launch_args(make_args(problem), stream);
+}
+
+void LoadedKernel::launch_args(const GgGemmArgs& args, cudaStream_t stream) const {
+  for (int i = 0; i < 3; ++i) {
+    if (spec_.cluster[i] == 0 || spec_.grid[i] % spec_.cluster[i] != 0) {
+      throw CudaError(describe() + ": the grid is not a whole number of clusters");
+    }
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = spec_.grid[0];
+  config.gridDimY = spec_.grid[1];
+  config.gridDimZ = spec_.grid[2];
+  config.blockDimX = spec_.block[0];
+  config.blockDimY = spec_.block[1];
+  config.blockDimZ = spec_.block[2];
+  config.sharedMemBytes = spec_.dynamic_smem_bytes;
+  config.hStream = stream;  // cudaStream_t and CUstream are the same handle type
+  CUlaunchAttribute cluster_attribute{};
+  if (!is_single_cta_cluster(spec_.cluster)) {
+    cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster_attribute.value.clusterDim.x = spec_.cluster[0];
+    cluster_attribute.value.clusterDim.y = spec_.cluster[1];
+    cluster_attribute.value.clusterDim.z = spec_.cluster[2];
+    config.attrs = &cluster_attribute;
+    config.numAttrs = 1;
+  }
+  GgGemmArgs by_value = args;
+  void* params[] = {&by_value};
+  if (CUresult status = driver_api().launch_kernel_ex(&config, function_, params, nullptr); status != CUDA_SUCCESS) {
+    fail("cuLaunchKernelEx", status);
+  }
+}
+
+void LoadedKernel::launch_and_wait(const GemmProblem& problem, cudaStream_t stream) const {
+  launch(problem, stream);
+  if (cudaError_t status = cudaStreamSynchronize(stream); status != cudaSuccess) {
+    throw CudaError(describe() + ": kernel execution failed: " + cudaGetErrorName(status) + ": " +
+                    cudaGetErrorString(status));
+  }
+}
+
+}  // namespace gg::rt

@@ -1,0 +1,68 @@
+#pragma once
+// Loading a compiled kernel and launching it on a GEMM problem: tensor maps encoded
+// into GgGemmArgs, dynamic shared memory raised, cluster dimensions attached.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/device/gemm_args.h"
+#include "runtime/jit.h"
+#include "runtime/launch_spec.h"
+
+namespace gg::rt {
+
+// D[M,N] = epilogue(alpha * A[M,K] * B[N,K]^T + beta * C[M,N], bias); all row-major
+// device pointers.
+struct GemmProblem {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  void* d = nullptr;
+  const void* bias = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  ElemType in_type = ElemType::BF16;   // A and B
+  ElemType out_type = ElemType::BF16;  // C, D and bias
+};
+
+// The tensor map spec with its matrix shape filled in from the problem when the spec
+// leaves rows and cols at 0 (A: M x K, B: N x K, C and D: M x N). Throws CudaError if
+// a shape or element type the spec states disagrees with the problem.
+TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem);
+
+// A kernel loaded into the current context (needs a GPU). Owns its module.
+class LoadedKernel {
+ public:
+  LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec);
+  ~LoadedKernel();
+  LoadedKernel(LoadedKernel&& other) noexcept;
+  LoadedKernel& operator=(LoadedKernel&& other) noexcept;
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+
+  // Pointers, sizes, scalars and one tensor map per spec entry.
+  GgGemmArgs make_args(const GemmProblem& problem) const;
+
+  void launch(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
+  void launch_args(const GgGemmArgs& args, cudaStream_t stream = nullptr) const;
+
+  // Launches and synchronizes the stream, so a fault in the kernel is reported with
+  // the launch shape.
+  void launch_and_wait(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
+
+  const LaunchSpec& spec() const { return spec_; }
+
+  // "kernel 'name' (grid {x,y,z}, block {x,y,z}, cluster {x,y,z}, N bytes dynamic smem)"
+  std::string describe() const;
+
+ private:
+  void fail(const std::string& what, CUresult status) const;
+
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  LaunchSpec spec_;
+};
+
+}  // namespace gg::rt

@@ -1,0 +1,89 @@
+#include "runtime/timing.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/cuda_error.h"
+
+namespace gg::rt {
+namespace {
+
+class EventPair {
+ public:
+  EventPair() {
+    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+
+  void time(const std::function<void()>& launch, cudaStream_t stream) {
+    check_cuda(cudaEventRecord(start_, stream), "cudaEventRecord");
+    launch();
+    check_cuda(cudaEventRecord(stop_, stream), "cudaEventRecord");
+  }
+  double elapsed_ms() const {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+void check_reps(int reps) {
+  if (reps < 1) throw std::invalid_argument("timing needs at least one rep");
+}
+
+}  // namespace
+
+double median_time_ms(const std::function<void()>& launch, int warmup, int reps, cudaStream_t stream) {
+  check_reps(reps);
+  for (int i = 0; i < warmup; ++i) launch();
+  // One event pair per rep and a single sync at the end keep the GPU busy back to back.
+  std::vector<EventPair> events(static_cast<size_t>(reps));
+  for (EventPair& pair : events) pair.time(launch, stream);
+  check_cuda(cudaStreamSynchronize(stream), "synchronizing after timed reps");
+  std::vector<double> times;
+  for (const EventPair& pair : events) times.push_back(pair.elapsed_ms());
+  return median(times);
+}
+
+InterleavedMedians interleaved_median_ms(const std::function<void()>& ours, const std::function<void()>& reference,
+                                         int warmup, int reps, cudaStream_t stream) {
+  check_reps(reps);
+  for (int i = 0; i < warmup; ++i) {
+    ours();
+    reference();
+  }
+  std::vector<EventPair> ours_events(static_cast<size_t>(reps)), reference_events(static_cast<size_t>(reps));
+  for (size_t i = 0; i < ours_events.size(); ++i) {
+    ours_events[i].time(ours, stream);
+    reference_events[i].time(reference, stream);
+  }
+  check_cuda(cudaStreamSynchronize(stream), "synchronizing after timed reps");
+  std::vector<double> ours_times, reference_times;
+  for (size_t i = 0; i < ours_events.size(); ++i) {
+    ours_times.push_back(ours_events[i].elapsed_ms());
+    reference_times.push_back(reference_events[i].elapsed_ms());
+  }
+  return {median(ours_times), median(reference_times)};
+}
+
+double tflops(int64_t m, int64_t n, int64_t k, double ms) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
+}
+
+}  // namespace gg::rt

@@ -1,0 +1,70 @@
+// Driver errors come back as exceptions naming the kernel and its launch shape.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include "runtime/cuda_error.h"
+#include "runtime/jit.h"
+#include "runtime/launch.h"
+
+namespace {
+
+const char* kNoop = R"(
+#include "gemm_args.h"
+extern "C" __global__ void noop(const __grid_constant__ GgGemmArgs) {}
+)";
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const gg::rt::CudaError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a launch the driver refuses names the kernel, grid, block, cluster and smem") {
+  gg::rt::LaunchSpec spec;
+  spec.kernel_name = "noop";
+  spec.grid = {7, 1, 1};
+  spec.block = {2048, 1, 1};  // more threads than a block may have
+  const gg::rt::LoadedKernel kernel(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  const std::string message = error_of([&] { kernel.launch(gg::rt::GemmProblem{}); });
+  CAPTURE(message);
+  CHECK(contains(message, "kernel 'noop' (grid {7,1,1}, block {2048,1,1}, cluster {1,1,1}, 0 bytes dynamic smem)"));
+  CHECK(contains(message, "cuLaunchKernelEx failed: CUDA_ERROR_"));
+}
+
+TEST_CASE("asking for more shared memory than the device has fails at load, naming the kernel") {
+  gg::rt::LaunchSpec spec;
+  spec.kernel_name = "noop";
+  spec.dynamic_smem_bytes = 1u << 20;
+  const std::string message =
+      error_of([&] { gg::rt::LoadedKernel kernel(gg::rt::compile_kernel(kNoop, "noop"), spec); });
+  CAPTURE(message);
+  CHECK(contains(message, "kernel 'noop' (grid {1,1,1}, block {128,1,1}, cluster {1,1,1}, 1048576 bytes dynamic smem)"));
+  CHECK(contains(message, "setting the dynamic shared memory limit failed"));
+}
+
+TEST_CASE("a tensor map that cannot be encoded names the kernel and the operand") {
+  gg::rt::LaunchSpec spec;
+  spec.kernel_name = "noop";
+  gg::rt::TensorMapSpec map;
+  map.operand = gg::rt::Operand::B;
+  map.box_rows = 64;
+  map.box_cols = 64;
+  spec.tensor_maps = {map};
+  const gg::rt::LoadedKernel kernel(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  gg::rt::GemmProblem problem;  // B is null
+  problem.m = problem.n = problem.k = 64;
+  const std::string message = error_of([&] { kernel.launch(problem); });
+  CAPTURE(message);
+  CHECK(contains(message, "kernel 'noop'"));
+  CHECK(contains(message, "operand B"));
+  CHECK(contains(message, "base pointer is null"));
+}

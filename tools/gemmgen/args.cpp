@@ -1,0 +1,94 @@
+#include "tools/gemmgen/args.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "dsl/error.h"
+
+namespace gg::cli {
+
+int FlagSpec::values() const {
+  if (metavar.empty()) return 0;
+  return 1 + static_cast<int>(std::count(metavar.begin(), metavar.end(), ' '));
+}
+
+void usage_error(const std::string& message) { throw_user_error("usage", message); }
+
+std::string flag_names(const std::vector<FlagSpec>& specs) {
+  std::string s;
+  for (const auto& f : specs) s += (s.empty() ? "" : ", ") + ("--" + f.name);
+  return s + (s.empty() ? "" : ", ") + "--help";
+}
+
+std::string flags_help(const std::vector<FlagSpec>& specs) {
+  size_t width = 0;
+  for (const auto& f : specs) width = std::max(width, f.name.size() + (f.metavar.empty() ? 0 : f.metavar.size() + 1));
+  std::string out;
+  for (const auto& f : specs) {
+    std::string left = "--" + f.name + (f.metavar.empty() ? "" : " " + f.metavar);
+    out += "  " + left + std::string(width + 4 - left.size(), ' ') + f.help + "\n";
+  }
+  return out;
+}
+
+std::optional<std::string> Args::value(const std::string& flag) const {
+  auto it = flags.find(flag);
+  if (it == flags.end() || it->second.empty()) return std::nullopt;
+  return it->second.front();
+}
+
+const std::vector<std::string>& Args::values(const std::string& flag) const {
+  static const std::vector<std::string> none;
+  auto it = flags.find(flag);
+  return it == flags.end() ? none : it->second;
+}
+
+std::optional<int64_t> Args::positive(const std::string& flag) const {
+  auto v = value(flag);
+  if (!v) return std::nullopt;
+  int64_t x = 0;
+  auto res = std::from_chars(v->data(), v->data() + v->size(), x);
+  if (res.ec != std::errc() || res.ptr != v->data() + v->size() || x < 1)
+    usage_error("--" + flag + " expects a positive integer, got '" + *v + "'");
+  return x;
+}
+
+Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs) {
+  Args args;
+  args.command = command;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--help" || w == "-h") {
+      args.help = true;
+      continue;
+    }
+    if (w.rfind("--", 0) != 0)
+      usage_error("'" + w + "' is not a flag of 'gemmgen " + command + "'; legal flags: " + flag_names(specs));
+    std::string name = w.substr(2);
+    std::optional<std::string> inline_value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& f) { return f.name == name; });
+    if (spec == specs.end())
+      usage_error("unknown flag '--" + name + "' for 'gemmgen " + command + "'; legal flags: " + flag_names(specs));
+    if (args.has(name)) usage_error("--" + name + " is given twice");
+    std::vector<std::string> values;
+    int want = spec->values();
+    if (inline_value) {
+      if (want != 1) usage_error("--" + name + " takes " + (want == 0 ? "no value" : spec->metavar) + ", not '=" + *inline_value + "'");
+      values.push_back(*inline_value);
+    } else {
+      for (int v = 0; v < want; ++v) {
+        if (i + 1 >= words.size() || words[i + 1].rfind("--", 0) == 0)
+          usage_error("--" + name + " expects " + spec->metavar);
+        values.push_back(words[++i]);
+      }
+    }
+    args.flags[name] = std::move(values);
+  }
+  return args;
+}
+
+}  // namespace gg::cli

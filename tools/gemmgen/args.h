@@ -1,0 +1,42 @@
+#pragma once
+// Command-line parsing for gemmgen: each command declares its flags; anything else is a
+// usage error (CompileError `usage`) naming the bad flag and listing the legal ones.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gg::cli {
+
+struct FlagSpec {
+  std::string name;        // "schedule" for --schedule
+  std::string metavar;     // "NAME"; empty for a switch; "A B" for a flag taking two values
+  std::string help;
+  int values() const;      // words after the flag: 0 for a switch, else the metavar's word count
+};
+
+struct Args {
+  std::string command;
+  std::map<std::string, std::vector<std::string>> flags;  // given flags and their values
+  bool help = false;
+
+  bool has(const std::string& flag) const { return flags.count(flag) > 0; }
+  std::optional<std::string> value(const std::string& flag) const;  // the first value
+  const std::vector<std::string>& values(const std::string& flag) const;
+  // The flag's value as a positive integer; usage error otherwise. nullopt when absent.
+  std::optional<int64_t> positive(const std::string& flag) const;
+};
+
+// Parses the words after the command name. `--flag value` and `--flag=value` both work;
+// `--help`/`-h` sets help. A flag given twice is a usage error.
+Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs);
+
+// "  --schedule NAME      a built-in schedule (gemmgen list)\n..."
+std::string flags_help(const std::vector<FlagSpec>& specs);
+// "--schedule, --schedule-file, ..." for error messages.
+std::string flag_names(const std::vector<FlagSpec>& specs);
+
+[[noreturn]] void usage_error(const std::string& message);
+
+}  // namespace gg::cli

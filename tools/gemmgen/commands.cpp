@@ -1,0 +1,154 @@
+#include "tools/gemmgen/commands.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include "codegen/explain.h"
+#include "codegen/validate_schedule.h"
+#include "dsl/error.h"
+#include "dsl/schedule_text.h"
+#include "schedules/tutorial.h"
+#include "tools/gemmgen/load.h"
+
+namespace gg::cli {
+
+namespace {
+
+std::vector<FlagSpec> concat(std::initializer_list<std::vector<FlagSpec>> parts) {
+  std::vector<FlagSpec> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+DeviceLimits limits_of(const Schedule& s) {
+  auto m = s.mma_shape();
+  return limits_for(m ? m->target : Target::Sm90a);
+}
+
+std::string problem_text(const Schedule& s) {
+  const Definition& def = s.definition();
+  auto m = s.mma_shape();
+  return "M=" + std::to_string(def.m()) + " N=" + std::to_string(def.n()) + " K=" + std::to_string(def.k()) + " " +
+         std::string(dtype_name(def.input_dtype())) + " -> " + std::string(dtype_name(def.output_dtype())) + " on " +
+         std::string(target_name(m ? m->target : Target::Sm90a));
+}
+
+// ---- commands ---------------------------------------------------------------------------
+
+int cmd_list(const Args&, Io io) {
+  io.out << "built-in schedules (gemmgen explain --schedule NAME):\n";
+  size_t width = 0;
+  for (const auto& b : builtin_schedules()) width = std::max(width, b.name.size());
+  for (const auto& b : builtin_schedules())
+    io.out << "  " << b.name << std::string(width + 2 - b.name.size(), ' ') << b.summary << "\n";
+  return 0;
+}
+
+int cmd_explain(const Args& args, Io io) {
+  if (args.has("diff")) {
+    if (args.has("schedule") || args.has("schedule-file"))
+      usage_error("--diff A B compares two schedules; drop --schedule/--schedule-file");
+    const auto& names = args.values("diff");
+    Schedule a = load_schedule_named(names[0], args);
+    Schedule b = load_schedule_named(names[1], args);
+    io.out << "explain --diff " << names[0] << " " << names[1] << "\n" << explain_diff(a, b);
+    return 0;
+  }
+  Schedule s = load_schedule(args);
+  ExplainOptions options;
+  options.steps = !args.has("final");
+  io.out << explain(s, options);
+  // The explanation shows the check's verdict; an illegal schedule still exits 2.
+  validate_schedule(s, limits_of(s));
+  return 0;
+}
+
+int cmd_print(const Args& args, Io io) {
+  io.out << print_schedule(load_schedule(args));
+  return 0;
+}
+
+int cmd_check(const Args& args, Io io) {
+  Schedule s = load_schedule(args);
+  DeviceLimits limits = limits_of(s);
+  validate_schedule(s, limits);
+  io.out << "ok: the schedule is legal for " << problem_text(s) << " (" << limits.name << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"list", "list the built-in schedules", {}, cmd_list},
+      {"explain",
+       "print the loop nests after each directive, the resources and the check",
+       concat({schedule_flags(),
+               {{"diff", "A B", "compare two schedules (built-in names, or schedule files)"},
+                {"final", "", "print only the final loop nests, not each step"}},
+               problem_flags()}),
+       cmd_explain},
+      {"print", "print a schedule in the text form a schedule file uses", concat({schedule_flags(), problem_flags()}),
+       cmd_print},
+      {"check", "check a schedule against the device limits (exit 0 legal, 2 not)",
+       concat({schedule_flags(), problem_flags()}), cmd_check},
+  };
+  return table;
+}
+
+std::string usage() {
+  std::string s = "usage: gemmgen COMMAND [flags]\n\ncommands:\n";
+  size_t width = 0;
+  for (const auto& c : commands()) width = std::max(width, c.name.size());
+  for (const auto& c : commands()) s += "  " + c.name + std::string(width + 2 - c.name.size(), ' ') + c.summary + "\n";
+  s += "\n`gemmgen COMMAND --help` lists a command's flags.\n"
+       "exit codes: 0 ok, 2 usage or compile error, 3 internal error\n";
+  return s;
+}
+
+std::string command_usage(const Command& c) {
+  std::string s = "usage: gemmgen " + c.name + (c.flags.empty() ? "" : " [flags]") + "\n" + c.summary + "\n";
+  if (!c.flags.empty()) s += "\nflags:\n" + flags_help(c.flags);
+  return s;
+}
+
+int run_cli(const std::vector<std::string>& argv, Io io) {
+  try {
+    if (argv.empty()) {
+      io.err << usage();
+      return 2;
+    }
+    const std::string& name = argv[0];
+    if (name == "--help" || name == "-h" || name == "help") {
+      io.out << usage();
+      return 0;
+    }
+    auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });
+    if (cmd == commands().end()) {
+      std::string names;
+      for (const auto& c : commands()) names += (names.empty() ? "" : ", ") + c.name;
+      usage_error("unknown command '" + name + "'; commands are " + names + " (gemmgen --help)");
+    }
+    Args args = parse_args(name, std::vector<std::string>(argv.begin() + 1, argv.end()), cmd->flags);
+    if (args.help) {
+      io.out << command_usage(*cmd);
+      return 0;
+    }
+    return cmd->run(args, io);
+  } catch (const CompileError& e) {
+    io.err << "gemmgen: error[" << e.rule() << "]: " << e.message() << "\n";
+    if (e.rule() == "usage") io.err << "gemmgen: run `gemmgen --help` or `gemmgen COMMAND --help` for usage\n";
+    return 2;
+  } catch (const InternalError& e) {
+    io.err << "gemmgen: " << e.what() << "\n"
+           << "gemmgen: this is a bug in gemmgen, not in your schedule; please report it with the command line "
+              "and any schedule file\n";
+    return 3;
+  } catch (const std::exception& e) {
+    io.err << "gemmgen: internal error: " << e.what() << "\n"
+           << "gemmgen: this is a bug in gemmgen; please report it with the command line and any schedule file\n";
+    return 3;
+  }
+}
+
+}  // namespace gg::cli

@@ -1,0 +1,34 @@
+#pragma once
+// The gemmgen subcommands. Adding one is a function with this signature plus one row in
+// commands() (commands.cpp): its name, summary and flags.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tools/gemmgen/args.h"
+
+namespace gg::cli {
+
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;
+  std::vector<FlagSpec> flags;
+  int (*run)(const Args& args, Io io);  // the exit code; CompileError propagates to main
+};
+
+const std::vector<Command>& commands();
+
+// "usage: gemmgen COMMAND [flags]" with the command list, or one command's flags.
+std::string usage();
+std::string command_usage(const Command& c);
+
+// Runs `gemmgen argv...`: dispatch, --help, and the error channels (exit 0 ok, 2 usage or
+// compile error, 3 internal error).
+int run_cli(const std::vector<std::string>& argv, Io io);
+
+}  // namespace gg::cli

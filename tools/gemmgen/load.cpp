@@ -1,0 +1,105 @@
+#include "tools/gemmgen/load.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "dsl/error.h"
+#include "dsl/schedule_text.h"
+#include "schedules/tutorial.h"
+
+namespace gg::cli {
+
+namespace {
+
+constexpr int64_t kDefaultExtent = 8192;
+
+struct Problem {
+  int64_t m = kDefaultExtent, n = kDefaultExtent, k = kDefaultExtent;
+  DType in = DType::BF16, out = DType::BF16;
+};
+
+// Flags override the file's `problem` line, which overrides the defaults; the output dtype
+// defaults to the input dtype.
+Problem resolve_problem(const Args& args, const ProblemSpec& file) {
+  Problem p;
+  p.m = args.positive("m").value_or(file.m.value_or(kDefaultExtent));
+  p.n = args.positive("n").value_or(file.n.value_or(kDefaultExtent));
+  p.k = args.positive("k").value_or(file.k.value_or(kDefaultExtent));
+  if (auto d = args.value("dtype")) p.in = parse_dtype(*d);
+  else if (file.dtype) p.in = *file.dtype;
+  if (auto d = args.value("out-dtype")) p.out = parse_dtype(*d);
+  else if (file.out) p.out = *file.out;
+  else p.out = p.in;
+  return p;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_user_error("file-not-found", "cannot read schedule file '" + path + "'");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+Schedule from_file(const std::string& path, const Args& args) {
+  std::string text = read_file(path);
+  try {
+    ScheduleFile file = parse_schedule_file(text);
+    Problem p = resolve_problem(args, file.problem);
+    if (auto t = arch_flag(args))
+      for (auto& d : file.directives)
+        if (auto* m = std::get_if<MmaD>(&d)) m->target = *t;
+    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue);
+    return apply_directives(def, file.directives, file.directive_lines);
+  } catch (const CompileError& e) {
+    // "line 3: ..." becomes "bad.sched: line 3: ...".
+    throw CompileError(e.rule(), path + ": " + e.message());
+  }
+}
+
+Schedule builtin(const std::string& name, const Args& args) {
+  Problem p = resolve_problem(args, {});
+  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out);
+  return builtin_schedule(name, def, arch_flag(args).value_or(Target::Sm90a));
+}
+
+}  // namespace
+
+std::vector<FlagSpec> schedule_flags() {
+  return {
+      {"schedule", "NAME", "a built-in schedule (see `gemmgen list`)"},
+      {"schedule-file", "FILE", "a schedule file (see `gemmgen print`)"},
+  };
+}
+
+std::vector<FlagSpec> problem_flags() {
+  return {
+      {"m", "M", "rows of A and D (default 8192)"},
+      {"n", "N", "rows of B, columns of D (default 8192)"},
+      {"k", "K", "the reduction extent (default 8192)"},
+      {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
+      {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+      {"arch", "ARCH", "sm_90a (default) or sm_100a"},
+  };
+}
+
+std::optional<Target> arch_flag(const Args& args) {
+  if (auto a = args.value("arch")) return parse_target(*a);
+  return std::nullopt;
+}
+
+Schedule load_schedule_named(const std::string& name_or_path, const Args& args) {
+  bool is_path = name_or_path.find('/') != std::string::npos ||
+                 (name_or_path.size() > 6 && name_or_path.compare(name_or_path.size() - 6, 6, ".sched") == 0);
+  return is_path ? from_file(name_or_path, args) : builtin(name_or_path, args);
+}
+
+Schedule load_schedule(const Args& args) {
+  auto name = args.value("schedule");
+  auto file = args.value("schedule-file");
+  if (name && file) usage_error("give one of --schedule and --schedule-file, not both");
+  if (!name && !file) usage_error("'gemmgen " + args.command + "' needs --schedule NAME or --schedule-file FILE");
+  return name ? builtin(*name, args) : from_file(*file, args);
+}
+
+}  // namespace gg::cli

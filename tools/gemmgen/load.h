@@ -1,0 +1,28 @@
+#pragma once
+// Builds the Schedule a command works on from its flags: a built-in schedule (--schedule) or
+// a schedule file (--schedule-file), on the problem the size flags, the file's `problem`
+// line and the defaults (8192^3, bf16) give, in that order of precedence.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/schedule.h"
+#include "tools/gemmgen/args.h"
+
+namespace gg::cli {
+
+// --schedule/--schedule-file and the problem flags, for a command's flag table.
+std::vector<FlagSpec> schedule_flags();
+std::vector<FlagSpec> problem_flags();
+
+// The schedule the flags name; usage error when neither or both sources are given.
+Schedule load_schedule(const Args& args);
+
+// A schedule by name or path: a name of a built-in, or a path (containing '/' or ending in
+// .sched) to a schedule file. Problem flags apply as for load_schedule.
+Schedule load_schedule_named(const std::string& name_or_path, const Args& args);
+
+// The --arch flag, when given.
+std::optional<Target> arch_flag(const Args& args);
+
+}  // namespace gg::cli
