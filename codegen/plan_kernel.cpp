@@ -1,5 +1,6 @@
 #include "codegen/plan_kernel.h"
 
+#include "codegen/resources.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -32,8 +33,6 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
   }
   return op;
 }
-
-int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
@@ -120,22 +119,19 @@ Kernel plan_kernel(const Schedule& s) {
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
-  // Shared memory: operand stages (each stage a multiple of 1024 bytes for the 128B swizzle),
-  // output staging, then the mbarriers.
-  int64_t offset = 0;
-  auto add = [&](const std::string& name, int64_t bytes, const std::string& purpose) {
-    p.smem.push_back({name, offset, bytes, purpose});
-    offset = align_up(offset + bytes, 1024);
-  };
+  // Shared memory: the layout the resource summary checked against the device limit.
+  ResourceSummary resources = summarize_resources(s);
   p.a_stage_bytes = int64_t(p.tile_m) * p.tile_k * in_bytes;
   p.b_stage_bytes = int64_t(p.tile_n) * p.tile_k * in_bytes;
-  std::string depth = std::to_string(p.stages) + " stage(s)";
-  add("smem_A", p.stages * p.a_stage_bytes, "cache_read A: " + depth);
-  add("smem_B", p.stages * p.b_stage_bytes, "cache_read B: " + depth);
-  if (p.tma_store)
-    add("smem_D", int64_t(p.tile_m) * p.tile_n * dtype_bytes(p.out), "cache_write " + def.node(def.output()).name);
-  if (p.tma_load) add("full_bar", p.stages * 8, "mbarriers: one per stage");
-  p.smem_bytes = offset + 1024;  // slack to align the dynamic base to 1024
+  for (const SmemItem& item : resources.smem) {
+    if (item.symbol.empty()) continue;
+    std::string symbol = item.symbol == "mbarriers" ? "full_bar" : item.symbol;  // full barriers come first
+    p.smem.push_back({symbol, item.offset, item.bytes, item.what + ": " + item.formula});
+  }
+  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.stages * p.a_stage_bytes &&
+                        p.smem[1].bytes == p.stages * p.b_stage_bytes,
+                    "resource summary and kernel plan disagree on the operand stages");
+  p.smem_bytes = resources.smem_bytes;
 
   Kernel k;
   k.plan = p;

@@ -60,18 +60,19 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   // ---- shared memory: operand stages and output staging, each 1024-aligned for the 128B
   // swizzle, then the mbarriers; the dynamic base is aligned up to 1024 at run time.
   int64_t offset = 0, padding = 0;
-  auto region = [&](std::string what, std::string formula, int64_t bytes, int64_t align, int64_t stage_bytes = 0) {
+  auto region = [&](std::string symbol, std::string what, std::string formula, int64_t bytes, int64_t align,
+                    int64_t stage_bytes = 0) {
     int64_t at = align_up(offset, align);
     padding += at - offset;
-    r.smem.push_back({std::move(what), std::move(formula), at, bytes, stage_bytes});
+    r.smem.push_back({std::move(symbol), std::move(what), std::move(formula), at, bytes, stage_bytes});
     offset = at + bytes;
   };
-  region(def.node(mma_operands[0]).name + " stages", x_join({r.stages, r.tile_m, r.tile_k, in_bytes}, "B"),
+  region("smem_A", def.node(mma_operands[0]).name + " stages", x_join({r.stages, r.tile_m, r.tile_k, in_bytes}, "B"),
          r.stages * r.tile_m * r.tile_k * in_bytes, 1024, r.tile_m * r.tile_k * in_bytes);
-  region(def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
+  region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
          r.stages * r.tile_n * r.tile_k * in_bytes, 1024, r.tile_n * r.tile_k * in_bytes);
   if (staged_out)
-    region("epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), r.tile_m * r.tile_n * out_bytes, 1024);
+    region("smem_D", "epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), r.tile_m * r.tile_n * out_bytes, 1024);
 
   if (tma_load) {
     r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
@@ -83,12 +84,12 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   if (r.mbarrier_count > 0) {
     std::string names;
     for (const auto& b : r.mbarriers) names += (names.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count);
-    region("mbarriers", std::to_string(r.mbarrier_count) + " x 8 B (" + names + ")", int64_t(r.mbarrier_count) * 8, 8);
+    region("mbarriers", "mbarriers", std::to_string(r.mbarrier_count) + " x 8 B (" + names + ")", int64_t(r.mbarrier_count) * 8, 8);
   }
   // Padding: the gaps that align each swizzled buffer, plus the slack that lets the kernel
   // align the dynamic shared-memory base (only 16-byte aligned) up to 1024.
   padding += 1024;
-  r.smem.push_back({"alignment padding", "1024-byte alignment of swizzled tiles", -1, padding, 0});
+  r.smem.push_back({"", "alignment padding", "1024-byte alignment of swizzled tiles", -1, padding, 0});
   r.smem_bytes = offset + 1024;
 
   // ---- threads and registers

@@ -33,6 +33,7 @@ DeviceLimits limits_for(Target t);
 inline constexpr int kRegisterOverhead = 32;
 
 struct SmemItem {
+  std::string symbol;   // the buffer's name in emitted code: "smem_A", "smem_B", "smem_D", "mbarriers"; empty for padding
   std::string what;     // "A stages", "B stages", "epilogue staging", "mbarriers", "alignment padding"
   std::string formula;  // "4 x 128 x 64 x 2 B"
   int64_t offset = 0;   // bytes from the 1024-aligned base (padding: -1)

@@ -2,9 +2,9 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/topological_sort.hpp>
 #include <algorithm>
 #include <iterator>
+#include <set>
 
 #include "dsl/error.h"
 
@@ -33,10 +33,25 @@ void Dag::add_edge(int producer, int consumer) {
 
 int Dag::size() const { return static_cast<int>(boost::num_vertices(impl_->g)); }
 
+// Kahn's algorithm, always taking the lowest ready id, so the order is deterministic and
+// follows creation order where the graph allows (A before B, ops as written).
 std::vector<int> Dag::topological_order() const {
-  std::vector<size_t> reversed;
-  boost::topological_sort(impl_->g, std::back_inserter(reversed));
-  return {reversed.rbegin(), reversed.rend()};
+  std::vector<size_t> pending(boost::num_vertices(impl_->g));
+  std::set<size_t> ready;
+  for (size_t v = 0; v < pending.size(); ++v) {
+    pending[v] = boost::in_degree(v, impl_->g);
+    if (pending[v] == 0) ready.insert(v);
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    size_t v = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(static_cast<int>(v));
+    for (auto [it, end] = boost::out_edges(v, impl_->g); it != end; ++it)
+      if (--pending[boost::target(*it, impl_->g)] == 0) ready.insert(boost::target(*it, impl_->g));
+  }
+  GG_INTERNAL_CHECK(order.size() == pending.size(), "the definition graph has a cycle");
+  return order;
 }
 
 std::vector<int> Dag::producers(int node) const {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, emits the furthest tutorial kernel that
+# lowers (v10 down to v1), compiles it with nvcc for sm_90a, and, when a GPU is present,
+# runs it against cuBLAS (error and TFLOP/s in one process).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+export PATH="/usr/local/cuda/bin:$PATH"
+cmake --preset default -G Ninja >/dev/null
+cmake --build build
+gemmgen=build/tools/gemmgen/gemmgen
+size=(--m 4096 --n 4096 --k 4096 --dtype bf16)
+mkdir -p build/main
+for v in 10 9 8 7 6 5 4 3 2 1; do
+  if "$gemmgen" emit --schedule "v$v" "${size[@]}" -o "build/main/v$v.cu" 2>build/main/emit.log; then
+    echo "== furthest tutorial step that lowers: v$v (build/main/v$v.cu)"
+    break
+  fi
+  echo "   v$v: $(head -1 build/main/emit.log)"
+done
+"$gemmgen" explain --schedule "v$v" "${size[@]}" --final
+echo "== nvcc -gencode=arch=compute_90a,code=sm_90a"
+nvcc -gencode=arch=compute_90a,code=sm_90a -c "build/main/v$v.cu" -o "build/main/v$v.o" -Xptxas -v 2>&1 |
+  grep -E "registers|spill|error" || true
+if nvidia-smi -L >/dev/null 2>&1; then
+  echo "== run against cuBLAS"
+  "$gemmgen" run --schedule "v$v" "${size[@]}" --check --bench
+else
+  echo "== no GPU here: skipped the run against cuBLAS (gemmgen run --schedule v$v ... --check --bench on a GPU)"
+fi
