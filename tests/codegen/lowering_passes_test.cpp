@@ -1,0 +1,204 @@
+// Each lowering pass, checked on the structure it leaves behind.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "codegen/build_loop_nests.h"
+#include "codegen/check_sync.h"
+#include "codegen/expand_circular_buffer.h"
+#include "codegen/insert_mbarriers.h"
+#include "codegen/lower.h"
+#include "codegen/lower_epilogue.h"
+#include "codegen/lower_operand_copies.h"
+#include "codegen/plan_kernel.h"
+#include "codegen/select_mma.h"
+#include "dsl/error.h"
+#include "schedules/tutorial.h"
+
+using namespace gg;
+using namespace gg::kir;
+
+namespace {
+
+struct KindCounter : Visitor {
+  std::map<NodeKind, int> count;
+  void visit_all(const StmtPtr& s) { visit(s); }
+#define GG_COUNT(N)                     \
+  void visit_##N(const N& n) override { \
+    ++count[NodeKind::N];               \
+    Visitor::visit_##N(n);              \
+  }
+  GG_KIR_NODES(GG_COUNT)
+#undef GG_COUNT
+};
+
+std::map<NodeKind, int> kinds(const Kernel& k) {
+  KindCounter c;
+  c.visit_all(k.body);
+  return c.count;
+}
+
+Schedule step(int v, int64_t m = 512, int64_t n = 512, int64_t k = 512) {
+  return tutorial_schedule(v, make_gemm(m, n, k, DType::BF16, DType::BF16));
+}
+
+}  // namespace
+
+TEST_CASE("build_loop_nests: abstract per-k-tile steps inside the serial k loop, the write after it") {
+  Schedule s = step(5);
+  Kernel k = build_loop_nests(s, plan_kernel(s));
+  auto c = kinds(k);
+  CHECK(c[NodeKind::For] == 1);
+  CHECK(c[NodeKind::LoadTile] == 2);
+  CHECK(c[NodeKind::AcquireStage] == 1);
+  CHECK(c[NodeKind::ComputeTile] == 1);
+  CHECK(c[NodeKind::ReleaseStage] == 1);
+  CHECK(c[NodeKind::WriteTile] == 1);
+  std::string ir = dump(k.body);
+  CHECK(ir.find("int m_tile = blockIdx.y") != std::string::npos);
+  CHECK(ir.find("int n_tile = blockIdx.x") != std::string::npos);
+}
+
+TEST_CASE("build_loop_nests: v1 has no k loop and fixed tile coordinates") {
+  Schedule s = step(1, 128, 128, 64);
+  Kernel k = build_loop_nests(s, plan_kernel(s));
+  CHECK(kinds(k)[NodeKind::For] == 0);
+  CHECK(dump(k.body).find("int m_tile = 0") != std::string::npos);
+}
+
+TEST_CASE("expand_circular_buffer: a prologue fills prefetch stages; the loop refills k+prefetch") {
+  Schedule s = step(5);
+  Kernel k = expand_circular_buffer(build_loop_nests(s, plan_kernel(s)));
+  auto c = kinds(k);
+  CHECK(c[NodeKind::For] == 2);
+  CHECK(c[NodeKind::LoadTile] == 4);
+  std::string ir = dump(k.body);
+  CHECK(ir.find("for fill in [0, min(1, k_tiles))") != std::string::npos);
+  CHECK(ir.find("LoadTile A tile=m_tile k_tile=(k_tile + 1) stage=((k_tile + 1) % 2)") != std::string::npos);
+  CHECK(ir.find("AcquireStage stage=(k_tile % 2) parity=((k_tile / 2) % 2)") != std::string::npos);
+}
+
+TEST_CASE("expand_circular_buffer: one stage is the degenerate ring, unchanged but for the stage index") {
+  Schedule s = step(4);
+  Kernel before = build_loop_nests(s, plan_kernel(s));
+  Kernel after = expand_circular_buffer(before);
+  CHECK(kinds(after)[NodeKind::For] == 1);
+  CHECK(dump(after.body).find("LoadTile A tile=m_tile k_tile=k_tile stage=0") != std::string::npos);
+}
+
+TEST_CASE("lower_operand_copies: TMA loads with expect-tx, or synchronous swizzled copies") {
+  Schedule tma = step(5);
+  Kernel k = lower_operand_copies(expand_circular_buffer(build_loop_nests(tma, plan_kernel(tma))));
+  auto c = kinds(k);
+  CHECK(c[NodeKind::LoadTile] == 0);
+  CHECK(c[NodeKind::TmaLoad] == 4);
+  CHECK(c[NodeKind::MbarrierArriveExpectTx] == 4);
+  CHECK(k.launch.tensor_maps.size() == 2);
+
+  Schedule sync = step(3);
+  Kernel k3 = lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync))));
+  CHECK(kinds(k3)[NodeKind::SyncCopyTile] == 2);
+  CHECK(kinds(k3)[NodeKind::TmaLoad] == 0);
+  CHECK(k3.launch.tensor_maps.empty());
+}
+
+TEST_CASE("insert_mbarriers: one full barrier per stage, acquire waits on parity, release is a CTA barrier") {
+  Schedule s = step(5);
+  Kernel k = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s)))));
+  auto c = kinds(k);
+  CHECK(c[NodeKind::MbarrierInit] == 2);
+  CHECK(c[NodeKind::FenceMbarrierInit] == 1);
+  CHECK(c[NodeKind::MbarrierWait] == 1);
+  CHECK(c[NodeKind::AcquireStage] == 0);
+  CHECK(c[NodeKind::ReleaseStage] == 0);
+  CHECK(dump(k.body).find("MbarrierInit full_bar[0] arrivals=2") != std::string::npos);
+
+  Schedule sync = step(3);
+  Kernel k3 = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync)))));
+  CHECK(kinds(k3)[NodeKind::MbarrierInit] == 0);
+  CHECK(kinds(k3)[NodeKind::FenceProxyAsync] == 1);  // the MMA reads what generic stores wrote
+}
+
+TEST_CASE("select_mma: each k tile becomes fence, unrolled m64n128k16 issues, commit and wait") {
+  Schedule s = step(5);
+  Kernel k = select_mma(insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s))))));
+  auto c = kinds(k);
+  CHECK(c[NodeKind::ComputeTile] == 0);
+  CHECK(c[NodeKind::WgmmaFence] == 1);
+  CHECK(c[NodeKind::WgmmaIssue] == 1);
+  CHECK(c[NodeKind::WgmmaCommit] == 1);
+  CHECK(c[NodeKind::WgmmaWait] == 1);
+  CHECK(dump(k.body).find("WgmmaIssue m64n128k16.bf16") != std::string::npos);
+}
+
+TEST_CASE("lower_epilogue: staged output goes out in one TMA store per 128-byte column chunk") {
+  Schedule s = step(5);
+  Kernel k = lower(s);
+  auto c = kinds(k);
+  CHECK(c[NodeKind::WriteTile] == 0);
+  CHECK(c[NodeKind::EpilogueStore] == 1);
+  CHECK(c[NodeKind::TmaStore] == 2);  // 128 bf16 columns = 2 x 64
+  CHECK(c[NodeKind::BulkWaitRead] == 1);
+  CHECK(k.launch.tensor_maps.size() == 3);
+  Kernel direct = lower(step(3));
+  CHECK(kinds(direct)[NodeKind::TmaStore] == 0);
+  CHECK(dump(direct.body).find("direct") != std::string::npos);
+}
+
+TEST_CASE("check_sync rejects a TMA load whose barrier expects no bytes") {
+  auto load = std::make_shared<TmaLoad>();
+  load->map = "map_a";
+  load->dst = {"smem_A", imm(0)};
+  load->row = imm(0);
+  load->col = imm(0);
+  load->bar = {"full_bar", imm(0)};
+  Kernel k;
+  k.body = block({load});
+  CHECK_THROWS_AS(check_sync(k), InternalError);
+  auto expect = std::make_shared<MbarrierArriveExpectTx>();
+  expect->bar = {"full_bar", imm(0)};
+  expect->bytes = 16384;
+  k.body = block({expect, load});
+  CHECK_NOTHROW(check_sync(k));
+}
+
+TEST_CASE("check_sync rejects abstract nodes and wgmma outside a fenced group") {
+  Kernel k;
+  k.body = block({std::make_shared<ComputeTile>()});
+  CHECK_THROWS_AS(check_sync(k), InternalError);
+  auto issue = std::make_shared<WgmmaIssue>();
+  issue->block = imm(0);
+  issue->a = issue->b = {"smem_A", imm(0)};
+  k.body = block({issue});
+  CHECK_THROWS_AS(check_sync(k), InternalError);
+}
+
+TEST_CASE("the IR dump names every pass; structural equality compares trees, not pointers") {
+  StmtPtr a = for_loop("i", imm(0), imm(4), block({comment("x")}));
+  StmtPtr b = for_loop("i", imm(0), imm(4), block({comment("x")}));
+  StmtPtr c = for_loop("i", imm(0), imm(5), block({comment("x")}));
+  CHECK(structurally_equal(a, b));
+  CHECK_FALSE(structurally_equal(a, c));
+  CHECK(lowering_passes().front() == "build_loop_nests");
+  CHECK(lowering_passes().back() == "check_sync");
+}
+
+TEST_CASE("a mutator splices a replacement block and deletes on nullptr") {
+  struct DropComments : Mutator {
+    StmtPtr mutate_Comment(const std::shared_ptr<const Comment>&) override { return nullptr; }
+  };
+  StmtPtr tree = block({comment("gone"), let("x", imm(1)), for_loop("i", imm(0), imm(2), comment("gone too"))});
+  StmtPtr out = DropComments().mutate(tree);
+  CHECK(dump(out) == "int x = 1\nfor i in [0, 2) step 1\n");
+}
+
+TEST_CASE("expressions fold constants and print as C") {
+  CHECK(to_c(var("k") * imm(1) + imm(0)) == "k");
+  CHECK(to_c(imm(6) / imm(4)) == "1");
+  CHECK(to_c(ceil_div(var("K"), imm(64))) == "(((K + 64) - 1) / 64)");
+  CHECK(to_c(min(imm(1), var("t"))) == "min(1, t)");
+}
+
+TEST_CASE("same input, same bytes") {
+  CHECK(structurally_equal(lower(step(5)).body, lower(step(5)).body));
+}
