@@ -41,7 +41,6 @@ struct Plan {
   std::unordered_map<std::string, int> id;
   std::vector<int> leaves;
   std::vector<bool> k_leaf;       // per axis id
-  std::vector<int> k_leaves;      // ids of the reduction leaves
   int root_m = -1, root_n = -1, root_k = -1;
   std::vector<Loop> loops;        // outermost first
   size_t first_non_grid = 0;      // loops before it enumerate CTAs
@@ -87,10 +86,7 @@ Plan make_plan(const LoopNest& nest, const IndexCheckOptions& opt) {
     if (ax.extent < 1) p.problems.push_back("leaf '" + name + "' has extent " + std::to_string(ax.extent));
     if ((ax.roots & unsigned(Root::K)) && ax.roots != unsigned(Root::K))
       p.problems.push_back("leaf '" + name + "' mixes the reduction axis k with m/n");
-    if (ax.roots == unsigned(Root::K)) {
-      p.k_leaf[static_cast<size_t>(a)] = true;
-      p.k_leaves.push_back(a);
-    }
+    if (ax.roots == unsigned(Root::K)) p.k_leaf[static_cast<size_t>(a)] = true;
     if (ax.binding == Binding::Persistent) {
       if (p.persistent_leaf >= 0) p.problems.push_back("two leaves are bound to persistent");
       p.persistent_leaf = a;
@@ -160,12 +156,14 @@ Plan make_plan(const LoopNest& nest, const IndexCheckOptions& opt) {
     p.loops.push_back(Loop{Loop::Kind::PersistTile, p.persistent_leaf, p.axes[size_t(p.persistent_leaf)].extent});
   for (int a : p.leaves) {
     const Axis& ax = p.axes[static_cast<size_t>(a)];
-    if (!binding_is_grid(ax.binding) && ax.level == Level::Tile) p.loops.push_back(Loop{Loop::Kind::Range, a, ax.extent});
+    if (!binding_is_grid(ax.binding) && ax.level == Level::Tile)
+      p.loops.push_back(Loop{Loop::Kind::Range, a, ax.extent});
   }
   p.first_intra = p.loops.size();
   for (int a : p.leaves) {
     const Axis& ax = p.axes[static_cast<size_t>(a)];
-    if (!binding_is_grid(ax.binding) && ax.level == Level::Intra) p.loops.push_back(Loop{Loop::Kind::Range, a, ax.extent});
+    if (!binding_is_grid(ax.binding) && ax.level == Level::Intra)
+      p.loops.push_back(Loop{Loop::Kind::Range, a, ax.extent});
   }
   return p;
 }
@@ -257,14 +255,18 @@ class Checker {
   }
 
  private:
+  void count(IndexFailure::Kind kind, int64_t n) {
+    rep_.failure_count += n;
+    rep_.failures_by_kind[size_t(kind)] += n;
+  }
   void fail(IndexFailure::Kind kind, const std::string& msg) {
-    ++rep_.failure_count;
+    count(kind, 1);
     if (room()) rep_.failures.push_back({kind, msg});
   }
   // Builds the message only when it will be kept: a broken nest can fail millions of times.
   template <class F>
   void fail_lazy(IndexFailure::Kind kind, F&& message) {
-    ++rep_.failure_count;
+    count(kind, 1);
     if (room()) rep_.failures.push_back({kind, message()});
   }
   bool room() const { return static_cast<int>(rep_.failures.size()) < opt_.max_failures; }
@@ -341,14 +343,17 @@ class Checker {
     size_t last = p_.loops.size();
     if (level == last) {
       visit(level);
-    } else if (level + 1 == last && level != p_.first_non_grid && level != p_.first_intra && last != p_.first_intra &&
-               last != p_.first_non_grid && p_.loops[level].kind == Loop::Kind::Range) {
+    } else if (level + 1 == last && last != p_.first_intra && last != p_.first_non_grid &&
+               p_.loops[level].kind == Loop::Kind::Range) {
       // The innermost loop, without a call per iteration.
-      const Loop& l = p_.loops[level];
-      for (int64_t i = 0; i < l.extent; ++i) {
-        v_[size_t(l.axis)] = i;
-        apply_level(level);
-        visit(last);
+      if (!witness_mode_) {
+        sweep_innermost(level);
+      } else {
+        for (int64_t i = 0; i < p_.loops[level].extent; ++i) {
+          v_[size_t(p_.loops[level].axis)] = i;
+          apply_level(level);
+          visit(last);
+        }
       }
     } else {
       const Loop& l = p_.loops[level];
@@ -378,13 +383,11 @@ class Checker {
     if (level == p_.first_intra) end_block();
   }
 
-  // Replays the relations that the loop at `level` feeds; the predicates of the output part (m, n)
-  // and of the reduction part (k) are kept apart: the writeback depends only on the first.
-  void apply_level(size_t level) {
-    bool pm = pred_mn_[level], pk = pred_k_[level];
-    int64_t* v = v_.data();
+  // Replays relations (in replay order); sets the predicate of the output part (m, n) or of the
+  // reduction part (k) when a split's parent runs past its extent.
+  [[gnu::always_inline]] inline void run_ops(const std::vector<Op>& ops, int64_t* v, bool& pm, bool& pk) const {
     const int64_t* ext = ext_.data();
-    for (const Op& op : ops_at_[level]) {
+    for (const Op& op : ops) {
       switch (op.kind) {
         case Relation::Kind::Split: {
           int64_t parent = v[op.b] * op.factor + v[op.c];
@@ -410,10 +413,154 @@ class Checker {
         }
       }
     }
+  }
+
+  // Replays the relations that the loop at `level` feeds; the predicates of the output part and
+  // of the reduction part are kept apart: the writeback depends only on the first.
+  void apply_level(size_t level) {
+    bool pm = pred_mn_[level], pk = pred_k_[level];
+    run_ops(ops_at_[level], v_.data(), pm, pk);
     pred_mn_[level + 1] = pm;
     pred_k_[level + 1] = pk;
     int a = p_.loops[level].axis;
-    k_first_[level + 1] = k_first_[level] && !(a >= 0 && p_.k_leaf[size_t(a)] && v[a] != 0);
+    k_first_[level + 1] = k_first_[level] && !(a >= 0 && p_.k_leaf[size_t(a)] && v_[size_t(a)] != 0);
+  }
+
+  // The innermost loop, where nearly all the time goes: visit()'s counting with the state in
+  // locals; rare events (out of bounds, a second count) go out of line.
+  void sweep_innermost(size_t level) {
+    const Loop& l = p_.loops[level];
+    int64_t* v = v_.data();
+    const std::vector<Op>& ops = ops_at_[level];
+    const size_t axis = size_t(l.axis);
+    const bool pm0 = pred_mn_[level], pk0 = pred_k_[level], kf0 = k_first_[level];
+    const bool axis_k = p_.k_leaf[axis];
+    const size_t im = size_t(p_.root_m), in = size_t(p_.root_n), ik = size_t(p_.root_k);
+    const int64_t M = M_, N = N_, K = K_;
+    uint8_t* red = reduced_.data();
+    uint8_t* wr = written_.data();
+    int64_t predicated = 0, reductions = 0, writes = 0;
+    bool any = block_any_;
+    int64_t lo[3] = {lo_[0], lo_[1], lo_[2]}, hi[3] = {hi_[0], hi_[1], hi_[2]};
+    const int64_t m0 = v[im], n0 = v[in];
+    if (axis_k && (pm0 || (m0 >= 0 && m0 < M && n0 >= 0 && n0 < N))) {
+      // The common case, a k loop innermost: its relations touch k axes only (make_plan rejects
+      // relations that mix k with m, n), so m, n and their predicate hold for the whole sweep,
+      // and the writeback's representative iteration is the first one.
+      if (pm0) {
+        rep_.points += l.extent;
+        rep_.predicated += l.extent;
+        return;
+      }
+      if (kf0) {
+        ++rep_.writes;
+        uint8_t& w = wr[m0 * N + n0];
+        if (w < 255) ++w;
+        if (w == 2) note_dup(write_dups_, m0 * N + n0);
+      }
+      const int64_t base = (m0 * N + n0) * K;
+      int64_t klo = std::numeric_limits<int64_t>::max(), khi = -1;
+      for (int64_t i = 0; i < l.extent; ++i) {
+        v[axis] = i;
+        bool pm = false, pk = pk0;
+        run_ops(ops, v, pm, pk);
+        const int64_t k = v[ik];
+        if (pk) {
+          ++predicated;
+          continue;
+        }
+        if (k < 0 || k >= K) {
+          out_of_bounds_product(m0, n0, k);
+          continue;
+        }
+        ++reductions;
+        uint8_t& c = red[base + k];
+        if (c < 255) ++c;
+        if (c == 2) note_dup(reduce_dups_, base + k);
+        klo = std::min(klo, k);
+        khi = std::max(khi, k);
+      }
+      if (reductions > 0) {
+        if (!any) {
+          any = true;
+          lo[0] = hi[0] = m0;
+          lo[1] = hi[1] = n0;
+          lo[2] = klo;
+          hi[2] = khi;
+        }
+        lo[0] = std::min(lo[0], m0), hi[0] = std::max(hi[0], m0);
+        lo[1] = std::min(lo[1], n0), hi[1] = std::max(hi[1], n0);
+        lo[2] = std::min(lo[2], klo), hi[2] = std::max(hi[2], khi);
+      }
+      rep_.points += l.extent;
+      rep_.predicated += predicated;
+      rep_.reductions += reductions;
+      block_any_ = any;
+      for (int r = 0; r < 3; ++r) lo_[r] = lo[r], hi_[r] = hi[r];
+      return;
+    }
+    for (int64_t i = 0; i < l.extent; ++i) {
+      v[axis] = i;
+      bool pm = pm0, pk = pk0;
+      run_ops(ops, v, pm, pk);
+      const int64_t m = v[im], n = v[in], k = v[ik];
+      if (!pm && kf0 && !(axis_k && i != 0)) {
+        if (m < 0 || m >= M || n < 0 || n >= N) {
+          out_of_bounds_write(m, n);
+        } else {
+          ++writes;
+          uint8_t& w = wr[m * N + n];
+          if (w < 255) ++w;
+          if (w == 2) note_dup(write_dups_, m * N + n);
+        }
+      }
+      if (pm || pk) {
+        ++predicated;
+        continue;
+      }
+      if (m < 0 || m >= M || n < 0 || n >= N || k < 0 || k >= K) {
+        out_of_bounds_product(m, n, k);
+        continue;
+      }
+      ++reductions;
+      uint8_t& c = red[(m * N + n) * K + k];
+      if (c < 255) ++c;
+      if (c == 2) note_dup(reduce_dups_, (m * N + n) * K + k);
+      if (any) {
+        lo[0] = std::min(lo[0], m), hi[0] = std::max(hi[0], m);
+        lo[1] = std::min(lo[1], n), hi[1] = std::max(hi[1], n);
+        lo[2] = std::min(lo[2], k), hi[2] = std::max(hi[2], k);
+      } else {
+        any = true;
+        lo[0] = hi[0] = m;
+        lo[1] = hi[1] = n;
+        lo[2] = hi[2] = k;
+      }
+    }
+    rep_.points += l.extent;
+    rep_.predicated += predicated;
+    rep_.reductions += reductions;
+    rep_.writes += writes;
+    block_any_ = any;
+    for (int r = 0; r < 3; ++r) lo_[r] = lo[r], hi_[r] = hi[r];
+  }
+
+  void note_dup(std::vector<int64_t>& dups, int64_t key) {
+    if (dups.size() < size_t(opt_.max_failures)) dups.push_back(key);
+  }
+  void out_of_bounds_write(int64_t m, int64_t n) {
+    fail_lazy(IndexFailure::Kind::OutOfBounds, [&] {
+      return "the writeback of (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+             ") is not predicated off but lies outside " + std::to_string(M_) + " x " + std::to_string(N_) + "; at " +
+             where();
+    });
+  }
+  void out_of_bounds_product(int64_t m, int64_t n, int64_t k) {
+    fail_lazy(IndexFailure::Kind::OutOfBounds, [&] {
+      return "the product (m=" + std::to_string(m) + ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+             ") is not predicated off but lies outside " + std::to_string(M_) + " x " + std::to_string(N_) + " x " +
+             std::to_string(K_) + "; at " + where();
+    });
   }
 
   // Which loop feeds each relation: the innermost loop among its inputs' leaves.
@@ -423,7 +570,8 @@ class Checker {
       if (p_.loops[l].axis >= 0) level_of[size_t(p_.loops[l].axis)] = static_cast<int>(l);
     ops_at_.assign(p_.loops.size(), {});
     for (const Op& op : p_.ops) {
-      std::vector<int> inputs = op.kind == Relation::Kind::Split ? std::vector<int>{op.b, op.c} : std::vector<int>{op.c};
+      std::vector<int> inputs =
+          op.kind == Relation::Kind::Split ? std::vector<int>{op.b, op.c} : std::vector<int>{op.c};
       int lvl = -1;
       for (int x : inputs) lvl = std::max(lvl, level_of[size_t(x)]);
       GG_INTERNAL_CHECK(lvl >= 0, "a relation of a well-formed nest reads no loop");
@@ -439,6 +587,7 @@ class Checker {
     for (const Axis& a : p_.axes) ext_.push_back(a.extent);
   }
 
+  // One iteration at the bottom of the nest (the general path; sweep_innermost is the fast one).
   void visit(size_t level) {
     ++rep_.points;
     bool pred_mn = pred_mn_[level], pred_k = pred_k_[level];
@@ -450,16 +599,12 @@ class Checker {
     // The writeback is counted at one representative iteration of the k loops: every k leaf at 0.
     if (!pred_mn && k_first_[level]) {
       if (m < 0 || m >= M_ || n < 0 || n >= N_) {
-        fail_lazy(IndexFailure::Kind::OutOfBounds, [&] {
-          return "the writeback of (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
-                 ") is not predicated off but lies outside " + std::to_string(M_) + " x " + std::to_string(N_) +
-                 "; at " + where();
-        });
+        out_of_bounds_write(m, n);
       } else {
         ++rep_.writes;
         uint8_t& w = written_[size_t(m * N_ + n)];
         if (w < 255) ++w;
-        if (w == 2 && write_dups_.size() < size_t(opt_.max_failures)) write_dups_.push_back(m * N_ + n);
+        if (w == 2) note_dup(write_dups_, m * N_ + n);
       }
     }
     if (pred_mn || pred_k) {
@@ -467,17 +612,13 @@ class Checker {
       return;
     }
     if (m < 0 || m >= M_ || n < 0 || n >= N_ || k < 0 || k >= K_) {
-      fail_lazy(IndexFailure::Kind::OutOfBounds, [&] {
-        return "the product (m=" + std::to_string(m) + ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
-               ") is not predicated off but lies outside " + std::to_string(M_) + " x " + std::to_string(N_) + " x " +
-               std::to_string(K_) + "; at " + where();
-      });
+      out_of_bounds_product(m, n, k);
       return;
     }
     ++rep_.reductions;
     uint8_t& c = reduced_[size_t((m * N_ + n) * K_ + k)];
     if (c < 255) ++c;
-    if (c == 2 && reduce_dups_.size() < size_t(opt_.max_failures)) reduce_dups_.push_back((m * N_ + n) * K_ + k);
+    if (c == 2) note_dup(reduce_dups_, (m * N_ + n) * K_ + k);
     if (block_any_) {
       lo_[0] = std::min(lo_[0], m), hi_[0] = std::max(hi_[0], m);
       lo_[1] = std::min(lo_[1], n), hi_[1] = std::max(hi_[1], n);
@@ -537,9 +678,9 @@ class Checker {
         // Kept back: when the counts fail too, they are the better explanation and come first.
         ++tile_failures_;
         if (tile_messages_.size() < size_t(opt_.max_failures))
-          tile_messages_.push_back(std::string("a tile covers ") + names[r] + " in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                 "] but the domain's tile extent along " + names[r] + " is " + std::to_string(te) + "; the tile's last "
-                 "iteration is at " + where());
+          tile_messages_.push_back(std::string("a tile covers ") + names[r] + " in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "] but the domain's tile extent along " + names[r] + " is " +
+                                   std::to_string(te) + "; the tile's last iteration is at " + where());
       }
       if (r < 2) max_tile_[r] = std::max(max_tile_[r], lo / te);
     }
@@ -585,13 +726,13 @@ class Checker {
       }
     }
     // The rest of the duplicates, counted without a description.
-    for (int64_t i = 0; i < volume; ++i)
-      if (reduced_[size_t(i)] >= 2) ++dups_total_;
-    for (int64_t i = 0; i < M_ * N_; ++i)
-      if (written_[size_t(i)] >= 2) ++dups_total_;
-    rep_.failure_count += dups_total_ - static_cast<int64_t>(reduce_dups_.size() + write_dups_.size());
+    int64_t reduce_dups = 0, write_dups = 0;
+    for (int64_t i = 0; i < volume; ++i) reduce_dups += reduced_[size_t(i)] >= 2;
+    for (int64_t i = 0; i < M_ * N_; ++i) write_dups += written_[size_t(i)] >= 2;
+    count(IndexFailure::Kind::Reduction, reduce_dups - static_cast<int64_t>(reduce_dups_.size()));
+    count(IndexFailure::Kind::Write, write_dups - static_cast<int64_t>(write_dups_.size()));
     for (const auto& msg : tile_messages_) fail(IndexFailure::Kind::TileShape, msg);
-    rep_.failure_count += tile_failures_ - static_cast<int64_t>(tile_messages_.size());
+    count(IndexFailure::Kind::TileShape, tile_failures_ - static_cast<int64_t>(tile_messages_.size()));
     // The tile counts the domain claims.
     const int64_t claim_tile[2] = {nest_.tile_m, nest_.tile_n};
     const int64_t claim_count[2] = {nest_.tiles_m, nest_.tiles_n};
@@ -619,7 +760,6 @@ class Checker {
   std::vector<uint8_t> reduced_, written_;  // saturating counts
   std::vector<int64_t> reduce_dups_, write_dups_;
   std::vector<std::vector<std::string>> reduce_where_, write_where_;
-  int64_t dups_total_ = 0;
   int64_t tile_failures_ = 0;
   std::vector<std::string> tile_messages_;
   bool witness_mode_ = false;
@@ -713,7 +853,14 @@ std::string IndexCheckReport::summary() const {
   std::ostringstream os;
   os << "index check: " << points << " iterations, " << predicated << " predicated, " << reductions
      << " products reduced, " << writes << " outputs written, " << ctas << " CTAs; " << failure_count
-     << " failure(s)\n";
+     << " failure(s)";
+  std::string kinds;
+  for (size_t k = 0; k < IndexFailure::kKinds; ++k)
+    if (failures_by_kind[k] > 0)
+      kinds += (kinds.empty() ? "" : ", ") + std::string(failure_kind_name(IndexFailure::Kind(k))) + " " +
+               std::to_string(failures_by_kind[k]);
+  if (!kinds.empty()) os << " (" << kinds << ")";
+  os << "\n";
   for (const auto& f : failures) os << "  [" << failure_kind_name(f.kind) << "] " << f.message << "\n";
   if (failure_count > static_cast<int64_t>(failures.size()))
     os << "  ... and " << failure_count - static_cast<int64_t>(failures.size()) << " more\n";

@@ -15,6 +15,9 @@
 //  - Persist(m tiles, n tiles -> t): see persistent_tile().
 //  - The writeback of an output element happens once per distinct assignment of all non-k
 //    leaves that maps in range (after the k loops finish).
+// Inside a CTA the check runs the tile-level loops outside the intra-tile ones, whatever the
+// domain's order: the counts do not depend on it, and each tile's products then come together,
+// so that the domain's tile_extent / tile_count can be checked against the tiles enumerated.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -74,6 +77,7 @@ struct IndexFailure {
     PersistentVisit,  // a persistent tile index visited 0 or >= 2 times by the CTAs
     TileShape,        // the domain's tile_extent / tile_count disagree with the enumerated tiles
   };
+  static constexpr size_t kKinds = 8;
   Kind kind = Kind::Structure;
   std::string message;
 };
@@ -86,10 +90,12 @@ struct IndexCheckReport {
   int64_t writes = 0;       // output elements written (== M*N when ok)
   int64_t ctas = 0;         // CTAs enumerated
   int64_t failure_count = 0;
+  int64_t failures_by_kind[IndexFailure::kKinds] = {};    // indexed by IndexFailure::Kind
   std::vector<IndexFailure> failures;  // the first max_failures
   std::string loop_nest;               // format_loop_nest of what was checked
 
   bool ok() const { return failure_count == 0; }
+  int64_t failures_of(IndexFailure::Kind k) const { return failures_by_kind[static_cast<size_t>(k)]; }
   std::string summary() const;  // one line of numbers, then the failures and the loop nest
 };
 

@@ -231,12 +231,13 @@ void Domain::persist(const std::string& m_axis, const std::string& n_axis, const
 }
 
 int64_t Domain::tile_extent(Root r) const {
-  int64_t e = 1;
-  for (const auto& name : leaves_) {
-    const Axis& a = *find(name);
-    if (a.level == Level::Intra && (a.roots & unsigned(r))) e *= a.extent;
-  }
-  return e;
+  // The tile is the intra axis that splitting the root leaves inside the CTA (the whole root when
+  // it was never split). Later splits of intra axes subdivide it with predicated tails, so the
+  // product of the intra leaves can exceed it (128 split by 48 gives 3 x 48).
+  const Axis& root = axes_[r == Root::M ? 0 : r == Root::N ? 1 : 2];
+  for (const Relation& rel : relations_)
+    if (rel.kind == Relation::Kind::Split && rel.parent == root.name) return find(rel.inner)->extent;
+  return root.extent;
 }
 
 int64_t Domain::tile_count(Root r) const {

@@ -41,7 +41,7 @@ struct Relation {
   std::string fused;                // Merge/Persist: result
   int64_t factor = 1;               // Split: inner extent
   Raster raster = Raster::RowMajor; // Persist: tile order
-  int64_t group = 1;                // Persist: tiles per group along the raster's minor direction
+  int64_t group = 1;                // Persist: bands of `group` tiles along the raster's slow dimension (Triton GROUP_M)
 };
 
 class Domain {
