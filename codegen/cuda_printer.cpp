@@ -70,6 +70,11 @@ class CudaPrinter : public Visitor {
     }
     close();
   }
+  void visit_ElectOne(const ElectOne& e) override {
+    open("if (threadIdx.x / 32 == 0 && gg::dev::elect_one_sync())");
+    visit(e.body);
+    close();
+  }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";"); }
 
@@ -98,10 +103,12 @@ class CudaPrinter : public Visitor {
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
     int chunk_elems = 16 / n.elem_bytes;
     int chunks_per_row = n.cols / chunk_elems;
-    GG_INTERNAL_CHECK(n.cols * n.elem_bytes == 128, "synchronous copy expects 128-byte rows");
+    int chunks_per_atom = n.swizzle_bytes / 16;
+    int rows_per_pattern_step = 128 / n.swizzle_bytes;  // rows sharing one XOR value
+    GG_INTERNAL_CHECK(chunks_per_row % chunks_per_atom == 0, "row not a whole number of swizzle atoms");
     open("");  // a scope for the copy's locals
-    line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source +
-         " into the 128B-swizzled layout; out-of-bounds chunks are zero");
+    line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source + " into the " +
+         num(n.swizzle_bytes) + "B-swizzled layout; out-of-bounds chunks are zero");
     line("const char* src = static_cast<const char*>(args." + n.source + ");");
     open("for (int chunk = threadIdx.x; chunk < " + num(n.rows * chunks_per_row) + "; chunk += " + num(n.threads) + ")");
     line("const int r = chunk / " + num(chunks_per_row) + ", c = chunk % " + num(chunks_per_row) + ";");
@@ -110,12 +117,19 @@ class CudaPrinter : public Visitor {
     line("uint4 v = make_uint4(0u, 0u, 0u, 0u);");
     line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
     line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
-    line("gg::dev::st_shared_v4_u32(" + smem(n.dst) + " + r * 128 + ((c ^ (r % 8)) * 16), v.x, v.y, v.z, v.w);");
+    line("const int atom = c / " + num(chunks_per_atom) + ", chunk16 = c % " + num(chunks_per_atom) + ";");
+    line("const unsigned dst = " + smem(n.dst) + " + atom * " + num(int64_t(n.rows) * n.swizzle_bytes) + " + r * " +
+         num(n.swizzle_bytes) + " + ((chunk16 ^ ((r / " + num(rows_per_pattern_step) + ") % " + num(chunks_per_atom) +
+         ")) * 16);");
+    line("gg::dev::st_shared_v4_u32(dst, v.x, v.y, v.z, v.w);");
     close();
     close();
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("gg::dev::fence_proxy_async_shared_cta();"); }
   void visit_SyncThreads(const SyncThreads&) override { line("__syncthreads();"); }
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
+    line("gg::dev::named_barrier_sync(" + num(n.id) + ", " + num(n.threads) + ");");
+  }
   void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
     acc_name = n.name;
     acc_blocks = n.blocks;
@@ -133,11 +147,13 @@ class CudaPrinter : public Visitor {
     line("gg::dev::wgmma_fence();");
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    // K-major, swizzled: leading offset unused (16), stride 8 rows x swizzle bytes between
+    // 8-row groups; the descriptor's layout code is 1 (128B), 2 (64B) or 3 (32B).
+    int layout = n.swizzle_bytes == 128 ? 1 : n.swizzle_bytes == 64 ? 2 : 3;
+    GG_INTERNAL_CHECK(n.swizzle_bytes == 128 || n.swizzle_bytes == 64 || n.swizzle_bytes == 32, "bad swizzle");
     auto desc = [&](const SmemRef& r) {
-      // K-major, 128B swizzle: leading offset unused (16), stride 1024 bytes between 8-row atoms.
-      return "gg::dev::make_smem_desc(" + smem(r) + ", 16, 1024, 1)";
+      return "gg::dev::make_smem_desc(" + smem(r) + ", 16, " + num(8 * n.swizzle_bytes) + ", " + num(layout) + ")";
     };
-    GG_INTERNAL_CHECK(n.swizzle_bytes == 128, "only the 128B swizzle is printed");
     line("gg::dev::wgmma_m" + num(n.m) + "n" + num(n.n) + "k" + num(n.k) + "_f32_" + n.dtype + "(" + n.accumulator +
          "[" + to_c(n.block) + "], " + desc(n.a) + ", " + desc(n.b) + ", 1u);");
   }

@@ -14,7 +14,7 @@ constexpr const char* kVersion = "0.1.0";
 
 // Device helpers in dependency order; gemm_args.h first.
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h", "smem.cuh",  "fence.cuh",      "mbarrier.cuh",
-                                          "tma.cuh",     "wgmma.cuh", "wgmma_mma.cuh",  "epilogue.cuh"};
+                                          "tma.cuh",     "warp.cuh", "named_barrier.cuh", "wgmma.cuh", "wgmma_mma.cuh",  "epilogue.cuh"};
 
 uint64_t fnv1a(const std::string& text) {
   uint64_t h = 1469598103934665603ull;

@@ -44,7 +44,7 @@ Kernel insert_mbarriers(Kernel k) {
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   k.body = block({comment("mbarriers: one 'full' barrier per stage"),
-                  if_then(var("threadIdx.x") == imm(0), block(init)), std::make_shared<SyncThreads>(), k.body});
+                  elect_one(block(init)), std::make_shared<SyncThreads>(), k.body});
   return k;
 }
 

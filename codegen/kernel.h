@@ -34,6 +34,10 @@ struct KernelPlan {
   std::vector<SmemBuffer> smem;
   int64_t smem_bytes = 0;               // dynamic shared memory, 1024 alignment slack included
   int64_t a_stage_bytes = 0, b_stage_bytes = 0;
+  // Operand tiles in shared memory: K-major rows split into `k_atoms` swizzle atoms of
+  // `swizzle_bytes` (32, 64 or 128) each, laid out [k_atoms][rows][swizzle_bytes].
+  int swizzle_bytes = 128;
+  int k_atoms = 1;
   std::vector<kir::EpilogueOp> epilogue;
 };
 

@@ -57,6 +57,12 @@ StmtPtr let(std::string name, ExprPtr value, std::string type) {
   return l;
 }
 
+StmtPtr elect_one(StmtPtr body) {
+  auto e = std::make_shared<ElectOne>();
+  e->body = std::move(body);
+  return e;
+}
+
 void Visitor::visit(const StmtPtr& s) {
   if (!s) return;
   switch (s->kind) {
@@ -76,6 +82,7 @@ GG_KIR_VISIT_LEAF(MbarrierInit) GG_KIR_VISIT_LEAF(FenceMbarrierInit) GG_KIR_VISI
 GG_KIR_VISIT_LEAF(MbarrierArrive) GG_KIR_VISIT_LEAF(MbarrierWait) GG_KIR_VISIT_LEAF(TmaLoad)
 GG_KIR_VISIT_LEAF(TmaStore) GG_KIR_VISIT_LEAF(BulkCommit) GG_KIR_VISIT_LEAF(BulkWaitRead)
 GG_KIR_VISIT_LEAF(SyncCopyTile) GG_KIR_VISIT_LEAF(FenceProxyAsync) GG_KIR_VISIT_LEAF(SyncThreads)
+GG_KIR_VISIT_LEAF(NamedBarrierSync)
 GG_KIR_VISIT_LEAF(AccumulatorDecl) GG_KIR_VISIT_LEAF(AccumulatorZero) GG_KIR_VISIT_LEAF(WgmmaFence)
 GG_KIR_VISIT_LEAF(WgmmaIssue) GG_KIR_VISIT_LEAF(WgmmaCommit) GG_KIR_VISIT_LEAF(WgmmaWait)
 GG_KIR_VISIT_LEAF(EpilogueStore)
@@ -85,6 +92,7 @@ void Visitor::visit_Block(const Block& b) {
   for (const auto& s : b.body) visit(s);
 }
 void Visitor::visit_For(const For& f) { visit(f.body); }
+void Visitor::visit_ElectOne(const ElectOne& e) { visit(e.body); }
 void Visitor::visit_If(const If& i) {
   visit(i.then_body);
   visit(i.else_body);
@@ -109,6 +117,7 @@ GG_KIR_MUTATE_LEAF(MbarrierInit) GG_KIR_MUTATE_LEAF(FenceMbarrierInit) GG_KIR_MU
 GG_KIR_MUTATE_LEAF(MbarrierArrive) GG_KIR_MUTATE_LEAF(MbarrierWait) GG_KIR_MUTATE_LEAF(TmaLoad)
 GG_KIR_MUTATE_LEAF(TmaStore) GG_KIR_MUTATE_LEAF(BulkCommit) GG_KIR_MUTATE_LEAF(BulkWaitRead)
 GG_KIR_MUTATE_LEAF(SyncCopyTile) GG_KIR_MUTATE_LEAF(FenceProxyAsync) GG_KIR_MUTATE_LEAF(SyncThreads)
+GG_KIR_MUTATE_LEAF(NamedBarrierSync)
 GG_KIR_MUTATE_LEAF(AccumulatorDecl) GG_KIR_MUTATE_LEAF(AccumulatorZero) GG_KIR_MUTATE_LEAF(WgmmaFence)
 GG_KIR_MUTATE_LEAF(WgmmaIssue) GG_KIR_MUTATE_LEAF(WgmmaCommit) GG_KIR_MUTATE_LEAF(WgmmaWait)
 GG_KIR_MUTATE_LEAF(EpilogueStore)
@@ -130,6 +139,13 @@ StmtPtr Mutator::mutate_Block(const std::shared_ptr<const Block>& b) {
 StmtPtr Mutator::mutate_For(const std::shared_ptr<const For>& f) {
   auto copy = std::make_shared<For>(*f);
   copy->body = mutate(f->body);
+  if (!copy->body) copy->body = block({});
+  return copy;
+}
+
+StmtPtr Mutator::mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) {
+  auto copy = std::make_shared<ElectOne>(*e);
+  copy->body = mutate(e->body);
   if (!copy->body) copy->body = block({});
   return copy;
 }
@@ -172,6 +188,10 @@ class Dumper : public Visitor {
       nested(i.else_body);
     }
   }
+  void visit_ElectOne(const ElectOne& e) override {
+    line("elect one thread");
+    nested(e.body);
+  }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
   void visit_LoadTile(const LoadTile& n) override {
@@ -208,10 +228,14 @@ class Dumper : public Visitor {
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
     line("SyncCopyTile " + n.source + " " + std::to_string(n.rows) + "x" + std::to_string(n.cols) + " from (" +
          to_c(n.row0) + ", " + to_c(n.col0) + ") limits (" + to_c(n.row_limit) + ", " + to_c(n.col_limit) +
-         ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads));
+         ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
+         " swizzle=" + std::to_string(n.swizzle_bytes));
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
   void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
+    line("NamedBarrierSync id=" + std::to_string(n.id) + " threads=" + std::to_string(n.threads));
+  }
   void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
     line("AccumulatorDecl " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]");
   }

@@ -12,11 +12,11 @@
 namespace gg::kir {
 
 #define GG_KIR_NODES(X)                                                                     \
-  X(Block) X(For) X(If) X(Comment) X(Let)                                                   \
+  X(Block) X(For) X(If) X(ElectOne) X(Comment) X(Let)                                       \
   X(LoadTile) X(AcquireStage) X(ComputeTile) X(ReleaseStage) X(WriteTile)                  \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)          \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)      \
-  X(FenceProxyAsync) X(SyncThreads) X(AccumulatorDecl) X(AccumulatorZero) X(WgmmaFence)     \
+  X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(AccumulatorDecl) X(AccumulatorZero) X(WgmmaFence)     \
   X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
 
 enum class NodeKind {
@@ -61,6 +61,8 @@ struct For : NodeOf<NodeKind::For> {
   StmtPtr body;
 };
 struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
+// One elected lane of warp 0 runs `body` (elect.sync); the other threads skip it.
+struct ElectOne : NodeOf<NodeKind::ElectOne> { StmtPtr body; };
 struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
 struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
 
@@ -86,17 +88,20 @@ struct TmaStore : NodeOf<NodeKind::TmaStore> { std::string map; SmemRef src; Exp
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a
-// global matrix into the 128-byte-swizzled layout that TMA would write; out-of-bounds
-// chunks are zero-filled.
+// global matrix into the swizzled layout that TMA would write; out-of-bounds chunks are
+// zero-filled.
 struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   std::string source;          // "a" or "b" (GgGemmArgs field)
   SmemRef dst;
   ExprPtr row0, col0;          // first global element
   ExprPtr row_limit, col_limit, ld;  // extents and leading dimension in elements
   int rows = 0, cols = 0, elem_bytes = 2, threads = 128;
+  int swizzle_bytes = 128;     // the layout of [cols * elem_bytes / swizzle_bytes][rows][swizzle_bytes]
 };
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
+// bar.sync on a named barrier among `threads` threads (a role's warps, not the whole CTA).
+struct NamedBarrierSync : NodeOf<NodeKind::NamedBarrierSync> { int id = 1, threads = 128; };
 // Per-thread accumulator registers: `blocks` MMA row blocks of `regs` floats each.
 struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
 struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };
@@ -108,7 +113,7 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   std::string accumulator;       // name[block]
   ExprPtr block;
   SmemRef a, b;                  // start of the 64 x 16 A slice and the N x 16 B slice
-  int swizzle_bytes = 128;       // 128B swizzle; rows of 128 bytes, 8-row groups of 1024 bytes
+  int swizzle_bytes = 128;       // 32, 64 or 128: the rows' swizzle; 8-row groups of 8 x swizzle_bytes
 };
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
@@ -148,6 +153,7 @@ StmtPtr for_loop(std::string var, ExprPtr begin, ExprPtr end, StmtPtr body, std:
                  bool unroll = false);
 StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);
 StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
+StmtPtr elect_one(StmtPtr body);
 
 template <class T>
 const T* as(const StmtPtr& s) {

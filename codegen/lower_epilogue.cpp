@@ -8,6 +8,8 @@ namespace {
 
 using namespace kir;
 
+constexpr int kEpilogueBarrier = 1;  // id 0 is __syncthreads
+
 // Columns of one 128-byte staging row: a TMA store box is one swizzle atom wide.
 int chunk_cols(const KernelPlan& p) { return 128 / dtype_bytes(p.out); }
 
@@ -44,8 +46,12 @@ class LowerWrite : public Mutator {
     auto wait = std::make_shared<BulkWaitRead>();
     wait->pending = 0;
     stores.push_back(wait);
-    return block({store, std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>(),
-                  if_then(var("threadIdx.x") == imm(0), block(stores))});
+    // Only the threads that wrote the staging tile meet at the barrier (a named one, so a
+    // producer role never has to join).
+    auto staged = std::make_shared<NamedBarrierSync>();
+    staged->id = kEpilogueBarrier;
+    staged->threads = p_.threads;
+    return block({store, std::make_shared<FenceProxyAsync>(), staged, elect_one(block(stores))});
   }
 
  private:

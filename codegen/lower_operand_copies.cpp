@@ -21,13 +21,18 @@ class LowerCopies : public Mutator {
       auto expect = std::make_shared<MbarrierArriveExpectTx>();
       expect->bar = bar;
       expect->bytes = stage_bytes;
-      auto load = std::make_shared<TmaLoad>();
-      load->map = is_a ? "map_a" : "map_b";
-      load->dst = dst;
-      load->row = row0;
-      load->col = col0;
-      load->bar = bar;
-      return if_then(var("threadIdx.x") == imm(0), block({expect, load}));
+      std::vector<StmtPtr> issue = {expect};
+      int atom_cols = p_.swizzle_bytes / dtype_bytes(p_.in);
+      for (int atom = 0; atom < p_.k_atoms; ++atom) {  // one TMA box per swizzle atom along K
+        auto load = std::make_shared<TmaLoad>();
+        load->map = is_a ? "map_a" : "map_b";
+        load->dst = {dst.buffer, dst.offset + imm(int64_t(atom) * tile_rows * p_.swizzle_bytes)};
+        load->row = row0;
+        load->col = col0 + imm(int64_t(atom) * atom_cols);
+        load->bar = bar;
+        issue.push_back(load);
+      }
+      return elect_one(block(issue));
     }
     auto copy = std::make_shared<SyncCopyTile>();
     copy->source = is_a ? "a" : "b";
@@ -41,6 +46,7 @@ class LowerCopies : public Mutator {
     copy->cols = p_.tile_k;
     copy->elem_bytes = dtype_bytes(p_.in);
     copy->threads = p_.threads;
+    copy->swizzle_bytes = p_.swizzle_bytes;
     return copy;
   }
 
@@ -61,8 +67,8 @@ Kernel lower_operand_copies(Kernel k) {
       t.rows = static_cast<uint64_t>(rows);
       t.cols = static_cast<uint64_t>(p.k);
       t.box_rows = static_cast<uint32_t>(box_rows);
-      t.box_cols = static_cast<uint32_t>(p.tile_k);
-      t.swizzle = rt::Swizzle::B128;
+      t.box_cols = static_cast<uint32_t>(p.swizzle_bytes / dtype_bytes(p.in));
+      t.swizzle = p.swizzle_bytes == 128 ? rt::Swizzle::B128 : p.swizzle_bytes == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
       return t;
     };
     k.launch.tensor_maps.push_back(map(rt::Operand::A, p.m, p.tile_m));

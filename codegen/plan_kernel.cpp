@@ -82,10 +82,19 @@ Kernel plan_kernel(const Schedule& s) {
     p.k_tiles = kl->extent;
   }
   int in_bytes = dtype_bytes(p.in);
-  if (p.tile_k * in_bytes != 128)
-    not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " +
-                std::to_string(p.tile_k * in_bytes) + " bytes; the 128-byte swizzle needs a k tile of " +
+  // Rows of 32 or 64 bytes take the 32B/64B swizzle; longer rows are cut into 128B atoms.
+  int row_bytes = p.tile_k * in_bytes;
+  if (row_bytes == 32 || row_bytes == 64) {
+    p.swizzle_bytes = row_bytes;
+  } else if (row_bytes % 128 == 0) {
+    p.swizzle_bytes = 128;
+    p.k_atoms = row_bytes / 128;
+  } else {
+    not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " + std::to_string(row_bytes) +
+                " bytes; swizzled operand rows are 32, 64 or a multiple of 128 bytes: k tiles of " +
+                std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) + " or a multiple of " +
                 std::to_string(128 / in_bytes) + ")");
+  }
   if (p.tile_m != 64 * p.consumer_warpgroups * (p.tile_m / (64 * p.consumer_warpgroups)) || p.tile_m % 64 != 0)
     not_lowered("a tile of " + std::to_string(p.tile_m) + " rows (a multiple of 64 per consumer warpgroup)");
   if (p.mma.n != p.tile_n)

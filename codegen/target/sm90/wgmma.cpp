@@ -19,7 +19,7 @@ class SelectWgmma : public Mutator {
 
   StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
     AccumulatorShape shape = accumulator_shape(p_);
-    int row_bytes = p_.tile_k * dtype_bytes(p_.in);  // one swizzled row per tile row
+    const int64_t sb = p_.swizzle_bytes;
     auto issue = std::make_shared<WgmmaIssue>();
     issue->m = kWgmmaM;
     issue->n = p_.mma.n;
@@ -28,10 +28,12 @@ class SelectWgmma : public Mutator {
     issue->accumulator = "acc";
     issue->block = var("mb");
     ExprPtr a_row = (var("warpgroup") * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
+    // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
     ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
-    issue->a = {"smem_A", c->stage * imm(p_.a_stage_bytes) + a_row * imm(row_bytes) + k_bytes};
-    issue->b = {"smem_B", c->stage * imm(p_.b_stage_bytes) + k_bytes};
-    issue->swizzle_bytes = kSwizzleBytes;
+    ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
+    issue->a = {"smem_A", c->stage * imm(p_.a_stage_bytes) + atom * imm(p_.tile_m * sb) + a_row * imm(sb) + within};
+    issue->b = {"smem_B", c->stage * imm(p_.b_stage_bytes) + atom * imm(p_.tile_n * sb) + within};
+    issue->swizzle_bytes = p_.swizzle_bytes;
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
     auto wait = std::make_shared<WgmmaWait>();

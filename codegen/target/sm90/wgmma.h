@@ -1,13 +1,12 @@
 #pragma once
 // sm_90a instruction facts: the WGMMA accumulator fragment and the shared-memory operand
-// layout (K-major, 128-byte swizzle: rows of 128 bytes, 8-row atoms of 1024 bytes).
+// layout (K-major, 32/64/128-byte swizzle: 8-row groups of 8 x swizzle bytes).
 #include "codegen/kernel.h"
 
 namespace gg::sm90 {
 
 inline constexpr int kWgmmaM = 64;
 inline constexpr int kWgmmaK = 16;
-inline constexpr int kSwizzleBytes = 128;
 
 struct AccumulatorShape {
   int blocks = 1;  // 64-row MMA blocks per consumer warpgroup
