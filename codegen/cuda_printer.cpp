@@ -211,11 +211,14 @@ class CudaPrinter : public Visitor {
       line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
     } else {
       int bytes = n.out_type == "f32" ? 4 : 2;
-      int chunk_cols = 128 / bytes;
-      line("// staging: chunks of " + num(chunk_cols) + " columns, [" + num(n.tile_rows) + "][128 bytes], 128B swizzle");
+      int sb = n.staging_swizzle_bytes;
+      int chunk_cols = sb / bytes;
+      line("// staging: chunks of " + num(chunk_cols) + " columns, [" + num(n.tile_rows) + "][" + num(sb) + " bytes], " +
+           num(sb) + "B swizzle");
       line("const int byte = (c % " + num(chunk_cols) + ") * " + num(bytes) + ";");
       line("const unsigned dst = " + smem(n.staging) + " + (c / " + num(chunk_cols) + ") * " +
-           num(int64_t(n.tile_rows) * 128) + " + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;");
+           num(int64_t(n.tile_rows) * sb) + " + r * " + num(sb) + " + (((byte / 16) ^ ((r / " + num(128 / sb) + ") % " +
+           num(sb / 16) + ")) * 16) + byte % 16;");
       if (bytes == 2) {
         line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
       } else {

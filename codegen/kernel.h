@@ -38,6 +38,9 @@ struct KernelPlan {
   // `swizzle_bytes` (32, 64 or 128) each, laid out [k_atoms][rows][swizzle_bytes].
   int swizzle_bytes = 128;
   int k_atoms = 1;
+  // The output staging tile: column chunks of `store_swizzle_bytes` (the widest of 128, 64,
+  // 32 dividing a tile row), each [tile_m][store_swizzle_bytes] and one TMA store box.
+  int store_swizzle_bytes = 128;
   std::vector<kir::EpilogueOp> epilogue;
 };
 

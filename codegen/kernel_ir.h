@@ -126,7 +126,7 @@ struct EpilogueOp {
 };
 
 // Applies `ops` to every accumulator fragment of this thread and stores the result: straight
-// to global memory with bounds predicates, or into the 128-byte-swizzled staging buffer that a
+// to global memory with bounds predicates, or into the swizzled staging buffer that a
 // TMA store then writes out (the store clips at the matrix edge).
 struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   std::string accumulator;
@@ -136,7 +136,8 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   std::vector<EpilogueOp> ops;
   std::string out_type;           // "bf16", "f16", "f32"
   bool staged = false;
-  SmemRef staging;                // staged: chunks of [tile rows][128 bytes]
+  SmemRef staging;                // staged: column chunks of [tile rows][staging_swizzle_bytes]
+  int staging_swizzle_bytes = 128;
   int tile_rows = 0;
 };
 

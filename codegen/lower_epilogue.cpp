@@ -1,6 +1,7 @@
 #include "codegen/lower_epilogue.h"
 
 #include "codegen/target/sm90/wgmma.h"
+#include "dsl/error.h"
 
 namespace gg {
 
@@ -10,8 +11,8 @@ using namespace kir;
 
 constexpr int kEpilogueBarrier = 1;  // id 0 is __syncthreads
 
-// Columns of one 128-byte staging row: a TMA store box is one swizzle atom wide.
-int chunk_cols(const KernelPlan& p) { return 128 / dtype_bytes(p.out); }
+// Columns of one staging chunk: a TMA store box is one swizzle atom wide.
+int chunk_cols(const KernelPlan& p) { return p.store_swizzle_bytes / dtype_bytes(p.out); }
 
 class LowerWrite : public Mutator {
  public:
@@ -33,11 +34,13 @@ class LowerWrite : public Mutator {
     if (!p_.tma_store) return store;
     store->staged = true;
     store->staging = {"smem_D", imm(0)};
+    store->staging_swizzle_bytes = p_.store_swizzle_bytes;
+    GG_INTERNAL_CHECK(p_.tile_n % chunk_cols(p_) == 0, "staging chunks do not tile the output tile");
     std::vector<StmtPtr> stores;
     for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
       auto t = std::make_shared<TmaStore>();
       t->map = "map_d";
-      t->src = {"smem_D", imm(int64_t(c) * p_.tile_m * 128)};
+      t->src = {"smem_D", imm(int64_t(c) * p_.tile_m * p_.store_swizzle_bytes)};
       t->row = store->row0;
       t->col = store->col0 + imm(int64_t(c) * chunk_cols(p_));
       stores.push_back(t);
@@ -71,7 +74,9 @@ Kernel lower_epilogue(Kernel k) {
     t.cols = static_cast<uint64_t>(p.n);
     t.box_rows = static_cast<uint32_t>(p.tile_m);
     t.box_cols = static_cast<uint32_t>(chunk_cols(p));
-    t.swizzle = rt::Swizzle::B128;
+    t.swizzle = p.store_swizzle_bytes == 128 ? rt::Swizzle::B128
+                : p.store_swizzle_bytes == 64  ? rt::Swizzle::B64
+                                               : rt::Swizzle::B32;
     k.launch.tensor_maps.push_back(t);
   }
   return k;

@@ -113,6 +113,13 @@ Kernel plan_kernel(const Schedule& s) {
   if (p.stages > 1 && !p.tma_load) not_lowered("a circular buffer fed by synchronous copies (use cache_read tma)");
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
+  if (p.tma_store) {
+    int out_row_bytes = p.tile_n * dtype_bytes(p.out);
+    p.store_swizzle_bytes = out_row_bytes % 128 == 0 ? 128 : out_row_bytes % 64 == 0 ? 64 : out_row_bytes % 32 == 0 ? 32 : 0;
+    if (p.store_swizzle_bytes == 0)
+      not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" + std::to_string(out_row_bytes) +
+                  "-byte rows; staged rows must be a multiple of 32 bytes)");
+  }
   if (out_write && !p.tma_store) not_lowered("staging the output in shared memory without a TMA store");
   if (auto acc = s.write_of(def.matmul_node().name); acc && acc->place == Place::Tmem)
     not_lowered("the accumulator in TMEM on sm_90a");

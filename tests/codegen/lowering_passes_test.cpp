@@ -202,3 +202,33 @@ TEST_CASE("expressions fold constants and print as C") {
 TEST_CASE("same input, same bytes") {
   CHECK(structurally_equal(lower(step(5)).body, lower(step(5)).body));
 }
+
+TEST_CASE("swizzle widths follow the tile: 64B operand rows for k tiles of 32, 64B staging chunks for 96 columns") {
+  Definition def = make_gemm(300, 264, 520, DType::BF16, DType::BF16);
+  Schedule s(def);
+  s.tile(64, 96, 32).inline_op("cast").mma(64, 96, 16, Target::Sm90a);
+  s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
+  s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma).cache_write("cast", Place::Shared, CopyMethod::Tma);
+  Kernel k = lower(s);
+  CHECK(k.plan.swizzle_bytes == 64);
+  CHECK(k.plan.store_swizzle_bytes == 64);
+  CHECK(kinds(k)[NodeKind::TmaStore] == 3);  // 96 bf16 columns = 3 chunks of 32
+  REQUIRE(k.launch.tensor_maps.size() == 3);
+  CHECK(k.launch.tensor_maps[0].box_cols == 32);
+  CHECK(k.launch.tensor_maps[0].swizzle == rt::Swizzle::B64);
+  CHECK(k.launch.tensor_maps[2].box_cols == 32);
+  CHECK(k.launch.tensor_maps[2].swizzle == rt::Swizzle::B64);
+  CHECK(dump(k.body).find("swizzle=64") != std::string::npos);
+}
+
+TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
+  Definition def = make_gemm(512, 512, 512, DType::BF16, DType::BF16);
+  Schedule s(def);
+  s.tile(128, 128, 128).inline_op("cast").mma(64, 128, 16, Target::Sm90a);
+  s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
+  s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma);
+  Kernel k = lower(s);
+  CHECK(k.plan.k_atoms == 2);
+  CHECK(kinds(k)[NodeKind::TmaLoad] == 4);  // A and B, two atoms each
+  CHECK(k.launch.tensor_maps[0].box_cols == 64);
+}
