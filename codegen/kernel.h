@@ -47,6 +47,11 @@ struct KernelPlan {
 // The runtime's element type for a (non-reserved) dtype.
 rt::ElemType runtime_elem(DType t);
 
+// A 2-D tiled tensor map over a rows x cols matrix whose box is one swizzle atom wide
+// (`swizzle_bytes` of 32, 64 or 128) and `box_rows` tall.
+rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols, int box_rows,
+                                   int swizzle_bytes);
+
 struct Kernel {
   std::string name;
   KernelPlan plan;

@@ -76,16 +76,7 @@ void Visitor::visit(const StmtPtr& s) {
 // Default handlers walk into children and do nothing else.
 #define GG_KIR_VISIT_LEAF(N) \
   void Visitor::visit_##N(const N&) {}
-GG_KIR_VISIT_LEAF(Comment) GG_KIR_VISIT_LEAF(Let) GG_KIR_VISIT_LEAF(LoadTile) GG_KIR_VISIT_LEAF(AcquireStage)
-GG_KIR_VISIT_LEAF(ComputeTile) GG_KIR_VISIT_LEAF(ReleaseStage) GG_KIR_VISIT_LEAF(WriteTile)
-GG_KIR_VISIT_LEAF(MbarrierInit) GG_KIR_VISIT_LEAF(FenceMbarrierInit) GG_KIR_VISIT_LEAF(MbarrierArriveExpectTx)
-GG_KIR_VISIT_LEAF(MbarrierArrive) GG_KIR_VISIT_LEAF(MbarrierWait) GG_KIR_VISIT_LEAF(TmaLoad)
-GG_KIR_VISIT_LEAF(TmaStore) GG_KIR_VISIT_LEAF(BulkCommit) GG_KIR_VISIT_LEAF(BulkWaitRead)
-GG_KIR_VISIT_LEAF(SyncCopyTile) GG_KIR_VISIT_LEAF(FenceProxyAsync) GG_KIR_VISIT_LEAF(SyncThreads)
-GG_KIR_VISIT_LEAF(NamedBarrierSync)
-GG_KIR_VISIT_LEAF(AccumulatorDecl) GG_KIR_VISIT_LEAF(AccumulatorZero) GG_KIR_VISIT_LEAF(WgmmaFence)
-GG_KIR_VISIT_LEAF(WgmmaIssue) GG_KIR_VISIT_LEAF(WgmmaCommit) GG_KIR_VISIT_LEAF(WgmmaWait)
-GG_KIR_VISIT_LEAF(EpilogueStore)
+GG_KIR_LEAF_NODES(GG_KIR_VISIT_LEAF)
 #undef GG_KIR_VISIT_LEAF
 
 void Visitor::visit_Block(const Block& b) {
@@ -111,16 +102,7 @@ StmtPtr Mutator::mutate(const StmtPtr& s) {
 
 #define GG_KIR_MUTATE_LEAF(N) \
   StmtPtr Mutator::mutate_##N(const std::shared_ptr<const N>& n) { return n; }
-GG_KIR_MUTATE_LEAF(Comment) GG_KIR_MUTATE_LEAF(Let) GG_KIR_MUTATE_LEAF(LoadTile) GG_KIR_MUTATE_LEAF(AcquireStage)
-GG_KIR_MUTATE_LEAF(ComputeTile) GG_KIR_MUTATE_LEAF(ReleaseStage) GG_KIR_MUTATE_LEAF(WriteTile)
-GG_KIR_MUTATE_LEAF(MbarrierInit) GG_KIR_MUTATE_LEAF(FenceMbarrierInit) GG_KIR_MUTATE_LEAF(MbarrierArriveExpectTx)
-GG_KIR_MUTATE_LEAF(MbarrierArrive) GG_KIR_MUTATE_LEAF(MbarrierWait) GG_KIR_MUTATE_LEAF(TmaLoad)
-GG_KIR_MUTATE_LEAF(TmaStore) GG_KIR_MUTATE_LEAF(BulkCommit) GG_KIR_MUTATE_LEAF(BulkWaitRead)
-GG_KIR_MUTATE_LEAF(SyncCopyTile) GG_KIR_MUTATE_LEAF(FenceProxyAsync) GG_KIR_MUTATE_LEAF(SyncThreads)
-GG_KIR_MUTATE_LEAF(NamedBarrierSync)
-GG_KIR_MUTATE_LEAF(AccumulatorDecl) GG_KIR_MUTATE_LEAF(AccumulatorZero) GG_KIR_MUTATE_LEAF(WgmmaFence)
-GG_KIR_MUTATE_LEAF(WgmmaIssue) GG_KIR_MUTATE_LEAF(WgmmaCommit) GG_KIR_MUTATE_LEAF(WgmmaWait)
-GG_KIR_MUTATE_LEAF(EpilogueStore)
+GG_KIR_LEAF_NODES(GG_KIR_MUTATE_LEAF)
 #undef GG_KIR_MUTATE_LEAF
 
 StmtPtr Mutator::mutate_Block(const std::shared_ptr<const Block>& b) {

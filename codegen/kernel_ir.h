@@ -11,13 +11,15 @@
 
 namespace gg::kir {
 
-#define GG_KIR_NODES(X)                                                                     \
-  X(Block) X(For) X(If) X(ElectOne) X(Comment) X(Let)                                       \
-  X(LoadTile) X(AcquireStage) X(ComputeTile) X(ReleaseStage) X(WriteTile)                  \
-  X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)          \
-  X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)      \
-  X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(AccumulatorDecl) X(AccumulatorZero) X(WgmmaFence)     \
-  X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
+// Nodes with child statements, then leaves; GG_KIR_NODES is all of them.
+#define GG_KIR_COMPOUND_NODES(X) X(Block) X(For) X(If) X(ElectOne)
+#define GG_KIR_LEAF_NODES(X)                                                                     \
+  X(Comment) X(Let) X(LoadTile) X(AcquireStage) X(ComputeTile) X(ReleaseStage) X(WriteTile)    \
+  X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
+  X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
+  X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(AccumulatorDecl) X(AccumulatorZero)   \
+  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
+#define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
 enum class NodeKind {
 #define GG_KIR_ENUM(N) N,

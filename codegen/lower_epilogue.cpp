@@ -67,17 +67,8 @@ Kernel lower_epilogue(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerWrite(p).mutate(k.body);
   if (p.tma_store) {
-    rt::TensorMapSpec t;
-    t.operand = rt::Operand::D;
-    t.elem = runtime_elem(p.out);
-    t.rows = static_cast<uint64_t>(p.m);
-    t.cols = static_cast<uint64_t>(p.n);
-    t.box_rows = static_cast<uint32_t>(p.tile_m);
-    t.box_cols = static_cast<uint32_t>(chunk_cols(p));
-    t.swizzle = p.store_swizzle_bytes == 128 ? rt::Swizzle::B128
-                : p.store_swizzle_bytes == 64  ? rt::Swizzle::B64
-                                               : rt::Swizzle::B32;
-    k.launch.tensor_maps.push_back(t);
+    k.launch.tensor_maps.push_back(
+        tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, p.tile_m, p.store_swizzle_bytes));
   }
   return k;
 }

@@ -60,19 +60,8 @@ Kernel lower_operand_copies(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerCopies(p).mutate(k.body);
   if (p.tma_load) {
-    auto map = [&](rt::Operand op, int64_t rows, int box_rows) {
-      rt::TensorMapSpec t;
-      t.operand = op;
-      t.elem = runtime_elem(p.in);
-      t.rows = static_cast<uint64_t>(rows);
-      t.cols = static_cast<uint64_t>(p.k);
-      t.box_rows = static_cast<uint32_t>(box_rows);
-      t.box_cols = static_cast<uint32_t>(p.swizzle_bytes / dtype_bytes(p.in));
-      t.swizzle = p.swizzle_bytes == 128 ? rt::Swizzle::B128 : p.swizzle_bytes == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
-      return t;
-    };
-    k.launch.tensor_maps.push_back(map(rt::Operand::A, p.m, p.tile_m));
-    k.launch.tensor_maps.push_back(map(rt::Operand::B, p.n, p.tile_n));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::A, p.in, p.m, p.k, p.tile_m, p.swizzle_bytes));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::B, p.in, p.n, p.k, p.tile_n, p.swizzle_bytes));
   }
   return k;
 }

@@ -45,6 +45,20 @@ rt::ElemType runtime_elem(DType t) {
   }
 }
 
+rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols, int box_rows,
+                                   int swizzle_bytes) {
+  GG_INTERNAL_CHECK(swizzle_bytes == 32 || swizzle_bytes == 64 || swizzle_bytes == 128, "bad swizzle width");
+  rt::TensorMapSpec t;
+  t.operand = operand;
+  t.elem = runtime_elem(elem);
+  t.rows = static_cast<uint64_t>(rows);
+  t.cols = static_cast<uint64_t>(cols);
+  t.box_rows = static_cast<uint32_t>(box_rows);
+  t.box_cols = static_cast<uint32_t>(swizzle_bytes / dtype_bytes(elem));
+  t.swizzle = swizzle_bytes == 128 ? rt::Swizzle::B128 : swizzle_bytes == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
+  return t;
+}
+
 Kernel plan_kernel(const Schedule& s) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();

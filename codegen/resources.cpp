@@ -20,6 +20,8 @@ DeviceLimits limits_for(Target t) { return t == Target::Sm100a ? blackwell() : h
 
 namespace {
 
+constexpr int64_t kMaxTileExtent = 65536;
+
 int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -41,6 +43,12 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   r.tile_m = dom.tile_extent(Root::M);
   r.tile_n = dom.tile_extent(Root::N);
   r.tile_k = dom.tile_extent(Root::K);
+  // Far beyond any device, and the byte and register counts below must not overflow.
+  if (std::max({r.tile_m, r.tile_n, r.tile_k}) > kMaxTileExtent)
+    throw_user_error("tile-size", "the CTA tile is " + std::to_string(r.tile_m) + " x " + std::to_string(r.tile_n) +
+                     " x " + std::to_string(r.tile_k) + " (m x n x k); a tile dimension above " +
+                     std::to_string(kMaxTileExtent) + " cannot fit in shared memory or registers; split m, n and k "
+                     "with smaller factors (e.g. tile 128 128 64)");
   auto cb = s.circular_buffer_of();
   r.stages = cb ? cb->stages : 1;
   const int in_bytes = dtype_bytes(def.input_dtype());
