@@ -163,21 +163,20 @@ class CudaPrinter : public Visitor {
     fence_accumulator();
   }
 
-  std::string apply_ops(const EpilogueStore& n, const std::string& v, const std::string& row, const std::string& col) {
+  // The epilogue ops on one value `v` at (row, col); a column bias was loaded per column
+  // group into `bias_v` (see visit_EpilogueStore).
+  std::string apply_ops(const EpilogueStore& n, const std::string& v, const std::string& col,
+                        const std::string& bias_v) {
     std::string code;
     for (const auto& op : n.ops) {
       switch (op.kind) {
         case EpilogueOp::Kind::Scale: code += v + " *= " + float_literal(op.scalar) + "; "; break;
         case EpilogueOp::Kind::AddScaled:
-          code += "if (" + row + " < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
-                  " * gg::dev::load_" + op.operand_type + "(args.c, " + row + " * args.n + " + col + "); ";
+          code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
+                  " * gg::dev::load_" + op.operand_type + "(args.c, row * args.n + " + col + "); ";
           break;
-        case EpilogueOp::Kind::AddBiasRows:
-          code += "if (" + row + " < args.m) " + v + " += gg::dev::load_" + op.operand_type + "(args.bias, " + row + "); ";
-          break;
-        case EpilogueOp::Kind::AddBiasCols:
-          code += "if (" + col + " < args.n) " + v + " += gg::dev::load_" + op.operand_type + "(args.bias, " + col + "); ";
-          break;
+        case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
+        case EpilogueOp::Kind::AddBiasCols: code += v + " += " + bias_v + "; "; break;
         case EpilogueOp::Kind::Relu: code += v + " = gg::dev::relu(" + v + "); "; break;
         case EpilogueOp::Kind::Gelu: code += v + " = gg::dev::gelu_tanh(" + v + "); "; break;
         case EpilogueOp::Kind::Silu: code += v + " = gg::dev::silu(" + v + "); "; break;
@@ -186,24 +185,48 @@ class CudaPrinter : public Visitor {
     return code;
   }
 
+  // Column groups outermost: a column bias is loaded once per group and dies after the
+  // group's rows, and each group frees its accumulator registers as it goes.
   void visit_EpilogueStore(const EpilogueStore& n) override {
+    using K = EpilogueOp::Kind;
+    auto uses = [&](K kind) {
+      for (const auto& op : n.ops)
+        if (op.kind == kind) return true;
+      return false;
+    };
+    const EpilogueOp* col_bias = nullptr;
+    const EpilogueOp* row_bias = nullptr;
+    for (const auto& op : n.ops) {
+      if (op.kind == K::AddBiasCols) col_bias = &op;
+      if (op.kind == K::AddBiasRows) row_bias = &op;
+    }
+    bool needs_row = !n.staged || uses(K::AddScaled) || row_bias;
+    bool needs_col = !n.staged || uses(K::AddScaled) || col_bias;
     open("");
-    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8), column pairs 2*(t%4)");
-    line("const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;");
+    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
+    line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
+    line("const int lane_row = ((threadIdx.x % 128) / 32) * 16 + (threadIdx.x % 32) / 4;");
+    line("const int lane_col = 2 * (threadIdx.x % 32 % 4);");
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + num(n.mma_n / 8) + "; ++j)");
+    line("const int c = 8 * j + lane_col;");
+    if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + c, col1 = col + 1;");
+    if (col_bias) {
+      std::string load = "gg::dev::load_" + col_bias->operand_type + "(args.bias, ";
+      line("const float bias0 = col < args.n ? " + load + "col) : 0.0f;");
+      line("const float bias1 = col1 < args.n ? " + load + "col1) : 0.0f;");
+    }
     line("#pragma unroll");
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
-    open("for (int i = 0; i < " + num(n.mma_n / 2) + "; i += 2)");
-    line("const int r = warpgroup * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) +
-         " + warp * 16 + lane / 4 + 8 * ((i / 2) % 2);");
-    line("const int c = 8 * (i / 4) + 2 * (lane % 4);");
-    bool needs_coordinates = !n.staged || !n.ops.empty();
-    if (needs_coordinates) {
-      line("const long long row = (long long)" + to_c(n.row0) + " + r, col = (long long)" + to_c(n.col0) + " + c;");
-      line("const long long col1 = col + 1;");
-    }
+    open("for (int h = 0; h < 2; ++h)");
+    line("const int r = warpgroup * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) + " + lane_row + 8 * h;");
+    line("const int i = 4 * j + 2 * h;");
+    if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
+    if (row_bias)
+      line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
     line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
-    std::string ops0 = apply_ops(n, "v0", "row", "col"), ops1 = apply_ops(n, "v1", "row", "col1");
+    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
     if (!ops0.empty()) line(ops0);
     if (!ops1.empty()) line(ops1);
     if (!n.staged) {
@@ -226,6 +249,7 @@ class CudaPrinter : public Visitor {
         line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
       }
     }
+    close();
     close();
     close();
     close();

@@ -44,7 +44,9 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   const KernelPlan& p = k.plan;
   const auto& L = k.launch;
   std::ostringstream os;
-  os << "#if !defined(__CUDACC_RTC__)\n" << embed("host_entry.cuh") << "\n"
+  os << "#if !defined(__CUDACC_RTC__)\n"
+     << "#pragma nv_diag_suppress 177  // helpers a kernel without tensor maps leaves unused\n"
+     << embed("host_entry.cuh") << "#pragma nv_diag_default 177\n\n"
      << "// Launches " << k.name << " on row-major A[M,K], B[N,K] (K contiguous), C and D [M,N].\n"
      << "// The kernel was generated for M=" << p.m << " N=" << p.n << " K=" << p.k << "; other shapes are refused.\n"
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"

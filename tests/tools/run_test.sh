@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # A small lit: runs every `RUN:` line of a .test file with %s (the file), %S (its folder),
-# %gemmgen, %FileCheck, %not and %t (a scratch path) substituted. A `REQUIRES: nvcc` line
-# skips (exit 77) when nvcc is missing.
+# %gemmgen, %FileCheck, %nvcc, %not and %t (a scratch path) substituted. A `REQUIRES: nvcc`
+# line skips (exit 77) when nvcc is missing.
+#
+#   run_test.sh TEST GEMMGEN FILECHECK [NVCC]
+# NVCC defaults to the nvcc on PATH, then $CUDACXX, then /usr/local/cuda/bin/nvcc.
 #
 # `%not CMD` succeeds when CMD fails; `%not --code N CMD` when it exits with N exactly.
 # Its output passes through, so `%not --code 2 %gemmgen ... 2>&1 | %FileCheck %s` checks
 # both the exit code and the message.
 set -euo pipefail
-test_file=$1 gemmgen=$2 filecheck=$3
+test_file=$1 gemmgen=$2 filecheck=$3 nvcc=${4:-}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-if grep -q 'REQUIRES: nvcc' "$test_file" && ! command -v nvcc >/dev/null; then
+if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
+  nvcc=$(command -v nvcc || true)
+  for candidate in "${CUDACXX:-}" /usr/local/cuda/bin/nvcc; do
+    if [ -z "$nvcc" ] && [ -n "$candidate" ] && [ -x "$candidate" ]; then nvcc=$candidate; fi
+  done
+fi
+if grep -q 'REQUIRES: nvcc' "$test_file" && [ -z "$nvcc" ]; then
   echo "skipped: nvcc not found"; exit 77
 fi
 not_helper=$scratch/not
@@ -32,6 +41,7 @@ while IFS= read -r line; do
   cmd=${line#*RUN: }
   cmd=${cmd//%gemmgen/$gemmgen}
   cmd=${cmd//%FileCheck/$filecheck}
+  cmd=${cmd//%nvcc/$nvcc}
   cmd=${cmd//%not/$not_helper}
   cmd=${cmd//%s/$test_file}
   cmd=${cmd//%S/$test_dir}

@@ -22,11 +22,14 @@ std::string flag_names(const std::vector<FlagSpec>& specs) {
 
 std::string flags_help(const std::vector<FlagSpec>& specs) {
   size_t width = 0;
-  for (const auto& f : specs) width = std::max(width, f.name.size() + (f.metavar.empty() ? 0 : f.metavar.size() + 1));
+  auto left_of = [](const FlagSpec& f) {
+    return (f.alias.empty() ? "" : f.alias + ", ") + "--" + f.name + (f.metavar.empty() ? "" : " " + f.metavar);
+  };
+  for (const auto& f : specs) width = std::max(width, left_of(f).size());
   std::string out;
   for (const auto& f : specs) {
-    std::string left = "--" + f.name + (f.metavar.empty() ? "" : " " + f.metavar);
-    out += "  " + left + std::string(width + 4 - left.size(), ' ') + f.help + "\n";
+    std::string left = left_of(f);
+    out += "  " + left + std::string(width + 2 - left.size(), ' ') + f.help + "\n";
   }
   return out;
 }
@@ -57,11 +60,14 @@ Args parse_args(const std::string& command, const std::vector<std::string>& word
   Args args;
   args.command = command;
   for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
+    std::string w = words[i];
     if (w == "--help" || w == "-h") {
       args.help = true;
       continue;
     }
+    if (auto alias = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& f) { return !f.alias.empty() && f.alias == w; });
+        alias != specs.end())
+      w = "--" + alias->name;
     if (w.rfind("--", 0) != 0)
       usage_error("'" + w + "' is not a flag of 'gemmgen " + command + "'; legal flags: " + flag_names(specs));
     std::string name = w.substr(2);

@@ -13,6 +13,7 @@ struct FlagSpec {
   std::string name;        // "schedule" for --schedule
   std::string metavar;     // "NAME"; empty for a switch; "A B" for a flag taking two values
   std::string help;
+  std::string alias = {};  // a short spelling, "-o"; empty for none
   int values() const;      // words after the flag: 0 for a switch, else the metavar's word count
 };
 
@@ -29,7 +30,8 @@ struct Args {
 };
 
 // Parses the words after the command name. `--flag value` and `--flag=value` both work;
-// `--help`/`-h` sets help. A flag given twice is a usage error.
+// `--help`/`-h` sets help; a flag's alias ("-o FILE") is the same as its long form. A flag
+// given twice is a usage error.
 Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs);
 
 // "  --schedule NAME      a built-in schedule (gemmgen list)\n..."

@@ -1,12 +1,17 @@
 #include "tools/gemmgen/commands.h"
 
 #include <algorithm>
+#include <fstream>
 #include <ostream>
 
+#include "codegen/emit.h"
 #include "codegen/explain.h"
+#include "codegen/gemm_check.h"
 #include "codegen/validate_schedule.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "runtime/cuda_error.h"
+#include "runtime/device_info.h"
 #include "schedules/tutorial.h"
 #include "tools/gemmgen/load.h"
 
@@ -76,6 +81,70 @@ int cmd_check(const Args& args, Io io) {
   return 0;
 }
 
+int cmd_emit(const Args& args, Io io) {
+  Schedule s = load_schedule(args);
+  LowerOptions options;
+  options.limits = limits_of(s);
+  if (auto pass = args.value("dump-after")) {
+    options.dump_after = *pass;
+    options.dump = &io.err;
+  }
+  EmittedKernel e = emit_cuda(s, options);  // nothing is written when the schedule does not lower
+  auto path = args.value("output");
+  if (!path) {
+    io.out << e.source;
+    return 0;
+  }
+  std::ofstream file(*path, std::ios::binary);
+  file << e.source;
+  file.close();
+  if (!file) throw_user_error("cannot-write", "cannot write '" + *path + "'");
+  return 0;
+}
+
+// "sm_90a" for compute capability 9.0: the target whose kernels run on that device.
+std::string device_arch(const rt::DeviceInfo& d) {
+  return "sm_" + std::to_string(d.compute_major) + std::to_string(d.compute_minor) + (d.compute_major >= 9 ? "a" : "");
+}
+
+int cmd_run(const Args& args, Io io) {
+  Schedule s = load_schedule(args);
+  CheckOptions options;
+  options.exact = args.has("exact");
+  options.bench = args.has("bench");
+  if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
+  if (auto reps = args.positive("reps")) {
+    if (!options.bench) usage_error("--reps counts timed runs; it needs --bench");
+    options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+  }
+  LowerOptions lowering;
+  lowering.limits = limits_of(s);
+  lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
+  if (!rt::gpu_available()) {
+    io.err << "gemmgen run: no GPU found (gemmgen emit writes the .cu without one)\n";
+    return 2;
+  }
+  auto mma = s.mma_shape();
+  std::string target(target_name(mma ? mma->target : Target::Sm90a));
+  rt::DeviceInfo device = rt::device_info();
+  if (device_arch(device) != target) {
+    io.err << "gemmgen run: the schedule targets " << target << " but the GPU is " << device.name << " ("
+           << device_arch(device) << "); pass --arch " << device_arch(device)
+           << " if the schedule lowers for it, or use gemmgen emit\n";
+    return 2;
+  }
+  CheckReport r;
+  try {
+    r = check_on_gpu(s, options);
+  } catch (const rt::CudaError& e) {
+    // A kernel that faults fails its check; the message names the kernel and its launch.
+    io.err << "gemmgen run: CUDA error: " << e.what() << "\n";
+    return 1;
+  }
+  io.out << (args.has("json") ? format_report_json(r) + "\n" : format_report(r));
+  return r.passed ? 0 : 1;
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -92,6 +161,22 @@ const std::vector<Command>& commands() {
        cmd_print},
       {"check", "check a schedule against the device limits (exit 0 legal, 2 not)",
        concat({schedule_flags(), problem_flags()}), cmd_check},
+      {"emit",
+       "write the standalone CUDA .cu for a schedule (needs no GPU)",
+       concat({schedule_flags(), problem_flags(),
+               {{"output", "FILE", "write the .cu to FILE instead of stdout", "-o"},
+                {"dump-after", "PASS", "print the kernel IR after lowering pass PASS (or `all`) to stderr"}}}),
+       cmd_emit},
+      {"run",
+       "run a schedule on the GPU and check it against cuBLAS and fp64 (exit 1 if the check fails)",
+       concat({schedule_flags(), problem_flags(),
+               {{"check", "", "check the result (always done: errors vs cuBLAS and fp64, unwritten elements)"},
+                {"bench", "", "also time the kernel and cuBLAS in this process (TFLOP/s and ratio)"},
+                {"json", "", "print the report as one JSON object"},
+                {"exact", "", "small-integer inputs in [-2, 2], so the result must equal cuBLAS exactly"},
+                {"seed", "N", "random seed for the inputs (default 1)"},
+                {"reps", "N", "timed runs for --bench, the median is reported (default 50)"}}}),
+       cmd_run},
   };
   return table;
 }
@@ -102,7 +187,7 @@ std::string usage() {
   for (const auto& c : commands()) width = std::max(width, c.name.size());
   for (const auto& c : commands()) s += "  " + c.name + std::string(width + 2 - c.name.size(), ' ') + c.summary + "\n";
   s += "\n`gemmgen COMMAND --help` lists a command's flags.\n"
-       "exit codes: 0 ok, 2 usage or compile error, 3 internal error\n";
+       "exit codes: 0 ok, 1 check failed (gemmgen run), 2 usage or compile error, 3 internal error\n";
   return s;
 }
 

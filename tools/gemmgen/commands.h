@@ -27,8 +27,8 @@ const std::vector<Command>& commands();
 std::string usage();
 std::string command_usage(const Command& c);
 
-// Runs `gemmgen argv...`: dispatch, --help, and the error channels (exit 0 ok, 2 usage or
-// compile error, 3 internal error).
+// Runs `gemmgen argv...`: dispatch, --help, and the error channels (exit 0 ok, 1 check
+// failed (gemmgen run), 2 usage or compile error, 3 internal error).
 int run_cli(const std::vector<std::string>& argv, Io io);
 
 }  // namespace gg::cli

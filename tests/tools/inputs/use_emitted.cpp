@@ -1,0 +1,81 @@
+// A user's program around a kernel `gemmgen emit` wrote: plain C++ (no CUDA compiler needed
+// for this file) that declares the emitted `extern "C"` launch function and calls it. The
+// .cu is compiled by nvcc on its own; this file by the host compiler; linked with cudart.
+//
+//   gemmgen emit --schedule v5 --m 4096 --n 4096 --k 4096 -o gemm.cu
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -c gemm.cu -o gemm.o
+//   c++ -DGG_LAUNCH=<kernel>_launch -I$CUDA/include -c use_emitted.cpp -o main.o
+//   c++ main.o gemm.o -L$CUDA/lib64 -lcudart -o use_emitted
+//
+// Run on a Hopper GPU it checks D = A * B^T exactly (A all ones, B[n][k] = n % 4, so
+// D[m][n] = K * (n % 4)). Exit status: 0 right, 1 wrong or failed, 77 no GPU.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#ifndef GG_LAUNCH
+#error "compile with -DGG_LAUNCH=<kernel>_launch (the `// kernel:` line of the emitted .cu, plus _launch)"
+#endif
+
+// The emitted host entry: row-major A[M,K], B[N,K], C and D [M,N]; returns 0 or an error code.
+extern "C" int GG_LAUNCH(const void* a, const void* b, const void* c, void* d, const void* bias, long long m,
+                         long long n, long long k, cudaStream_t stream);
+
+namespace {
+
+constexpr long long kM = 4096, kN = 4096, kK = 4096;
+
+uint16_t to_bf16(float x) {  // exact for the small integers used here
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+bool ok(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return true;
+  std::fprintf(stderr, "use_emitted: %s: %s\n", what, cudaGetErrorString(status));
+  return false;
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("use_emitted: no GPU; linked fine\n");
+    return 77;
+  }
+  std::vector<uint16_t> a(kM * kK, to_bf16(1.0f)), b(kN * kK), d(kM * kN, 0xffff);
+  for (long long n = 0; n < kN; ++n)
+    for (long long k = 0; k < kK; ++k) b[n * kK + k] = to_bf16(static_cast<float>(n % 4));
+  void *da = nullptr, *db = nullptr, *dd = nullptr;
+  const size_t bytes_a = a.size() * 2, bytes_b = b.size() * 2, bytes_d = d.size() * 2;
+  if (!ok(cudaMalloc(&da, bytes_a), "cudaMalloc A") || !ok(cudaMalloc(&db, bytes_b), "cudaMalloc B") ||
+      !ok(cudaMalloc(&dd, bytes_d), "cudaMalloc D") ||
+      !ok(cudaMemcpy(da, a.data(), bytes_a, cudaMemcpyHostToDevice), "copy A") ||
+      !ok(cudaMemcpy(db, b.data(), bytes_b, cudaMemcpyHostToDevice), "copy B") ||
+      !ok(cudaMemset(dd, 0xff, bytes_d), "poison D"))
+    return 1;
+  const int status = GG_LAUNCH(da, db, nullptr, dd, nullptr, kM, kN, kK, nullptr);
+  if (status != 0) {
+    std::fprintf(stderr, "use_emitted: the launch function returned %d\n", status);
+    return 1;
+  }
+  if (!ok(cudaDeviceSynchronize(), "kernel") || !ok(cudaMemcpy(d.data(), dd, bytes_d, cudaMemcpyDeviceToHost), "copy D"))
+    return 1;
+  long long wrong = 0;
+  for (long long m = 0; m < kM; ++m)
+    for (long long n = 0; n < kN; ++n)
+      wrong += d[m * kN + n] != to_bf16(static_cast<float>(kK * (n % 4)));
+  // A shape other than the generated one is refused, not run.
+  const bool refused = GG_LAUNCH(da, db, nullptr, dd, nullptr, kM, kN, kK / 2, nullptr) != 0;
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dd);
+  std::printf("use_emitted: %lld of %lld elements wrong; other shape %s\n", wrong, kM * kN,
+              refused ? "refused" : "NOT refused");
+  return wrong == 0 && refused ? 0 : 1;
+}
