@@ -3,6 +3,7 @@
 #include <map>
 
 #include "codegen/target/sm90/wgmma.h"
+#include "codegen/tile_order.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -33,12 +34,18 @@ TileCoordinates tile_coordinates(const Domain& dom) {
     const Axis& a = dom.axis(name);
     if (a.level != Level::Tile) continue;
     if (const char* v = grid_var(a.binding)) value[name] = var(v);
+    else if (a.binding == Binding::Persistent) value[name] = var("tile");
     else if (a.extent == 1 || a.binding == Binding::None) value[name] = imm(0);  // coverage checked it is 1
   }
   TileCoordinates tc;
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
-    if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
+    if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
+      TileCoordExprs c = persistent_tile_exprs(value[it->fused], dom.find(it->outer)->extent,
+                                               dom.find(it->inner)->extent, it->raster, it->group);
+      value[it->outer] = c.m;
+      value[it->inner] = c.n;
+    } else if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
       ExprPtr f = value[it->fused];
       value[it->outer] = f / imm(it->factor);
       value[it->inner] = f % imm(it->factor);
@@ -89,7 +96,9 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   };
   auto acquire = std::make_shared<AcquireStage>();
   acquire->stage = imm(0);
-  acquire->parity = kt % imm(2);
+  // One stage without a ring: the phase flips with every k tile this CTA has loaded.
+  bool persistent = s.domain().bound_to(Binding::Persistent) != nullptr;
+  acquire->parity = (persistent ? var("k_done") + kt : kt) % imm(2);
   auto compute = std::make_shared<ComputeTile>();
   compute->stage = imm(0);
   auto release = std::make_shared<ReleaseStage>();
@@ -104,9 +113,31 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
 
   StmtPtr tile_body = block({decl, zero, mainloop, write});
   StmtPtr guarded = is_const(tc.in_range) ? tile_body : if_then(tc.in_range, tile_body);
-  k.body = block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc.m_tile),
-                  let("n_tile", tc.n_tile),
-                  p.k_loop.empty() ? nullptr : let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k))), guarded});
+  StmtPtr k_tiles = p.k_loop.empty() ? nullptr : let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k)));
+  const Axis* tile_axis = s.domain().bound_to(Binding::Persistent);
+  if (!tile_axis) {
+    k.body = block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc.m_tile),
+                    let("n_tile", tc.n_tile), k_tiles, guarded});
+    return k;
+  }
+  // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
+  // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
+  // assumes every visited tile runs its k loop, so no tile may be skipped by a guard.
+  if (!is_const(tc.in_range))
+    throw_user_error("not-lowered", "a persistent tile loop over tile axes split with a tail is recorded and "
+                     "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
+  StmtPtr one_tile = block({let("m_tile", tc.m_tile), let("n_tile", tc.n_tile),
+                            let("k_done", (var("tile") - var("blockIdx.x")) / var("gridDim.x") * var("k_tiles")),
+                            guarded});
+  auto loop = std::make_shared<For>();
+  loop->var = "tile";
+  loop->begin = var("blockIdx.x");
+  loop->end = imm(tile_axis->extent);
+  loop->step = var("gridDim.x");
+  loop->body = one_tile;
+  loop->origin = "persistent tile loop over '" + tile_axis->name + "' (" + std::to_string(tile_axis->extent) +
+                 " tiles, grid-strided)";
+  k.body = block({k_tiles ? k_tiles : let("k_tiles", imm(1)), loop});
   return k;
 }
 

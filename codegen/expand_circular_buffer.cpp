@@ -17,7 +17,8 @@ std::shared_ptr<LoadTile> retarget(const LoadTile& l, ExprPtr k_tile, ExprPtr st
 
 class ExpandRing : public Mutator {
  public:
-  ExpandRing(int stages, int prefetch) : stages_(stages), prefetch_(prefetch) {}
+  ExpandRing(int stages, int prefetch, bool persistent)
+      : stages_(stages), prefetch_(prefetch), persistent_(persistent) {}
   bool expanded = false;
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
@@ -33,18 +34,22 @@ class ExpandRing : public Mutator {
     GG_INTERNAL_CHECK(!loads.empty(), "k loop without loads");
     expanded = true;
     ExprPtr S = imm(stages_), P = imm(prefetch_), k = var("k_tile"), k_tiles = var("k_tiles");
+    // Stage and phase follow the running k-tile count (k_done: k tiles of earlier tiles of a
+    // persistent CTA), not the tile-local one.
+    ExprPtr run = persistent_ ? var("k_done") + k : k;
 
     std::vector<StmtPtr> prologue_loads, refill_loads;
     for (const LoadTile* l : loads) {
-      prologue_loads.push_back(retarget(*l, var("fill"), var("fill")));
-      refill_loads.push_back(retarget(*l, k + P, (k + P) % S));
+      ExprPtr fill_stage = persistent_ ? (var("k_done") + var("fill")) % S : var("fill");
+      prologue_loads.push_back(retarget(*l, var("fill"), fill_stage));
+      refill_loads.push_back(retarget(*l, k + P, (run + P) % S));
     }
     std::vector<StmtPtr> iteration;
     if (prefetch_ > 0)
       iteration.push_back(if_then(k + P < k_tiles, block(refill_loads)));
     else
       iteration.insert(iteration.end(), refill_loads.begin(), refill_loads.end());
-    for (const auto& s : rest) iteration.push_back(restage(s, k % S, (k / S) % imm(2)));
+    for (const auto& s : rest) iteration.push_back(restage(s, run % S, (run / S) % imm(2)));
 
     std::vector<StmtPtr> out;
     if (prefetch_ > 0)
@@ -80,13 +85,14 @@ class ExpandRing : public Mutator {
   }
 
   int stages_, prefetch_;
+  bool persistent_;
 };
 
 }  // namespace
 
 Kernel expand_circular_buffer(Kernel k) {
   if (k.plan.k_loop.empty()) return k;  // one k tile: nothing to pipeline
-  ExpandRing ring(k.plan.stages, k.plan.prefetch);
+  ExpandRing ring(k.plan.stages, k.plan.prefetch, k.plan.persistent);
   k.body = ring.mutate(k.body);
   GG_INTERNAL_CHECK(ring.expanded, "no k loop found to circular-buffer");
   return k;

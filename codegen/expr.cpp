@@ -1,5 +1,7 @@
 #include "codegen/expr.h"
 
+#include <algorithm>
+
 #include "dsl/error.h"
 
 namespace gg::kir {
@@ -56,6 +58,30 @@ ExprPtr operator==(ExprPtr a, ExprPtr b) { return binary(ExprKind::Eq, std::move
 ExprPtr operator&&(ExprPtr a, ExprPtr b) { return binary(ExprKind::And, std::move(a), std::move(b)); }
 ExprPtr min(ExprPtr a, ExprPtr b) { return binary(ExprKind::Min, std::move(a), std::move(b)); }
 ExprPtr ceil_div(ExprPtr a, ExprPtr b) { return (a + b - imm(1)) / b; }
+
+int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
+  GG_INTERNAL_CHECK(e != nullptr, "null expression");
+  if (e->kind == ExprKind::Int) return e->value;
+  if (e->kind == ExprKind::Var) {
+    auto it = vars.find(e->name);
+    GG_INTERNAL_CHECK(it != vars.end(), "unbound variable " + e->name);
+    return it->second;
+  }
+  int64_t a = evaluate(e->a, vars), b = evaluate(e->b, vars);
+  switch (e->kind) {
+    case ExprKind::Add: return a + b;
+    case ExprKind::Sub: return a - b;
+    case ExprKind::Mul: return a * b;
+    case ExprKind::Div: GG_INTERNAL_CHECK(b != 0, "division by zero"); return a / b;
+    case ExprKind::Mod: GG_INTERNAL_CHECK(b != 0, "modulo by zero"); return a % b;
+    case ExprKind::Min: return std::min(a, b);
+    case ExprKind::Lt: return a < b;
+    case ExprKind::Ge: return a >= b;
+    case ExprKind::Eq: return a == b;
+    case ExprKind::And: return a && b;
+    default: GG_INTERNAL_CHECK(false, "unhandled expression kind");
+  }
+}
 
 std::string to_c(const ExprPtr& e) {
   GG_INTERNAL_CHECK(e != nullptr, "null expression");

@@ -1,6 +1,7 @@
 #pragma once
 // Integer index expressions of the kernel IR (tile coordinates, loop bounds, predicates).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,9 @@ ExprPtr operator==(ExprPtr a, ExprPtr b);
 ExprPtr operator&&(ExprPtr a, ExprPtr b);
 ExprPtr min(ExprPtr a, ExprPtr b);
 ExprPtr ceil_div(ExprPtr a, ExprPtr b);
+
+// The value of `e` with its variables bound; InternalError for an unbound variable.
+int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);
 
 // C syntax; constants fold, so `var("k") * imm(1)` prints as `k`.
 std::string to_c(const ExprPtr& e);

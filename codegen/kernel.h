@@ -27,6 +27,7 @@ struct KernelPlan {
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   int consumer_warpgroups = 1;
+  bool persistent = false;              // a grid-strided loop over tiles (persist)
   int threads = 128;
   MmaD mma{64, 128, 16, Target::Sm90a};
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile

@@ -47,7 +47,7 @@ Kernel lower(const Schedule& s, const LowerOptions& options) {
   PassRunner after{options};
 
   validate_schedule(s, options.limits);  // every user error surfaces here, before any IR
-  Kernel k = plan_kernel(s);             // tile, stages, roles, shared-memory layout, grid
+  Kernel k = plan_kernel(s, options.limits);             // tile, stages, roles, shared-memory layout, grid
   k = after.run("build_loop_nests", build_loop_nests(s, std::move(k)));
   k = after.run("expand_circular_buffer", expand_circular_buffer(std::move(k)));
   k = after.run("lower_operand_copies", lower_operand_copies(std::move(k)));

@@ -9,7 +9,7 @@ namespace {
 
 void not_lowered(const std::string& what) {
   throw_user_error("not-lowered", what + " is recorded and checked, but this code generator does not lower it yet "
-                   "(tutorial steps v1..v5 lower on sm_90a); `gemmgen explain` shows its loop nests");
+                   "(tutorial steps v1..v6 lower on sm_90a); `gemmgen explain` shows its loop nests");
 }
 
 kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
@@ -59,7 +59,7 @@ rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows
   return t;
 }
 
-Kernel plan_kernel(const Schedule& s) {
+Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
   KernelPlan p;
@@ -68,7 +68,6 @@ Kernel plan_kernel(const Schedule& s) {
   p.mma = *mma;
   p.target = mma->target;
   if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
-  if (s.persistence()) not_lowered("persist (tutorial v6)");
   if (s.warp_roles()) not_lowered("warp_specialize (tutorial v7)");
   if (s.cluster_dims()) not_lowered("cluster (tutorial v9)");
   p.in = def.input_dtype();
@@ -80,6 +79,7 @@ Kernel plan_kernel(const Schedule& s) {
   p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
   p.consumer_warpgroups = s.consumer_warpgroups();
+  p.persistent = s.persistence().has_value();
   p.threads = kWarpgroupThreads * p.consumer_warpgroups;
 
   for (const auto& name : dom.leaves()) {
@@ -150,7 +150,7 @@ Kernel plan_kernel(const Schedule& s) {
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
   // Shared memory: the layout the resource summary checked against the device limit.
-  ResourceSummary resources = summarize_resources(s);
+  ResourceSummary resources = summarize_resources(s, limits);
   p.a_stage_bytes = int64_t(p.tile_m) * p.tile_k * in_bytes;
   p.b_stage_bytes = int64_t(p.tile_n) * p.tile_k * in_bytes;
   for (const SmemItem& item : resources.smem) {
@@ -166,11 +166,9 @@ Kernel plan_kernel(const Schedule& s) {
   Kernel k;
   k.plan = p;
   k.launch.block = {static_cast<unsigned>(p.threads), 1, 1};
-  for (Binding b : {Binding::BlockX, Binding::BlockY, Binding::BlockZ}) {
-    const Axis* a = dom.bound_to(b);
-    unsigned extent = a ? static_cast<unsigned>(a->extent) : 1u;
-    k.launch.grid[b == Binding::BlockX ? 0 : b == Binding::BlockY ? 1 : 2] = extent;
-  }
+  // The grid the resource summary sized: one CTA per tile, or (persistent) at most one per SM.
+  k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
+                   static_cast<unsigned>(resources.grid.z)};
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
   return k;
 }

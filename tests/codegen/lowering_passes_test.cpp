@@ -232,3 +232,16 @@ TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
   CHECK(kinds(k)[NodeKind::TmaLoad] == 4);  // A and B, two atoms each
   CHECK(k.launch.tensor_maps[0].box_cols == 64);
 }
+
+TEST_CASE("persist: a grid-strided tile loop whose pipeline phases run across tiles") {
+  Schedule s = step(6, 1000, 704, 520);
+  Kernel k = lower(s);
+  std::string ir = dump(k.body);
+  CHECK(ir.find("for tile in [blockIdx.x, 48) step gridDim.x") != std::string::npos);  // 8 x 6 tiles
+  CHECK(ir.find("int k_done = (((tile - blockIdx.x) / gridDim.x) * k_tiles)") != std::string::npos);
+  CHECK(ir.find("MbarrierWait full_bar[((k_done + k_tile) % 2)] parity=(((k_done + k_tile) / 2) % 2)") !=
+        std::string::npos);
+  CHECK(k.launch.grid[0] == 48);  // min(tiles, 132 SMs)
+  Kernel big = lower(step(6, 4096, 4096, 4096));
+  CHECK(big.launch.grid[0] == 132);
+}

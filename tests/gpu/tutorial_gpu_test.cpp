@@ -1,4 +1,4 @@
-// Tutorial kernels v1..v5 on the GPU against cuBLAS and the fp64 host reference: random and
+// Tutorial kernels v1..v6 on the GPU against cuBLAS and the fp64 host reference: random and
 // exact small-integer data, bf16 and f16, poisoned outputs, edge shapes (M and N off the
 // tile, M = 1, N = 8, K = 8, K below the pipeline depth) and large ones.
 #include <doctest/doctest.h>
@@ -45,18 +45,20 @@ void check(int version, Shape s, DType dtype, bool exact) {
 
 }  // namespace
 
-TEST_CASE("tutorial v1..v5 match cuBLAS and the fp64 reference on edge shapes") {
-  for (int v = 1; v <= 5; ++v)
+TEST_CASE("tutorial v1..v6 match cuBLAS and the fp64 reference on edge shapes") {
+  for (int v = 1; v <= 6; ++v)
     for (Shape s : edge_shapes(v))
       for (DType t : {DType::BF16, DType::F16})
         for (bool exact : {false, true}) check(v, s, t, exact);
 }
 
-TEST_CASE("tutorial v3..v5 at 4096^3 and v5 at 8192^3") {
-  for (int v = 3; v <= 5; ++v)
+TEST_CASE("tutorial v3..v6 at 4096^3 and v5, v6 at 8192^3") {
+  for (int v = 3; v <= 6; ++v)
     for (DType t : {DType::BF16, DType::F16}) check(v, {4096, 4096, 4096}, t, false);
-  check(5, {8192, 8192, 8192}, DType::BF16, false);
-  check(5, {8192, 8192, 8192}, DType::BF16, true);
+  for (int v = 5; v <= 6; ++v) {
+    check(v, {8192, 8192, 8192}, DType::BF16, false);
+    check(v, {8192, 8192, 8192}, DType::BF16, true);
+  }
 }
 
 TEST_CASE("a fused epilogue: alpha, beta*C, bias, activation, f32 and f16 outputs") {
@@ -70,7 +72,7 @@ TEST_CASE("a fused epilogue: alpha, beta*C, bias, activation, f32 and f16 output
       Tensor y = def.add_bias(def.add_scaled(def.scale(def.matmul(a, b), 0.5), c, 0.25), bias, BiasAlong::Cols);
       y = act == 0 ? def.relu(y) : act == 1 ? def.gelu(y) : def.silu(y);
       def.set_output(def.cast(y, out));
-      for (int v : {3, 5}) {
+      for (int v : {3, 5, 6}) {
         CheckReport r = check_on_gpu(tutorial_schedule(v, def));
         std::cout << "epilogue act=" << act << " out=" << dtype_name(out) << " v" << v << ": err_vs_host="
                   << r.error_vs_host << " cublas_err=" << r.cublas_error_vs_host << " -> "
