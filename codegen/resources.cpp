@@ -126,11 +126,18 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   if (auto c = s.cluster_dims()) r.cluster = *c;
   r.cluster_size = r.cluster.x * r.cluster.y * r.cluster.z;
   r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N);
+  // Resident CTAs per SM: a persistent grid fills every slot, so that (without warp
+  // specialization) one CTA's loads and epilogue overlap another's MMAs.
+  int64_t by_smem = limits.smem_per_sm / (r.smem_bytes + limits.smem_reserved_per_cta);
+  int64_t by_regs = r.total_registers > 0 ? limits.registers / r.total_registers : 1;
+  int64_t by_threads = limits.max_threads_per_sm / std::max(1, r.threads);
+  r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads})));
   if (const Axis* p = dom.bound_to(Binding::Persistent)) {
     r.grid.persistent = true;
     r.grid.tiles = p->extent;
     int64_t cs = r.cluster_size;
-    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(p->extent, cs), int64_t(limits.sms) / cs));
+    int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
+    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(p->extent, cs), slots / cs));
     r.grid.x = clusters * r.cluster.x;
     r.grid.y = r.cluster.y;
     r.grid.z = r.cluster.z;
@@ -199,7 +206,8 @@ std::string ResourceSummary::to_string() const {
      << (cluster_size == 1 ? " CTA)\n" : " CTAs)\n");
   os << "  grid: " << grid.x << " x " << grid.y << " x " << grid.z << " = " << grid.ctas() << " CTA(s)";
   if (grid.persistent)
-    os << ", persistent over " << grid.tiles << " tiles (" << limits.sms << " SMs)";
+    os << ", persistent over " << grid.tiles << " tiles (" << limits.sms << " SMs x " << grid.ctas_per_sm
+       << " resident)";
   else
     os << ", one per tile (" << grid.tiles << " tiles)";
   os << "\n";

@@ -15,6 +15,9 @@ namespace gg {
 struct DeviceLimits {
   std::string name = "H100 (sm_90a)";
   int64_t smem_bytes = 232448;  // 227 KB of dynamic shared memory per CTA
+  int64_t smem_per_sm = 233472; // 228 KB per SM, shared by its resident CTAs
+  int64_t smem_reserved_per_cta = 1024;  // the driver's per-CTA reservation
+  int max_threads_per_sm = 2048;
   int sms = 132;
   int registers = 65536;        // 32-bit registers per SM (and per CTA)
   int max_regs_per_thread = 255;
@@ -66,6 +69,7 @@ struct GridShape {
   int64_t x = 1, y = 1, z = 1;
   bool persistent = false;
   int64_t tiles = 1;  // output tiles (M tiles x N tiles)
+  int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)
   int64_t ctas() const { return x * y * z; }
 };
 
