@@ -70,6 +70,9 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
   if (s.warp_roles()) not_lowered("warp_specialize (tutorial v7)");
   if (s.cluster_dims()) not_lowered("cluster (tutorial v9)");
+  const Node& mm = def.matmul_node();
+  for (int id : mm.operands)
+    if (def.node(id).layout != Layout::KMajor) not_lowered("an MN-major operand ('" + def.node(id).name + "')");
   p.in = def.input_dtype();
   p.out = def.output_dtype();
   p.m = def.m();
@@ -89,6 +92,9 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
                   " (the MMA instruction maps threads inside a tile)");
     if (a.level == Level::Tile && a.binding == Binding::Serial && a.roots != unsigned(Root::K))
       not_lowered("a serial loop over output tiles ('" + name + "')");
+    if (a.level == Level::Tile && a.binding == Binding::Unroll)  // the k loop is generated for `serial` only
+      not_lowered("an unrolled loop over " + std::string(a.roots == unsigned(Root::K) ? "k" : "output") + " tiles ('" +
+                  name + (a.roots == unsigned(Root::K) ? "'; bind it serial)" : "'; bind it to a block index)"));
     if (a.level == Level::Tile && a.binding == Binding::Cluster) not_lowered("binding '" + name + "' to cluster");
   }
   if (const Axis* kl = s.k_loop()) {
@@ -120,7 +126,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
     p.stages = cb->stages;
     p.prefetch = cb->prefetch;
   }
-  auto a_read = s.read_method("A"), b_read = s.read_method("B");
+  auto a_read = s.read_method(def.node(mm.operands[0]).name), b_read = s.read_method(def.node(mm.operands[1]).name);
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
@@ -139,8 +145,16 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
     not_lowered("the accumulator in TMEM on sm_90a");
 
   int c_reads = 0, bias_reads = 0;
+  int prev = mm.id;  // the epilogue is generated as a chain acc -> op -> ... -> output
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
+    if (n.operands[0] != prev)
+      not_lowered("an epilogue that is not a chain from the accumulator ('" + n.name + "' reads '" +
+                  def.node(n.operands[0]).name + "', not '" + def.node(prev).name + "')");
+    if (n.operands.size() > 1 && def.node(n.operands[1]).kind != OpKind::Input)
+      not_lowered("an epilogue operand that is not an input tensor ('" + n.name + "' reads '" +
+                  def.node(n.operands[1]).name + "')");
+    prev = id;
     c_reads += n.kind == OpKind::AddScaled;
     bias_reads += n.kind == OpKind::AddBias;
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");

@@ -1,10 +1,28 @@
 #include "dsl/definition.h"
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "dsl/error.h"
 
 namespace gg {
+
+namespace {
+// Problem extents stay in the int range the runtime (tensor maps, cuBLAS) and the index
+// arithmetic work in; beyond it, tile counts and byte sizes would overflow.
+constexpr int64_t kMaxExtent = 2147483647;
+
+// The epilogue computes in fp32, and the scalar is printed into the kernel as a float literal.
+void check_scalar(const char* op, const char* what, double v) {
+  if (!std::isfinite(v) || std::fabs(v) > double(std::numeric_limits<float>::max())) {
+    std::ostringstream value;
+    value << v;
+    throw_user_error("epilogue-scalar", std::string(op) + ": " + what + " " + value.str() +
+                     " is not a finite fp32 value; legal is a finite number of magnitude at most 3.4e38");
+  }
+}
+}  // namespace
 
 std::string_view op_name(OpKind k) {
   switch (k) {
@@ -68,8 +86,9 @@ Tensor Definition::input(const std::string& name, std::vector<int64_t> shape, DT
   if (shape.empty() || shape.size() > 2)
     throw_user_error("bad-shape", "input '" + name + "': shape must have 1 or 2 extents");
   for (int64_t e : shape)
-    if (e < 1)
-      throw_user_error("bad-shape", "input '" + name + "': extent " + std::to_string(e) + " is not >= 1");
+    if (e < 1 || e > kMaxExtent)
+      throw_user_error("bad-shape", "input '" + name + "': extent " + std::to_string(e) + " is out of range; legal "
+                       "is 1.." + std::to_string(kMaxExtent) + " (2^31-1)");
   Node n;
   n.kind = OpKind::Input;
   n.name = name;
@@ -115,6 +134,7 @@ Node elementwise(OpKind kind, const Node& x) {
 
 Tensor Definition::scale(Tensor x, double alpha) {
   Node n = elementwise(OpKind::Scale, checked(x, "scale"));
+  check_scalar("scale", "alpha", alpha);
   n.name = unique_name("scale");
   n.scalar = alpha;
   return add(std::move(n));
@@ -123,6 +143,7 @@ Tensor Definition::scale(Tensor x, double alpha) {
 Tensor Definition::add_scaled(Tensor x, Tensor c, double beta) {
   const Node& nx = checked(x, "add_scaled");
   const Node& nc = checked(c, "add_scaled");
+  check_scalar("add_scaled", "beta", beta);
   if (nc.shape != nx.shape)
     throw_user_error("epilogue-shape", "add_scaled: '" + nc.name + "' must have the output's shape [M,N]");
   Node n = elementwise(OpKind::AddScaled, nx);
@@ -135,6 +156,8 @@ Tensor Definition::add_scaled(Tensor x, Tensor c, double beta) {
 Tensor Definition::add_bias(Tensor x, Tensor bias, BiasAlong along) {
   const Node& nx = checked(x, "add_bias");
   const Node& nb = checked(bias, "add_bias");
+  if (nx.shape.size() != 2)
+    throw_user_error("epilogue-shape", "add_bias: '" + nx.name + "' is 1-D; a bias is added to a 2-D [M,N] result");
   int64_t want = along == BiasAlong::Rows ? nx.shape[0] : nx.shape[1];
   if (nb.shape.size() != 1 || nb.shape[0] != want)
     throw_user_error("epilogue-shape", "add_bias: '" + nb.name + "' must be 1-D of length " + std::to_string(want) +

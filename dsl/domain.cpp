@@ -1,6 +1,7 @@
 #include "dsl/domain.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "dsl/error.h"
@@ -20,7 +21,17 @@ std::string root_names(RootSet roots) {
   return s;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// a, b >= 1; no a + b - 1, which overflows for a split factor near INT64_MAX.
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// The extent of a fused loop; huge split factors can make it overflow 64 bits.
+int64_t fused_extent(const Axis& a, const Axis& b, const std::string& what) {
+  if (a.extent > INT64_MAX / b.extent)
+    throw_user_error("extent-overflow", what + ": the fused loop would run " + std::to_string(a.extent) + " x " +
+                     std::to_string(b.extent) + " times, more than a 64-bit loop counter holds; split with "
+                     "factors no larger than the extents being split");
+  return a.extent * b.extent;
+}
 }  // namespace
 
 std::string_view binding_name(Binding b) {
@@ -150,8 +161,9 @@ void Domain::merge(const std::string& outer, const std::string& inner, const std
     if (x->binding != Binding::None)
       throw_user_error("merge-bound", "merge " + outer + " " + inner + ": '" + x->name + "' is already bound to " +
                        std::string(binding_name(x->binding)) + "; merge before binding");
+  const int64_t extent = fused_extent(a, b, "merge " + outer + " " + inner);
   leaves_.erase(leaves_.begin() + pa, leaves_.begin() + pb + 1);
-  insert_leaf_at(static_cast<size_t>(pa), Axis{fused, a.roots | b.roots, a.extent * b.extent, a.level, Binding::None});
+  insert_leaf_at(static_cast<size_t>(pa), Axis{fused, a.roots | b.roots, extent, a.level, Binding::None});
   relations_.push_back(Relation{Relation::Kind::Merge, "", outer, inner, fused, b.extent});
 }
 
@@ -212,11 +224,12 @@ void Domain::persist(const std::string& m_axis, const std::string& n_axis, const
   if (a.roots != unsigned(Root::M) || b.roots != unsigned(Root::N))
     throw_user_error("persist-axes", "persist " + m_axis + " " + n_axis + ": name the tile axis of m first, then "
                      "the tile axis of n");
-  if (group < 1)
-    throw_user_error("persist-group", "persist: group size " + std::to_string(group) + " must be >= 1");
+  if (group < 1 || group > INT32_MAX)  // bounded so that group x tiles stays within 64 bits
+    throw_user_error("persist-group", "persist: group size " + std::to_string(group) + " is out of range; legal is "
+                     "1..2147483647 (8 is the default)");
   if (bound_to(Binding::Persistent)) throw_user_error("persist-twice", "persist: the schedule is already persistent");
   check_new_name(fused, "persist");
-  int64_t extent = a.extent * b.extent;
+  int64_t extent = fused_extent(a, b, "persist " + m_axis + " " + n_axis);
   RootSet roots = a.roots | b.roots;
   auto pa = std::find(leaves_.begin(), leaves_.end(), m_axis) - leaves_.begin();
   auto pb = std::find(leaves_.begin(), leaves_.end(), n_axis) - leaves_.begin();

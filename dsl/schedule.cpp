@@ -53,6 +53,10 @@ Schedule::Schedule(Definition def) : def_(std::move(def)) {
                                                                               ? def_.input_dtype()
                                                                               : def_.output_dtype())) +
                      " is reserved for FP8 block scaling, which is not implemented yet; use f16 or bf16");
+  for (int id = 0; id < def_.size(); ++id)  // C and bias inputs too: the epilogue cannot load FP8 either
+    if (const Node& n = def_.node(id); n.kind == OpKind::Input && dtype_is_reserved(n.dtype))
+      throw_user_error("reserved-dtype", "input '" + n.name + "': dtype " + std::string(dtype_name(n.dtype)) +
+                       " is reserved for FP8 block scaling, which is not implemented yet; use f16, bf16 or f32");
   if (def_.input_dtype() == DType::F32)
     throw_user_error("operand-dtype", "operands A and B are f32; the tensor cores take f16 or bf16 operands");
   domain_ = Domain(def_.m(), def_.n(), def_.k());
@@ -101,12 +105,12 @@ Schedule& Schedule::bind(const std::string& axis, Binding binding) {
   Domain next = domain_;
   next.bind(axis, binding);
   if (binding == Binding::Warpgroup) {
-    int consumers = static_cast<int>(next.axis(axis).extent);
-    if (consumers > 3)
-      throw_user_error("warpgroup-count", "bind " + axis + " warpgroup: " + std::to_string(consumers) +
+    const int64_t extent = next.axis(axis).extent;  // compared before narrowing: 2^62 must not become 0
+    if (extent > 3)
+      throw_user_error("warpgroup-count", "bind " + axis + " warpgroup: " + std::to_string(extent) +
                        " consumer warpgroups; a CTA holds at most 3 next to the producer (split the axis so the "
                        "warpgroup part has extent 1, 2 or 3)");
-    if (auto ws = warp_roles()) check_register_file(ws->producer_regs, ws->consumer_regs, consumers);
+    if (auto ws = warp_roles()) check_register_file(ws->producer_regs, ws->consumer_regs, static_cast<int>(extent));
   }
   domain_ = std::move(next);
   record(BindD{axis, binding});
@@ -253,9 +257,11 @@ Schedule& Schedule::cluster(int x, int y, int z) {
   if (x < 1 || y < 1 || z < 1)
     throw_user_error("cluster-size", "cluster " + std::to_string(x) + "x" + std::to_string(y) + "x" +
                      std::to_string(z) + ": every dimension must be >= 1");
-  if (x * y * z > kMaxClusterSize)
+  int64_t ctas = 0;  // 65536 x 65536 x 1 must not wrap around to a small count
+  const bool overflow = __builtin_mul_overflow(int64_t(x) * y, int64_t(z), &ctas);
+  if (overflow || ctas > kMaxClusterSize)
     throw_user_error("cluster-size", "cluster " + std::to_string(x) + "x" + std::to_string(y) + "x" +
-                     std::to_string(z) + " has " + std::to_string(x * y * z) +
+                     std::to_string(z) + " has " + (overflow ? std::string("more than 2^63") : std::to_string(ctas)) +
                      " CTAs; the portable cluster size limit is 8");
   record(ClusterD{x, y, z});
   return *this;
@@ -272,8 +278,9 @@ Schedule& Schedule::multicast(const std::string& op) {
   return *this;
 }
 
-Schedule& Schedule::mma(int m, int n, int k, Target target) {
-  if (mma_shape()) throw_user_error("duplicate-directive", "mma: the instruction shape is already chosen");
+namespace {
+// mma-shape: the instruction must exist on the target.
+void check_mma_shape(int m, int n, int k, Target target) {
   std::string shape = "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
   bool ok = false;
   std::string legal;
@@ -287,6 +294,12 @@ Schedule& Schedule::mma(int m, int n, int k, Target target) {
   if (!ok)
     throw_user_error("mma-shape", "mma " + shape + ": " + std::string(target_name(target)) +
                      " has no such instruction; legal is " + legal);
+}
+}  // namespace
+
+Schedule& Schedule::mma(int m, int n, int k, Target target) {
+  if (mma_shape()) throw_user_error("duplicate-directive", "mma: the instruction shape is already chosen");
+  check_mma_shape(m, n, k, target);
   record(MmaD{m, n, k, target});
   return *this;
 }
@@ -378,7 +391,10 @@ const Axis* Schedule::k_loop() const {
 
 void Schedule::retarget(Target t) {
   for (auto& d : directives_)
-    if (auto* m = std::get_if<MmaD>(&d)) m->target = t;
+    if (auto* m = std::get_if<MmaD>(&d)) {
+      check_mma_shape(m->m, m->n, m->k, t);  // m128 exists on sm_100a, not on sm_90a
+      m->target = t;
+    }
 }
 
 }  // namespace gg

@@ -93,7 +93,8 @@ class Schedule {
   int consumer_warpgroups() const;
   // The serial k loop over k tiles, or nullptr when the tile covers all of K.
   const Axis* k_loop() const;
-  // Retarget: replaces the mma directive's target (the CLI's --arch).
+  // Retarget: replaces the mma directive's target (the CLI's --arch); CompileError `mma-shape`
+  // when the instruction does not exist on t.
   void retarget(Target t);
 
  private:

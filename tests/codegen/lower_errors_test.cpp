@@ -1,0 +1,179 @@
+// The user errors lower() raises beyond validate_schedule's rules (validate_test.cpp):
+// `not-lowered` for what is recorded and checked but not generated yet, `unknown-pass` for
+// --dump-after, and `tile-size` from the resource summary. Each pins its rule and message.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "codegen/emit.h"
+#include "codegen/explain.h"
+#include "codegen/lower.h"
+#include "codegen/validate_schedule.h"
+#include "dsl/error.h"
+#include "dsl/schedule_text.h"
+#include "schedules/tutorial.h"
+
+using namespace gg;
+
+namespace {
+
+template <class F>
+void check_error(F&& f, const std::string& rule, const std::string& fragment) {
+  try {
+    f();
+    FAIL("expected CompileError [" << rule << "]");
+  } catch (const CompileError& e) {
+    CHECK(e.rule() == rule);
+    CHECK_MESSAGE(e.message().find(fragment) != std::string::npos, "message: " << e.message());
+  }
+}
+
+Definition gemm(int64_t m = 1024, int64_t n = 1024, int64_t k = 1024) {
+  return make_definition(m, n, k, DType::BF16, DType::BF16);
+}
+
+// lower() and emit_cuda() (which lowers) both raise it.
+void check_not_lowered(const Schedule& s, const std::string& what, const LowerOptions& options = {}) {
+  const std::string fragment = what + " is recorded and checked, but this code generator does not lower it yet";
+  check_error([&] { lower(s, options); }, "not-lowered", fragment);
+  check_error([&] { emit_cuda(s, options); }, "not-lowered", fragment);
+}
+
+LowerOptions on(const DeviceLimits& limits) {
+  LowerOptions o;
+  o.limits = limits;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("not-lowered: warp specialization (tutorial v7 and the steps built on it)") {
+  for (int v : {7, 8, 9, 10}) {
+    CAPTURE(v);
+    check_not_lowered(tutorial_schedule(v, gemm()), "warp_specialize (tutorial v7)");
+  }
+}
+
+TEST_CASE("not-lowered: a cluster (tutorial v9) without warp specialization") {
+  check_not_lowered(tutorial_schedule(5, gemm()).cluster(1, 2, 1).multicast("B"), "cluster (tutorial v9)");
+}
+
+TEST_CASE("not-lowered: the sm_100a target") {
+  for (int v : {1, 3, 5}) {
+    CAPTURE(v);
+    check_not_lowered(tutorial_schedule(v, gemm(v == 1 ? 128 : 1024, v == 1 ? 128 : 1024, v == 1 ? 64 : 1024),
+                                        Target::Sm100a),
+                      "target sm_100a (tcgen05/TMEM)", on(blackwell()));
+  }
+  // Retargeting a lowerable sm_90a schedule gives the same answer.
+  Schedule s = tutorial_schedule(5, gemm());
+  s.retarget(Target::Sm100a);
+  check_not_lowered(s, "target sm_100a (tcgen05/TMEM)", on(blackwell()));
+}
+
+TEST_CASE("not-lowered: what the sm_90a code generator does not generate yet") {
+  check_not_lowered(tutorial_schedule(3, gemm()).bind("n_i", Binding::Thread),
+                    "binding intra-tile axis 'n_i' to thread (the MMA instruction maps threads inside a tile)");
+  check_not_lowered(tutorial_schedule(3, gemm()).cache_read("A", CopyMethod::Tma),
+                    "TMA for one operand and a synchronous copy for the other");
+  check_not_lowered(tutorial_schedule(3, gemm()).circular_buffer("k_o", 2),
+                    "a circular buffer fed by synchronous copies (use cache_read tma)");
+  check_not_lowered(tutorial_schedule(3, gemm()).cache_write("cast", Place::Shared, CopyMethod::Sync),
+                    "staging the output in shared memory without a TMA store");
+  // A tile loop bound `unroll`: the k loop would cover only its first tile, an m or n loop
+  // would have no tile index (these reached an internal check before).
+  check_not_lowered(tutorial_schedule(1, gemm()).bind("k_o", Binding::Unroll).bind("m_o", Binding::BlockY)
+                        .bind("n_o", Binding::BlockX),
+                    "an unrolled loop over k tiles ('k_o'; bind it serial)");
+  check_not_lowered(tutorial_schedule(2, gemm()).bind("m_o", Binding::Unroll).bind("n_o", Binding::BlockX),
+                    "an unrolled loop over output tiles ('m_o'; bind it to a block index)");
+  check_not_lowered(tutorial_schedule(2, gemm()).bind("m_o", Binding::Serial).bind("n_o", Binding::BlockX),
+                    "a serial loop over output tiles ('m_o')");
+  Definition def = make_definition(1024, 1024, 1024, DType::BF16, DType::BF16,
+                                   {{OpKind::AddScaled, 0.5}, {OpKind::AddScaled, 0.25}});
+  check_not_lowered(tutorial_schedule(3, def), "an epilogue reading more than one C or bias tensor");
+}
+
+// Definitions the Definition API builds but the code generator cannot express: refused, not
+// silently generated as something else (each of these emitted a wrong kernel before).
+TEST_CASE("not-lowered: definitions beyond A*B -> chain of epilogue ops") {
+  auto two_inputs = [](Definition& d, Layout a_layout) {
+    return std::pair{d.input("A", {1024, 1024}, DType::BF16, a_layout), d.input("B", {1024, 1024}, DType::BF16)};
+  };
+  {  // An MN-major operand would be read as K-major.
+    Definition d;
+    auto [a, b] = two_inputs(d, Layout::MNMajor);
+    d.set_output(d.cast(d.matmul(a, b), DType::BF16));
+    check_not_lowered(tutorial_schedule(5, d), "an MN-major operand ('A')");
+  }
+  {  // Two branches from the accumulator would be applied one after the other.
+    Definition d;
+    auto [a, b] = two_inputs(d, Layout::KMajor);
+    Tensor acc = d.matmul(a, b);
+    Tensor r = d.relu(acc);
+    Tensor g = d.gelu(acc);
+    d.set_output(d.cast(d.add_scaled(r, g, 1.0), DType::BF16));
+    check_not_lowered(tutorial_schedule(5, d),
+                      "an epilogue that is not a chain from the accumulator ('gelu' reads 'acc', not 'relu')");
+  }
+  {  // The C of add_scaled is read from memory, so it must be an input, not relu(A).
+    Definition d;
+    auto [a, b] = two_inputs(d, Layout::KMajor);
+    Tensor acc = d.matmul(a, b);
+    Tensor r = d.relu(a);
+    d.set_output(d.cast(d.add_scaled(acc, r, 1.0), DType::BF16));
+    check_not_lowered(tutorial_schedule(5, d), "an epilogue operand that is not an input tensor ('add_c' reads 'relu')");
+  }
+}
+
+// The code generator follows the definition's operands, not the names A and B.
+TEST_CASE("operands of other names lower like A and B") {
+  Definition d;
+  Tensor x = d.input("X", {1024, 1024}, DType::BF16), w = d.input("W", {1024, 1024}, DType::BF16);
+  d.set_output(d.cast(d.matmul(x, w), DType::BF16));
+  Schedule s(d);
+  s.tile(128, 128, 64).inline_op("cast").mma(64, 128, 16, Target::Sm90a).bind("k_o", Binding::Serial)
+      .bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX).cache_read("X", CopyMethod::Tma)
+      .cache_read("W", CopyMethod::Tma).cache_write("cast", Place::Shared, CopyMethod::Tma).circular_buffer("k_o", 2);
+  CHECK(emit_cuda(s).plan.tma_load);
+}
+
+TEST_CASE("unknown-pass") {
+  std::string passes;
+  for (const auto& p : lowering_passes()) passes += (passes.empty() ? "" : ", ") + p;
+  std::ostringstream dump;
+  LowerOptions o;
+  o.dump_after = "select_wgmma";
+  o.dump = &dump;
+  check_error([&] { lower(tutorial_schedule(5, gemm()), o); }, "unknown-pass",
+              "--dump-after select_wgmma: no such pass; passes are " + passes + ", all");
+  CHECK(passes.rfind("build_loop_nests, ", 0) == 0);
+  // The pass name is checked first, before the schedule.
+  check_error([&] { lower(tutorial_schedule(1, gemm(8192, 8192, 8192)), o); }, "unknown-pass", "no such pass");
+  // Every listed pass and `all` are accepted.
+  for (std::string p : lowering_passes()) {
+    o.dump_after = p;
+    CHECK_NOTHROW(lower(tutorial_schedule(5, gemm()), o));
+  }
+  o.dump_after = "all";
+  CHECK_NOTHROW(lower(tutorial_schedule(5, gemm()), o));
+}
+
+TEST_CASE("tile-size") {
+  // A split factor far beyond the problem gives a tile no device holds; its byte and register
+  // counts would overflow, so the resource summary refuses it (validate, lower and explain).
+  Schedule s(gemm(8192, 8192, 8192));
+  s.tile(int64_t(1) << 40, 128, 64).inline_op("cast").mma(64, 128, 16, Target::Sm90a).bind("k_o", Binding::Serial)
+      .bind("n_o", Binding::BlockX);
+  const std::string message =
+      "the CTA tile is 1099511627776 x 128 x 64 (m x n x k); a tile dimension above 65536 cannot fit in shared memory "
+      "or registers; split m, n and k with smaller factors (e.g. tile 128 128 64)";
+  check_error([&] { validate_schedule(s); }, "tile-size", message);
+  check_error([&] { lower(s); }, "tile-size", message);
+  ExplainOptions eo;
+  eo.steps = false;
+  check_error([&] { explain(s, eo); }, "tile-size", message);
+  // An unsplit k of more than 65536 is one tile too.
+  check_error([] { validate_schedule(Schedule(gemm(64, 64, 131072)).inline_op("cast").mma(64, 64, 16, Target::Sm90a)); },
+              "tile-size", "the CTA tile is 64 x 64 x 131072 (m x n x k)");
+}
