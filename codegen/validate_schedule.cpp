@@ -192,6 +192,21 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
   }
 }
 
+// CUDA's launch limits: grid x up to 2^31 - 1, y and z up to 65535.
+void check_grid(const Schedule& s, const ResourceSummary& r) {
+  const int64_t grid[3] = {r.grid.x, r.grid.y, r.grid.z};
+  const int64_t limit[3] = {2147483647, 65535, 65535};
+  const Binding idx[3] = {Binding::BlockX, Binding::BlockY, Binding::BlockZ};
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] <= limit[i]) continue;
+    const Axis* a = s.domain().bound_to(idx[i]);
+    throw_user_error("grid-limit", std::string(binding_name(idx[i])) + " is bound to " + (a ? a->name : "?") + " with " +
+                     str(grid[i]) + " tiles, over CUDA's limit of " + str(limit[i]) + " for grid " +
+                     std::string(1, "xyz"[i]) + "; bind the larger tile axis to block.x, use a larger tile, or "
+                     "persist the tile axes");
+  }
+}
+
 void check_cluster(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
   if (r.cluster_size == 1) return;
   const std::string shape = str(r.cluster.x) + "x" + str(r.cluster.y) + "x" + str(r.cluster.z);
@@ -337,6 +352,7 @@ void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
   check_inlined(s);
   ResourceSummary r = summarize_resources(s, limits);
   check_copies(s, r);
+  check_grid(s, r);
   check_cluster(s, r, limits);
   check_tma_boxes(s, r, limits);
   check_pipeline(s);

@@ -249,3 +249,10 @@ TEST_CASE("tmem-columns") {
              "the 256 x 512 fp32 accumulator needs 1024 TMEM columns, over the 512 an SM has; use a tile n of at most 256",
              blackwell());
 }
+
+TEST_CASE("grid-limit") {
+  // 10^7 rows in 128-row tiles: 78125 CTAs along block.y, over CUDA's 65535.
+  check_rule(sched(gemm(10000000, 256, 64), kGrid), "grid-limit",
+             "block.y is bound to m_o with 78125 tiles, over CUDA's limit of 65535 for grid y; bind the larger tile "
+             "axis to block.x");
+}
