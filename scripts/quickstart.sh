@@ -4,10 +4,8 @@
 # runs it against cuBLAS (error and TFLOP/s in one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/build.sh
 export PATH="/usr/local/cuda/bin:$PATH"
-cmake --preset default -G Ninja >/dev/null
-cmake --build build
 gemmgen=build/tools/gemmgen/gemmgen
 size=(--m 4096 --n 4096 --k 4096 --dtype bf16)
 mkdir -p build/main

@@ -3,8 +3,6 @@
 # (label gpu) report themselves as skipped on a machine without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/build.sh
 export PATH="/usr/local/cuda/bin:$PATH"
-cmake --preset default -G Ninja >/dev/null
-cmake --build build
 ctest --preset default "$@"

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "dsl/error.h"
+#include "error_check.h"
 #include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 
@@ -15,16 +16,7 @@ using namespace gg;
 
 namespace {
 
-template <class F>
-void check_error(F&& f, const std::string& rule, const std::string& fragment) {
-  try {
-    f();
-    FAIL("expected CompileError [" << rule << "]");
-  } catch (const CompileError& e) {
-    CHECK(e.rule() == rule);
-    CHECK_MESSAGE(e.message().find(fragment) != std::string::npos, "message: " << e.message());
-  }
-}
+using testing::check_error;
 
 Definition gemm(int64_t m = 1024, int64_t n = 1024, int64_t k = 1024) {
   return make_definition(m, n, k, DType::BF16, DType::BF16);

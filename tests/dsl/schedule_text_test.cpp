@@ -4,6 +4,7 @@
 #include <random>
 
 #include "dsl/error.h"
+#include "error_check.h"
 #include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 
@@ -11,16 +12,7 @@ using namespace gg;
 
 namespace {
 
-template <class F>
-void check_error(F&& f, const std::string& rule, const std::string& fragment) {
-  try {
-    f();
-    FAIL("expected CompileError [" << rule << "]");
-  } catch (const CompileError& e) {
-    CHECK(e.rule() == rule);
-    CHECK_MESSAGE(e.message().find(fragment) != std::string::npos, "message: " << e.message());
-  }
-}
+using testing::check_error;
 
 void check_round_trip(const Schedule& s) {
   const std::string text = print_schedule(s);
