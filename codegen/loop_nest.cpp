@@ -9,8 +9,6 @@ namespace gg {
 
 namespace {
 
-// a >= 0, b >= 1; no a + b - 1, which overflows for the huge tiles explain may be shown.
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 std::string number(double v) {
   char buf[64];

@@ -23,7 +23,6 @@ namespace {
 constexpr int64_t kMaxTileExtent = 65536;
 
 int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string x_join(std::initializer_list<int64_t> xs, const char* unit) {
   std::string s;

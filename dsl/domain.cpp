@@ -22,7 +22,6 @@ std::string root_names(RootSet roots) {
 }
 
 // a, b >= 1; no a + b - 1, which overflows for a split factor near INT64_MAX.
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 // The extent of a fused loop; huge split factors can make it overflow 64 bits.
 int64_t fused_extent(const Axis& a, const Axis& b, const std::string& what) {

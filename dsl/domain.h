@@ -9,6 +9,9 @@
 
 namespace gg {
 
+// ceil(a / b) for a >= 0, b >= 1, without the a + b - 1 that overflows for huge extents.
+inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 enum class Root : unsigned { M = 1, N = 2, K = 4 };
 using RootSet = unsigned;  // bit set of Root
 
