@@ -26,9 +26,16 @@ struct TileCoordinates {
   ExprPtr in_range = imm(1);
 };
 
+// The CTAs of a multicast group take neighbouring tiles along the dimension they do not
+// share: the persistent loop walks groups of `ctas` tiles, and the CTA's rank picks its own.
+struct ClusterPairing {
+  int ctas = 1;
+  bool along_m = true;  // multicast B: the CTAs differ in their m tile
+};
+
 // Replays the tile-level relations backwards from the grid-bound leaves to the tile index
 // of m and n (the outer result of each root split).
-TileCoordinates tile_coordinates(const Domain& dom) {
+TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair) {
   std::map<std::string, ExprPtr> value;
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -41,8 +48,11 @@ TileCoordinates tile_coordinates(const Domain& dom) {
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
-      TileCoordExprs c = persistent_tile_exprs(value[it->fused], dom.find(it->outer)->extent,
-                                               dom.find(it->inner)->extent, it->raster, it->group);
+      int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
+      const int64_t cs = pair.ctas;
+      TileCoordExprs c = persistent_tile_exprs(value[it->fused], pair.along_m ? tiles_m / cs : tiles_m,
+                                               pair.along_m ? tiles_n : tiles_n / cs, it->raster, it->group);
+      if (cs > 1) (pair.along_m ? c.m : c.n) = (pair.along_m ? c.m : c.n) * imm(cs) + var("cta_rank");
       value[it->outer] = c.m;
       value[it->inner] = c.n;
     } else if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
@@ -69,75 +79,159 @@ TileCoordinates tile_coordinates(const Domain& dom) {
   return tc;
 }
 
+// Builds the nests every role shares: the loop over this CTA's output tiles (one tile, or
+// the persistent grid-strided loop) and the k loop inside it.
+class NestBuilder {
+ public:
+  NestBuilder(const Schedule& s, const KernelPlan& p) : s_(s), p_(p) {
+    if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
+    tc_ = tile_coordinates(s.domain(), pair_);
+    tile_axis_ = s.domain().bound_to(Binding::Persistent);
+    // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
+    // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
+    // assumes every visited tile runs its k loop, so no tile may be skipped by a guard.
+    if (tile_axis_ && !is_const(tc_.in_range))
+      throw_user_error("not-lowered", "a persistent tile loop over tile axes split with a tail is recorded and "
+                       "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
+  }
+
+  ExprPtr k_tile() const { return p_.k_loop.empty() ? imm(0) : var("k_tile"); }
+
+  // The k loop (or the one k step when K fits a tile) around `step`.
+  StmtPtr k_loop(StmtPtr step) const {
+    if (p_.k_loop.empty()) return block({comment("one k tile: K fits the tile"), step});
+    return for_loop("k_tile", imm(0), var("k_tiles"), step, "k loop over '" + p_.k_loop + "' (serial)");
+  }
+
+  // `body` once per output tile of this CTA, with m_tile, n_tile (and k_done) bound.
+  StmtPtr over_tiles(StmtPtr body) const {
+    StmtPtr guarded = is_const(tc_.in_range) ? body : if_then(tc_.in_range, body);
+    if (!tile_axis_)
+      return block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc_.m_tile),
+                    let("n_tile", tc_.n_tile), guarded});
+    const int64_t cs = pair_.ctas;
+    ExprPtr first = cs > 1 ? var("blockIdx.x") / imm(cs) : var("blockIdx.x");
+    ExprPtr stride = cs > 1 ? var("gridDim.x") / imm(cs) : var("gridDim.x");
+    StmtPtr one_tile = block({let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile),
+                              let("k_done", (var("tile") - first) / stride * var("k_tiles")), guarded});
+    auto loop = std::make_shared<For>();
+    loop->var = "tile";
+    loop->begin = first;
+    loop->end = imm(tile_axis_->extent / cs);
+    loop->step = stride;
+    loop->body = one_tile;
+    loop->origin = "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) +
+                   " tiles, grid-strided" +
+                   (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
+                                 (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster"
+                           : std::string()) +
+                   ")";
+    return loop;
+  }
+
+  // The running count of k tiles this CTA has passed through the pipeline.
+  ExprPtr k_run() const { return tile_axis_ ? var("k_done") + k_tile() : k_tile(); }
+
+  StmtPtr load(const char* operand, const char* tile) const {
+    auto l = std::make_shared<LoadTile>();
+    l->operand = operand;
+    l->tile = var(tile);
+    l->k_tile = k_tile();
+    l->stage = imm(0);
+    return l;
+  }
+
+  StmtPtr acquire(bool to_fill) const {
+    auto a = std::make_shared<AcquireStage>();
+    a->stage = imm(0);
+    // One stage without a ring: the phase flips with every k tile this CTA has loaded.
+    a->parity = k_run() % imm(2);
+    a->to_fill = to_fill;
+    return a;
+  }
+
+  StmtPtr compute() const {
+    auto c = std::make_shared<ComputeTile>();
+    c->stage = imm(0);
+    return c;
+  }
+
+  StmtPtr release() const {
+    auto r = std::make_shared<ReleaseStage>();
+    r->stage = imm(0);
+    return r;
+  }
+
+  // The accumulator's lifetime: declared and zeroed per tile, written out after the k loop.
+  StmtPtr accumulate(StmtPtr mainloop) const {
+    auto acc_shape = sm90::accumulator_shape(p_);
+    auto decl = std::make_shared<AccumulatorDecl>();
+    decl->name = "acc";
+    decl->blocks = acc_shape.blocks;
+    decl->regs = acc_shape.regs;
+    auto zero = std::make_shared<AccumulatorZero>();
+    zero->name = "acc";
+    zero->blocks = acc_shape.blocks;
+    zero->regs = acc_shape.regs;
+    auto write = std::make_shared<WriteTile>();
+    write->m_tile = var("m_tile");
+    write->n_tile = var("n_tile");
+    return block({decl, zero, std::move(mainloop), write});
+  }
+
+  bool persistent() const { return tile_axis_ != nullptr; }
+
+ private:
+  const Schedule& s_;
+  const KernelPlan& p_;
+  ClusterPairing pair_;
+  TileCoordinates tc_;
+  const Axis* tile_axis_ = nullptr;
+};
+
+StmtPtr role_prologue(const RolePlan& r) {
+  if (r.regs == 0) return nullptr;
+  auto set = std::make_shared<SetMaxNReg>();
+  set->regs = r.regs;
+  set->increase = r.increase;
+  return set;
+}
+
 }  // namespace
 
 Kernel build_loop_nests(const Schedule& s, Kernel k) {
   const KernelPlan& p = k.plan;
-  TileCoordinates tc = tile_coordinates(s.domain());
-  auto acc_shape = sm90::accumulator_shape(p);
-
-  auto decl = std::make_shared<AccumulatorDecl>();
-  decl->name = "acc";
-  decl->blocks = acc_shape.blocks;
-  decl->regs = acc_shape.regs;
-  auto zero = std::make_shared<AccumulatorZero>();
-  zero->name = "acc";
-  zero->blocks = acc_shape.blocks;
-  zero->regs = acc_shape.regs;
-
-  ExprPtr kt = p.k_loop.empty() ? imm(0) : var("k_tile");
-  auto load = [&](const char* operand, ExprPtr tile) {
-    auto l = std::make_shared<LoadTile>();
-    l->operand = operand;
-    l->tile = std::move(tile);
-    l->k_tile = kt;
-    l->stage = imm(0);
-    return l;
-  };
-  auto acquire = std::make_shared<AcquireStage>();
-  acquire->stage = imm(0);
-  // One stage without a ring: the phase flips with every k tile this CTA has loaded.
-  bool persistent = s.domain().bound_to(Binding::Persistent) != nullptr;
-  acquire->parity = (persistent ? var("k_done") + kt : kt) % imm(2);
-  auto compute = std::make_shared<ComputeTile>();
-  compute->stage = imm(0);
-  auto release = std::make_shared<ReleaseStage>();
-  release->stage = imm(0);
-  StmtPtr k_step = block({load("A", var("m_tile")), load("B", var("n_tile")), acquire, compute, release});
-  StmtPtr mainloop = p.k_loop.empty()
-                         ? block({comment("one k tile: K fits the tile"), k_step})
-                         : for_loop("k_tile", imm(0), var("k_tiles"), k_step, "k loop over '" + p.k_loop + "' (serial)");
-  auto write = std::make_shared<WriteTile>();
-  write->m_tile = var("m_tile");
-  write->n_tile = var("n_tile");
-
-  StmtPtr tile_body = block({decl, zero, mainloop, write});
-  StmtPtr guarded = is_const(tc.in_range) ? tile_body : if_then(tc.in_range, tile_body);
-  StmtPtr k_tiles = p.k_loop.empty() ? nullptr : let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k)));
-  const Axis* tile_axis = s.domain().bound_to(Binding::Persistent);
-  if (!tile_axis) {
-    k.body = block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc.m_tile),
-                    let("n_tile", tc.n_tile), k_tiles, guarded});
-    return k;
+  NestBuilder nb(s, p);
+  std::vector<StmtPtr> roles;
+  for (const RolePlan& r : p.roles) {
+    StmtPtr body;
+    if (r.issues_loads && r.computes) {
+      // One role: each k step loads, waits, computes and releases in program order.
+      body = nb.over_tiles(nb.accumulate(nb.k_loop(
+          block({nb.load("A", "m_tile"), nb.load("B", "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))));
+    } else if (r.issues_loads) {
+      // The producer: one elected thread walks the same tiles and k tiles as the consumers,
+      // waiting for a free stage before each fill.
+      body = elect_one(nb.over_tiles(nb.k_loop(block({nb.acquire(true), nb.load("A", "m_tile"),
+                                                       nb.load("B", "n_tile")}))),
+                       imm(int64_t(r.first_warpgroup) * 4));
+    } else {
+      body = nb.over_tiles(nb.accumulate(nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}))));
+    }
+    std::vector<StmtPtr> role_body = {role_prologue(r)};
+    if (r.computes)
+      role_body.push_back(let("consumer", r.first_warpgroup ? var("warpgroup") - imm(r.first_warpgroup)
+                                                            : var("warpgroup")));
+    role_body.push_back(body);
+    roles.push_back(warp_role(r.name, r.first_warpgroup, r.warpgroups, block(role_body)));
   }
-  // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
-  // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
-  // assumes every visited tile runs its k loop, so no tile may be skipped by a guard.
-  if (!is_const(tc.in_range))
-    throw_user_error("not-lowered", "a persistent tile loop over tile axes split with a tail is recorded and "
-                     "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
-  StmtPtr one_tile = block({let("m_tile", tc.m_tile), let("n_tile", tc.n_tile),
-                            let("k_done", (var("tile") - var("blockIdx.x")) / var("gridDim.x") * var("k_tiles")),
-                            guarded});
-  auto loop = std::make_shared<For>();
-  loop->var = "tile";
-  loop->begin = var("blockIdx.x");
-  loop->end = imm(tile_axis->extent);
-  loop->step = var("gridDim.x");
-  loop->body = one_tile;
-  loop->origin = "persistent tile loop over '" + tile_axis->name + "' (" + std::to_string(tile_axis->extent) +
-                 " tiles, grid-strided)";
-  k.body = block({k_tiles ? k_tiles : let("k_tiles", imm(1)), loop});
+  std::vector<StmtPtr> top;
+  // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
+  if (p.multicast_a || p.multicast_b) top.push_back(let("cta_rank", var("blockIdx.x") % imm(p.cluster_size)));
+  if (!p.k_loop.empty()) top.push_back(let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k))));
+  else if (nb.persistent()) top.push_back(let("k_tiles", imm(1)));
+  top.insert(top.end(), roles.begin(), roles.end());
+  k.body = block(top);
   return k;
 }
 

@@ -14,11 +14,13 @@ class SyncChecker : public Visitor {
  public:
   std::set<std::string> expected_bars;  // barriers with an expect-tx issued, in program order
   bool in_wgmma_group = false, wgmma_committed = false, proxy_fenced = false, staged_pending = false;
+  bool wgmma_may_run = false;  // a wait left groups in flight
 
   void abstract(NodeKind k) { GG_INTERNAL_CHECK(false, std::string("abstract node left after lowering: ") + node_kind_name(k)); }
   void visit_LoadTile(const LoadTile& n) override { abstract(n.kind); }
   void visit_AcquireStage(const AcquireStage& n) override { abstract(n.kind); }
   void visit_ComputeTile(const ComputeTile& n) override { abstract(n.kind); }
+  void visit_FinishCompute(const FinishCompute& n) override { abstract(n.kind); }
   void visit_ReleaseStage(const ReleaseStage& n) override { abstract(n.kind); }
   void visit_WriteTile(const WriteTile& n) override { abstract(n.kind); }
 
@@ -40,12 +42,13 @@ class SyncChecker : public Visitor {
     GG_INTERNAL_CHECK(in_wgmma_group, "wgmma commit without a group");
     wgmma_committed = true;
   }
-  void visit_WgmmaWait(const WgmmaWait&) override {
+  void visit_WgmmaWait(const WgmmaWait& n) override {
     GG_INTERNAL_CHECK(wgmma_committed, "wgmma wait without a committed group");
     in_wgmma_group = false;
+    wgmma_may_run = n.pending > 0;
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
-    GG_INTERNAL_CHECK(!in_wgmma_group, "epilogue reads the accumulator before the wgmma wait");
+    GG_INTERNAL_CHECK(!in_wgmma_group && !wgmma_may_run, "epilogue reads the accumulator before every wgmma completed");
     staged_pending = n.staged;
     proxy_fenced = false;
   }

@@ -31,6 +31,7 @@ class CudaPrinter : public Visitor {
   std::ostringstream os;
   int depth = 1;
   int acc_blocks = 0, acc_regs = 0;
+  int warpgroups = 1;  // of the whole block
   std::string acc_name;
 
   void line(const std::string& s) { os << std::string(static_cast<size_t>(depth) * 2, ' ') << s << "\n"; }
@@ -71,9 +72,29 @@ class CudaPrinter : public Visitor {
     close();
   }
   void visit_ElectOne(const ElectOne& e) override {
-    open("if (threadIdx.x / 32 == 0 && gg::dev::elect_one_sync())");
+    open("if (threadIdx.x / 32 == " + to_c(e.warp) + " && gg::dev::elect_one_sync())");
     visit(e.body);
     close();
+  }
+  void visit_WarpRole(const WarpRole& r) override {
+    if (r.first_warpgroup == 0 && r.warpgroups == warpgroups) {
+      open("");
+      line("// role '" + r.role + "': every warpgroup");
+    } else {
+      std::string end = num(r.first_warpgroup + r.warpgroups);
+      open(r.warpgroups == 1 ? "if (warpgroup == " + num(r.first_warpgroup) + ")"
+                             : "if (warpgroup >= " + num(r.first_warpgroup) + " && warpgroup < " + end + ")");
+      line("// role '" + r.role + "': warpgroups " + num(r.first_warpgroup) + ".." + num(r.first_warpgroup + r.warpgroups - 1));
+    }
+    visit(r.body);
+    close();
+  }
+  void visit_SetMaxNReg(const SetMaxNReg& n) override {
+    line(std::string("gg::dev::setmaxnreg_") + (n.increase ? "inc" : "dec") + "<" + num(n.regs) + ">();");
+  }
+  void visit_ClusterSync(const ClusterSync&) override {
+    line("__syncwarp();  // barrier.cluster is .aligned: the whole warp arrives together");
+    line("gg::dev::cluster_sync();");
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";"); }
@@ -85,13 +106,21 @@ class CudaPrinter : public Visitor {
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
     line("gg::dev::mbarrier_arrive_expect_tx(" + bar(n.bar) + ", " + num(n.bytes) + ");");
   }
-  void visit_MbarrierArrive(const MbarrierArrive& n) override { line("gg::dev::mbarrier_arrive(" + bar(n.bar) + ");"); }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override {
+    if (n.cta)
+      line("gg::dev::mbarrier_arrive_cluster(" + bar(n.bar) + ", " + to_c(n.cta) + ");");
+    else
+      line("gg::dev::mbarrier_arrive(" + bar(n.bar) + ");");
+  }
   void visit_MbarrierWait(const MbarrierWait& n) override {
     line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ");");
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    line("gg::dev::tma_load_2d(" + smem(n.dst) + ", &args." + n.map + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " +
-         to_c(n.row) + ");");
+    std::string operands = smem(n.dst) + ", &args." + n.map + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " + to_c(n.row);
+    if (n.multicast_mask)
+      line("gg::dev::tma_load_2d_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
+    else
+      line("gg::dev::tma_load_2d(" + operands + ");");
   }
   void visit_TmaStore(const TmaStore& n) override {
     line("gg::dev::tma_store_2d(&args." + n.map + ", " + smem(n.src) + ", " + to_c(n.col) + ", " + to_c(n.row) + ");");
@@ -220,7 +249,7 @@ class CudaPrinter : public Visitor {
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
     open("for (int h = 0; h < 2; ++h)");
-    line("const int r = warpgroup * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) + " + lane_row + 8 * h;");
+    line("const int r = " + to_c(n.warpgroup) + " * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) + " + lane_row + 8 * h;");
     line("const int i = 4 * j + 2 * h;");
     if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
     if (row_bias)
@@ -259,6 +288,7 @@ class CudaPrinter : public Visitor {
   void visit_LoadTile(const LoadTile&) override { GG_INTERNAL_CHECK(false, "LoadTile reached the printer"); }
   void visit_AcquireStage(const AcquireStage&) override { GG_INTERNAL_CHECK(false, "AcquireStage reached the printer"); }
   void visit_ComputeTile(const ComputeTile&) override { GG_INTERNAL_CHECK(false, "ComputeTile reached the printer"); }
+  void visit_FinishCompute(const FinishCompute&) override { GG_INTERNAL_CHECK(false, "FinishCompute reached the printer"); }
   void visit_ReleaseStage(const ReleaseStage&) override { GG_INTERNAL_CHECK(false, "ReleaseStage reached the printer"); }
   void visit_WriteTile(const WriteTile&) override { GG_INTERNAL_CHECK(false, "WriteTile reached the printer"); }
 };
@@ -268,6 +298,7 @@ class CudaPrinter : public Visitor {
 std::string print_cuda_kernel(const Kernel& k) {
   const KernelPlan& p = k.plan;
   CudaPrinter pr;
+  pr.warpgroups = p.threads / kWarpgroupThreads;
   pr.os << "extern \"C\" __global__ void __launch_bounds__(" << p.threads << ", 1)\n"
         << k.name << "(const __grid_constant__ GgGemmArgs args) {\n";
   pr.line("extern __shared__ __align__(1024) unsigned char gg_smem_raw[];");
@@ -276,7 +307,7 @@ std::string print_cuda_kernel(const Kernel& k) {
   for (const auto& b : p.smem)
     pr.line("const unsigned " + b.name + " = smem_base + " + num(b.offset) + "u;  // " + num(b.bytes) + " bytes, " +
             b.purpose);
-  pr.line("const int warpgroup = threadIdx.x / 128;");
+  pr.line("const int warpgroup = gg::dev::warpgroup_index_in_block();  // warp-uniform, for role branches");
   pr.line("(void)warpgroup;");
   pr.visit(k.body);
   pr.os << "}\n";

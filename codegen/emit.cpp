@@ -14,8 +14,9 @@ namespace {
 constexpr const char* kVersion = "0.1.0";
 
 // Device helpers in dependency order; gemm_args.h first.
-constexpr const char* kDeviceHeaders[] = {"gemm_args.h", "smem.cuh",  "fence.cuh",      "mbarrier.cuh",
-                                          "tma.cuh",     "warp.cuh", "named_barrier.cuh", "wgmma.cuh", "wgmma_mma.cuh",  "epilogue.cuh"};
+constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
+                                          "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh",
+                                          "setmaxnreg.cuh", "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh"};
 
 std::string embed(std::string_view name) {
   std::string text(rt::device_header_source(name));
@@ -83,7 +84,7 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
   const KernelPlan& p = k.plan;
   std::ostringstream name;
   name << "gg_gemm_" << target_name(p.target).substr(3) << "_" << p.tile_m << "x" << p.tile_n << "x" << p.tile_k
-       << "_s" << p.stages << "_" << std::hex << (rt::fnv1a64(schedule_text + shape.str() + def.to_string()) & 0xffffffffu);
+       << "_s" << p.pipeline.stages << "_" << std::hex << (rt::fnv1a64(schedule_text + shape.str() + def.to_string()) & 0xffffffffu);
   k.name = name.str();
   k.launch.kernel_name = k.name;
 

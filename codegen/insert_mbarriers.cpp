@@ -1,50 +1,92 @@
 #include "codegen/insert_mbarriers.h"
 
+#include "dsl/error.h"
+
 namespace gg {
 
 namespace {
 
 using namespace kir;
 
-constexpr int kOperandLoadsPerStage = 2;  // A and B each arrive once with their bytes
-
+// Lowers the pipeline's abstract waits and releases per role: the consumers wait on the
+// stage's full barrier and release it on its empty barrier (in every CTA that fills it);
+// the producer waits on the empty barrier before a fill. Without warp roles, TMA stages
+// are waited on their full barrier and released by a CTA barrier.
 class LowerStageSync : public Mutator {
  public:
   explicit LowerStageSync(const KernelPlan& p) : p_(p) {}
 
   StmtPtr mutate_AcquireStage(const std::shared_ptr<const AcquireStage>& a) override {
-    if (p_.tma_load) {
-      auto wait = std::make_shared<MbarrierWait>();
-      wait->bar = {"full_bar", a->stage};
-      wait->parity = a->parity;
-      return wait;
+    if (a->to_fill) {
+      GG_INTERNAL_CHECK(!p_.pipeline.empty.empty(), "a producer acquire without empty barriers");
+      return wait(p_.pipeline.empty, a->stage, a->parity);
     }
+    if (p_.tma_load) return wait(p_.pipeline.full, a->stage, a->parity);
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
   }
 
-  StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>&) override {
-    return std::make_shared<SyncThreads>();
+  StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
+    if (p_.pipeline.empty.empty()) return std::make_shared<SyncThreads>();
+    // One elected thread per consumer warpgroup arrives, once in each CTA whose producer
+    // writes into this stage (all CTAs of a multicast group).
+    std::vector<StmtPtr> arrivals;
+    const bool multicast = p_.multicast_a || p_.multicast_b;
+    for (int cta = 0; cta < (multicast ? p_.cluster_size : 1); ++cta) {
+      auto arrive = std::make_shared<MbarrierArrive>();
+      arrive->bar = {p_.pipeline.empty, r->stage};
+      if (multicast) arrive->cta = imm(cta);
+      arrivals.push_back(arrive);
+    }
+    return elect_one(block(arrivals), var("warpgroup") * imm(4));
   }
 
  private:
+  static StmtPtr wait(const std::string& array, ExprPtr stage, ExprPtr parity) {
+    auto w = std::make_shared<MbarrierWait>();
+    w->bar = {array, std::move(stage)};
+    w->parity = std::move(parity);
+    return w;
+  }
+
   const KernelPlan& p_;
 };
+
+StmtPtr init_array(const std::string& array, int stages, int arrivals) {
+  std::vector<StmtPtr> init;
+  for (int s = 0; s < stages; ++s) {
+    auto i = std::make_shared<MbarrierInit>();
+    i->bar = {array, imm(s)};
+    i->arrivals = arrivals;
+    init.push_back(i);
+  }
+  return block(init);
+}
 
 }  // namespace
 
 Kernel insert_mbarriers(Kernel k) {
-  k.body = LowerStageSync(k.plan).mutate(k.body);
-  if (!k.plan.tma_load) return k;
-  std::vector<StmtPtr> init;
-  for (int s = 0; s < k.plan.stages; ++s) {
-    auto i = std::make_shared<MbarrierInit>();
-    i->bar = {"full_bar", imm(s)};
-    i->arrivals = kOperandLoadsPerStage;
-    init.push_back(i);
+  const KernelPlan& p = k.plan;
+  const PipelinePlan& pl = p.pipeline;
+  k.body = LowerStageSync(p).mutate(k.body);
+  if (!p.tma_load) return k;
+  // Initialized by one thread before the role branch; the fence and the CTA (or cluster)
+  // barrier publish them to every role and to the peers that multicast into them.
+  std::vector<StmtPtr> init = {init_array(pl.full, pl.stages, pl.full_arrivals)};
+  std::string what = "mbarriers: one 'full' barrier per stage";
+  if (!pl.empty.empty()) {
+    init.push_back(init_array(pl.empty, pl.stages, pl.empty_arrivals));
+    what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
+            std::to_string(p.consumer_warpgroups) + " consumer warpgroup(s) x " +
+            std::to_string(pl.empty_arrivals / p.consumer_warpgroups) + " CTA(s) reading the stage)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
-  k.body = block({comment("mbarriers: one 'full' barrier per stage"),
-                  elect_one(block(init)), std::make_shared<SyncThreads>(), k.body});
+  StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();
+  std::vector<StmtPtr> body = {comment(what), elect_one(block(init)), publish, k.body};
+  // No CTA of a cluster may exit while a peer can still arrive on its barriers.
+  if (p.cluster_size > 1)
+    body.push_back(block({comment("every CTA of the cluster is done with its peers' barriers"),
+                          std::make_shared<ClusterSync>()}));
+  k.body = block(body);
   return k;
 }
 

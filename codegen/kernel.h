@@ -18,17 +18,45 @@ struct SmemBuffer {
   std::string purpose;  // which directive asked for it
 };
 
+// A warp role: the warpgroups that run it and the registers setmaxnreg gives them.
+struct RolePlan {
+  std::string name;         // "producer", "consumer", or "all" without warp specialization
+  int first_warpgroup = 0, warpgroups = 1;
+  int regs = 0;             // setmaxnreg target; 0 keeps the launch's allocation
+  bool increase = false;    // setmaxnreg.inc (take registers) or .dec (give them back)
+  bool issues_loads = false, computes = false;
+};
+
+// The operand pipeline (the circular buffer over k tiles): every pass that loads, waits on,
+// computes from or releases a stage reads its counts here.
+struct PipelinePlan {
+  int stages = 1, prefetch = 0;  // 1 and 0 without a circular buffer
+  std::string full = "full_bar";  // mbarrier array: a stage's loads landed
+  std::string empty;              // mbarrier array: a stage's readers are done; empty when a CTA barrier releases
+  int full_arrivals = 2;          // one arrive.expect_tx per operand load of a fill
+  int empty_arrivals = 0;         // one per consumer warpgroup of every CTA reading the stage
+  int64_t tx_bytes = 0;           // bytes landing in one stage of one CTA (multicast slices from peers included)
+  int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
+};
+
 struct KernelPlan {
   Target target = Target::Sm90a;
   DType in = DType::BF16, out = DType::BF16;
   int64_t m = 0, n = 0, k = 0;
   int tile_m = 0, tile_n = 0, tile_k = 0;
-  int stages = 1, prefetch = 0;        // 1 and 0 without a circular buffer
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   int consumer_warpgroups = 1;
+  bool warp_specialized = false;        // a producer role apart from the consumer role
+  std::vector<RolePlan> roles;          // in warpgroup order; one "all" role without warp specialization
+  PipelinePlan pipeline;
   bool persistent = false;              // a grid-strided loop over tiles (persist)
   int threads = 128;
+  ClusterD cluster{1, 1, 1};
+  int cluster_size = 1;
+  // Multicast: the CTAs of a cluster share the tile of this operand; each loads 1/cluster_size
+  // of its rows into all of them. Multicast B pairs CTAs along m tiles, A along n tiles.
+  bool multicast_a = false, multicast_b = false;
   MmaD mma{64, 128, 16, Target::Sm90a};
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
   int64_t k_tiles = 1;
@@ -47,6 +75,9 @@ struct KernelPlan {
 
 // The runtime's element type for a (non-reserved) dtype.
 rt::ElemType runtime_elem(DType t);
+
+// The role that computes (the consumer, or the only role).
+const RolePlan& compute_role(const KernelPlan& p);
 
 // A 2-D tiled tensor map over a rows x cols matrix whose box is one swizzle atom wide
 // (`swizzle_bytes` of 32, 64 or 128) and `box_rows` tall.

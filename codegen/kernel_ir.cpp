@@ -57,10 +57,20 @@ StmtPtr let(std::string name, ExprPtr value, std::string type) {
   return l;
 }
 
-StmtPtr elect_one(StmtPtr body) {
+StmtPtr elect_one(StmtPtr body, ExprPtr warp) {
   auto e = std::make_shared<ElectOne>();
   e->body = std::move(body);
+  e->warp = warp ? std::move(warp) : imm(0);
   return e;
+}
+
+StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body) {
+  auto r = std::make_shared<WarpRole>();
+  r->role = std::move(role);
+  r->first_warpgroup = first_warpgroup;
+  r->warpgroups = warpgroups;
+  r->body = std::move(body);
+  return r;
 }
 
 void Visitor::visit(const StmtPtr& s) {
@@ -84,6 +94,7 @@ void Visitor::visit_Block(const Block& b) {
 }
 void Visitor::visit_For(const For& f) { visit(f.body); }
 void Visitor::visit_ElectOne(const ElectOne& e) { visit(e.body); }
+void Visitor::visit_WarpRole(const WarpRole& r) { visit(r.body); }
 void Visitor::visit_If(const If& i) {
   visit(i.then_body);
   visit(i.else_body);
@@ -132,6 +143,13 @@ StmtPtr Mutator::mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) {
   return copy;
 }
 
+StmtPtr Mutator::mutate_WarpRole(const std::shared_ptr<const WarpRole>& r) {
+  auto copy = std::make_shared<WarpRole>(*r);
+  copy->body = mutate(r->body);
+  if (!copy->body) copy->body = block({});
+  return copy;
+}
+
 StmtPtr Mutator::mutate_If(const std::shared_ptr<const If>& i) {
   auto copy = std::make_shared<If>(*i);
   copy->then_body = mutate(i->then_body);
@@ -171,8 +189,13 @@ class Dumper : public Visitor {
     }
   }
   void visit_ElectOne(const ElectOne& e) override {
-    line("elect one thread");
+    line("elect one thread of warp " + to_c(e.warp));
     nested(e.body);
+  }
+  void visit_WarpRole(const WarpRole& r) override {
+    line("role " + r.role + ": warpgroups [" + std::to_string(r.first_warpgroup) + ", " +
+         std::to_string(r.first_warpgroup + r.warpgroups) + ")");
+    nested(r.body);
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
@@ -180,9 +203,17 @@ class Dumper : public Visitor {
     line("LoadTile " + n.operand + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
-    line("AcquireStage stage=" + to_c(n.stage) + " parity=" + to_c(n.parity));
+    line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +
+         " parity=" + to_c(n.parity));
   }
-  void visit_ComputeTile(const ComputeTile& n) override { line("ComputeTile stage=" + to_c(n.stage)); }
+  void visit_ComputeTile(const ComputeTile& n) override {
+    line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight));
+  }
+  void visit_FinishCompute(const FinishCompute&) override { line("FinishCompute"); }
+  void visit_SetMaxNReg(const SetMaxNReg& n) override {
+    line(std::string("SetMaxNReg ") + (n.increase ? "inc " : "dec ") + std::to_string(n.regs));
+  }
+  void visit_ClusterSync(const ClusterSync&) override { line("ClusterSync"); }
   void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
   void visit_WriteTile(const WriteTile& n) override {
     line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile));
@@ -194,13 +225,15 @@ class Dumper : public Visitor {
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
     line("MbarrierArriveExpectTx " + bar(n.bar) + " bytes=" + std::to_string(n.bytes));
   }
-  void visit_MbarrierArrive(const MbarrierArrive& n) override { line("MbarrierArrive " + bar(n.bar)); }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override {
+    line("MbarrierArrive " + bar(n.bar) + (n.cta ? " cta=" + to_c(n.cta) : ""));
+  }
   void visit_MbarrierWait(const MbarrierWait& n) override {
     line("MbarrierWait " + bar(n.bar) + " parity=" + to_c(n.parity));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
     line("TmaLoad " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " -> " + smem(n.dst) + " bar=" +
-         bar(n.bar));
+         bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
     line("TmaStore " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " <- " + smem(n.src));
@@ -234,7 +267,7 @@ class Dumper : public Visitor {
     std::string ops;
     for (const auto& op : n.ops) ops += " op" + std::to_string(int(op.kind)) + "(" + std::to_string(op.scalar) + "," + op.operand_type + ")";
     line("EpilogueStore " + n.accumulator + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
-         " rows/wg=" + std::to_string(n.warpgroup_rows) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") -> " +
+         " rows/wg=" + std::to_string(n.warpgroup_rows) + " wg=" + to_c(n.warpgroup) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") -> " +
          n.out_type + (n.staged ? " staged " + smem(n.staging) + " rows=" + std::to_string(n.tile_rows) : " direct") +
          ops);
   }

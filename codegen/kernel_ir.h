@@ -1,7 +1,9 @@
 #pragma once
 // The kernel IR: statements of one CUDA kernel. Hardware operations are nodes; the
-// abstract nodes (LoadTile, AcquireStage, ComputeTile, ReleaseStage, WriteTile) are what
-// the first passes build and later passes lower to hardware nodes. The node list is the
+// abstract nodes (LoadTile, AcquireStage, ComputeTile, FinishCompute, ReleaseStage,
+// WriteTile) are what the first passes build and later passes lower to hardware nodes.
+// A WarpRole is the code one role's warpgroups run; a kernel without warp specialization
+// is one role. The node list is the
 // X-macro below: the visitor, mutator and printers have one handler per node.
 #include <memory>
 #include <string>
@@ -12,9 +14,10 @@
 namespace gg::kir {
 
 // Nodes with child statements, then leaves; GG_KIR_NODES is all of them.
-#define GG_KIR_COMPOUND_NODES(X) X(Block) X(For) X(If) X(ElectOne)
+#define GG_KIR_COMPOUND_NODES(X) X(Block) X(For) X(If) X(ElectOne) X(WarpRole)
 #define GG_KIR_LEAF_NODES(X)                                                                     \
-  X(Comment) X(Let) X(LoadTile) X(AcquireStage) X(ComputeTile) X(ReleaseStage) X(WriteTile)    \
+  X(Comment) X(Let) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(ReleaseStage) \
+  X(WriteTile) X(SetMaxNReg) X(ClusterSync)                                                     \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(AccumulatorDecl) X(AccumulatorZero)   \
@@ -63,29 +66,56 @@ struct For : NodeOf<NodeKind::For> {
   StmtPtr body;
 };
 struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
-// One elected lane of warp 0 runs `body` (elect.sync); the other threads skip it.
-struct ElectOne : NodeOf<NodeKind::ElectOne> { StmtPtr body; };
+// One elected lane of warp `warp` (of the block) runs `body` (elect.sync); the other
+// threads skip it.
+struct ElectOne : NodeOf<NodeKind::ElectOne> { StmtPtr body; ExprPtr warp; };
+// The code warpgroups [first_warpgroup, first_warpgroup + warpgroups) of the block run.
+struct WarpRole : NodeOf<NodeKind::WarpRole> {
+  std::string role;  // "producer", "consumer", "all"
+  int first_warpgroup = 0, warpgroups = 1;
+  StmtPtr body;
+};
 struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
 struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
 
 // Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) into pipeline stage `stage`.
 struct LoadTile : NodeOf<NodeKind::LoadTile> { std::string operand; ExprPtr tile, k_tile, stage; };
-// Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage).
-struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; };
-// Abstract: the MMAs of one k tile from stage `stage` into the accumulator.
-struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; };
+// Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
+// `to_fill`, until its readers released it so the producer may fill it again (`parity`:
+// which release).
+struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; bool to_fill = false; };
+// Abstract: the MMAs of one k tile from stage `stage` into the accumulator; `in_flight`
+// groups of MMAs (this one included) may still run when it ends.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; };
+// Abstract: wait until every MMA issued so far has completed.
+struct FinishCompute : NodeOf<NodeKind::FinishCompute> {};
 // Abstract: every reader of stage `stage` is done with it; the producer may refill it.
 struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // Abstract: the epilogue and store of the output tile at (m_tile, n_tile).
 struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile; };
 
+// setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
+struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
+// Every thread of every CTA of the cluster meets (barrier.cluster arrive + wait).
+struct ClusterSync : NodeOf<NodeKind::ClusterSync> {};
+
 struct MbarrierInit : NodeOf<NodeKind::MbarrierInit> { BarrierRef bar; int arrivals = 1; };
 struct FenceMbarrierInit : NodeOf<NodeKind::FenceMbarrierInit> {};
 struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> { BarrierRef bar; int64_t bytes = 0; };
-struct MbarrierArrive : NodeOf<NodeKind::MbarrierArrive> { BarrierRef bar; };
+// Arrives on `bar` in this CTA, or (`cta` set) on the barrier at the same offset in CTA
+// `cta` of the cluster.
+struct MbarrierArrive : NodeOf<NodeKind::MbarrierArrive> { BarrierRef bar; ExprPtr cta; };
 struct MbarrierWait : NodeOf<NodeKind::MbarrierWait> { BarrierRef bar; ExprPtr parity; };
-// TMA 2-D tile load of `box_rows` x `box_cols` at (row, col) of operand `map` into `dst`.
-struct TmaLoad : NodeOf<NodeKind::TmaLoad> { std::string map; SmemRef dst; ExprPtr row, col; BarrierRef bar; };
+// TMA 2-D load of one box of tensor map `map` (its box shape is in the launch's tensor
+// maps) at (row, col) into `dst`; with a `multicast_mask`, into `dst` of every CTA of the
+// cluster whose rank bit is set, each completing on its own `bar`.
+struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
+  std::string map;
+  SmemRef dst;
+  ExprPtr row, col;
+  BarrierRef bar;
+  unsigned multicast_mask = 0;
+};
 struct TmaStore : NodeOf<NodeKind::TmaStore> { std::string map; SmemRef src; ExprPtr row, col; };
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
@@ -134,6 +164,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   std::string accumulator;
   int blocks = 1, mma_n = 0, mma_m = 64;
   int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)
+  ExprPtr warpgroup;              // which consumer warpgroup of the role this thread is in
   ExprPtr row0, col0;             // first element of the tile
   std::vector<EpilogueOp> ops;
   std::string out_type;           // "bf16", "f16", "f32"
@@ -156,7 +187,8 @@ StmtPtr for_loop(std::string var, ExprPtr begin, ExprPtr end, StmtPtr body, std:
                  bool unroll = false);
 StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);
 StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
-StmtPtr elect_one(StmtPtr body);
+StmtPtr elect_one(StmtPtr body, ExprPtr warp = nullptr);  // warp 0 by default
+StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body);
 
 template <class T>
 const T* as(const StmtPtr& s) {

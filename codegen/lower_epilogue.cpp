@@ -16,7 +16,7 @@ int chunk_cols(const KernelPlan& p) { return p.store_swizzle_bytes / dtype_bytes
 
 class LowerWrite : public Mutator {
  public:
-  explicit LowerWrite(const KernelPlan& p) : p_(p) {}
+  explicit LowerWrite(const KernelPlan& p) : p_(p), role_(compute_role(p)) {}
 
   StmtPtr mutate_WriteTile(const std::shared_ptr<const WriteTile>& w) override {
     auto shape = sm90::accumulator_shape(p_);
@@ -26,6 +26,7 @@ class LowerWrite : public Mutator {
     store->mma_n = p_.mma.n;
     store->mma_m = sm90::kWgmmaM;
     store->warpgroup_rows = shape.blocks * sm90::kWgmmaM;
+    store->warpgroup = var("consumer");
     store->row0 = w->m_tile * imm(p_.tile_m);
     store->col0 = w->n_tile * imm(p_.tile_n);
     store->ops = p_.epilogue;
@@ -46,19 +47,39 @@ class LowerWrite : public Mutator {
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
-    auto wait = std::make_shared<BulkWaitRead>();
-    wait->pending = 0;
-    stores.push_back(wait);
-    // Only the threads that wrote the staging tile meet at the barrier (a named one, so a
-    // producer role never has to join).
-    auto staged = std::make_shared<NamedBarrierSync>();
-    staged->id = kEpilogueBarrier;
-    staged->threads = p_.threads;
-    return block({store, std::make_shared<FenceProxyAsync>(), staged, elect_one(block(stores))});
+    // The previous tile's store ran under this tile's mainloop; the staging buffer is
+    // rewritten once it has been read. Only the computing role's threads meet at the
+    // barriers (named ones, so a producer role never has to join).
+    return block({comment("the previous tile's TMA store has read the staging buffer"), wait_staging_read(),
+                  staging_barrier(), store, std::make_shared<FenceProxyAsync>(), staging_barrier(),
+                  elect_one(block(stores), first_warp())});
+  }
+
+  // Shared memory must outlive the last store's reads of it.
+  StmtPtr mutate_WarpRole(const std::shared_ptr<const WarpRole>& r) override {
+    StmtPtr out = Mutator::mutate_WarpRole(r);
+    if (!p_.tma_store || r->role != role_.name) return out;
+    auto copy = std::make_shared<WarpRole>(*as<WarpRole>(out));
+    copy->body = block({copy->body, wait_staging_read()});
+    return copy;
   }
 
  private:
+  ExprPtr first_warp() const { return imm(int64_t(role_.first_warpgroup) * 4); }
+  StmtPtr wait_staging_read() const {
+    auto wait = std::make_shared<BulkWaitRead>();
+    wait->pending = 0;
+    return elect_one(wait, first_warp());
+  }
+  StmtPtr staging_barrier() const {
+    auto b = std::make_shared<NamedBarrierSync>();
+    b->id = kEpilogueBarrier;
+    b->threads = role_.warpgroups * kWarpgroupThreads;
+    return b;
+  }
+
   const KernelPlan& p_;
+  const RolePlan& role_;
 };
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace {
 
 void not_lowered(const std::string& what) {
   throw_user_error("not-lowered", what + " is recorded and checked, but this code generator does not lower it yet "
-                   "(tutorial steps v1..v6 lower on sm_90a); `gemmgen explain` shows its loop nests");
+                   "(tutorial steps v1..v10 lower on sm_90a); `gemmgen explain` shows its loop nests");
 }
 
 kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
@@ -34,7 +34,61 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
   return op;
 }
 
+// Without warp specialization every warpgroup loads and computes; with it, warpgroup 0 is
+// the TMA producer and the rest are consumers, each role with its setmaxnreg budget.
+void plan_roles(const Schedule& s, KernelPlan& p) {
+  p.roles.clear();
+  auto ws = s.warp_roles();
+  p.warp_specialized = ws.has_value();
+  if (!ws) {
+    p.roles.push_back({"all", 0, p.consumer_warpgroups, 0, false, true, true});
+  } else {
+    p.roles.push_back({"producer", 0, 1, ws->producer_regs, false, true, false});
+    p.roles.push_back({"consumer", 1, p.consumer_warpgroups, ws->consumer_regs, true, false, true});
+  }
+  p.threads = 0;
+  for (const auto& r : p.roles) p.threads += r.warpgroups * kWarpgroupThreads;
+}
+
+void plan_cluster(const Schedule& s, KernelPlan& p) {
+  if (auto c = s.cluster_dims()) p.cluster = *c;
+  p.cluster_size = p.cluster.x * p.cluster.y * p.cluster.z;
+  const auto& ops = s.definition().matmul_node().operands;
+  for (const auto& op : s.multicast_operands()) {
+    if (op == s.definition().node(ops[0]).name) p.multicast_a = true;
+    else p.multicast_b = true;
+  }
+  if (!p.multicast_a && !p.multicast_b) return;
+  if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
+  if (p.cluster.y != 1 || p.cluster.z != 1)
+    not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");
+  int rows = p.multicast_a ? p.tile_m : p.tile_n;
+  if (rows % (8 * p.cluster_size) != 0)
+    not_lowered("multicast of a " + std::to_string(rows) + "-row tile over " + std::to_string(p.cluster_size) +
+                " CTAs (each loads a slice of whole 8-row swizzle groups: rows a multiple of " +
+                std::to_string(8 * p.cluster_size) + ")");
+}
+
+void plan_pipeline(KernelPlan& p) {
+  PipelinePlan& pl = p.pipeline;
+  pl.full_arrivals = 2;  // A's and B's load each arrive once with their bytes
+  pl.tx_bytes = p.tma_load ? p.a_stage_bytes + p.b_stage_bytes : 0;
+  if (!p.warp_specialized) return;
+  // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
+  // this CTA's consumers to release it, and they release it in all of them.
+  int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
+  pl.empty = "empty_bar";
+  pl.empty_arrivals = p.consumer_warpgroups * readers;
+  pl.mma_in_flight = 1;
+}
+
 }  // namespace
+
+const RolePlan& compute_role(const KernelPlan& p) {
+  for (const auto& r : p.roles)
+    if (r.computes) return r;
+  GG_INTERNAL_CHECK(false, "a kernel plan without a computing role");
+}
 
 rt::ElemType runtime_elem(DType t) {
   switch (t) {
@@ -68,8 +122,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   p.mma = *mma;
   p.target = mma->target;
   if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
-  if (s.warp_roles()) not_lowered("warp_specialize (tutorial v7)");
-  if (s.cluster_dims()) not_lowered("cluster (tutorial v9)");
+  if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
   const Node& mm = def.matmul_node();
   for (int id : mm.operands)
     if (def.node(id).layout != Layout::KMajor) not_lowered("an MN-major operand ('" + def.node(id).name + "')");
@@ -83,7 +136,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
   p.consumer_warpgroups = s.consumer_warpgroups();
   p.persistent = s.persistence().has_value();
-  p.threads = kWarpgroupThreads * p.consumer_warpgroups;
+  plan_roles(s, p);
 
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -123,14 +176,14 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   if (p.tile_m > 256 || p.tile_n > 256) not_lowered("a TMA box over 256 rows");
 
   if (auto cb = s.circular_buffer_of()) {
-    p.stages = cb->stages;
-    p.prefetch = cb->prefetch;
+    p.pipeline.stages = cb->stages;
+    p.pipeline.prefetch = cb->prefetch;
   }
   auto a_read = s.read_method(def.node(mm.operands[0]).name), b_read = s.read_method(def.node(mm.operands[1]).name);
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
-  if (p.stages > 1 && !p.tma_load) not_lowered("a circular buffer fed by synchronous copies (use cache_read tma)");
+  if (p.pipeline.stages > 1 && !p.tma_load) not_lowered("a circular buffer fed by synchronous copies (use cache_read tma)");
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
   if (p.tma_store) {
@@ -167,19 +220,32 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   ResourceSummary resources = summarize_resources(s, limits);
   p.a_stage_bytes = int64_t(p.tile_m) * p.tile_k * in_bytes;
   p.b_stage_bytes = int64_t(p.tile_n) * p.tile_k * in_bytes;
+  plan_cluster(s, p);
+  plan_pipeline(p);
   for (const SmemItem& item : resources.smem) {
     if (item.symbol.empty()) continue;
-    std::string symbol = item.symbol == "mbarriers" ? "full_bar" : item.symbol;  // full barriers come first
-    p.smem.push_back({symbol, item.offset, item.bytes, item.what + ": " + item.formula});
+    if (item.symbol != "mbarriers") {
+      p.smem.push_back({item.symbol, item.offset, item.bytes, item.what + ": " + item.formula});
+      continue;
+    }
+    // The mbarrier region holds the full barriers, then the empty ones.
+    int64_t full_bytes = 8 * p.pipeline.stages;
+    p.smem.push_back({p.pipeline.full, item.offset, full_bytes, "mbarriers: a stage's loads landed"});
+    if (!p.pipeline.empty.empty())
+      p.smem.push_back({p.pipeline.empty, item.offset + full_bytes, full_bytes, "mbarriers: a stage was released"});
+    GG_INTERNAL_CHECK(item.bytes == full_bytes * (p.pipeline.empty.empty() ? 1 : 2),
+                      "resource summary and kernel plan disagree on the mbarriers");
   }
-  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.stages * p.a_stage_bytes &&
-                        p.smem[1].bytes == p.stages * p.b_stage_bytes,
+  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_stage_bytes &&
+                        p.smem[1].bytes == p.pipeline.stages * p.b_stage_bytes,
                     "resource summary and kernel plan disagree on the operand stages");
   p.smem_bytes = resources.smem_bytes;
 
   Kernel k;
   k.plan = p;
   k.launch.block = {static_cast<unsigned>(p.threads), 1, 1};
+  k.launch.cluster = {static_cast<unsigned>(p.cluster.x), static_cast<unsigned>(p.cluster.y),
+                      static_cast<unsigned>(p.cluster.z)};
   // The grid the resource summary sized: one CTA per tile, or (persistent) at most one per SM.
   k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
                    static_cast<unsigned>(resources.grid.z)};

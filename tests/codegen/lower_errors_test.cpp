@@ -39,15 +39,15 @@ LowerOptions on(const DeviceLimits& limits) {
 
 }  // namespace
 
-TEST_CASE("not-lowered: warp specialization (tutorial v7 and the steps built on it)") {
-  for (int v : {7, 8, 9, 10}) {
-    CAPTURE(v);
-    check_not_lowered(tutorial_schedule(v, gemm()), "warp_specialize (tutorial v7)");
-  }
+TEST_CASE("not-lowered: a cluster without warp specialization") {
+  check_not_lowered(tutorial_schedule(5, gemm()).cluster(1, 2, 1).multicast("B"), "a cluster without warp_specialize");
 }
 
-TEST_CASE("not-lowered: a cluster (tutorial v9) without warp specialization") {
-  check_not_lowered(tutorial_schedule(5, gemm()).cluster(1, 2, 1).multicast("B"), "cluster (tutorial v9)");
+TEST_CASE("not-lowered: multicast the cluster shape cannot carry") {
+  check_not_lowered(tutorial_schedule(8, gemm()).cluster(2, 1, 1).multicast("A").multicast("B"),
+                    "multicast of both operands (a two-dimensional cluster)");
+  check_not_lowered(tutorial_schedule(8, gemm()).cluster(1, 2, 1).multicast("B"),
+                    "multicast in a cluster that extends along y or z (use cluster 2 1 1)");
 }
 
 TEST_CASE("not-lowered: the sm_100a target") {

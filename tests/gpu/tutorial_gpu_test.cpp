@@ -45,17 +45,17 @@ void check(int version, Shape s, DType dtype, bool exact) {
 
 }  // namespace
 
-TEST_CASE("tutorial v1..v6 match cuBLAS and the fp64 reference on edge shapes") {
-  for (int v = 1; v <= 6; ++v)
+TEST_CASE("tutorial v1..v10 match cuBLAS and the fp64 reference on edge shapes") {
+  for (int v = 1; v <= 10; ++v)
     for (Shape s : edge_shapes(v))
       for (DType t : {DType::BF16, DType::F16})
         for (bool exact : {false, true}) check(v, s, t, exact);
 }
 
-TEST_CASE("tutorial v3..v6 at 4096^3 and v5, v6 at 8192^3") {
-  for (int v = 3; v <= 6; ++v)
+TEST_CASE("tutorial v3..v10 at 4096^3 and v5..v10 at 8192^3") {
+  for (int v = 3; v <= 10; ++v)
     for (DType t : {DType::BF16, DType::F16}) check(v, {4096, 4096, 4096}, t, false);
-  for (int v = 5; v <= 6; ++v) {
+  for (int v = 5; v <= 10; ++v) {
     check(v, {8192, 8192, 8192}, DType::BF16, false);
     check(v, {8192, 8192, 8192}, DType::BF16, true);
   }
@@ -72,7 +72,7 @@ TEST_CASE("a fused epilogue: alpha, beta*C, bias, activation, f32 and f16 output
       Tensor y = def.add_bias(def.add_scaled(def.scale(def.matmul(a, b), 0.5), c, 0.25), bias, BiasAlong::Cols);
       y = act == 0 ? def.relu(y) : act == 1 ? def.gelu(y) : def.silu(y);
       def.set_output(def.cast(y, out));
-      for (int v : {3, 5, 6}) {
+      for (int v : {3, 5, 6, 8, 10}) {
         CheckReport r = check_on_gpu(tutorial_schedule(v, def));
         std::cout << "epilogue act=" << act << " out=" << dtype_name(out) << " v" << v << ": err_vs_host="
                   << r.error_vs_host << " cublas_err=" << r.cublas_error_vs_host << " -> "

@@ -27,7 +27,7 @@ class SelectWgmma : public Mutator {
     issue->dtype = std::string(dtype_name(p_.in));
     issue->accumulator = "acc";
     issue->block = var("mb");
-    ExprPtr a_row = (var("warpgroup") * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
+    ExprPtr a_row = (var("consumer") * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
     // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
     ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
     ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
@@ -36,9 +36,17 @@ class SelectWgmma : public Mutator {
     issue->swizzle_bytes = p_.swizzle_bytes;
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
+    // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets
+    // this one overlap the next k step's wait for its stage.
+    auto wait = std::make_shared<WgmmaWait>();
+    wait->pending = c->in_flight;
+    return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
+  }
+
+  StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = 0;
-    return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
+    return wait;
   }
 
  private:
