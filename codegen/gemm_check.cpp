@@ -40,7 +40,8 @@ Operands make_input(const Node& n, bool exact, uint64_t seed) {
   return o;
 }
 
-// The definition's epilogue ops, in their order, on one fp32-accumulated value (in double).
+}  // namespace
+
 double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
                       const std::vector<float>& bias) {
   double v = acc;
@@ -59,6 +60,8 @@ double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t co
   }
   return v;
 }
+
+namespace {
 
 bool plain_product(const Definition& def) {
   for (int id : def.epilogue())

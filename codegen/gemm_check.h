@@ -5,6 +5,7 @@
 // count of unwritten elements, and optionally TFLOP/s next to cuBLAS in the same process.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codegen/emit.h"
 
@@ -27,6 +28,11 @@ struct CheckReport {
   std::string verdict;       // why it failed, or "ok"
   double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
 };
+
+// The definition's epilogue ops, in their order, on one fp32-accumulated value (in double);
+// `c` is the [M,N] C input (when the epilogue reads it) and `bias` the bias vector.
+double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
+                      const std::vector<float>& bias);
 
 // The relative Frobenius bound for an output dtype: f16 1e-3, bf16 4e-3, f32 1e-5.
 double error_bound(DType out);

@@ -13,6 +13,7 @@
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
 #include "schedules/tutorial.h"
+#include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
 
 namespace gg::cli {
@@ -145,6 +146,23 @@ int cmd_run(const Args& args, Io io) {
   return r.passed ? 0 : 1;
 }
 
+// Lowers and executes the kernel IR on the CPU: no GPU needed. Exit 1 when the simulation
+// finds a hazard, a deadlock or a wrong element.
+int cmd_simulate(const Args& args, Io io) {
+  Schedule s = load_schedule(args);
+  DeviceLimits limits = limits_of(s);
+  if (auto sms = args.positive("sms")) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
+  SimulateOptions options;
+  if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
+  const Definition& def = s.definition();
+  if (def.m() * def.n() * def.k() > (int64_t(1) << 27))
+    usage_error("simulate runs every thread's work on the CPU: M*N*K of " + std::to_string(def.m() * def.n() * def.k()) +
+                " is over its budget of 2^27 (e.g. 512 x 512 x 512); use a smaller problem");
+  SimulationReport r = simulate(s, options, limits);
+  io.out << r.to_string();
+  return r.passed ? 0 : 1;
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -177,6 +195,12 @@ const std::vector<Command>& commands() {
                 {"seed", "N", "random seed for the inputs (default 1)"},
                 {"reps", "N", "timed runs for --bench, the median is reported (default 50)"}}}),
        cmd_run},
+      {"simulate",
+       "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
+       concat({schedule_flags(), problem_flags(),
+               {{"seed", "N", "seed for the inputs and the interleaving of warps and copies (default 1)"},
+                {"sms", "N", "SMs of the simulated device (fewer SMs: persistent CTAs loop over more tiles)"}}}),
+       cmd_simulate},
   };
   return table;
 }

@@ -1,0 +1,97 @@
+#include "simulator/machine.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "dsl/error.h"
+#include "runtime/host_dtype.h"
+
+namespace gg::sim {
+
+int64_t swizzled(int64_t offset, int swizzle_bytes) {
+  if (swizzle_bytes == 0) return offset;
+  int64_t mask = swizzle_bytes / 16 - 1;  // 128B: 3 bits, 64B: 2, 32B: 1
+  return offset ^ (((offset >> 7) & mask) << 4);
+}
+
+int swizzle_bytes_of(rt::Swizzle s) {
+  switch (s) {
+    case rt::Swizzle::B128: return 128;
+    case rt::Swizzle::B64: return 64;
+    case rt::Swizzle::B32: return 32;
+    case rt::Swizzle::None: return 0;
+  }
+  return 0;
+}
+
+float decode(rt::ElemType t, const uint8_t* p) {
+  if (t == rt::ElemType::F32) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return t == rt::ElemType::BF16 ? rt::bf16_value(bits) : rt::f16_value(bits);
+}
+
+void encode(rt::ElemType t, float v, uint8_t* p) {
+  if (t == rt::ElemType::F32) {
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  uint16_t bits = t == rt::ElemType::BF16 ? rt::bf16_bits(v) : rt::f16_bits(v);
+  std::memcpy(p, &bits, 2);
+}
+
+float GlobalTensor::get(int64_t r, int64_t c) const {
+  return decode(elem, data.data() + (r * cols + c) * bytes());
+}
+void GlobalTensor::set(int64_t r, int64_t c, float v) { encode(elem, v, data.data() + (r * cols + c) * bytes()); }
+uint16_t GlobalTensor::bits(int64_t r, int64_t c) const {
+  uint16_t b;
+  std::memcpy(&b, data.data() + (r * cols + c) * bytes(), 2);
+  return b;
+}
+bool GlobalTensor::is_poison(int64_t r, int64_t c) const {
+  const uint8_t* p = data.data() + (r * cols + c) * bytes();
+  for (int i = 0; i < bytes(); ++i)
+    if (p[i] != 0xFF) return false;
+  return true;
+}
+void GlobalTensor::poison() { std::fill(data.begin(), data.end(), uint8_t{0xFF}); }  // a NaN in every type
+
+void Mbarrier::arrive() {
+  --pending;
+  if (pending == 0 && tx == 0) {
+    ++phase;
+    pending = count;
+  }
+}
+
+void Mbarrier::complete_tx(int64_t bytes) {
+  tx -= bytes;
+  if (pending == 0 && tx == 0) {
+    ++phase;
+    pending = count;
+  }
+}
+
+std::string Mbarrier::describe() const {
+  if (!initialized) return "never initialized";
+  return "in phase " + std::to_string(phase) + " (parity " + std::to_string(phase % 2) + "), " +
+         std::to_string(pending) + " of " + std::to_string(count) + " arrivals missing, " + std::to_string(tx) +
+         " transaction bytes outstanding";
+}
+
+const AsyncRead* SharedMemory::reader_of(int64_t lo, int64_t hi) const {
+  for (const auto& r : readers)
+    if (r.lo < hi && lo < r.hi) return &r;
+  return nullptr;
+}
+
+void SharedMemory::retire_readers(int warp, int64_t below_group, const std::string& kind) {
+  std::erase_if(readers, [&](const AsyncRead& r) { return r.warp == warp && r.what == kind && r.group < below_group; });
+}
+
+}  // namespace gg::sim

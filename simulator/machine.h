@@ -1,0 +1,85 @@
+#pragma once
+// The simulated machine's state: global tensors, each CTA's shared memory (with what the
+// hazard checks need to know per byte) and its mbarriers, and the asynchronous copies in
+// flight. The interpreter (simulate.cpp) drives it; nothing here knows the IR's control flow.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "runtime/launch_spec.h"
+
+namespace gg::sim {
+
+// A shared-memory byte offset (from the 1024-aligned base) as the hardware's address-based
+// swizzle places it: bits [4, 4 + log2(swizzle / 16)) XOR bits [7, ...). 0 = no swizzle.
+int64_t swizzled(int64_t offset, int swizzle_bytes);
+int swizzle_bytes_of(rt::Swizzle s);
+
+// A row-major matrix in global memory, stored in its element type.
+struct GlobalTensor {
+  rt::ElemType elem = rt::ElemType::BF16;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> data;
+  int bytes() const { return rt::elem_bytes(elem); }
+  float get(int64_t r, int64_t c) const;
+  void set(int64_t r, int64_t c, float v);  // rounds to the element type
+  uint16_t bits(int64_t r, int64_t c) const;
+  bool is_poison(int64_t r, int64_t c) const;
+  void poison();
+};
+
+float decode(rt::ElemType t, const uint8_t* p);
+void encode(rt::ElemType t, float v, uint8_t* p);
+
+struct Mbarrier {
+  bool initialized = false, fenced = false;
+  int count = 0, pending = 0;  // arrivals a phase needs, and still missing in this one
+  int64_t tx = 0;              // transaction bytes still expected in this phase
+  int64_t phase = 0;           // the phase in progress; parity p has completed when phase % 2 != p
+  void arrive();
+  void complete_tx(int64_t bytes);
+  std::string describe() const;
+};
+
+// An asynchronous reader of shared memory (a wgmma group, a TMA store) and the bytes it covers.
+struct AsyncRead {
+  int64_t lo = 0, hi = 0;
+  int warp = 0;
+  int64_t group = 0;
+  std::string what;
+};
+
+struct SharedMemory {
+  std::vector<uint8_t> bytes;
+  std::vector<int32_t> pending_fill;  // the TMA load that will write the byte (0: none)
+  std::vector<int16_t> unfenced_by;   // warp + 1 whose generic write is not yet fenced (0: none)
+  std::map<int64_t, Mbarrier> barriers;
+  std::vector<AsyncRead> readers;     // wgmma groups and TMA stores still reading
+  explicit SharedMemory(int64_t size = 0)
+      : bytes(static_cast<size_t>(size), 0xA5), pending_fill(static_cast<size_t>(size), 0),
+        unfenced_by(static_cast<size_t>(size), 0) {}
+  const AsyncRead* reader_of(int64_t lo, int64_t hi) const;
+  void retire_readers(int warp, int64_t below_group, const std::string& kind);
+};
+
+// A TMA load in flight: the bytes it will write (already swizzled positions) into one CTA.
+struct PendingLoad {
+  int id = 0;
+  int cta = 0;
+  std::vector<std::pair<int64_t, uint8_t>> writes;
+  int64_t barrier = 0, bytes = 0;
+  std::string what;
+};
+
+// A TMA store in flight: reads the box from shared memory when it completes.
+struct PendingStore {
+  int cta = 0, warp = 0;
+  int64_t group = 0;
+  const rt::TensorMapSpec* map = nullptr;
+  int64_t src = 0, row = 0, col = 0;
+  int64_t lo = 0, hi = 0;
+};
+
+}  // namespace gg::sim

@@ -1,0 +1,887 @@
+#include "simulator/simulate.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "codegen/gemm_check.h"
+#include "codegen/lower.h"
+#include "dsl/error.h"
+#include "runtime/device_buffer.h"
+#include "runtime/host_dtype.h"
+#include "simulator/machine.h"
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+using sim::AsyncRead;
+using sim::GlobalTensor;
+using sim::Mbarrier;
+using sim::PendingLoad;
+using sim::PendingStore;
+using sim::SharedMemory;
+
+constexpr int kWarpSize = 32;
+constexpr int kWarpsPerWarpgroup = 4;
+
+// Where a warp is in the IR: one frame per compound statement it is inside, plus the leaf
+// it is executing (a leaf that blocks stays on the stack and is retried).
+struct Frame {
+  const kir::Node* node = nullptr;
+  size_t index = 0;           // Block: next child
+  bool entered = false;       // compound: the child was pushed; leaf barrier: this warp arrived
+  bool elected = false;       // ElectOne: the body runs on this warp's elected lane
+  int64_t value = 0, end = 0, step = 1;  // For
+  int64_t generation = 0;     // the barrier generation this warp arrived in
+};
+
+struct Warp {
+  int cta = 0, index = 0;     // CTA within the cluster, warp within the CTA
+  std::vector<Frame> stack;
+  std::map<std::string, int64_t> vars;
+  int elect_depth = 0;
+  std::string role = "(before the role branch)";
+  bool done = false;
+  std::string blocked;
+  std::map<std::string, std::vector<float>> acc;  // per block: 16 rows (this warp's) x N
+  std::map<std::string, int> acc_n;
+  int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
+  int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
+  std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
+  int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
+};
+
+struct NamedBarrier {
+  int threads = 0, arrived = 0;
+  int64_t generation = 0;
+};
+
+struct Cta {
+  int64_t x = 0, y = 0, z = 0;
+  SharedMemory smem;
+  int64_t sync_arrived = 0, sync_generation = 0;
+  std::map<int, NamedBarrier> named;
+  std::map<int, NamedBarrier> wgmma_issue;  // per warpgroup: wgmma is .sync.aligned over its 4 warps
+  bool exited = false;
+};
+
+class Simulator {
+ public:
+  Simulator(const Kernel& k, const Definition& def, const SimulateOptions& o, SimulationReport& r)
+      : k_(k), p_(k.plan), def_(def), o_(o), r_(r), rng_(o.seed) {
+    make_tensors();
+  }
+
+  void run() {
+    const auto& g = k_.launch.grid;
+    const auto& cl = k_.launch.cluster;
+    for (unsigned z = 0; z < g[2]; z += cl[2])
+      for (unsigned y = 0; y < g[1]; y += cl[1])
+        for (unsigned x = 0; x < g[0]; x += cl[0]) {
+          if (stopped()) return;
+          run_cluster(x, y, z);
+          ++r_.clusters;
+        }
+    compare_output();
+  }
+
+ private:
+  // ---- setup
+  void make_tensors() {
+    const gg::Node& mm = def_.matmul_node();
+    uint64_t seed = o_.seed;
+    auto input = [&](GlobalTensor& t, const gg::Node& n, int64_t rows, int64_t cols) {
+      t.elem = runtime_elem(n.dtype);
+      t.rows = rows;
+      t.cols = cols;
+      t.data.assign(static_cast<size_t>(rows * cols * t.bytes()), 0);
+      auto values = rt::small_integer_values(static_cast<size_t>(rows * cols), seed++);
+      host_[n.name] = values;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) t.set(i, j, values[static_cast<size_t>(i * cols + j)]);
+    };
+    input(a_, def_.node(mm.operands[0]), p_.m, p_.k);
+    input(b_, def_.node(mm.operands[1]), p_.n, p_.k);
+    for (int id : def_.epilogue()) {
+      const gg::Node& n = def_.node(id);
+      if (n.operands.size() < 2) continue;
+      const gg::Node& in = def_.node(n.operands[1]);
+      if (n.kind == OpKind::AddScaled) input(c_, in, p_.m, p_.n), c_name_ = in.name;
+      if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
+    }
+    d_.elem = runtime_elem(p_.out);
+    d_.rows = p_.m;
+    d_.cols = p_.n;
+    d_.data.assign(static_cast<size_t>(p_.m * p_.n * d_.bytes()), 0);
+    d_.poison();
+  }
+
+  const rt::TensorMapSpec& map(const std::string& name) {
+    rt::Operand op = name == "map_a" ? rt::Operand::A : name == "map_b" ? rt::Operand::B
+                     : name == "map_c" ? rt::Operand::C : rt::Operand::D;
+    for (const auto& t : k_.launch.tensor_maps)
+      if (t.operand == op) return t;
+    GG_INTERNAL_CHECK(false, "the kernel uses tensor map " + name + " but the launch encodes none");
+  }
+  GlobalTensor& tensor(rt::Operand op) { return op == rt::Operand::A ? a_ : op == rt::Operand::B ? b_ : op == rt::Operand::C ? c_ : d_; }
+
+  const SmemBuffer& buffer(const std::string& name) {
+    for (const auto& b : p_.smem)
+      if (b.name == name) return b;
+    GG_INTERNAL_CHECK(false, "no shared-memory buffer '" + name + "' in the plan");
+  }
+
+  // ---- one cluster of CTAs, its warps interleaved
+  void run_cluster(unsigned x0, unsigned y0, unsigned z0) {
+    const auto& cl = k_.launch.cluster;
+    ctas_.clear();
+    warps_.clear();
+    loads_.clear();
+    stores_.clear();
+    const int warps_per_cta = static_cast<int>(k_.launch.block[0]) / kWarpSize;
+    warps_per_cta_ = warps_per_cta;
+    for (unsigned z = 0; z < cl[2]; ++z)
+      for (unsigned y = 0; y < cl[1]; ++y)
+        for (unsigned x = 0; x < cl[0]; ++x) {
+          Cta c;
+          c.x = x0 + x;
+          c.y = y0 + y;
+          c.z = z0 + z;
+          c.smem = SharedMemory(p_.smem_bytes);
+          ctas_.push_back(std::move(c));
+          for (int w = 0; w < warps_per_cta; ++w) {
+            Warp warp;
+            warp.cta = static_cast<int>(ctas_.size()) - 1;
+            warp.index = w;
+            warp.vars = {{"blockIdx.x", c.x}, {"blockIdx.y", c.y}, {"blockIdx.z", c.z},
+                         {"gridDim.x", k_.launch.grid[0]}, {"gridDim.y", k_.launch.grid[1]},
+                         {"gridDim.z", k_.launch.grid[2]}, {"warpgroup", w / kWarpsPerWarpgroup},
+                         {"args.m", p_.m}, {"args.n", p_.n}, {"args.k", p_.k}};
+            warp.stack.push_back({k_.body.get()});
+            warps_.push_back(std::move(warp));
+          }
+        }
+    r_.ctas += static_cast<int64_t>(ctas_.size());
+    r_.warps += static_cast<int64_t>(warps_.size());
+    schedule();
+    for (auto& c : ctas_) c.exited = true;
+    if (!loads_.empty()) error("a TMA load is still in flight when its CTA exits: " + loads_.front().what);
+    if (!stores_.empty())
+      error("CTA (" + std::to_string(ctas_[static_cast<size_t>(stores_.front().cta)].x) +
+            ") exits while a TMA store still reads its shared memory (no bulk wait before exit)");
+    while (!stores_.empty()) finish_store(0);
+  }
+
+  void schedule() {
+    std::vector<size_t> live;
+    int64_t stalled = 0;
+    while (!stopped()) {
+      live.clear();
+      for (size_t i = 0; i < warps_.size(); ++i)
+        if (!warps_[i].done) live.push_back(i);
+      if (live.empty()) return;
+      // Copies land at random moments, so a consumer that forgets to wait reads stale bytes.
+      if ((!loads_.empty() || !stores_.empty()) && rng_() % 3 == 0) land_random_copy();
+      Warp& w = warps_[live[rng_() % live.size()]];
+      bool progressed = false;
+      for (uint64_t s = 0, n = 1 + rng_() % 24; s < n && !w.done && !stopped(); ++s) {
+        if (!step(w)) break;
+        progressed = true;
+      }
+      stalled = progressed ? 0 : stalled + 1;
+      if (stalled > int64_t(4 * live.size()) && !sweep(live)) return;
+    }
+  }
+
+  // Every live warp tries once; copies land when no warp can move. False: deadlock.
+  bool sweep(const std::vector<size_t>& live) {
+    for (size_t i : live)
+      if (step(warps_[i])) return true;
+    if (!loads_.empty() || !stores_.empty()) {
+      land_random_copy();
+      return true;
+    }
+    std::string report = "deadlock: every warp is blocked";
+    for (size_t i : live) {
+      const Warp& w = warps_[i];
+      const Cta& c = ctas_[static_cast<size_t>(w.cta)];
+      report += "\n  CTA (" + std::to_string(c.x) + "," + std::to_string(c.y) + "," + std::to_string(c.z) +
+                ") warp " + std::to_string(w.index) + " (role " + w.role + "): " + w.blocked;
+    }
+    error(report);
+    return false;
+  }
+
+  void land_random_copy() {
+    size_t total = loads_.size() + stores_.size();
+    size_t pick = static_cast<size_t>(rng_() % total);
+    if (pick < loads_.size()) land_load(pick);
+    else finish_store(pick - loads_.size());
+  }
+
+  // ---- stepping through statements
+  void push(Warp& w, const kir::Node* n) { w.stack.push_back(Frame{n}); }
+  void pop(Warp& w) {
+    const Frame& f = w.stack.back();
+    if (f.elected) --w.elect_depth;
+    if (f.node->kind == NodeKind::WarpRole) w.role = "(after the role branch)";
+    w.stack.pop_back();
+    if (w.stack.empty()) {
+      w.done = true;
+      check_cta_exit(w.cta);
+    }
+  }
+  int64_t eval(const Warp& w, const ExprPtr& e) { return evaluate(e, w.vars); }
+
+  // One statement (or one entry/exit of a compound one). False when the warp is blocked.
+  bool step(Warp& w) {
+    ++r_.steps;
+    if (r_.steps > o_.max_steps) {
+      error("gave up after " + std::to_string(o_.max_steps) + " steps (a livelock, or raise max_steps)");
+      return false;
+    }
+    Frame& f = w.stack.back();
+    const kir::Node* n = f.node;
+    switch (n->kind) {
+      case NodeKind::Block: {
+        const auto& body = static_cast<const Block*>(n)->body;
+        if (f.index < body.size()) push(w, body[f.index++].get());
+        else pop(w);
+        return true;
+      }
+      case NodeKind::For: {
+        const auto& loop = *static_cast<const For*>(n);
+        if (!f.entered) {
+          f.entered = true;
+          f.value = eval(w, loop.begin);
+          f.end = eval(w, loop.end);
+          f.step = eval(w, loop.step);
+          GG_INTERNAL_CHECK(f.step > 0, "a loop with a step below one");
+        } else {
+          f.value += f.step;
+        }
+        if (f.value < f.end) {
+          w.vars[loop.var] = f.value;
+          push(w, loop.body.get());
+        } else {
+          pop(w);
+        }
+        return true;
+      }
+      case NodeKind::If: {
+        const auto& i = *static_cast<const If*>(n);
+        if (f.entered) {
+          pop(w);
+          return true;
+        }
+        f.entered = true;
+        const kir::Node* next = eval(w, i.cond) ? i.then_body.get() : i.else_body.get();
+        if (next) push(w, next);
+        else pop(w);
+        return true;
+      }
+      case NodeKind::ElectOne: {
+        const auto& e = *static_cast<const ElectOne*>(n);
+        if (f.entered) {
+          pop(w);
+          return true;
+        }
+        f.entered = true;
+        if (w.index == eval(w, e.warp)) {
+          f.elected = true;
+          ++w.elect_depth;
+          push(w, e.body.get());
+        } else {
+          pop(w);
+        }
+        return true;
+      }
+      case NodeKind::WarpRole: {
+        const auto& role = *static_cast<const WarpRole*>(n);
+        if (f.entered) {
+          pop(w);
+          return true;
+        }
+        f.entered = true;
+        int wg = w.index / kWarpsPerWarpgroup;
+        if (wg >= role.first_warpgroup && wg < role.first_warpgroup + role.warpgroups) {
+          w.role = role.role;
+          push(w, role.body.get());
+        } else {
+          pop(w);
+        }
+        return true;
+      }
+      default:
+        if (!leaf(w, f)) return false;
+        pop(w);
+        return true;
+    }
+  }
+
+  bool leaf(Warp& w, Frame& f) {
+    switch (f.node->kind) {
+#define GG_SIM_LEAF(N) \
+  case NodeKind::N: return exec(w, f, static_cast<const N&>(*f.node));
+      GG_KIR_LEAF_NODES(GG_SIM_LEAF)
+#undef GG_SIM_LEAF
+      default: GG_INTERNAL_CHECK(false, "not a leaf");
+    }
+  }
+
+  // ---- leaves
+  bool abstract(const kir::Node& n) {
+    error(std::string("abstract node ") + node_kind_name(n.kind) + " left in the lowered kernel");
+    return true;
+  }
+  bool exec(Warp&, Frame&, const LoadTile& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const AcquireStage& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const ComputeTile& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const FinishCompute& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const ReleaseStage& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const WriteTile& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const Comment&) { return true; }
+  bool exec(Warp& w, Frame&, const Let& n) {
+    w.vars[n.name] = eval(w, n.value);
+    return true;
+  }
+  bool exec(Warp&, Frame&, const SetMaxNReg&) { return true; }
+
+  // CTA-wide and cluster-wide barriers: a warp arrives once, then waits for the generation.
+  bool exec(Warp& w, Frame& f, const SyncThreads&) {
+    Cta& c = ctas_[static_cast<size_t>(w.cta)];
+    if (w.elect_depth > 0) error("__syncthreads inside an elected-thread block (a hang on hardware)");
+    if (!f.entered) {
+      f.entered = true;
+      f.generation = c.sync_generation;
+      ++c.sync_arrived;
+    }
+    if (c.sync_generation == f.generation && c.sync_arrived >= live_warps(w.cta)) {
+      ++c.sync_generation;
+      c.sync_arrived = 0;
+    }
+    w.blocked = "__syncthreads (" + std::to_string(c.sync_arrived) + " warps arrived)";
+    return c.sync_generation != f.generation;
+  }
+  bool exec(Warp& w, Frame& f, const ClusterSync&) {
+    if (!f.entered) {
+      f.entered = true;
+      f.generation = cluster_generation_;
+      ++cluster_arrived_;
+    }
+    int64_t live = 0;
+    for (const auto& x : warps_) live += !x.done;
+    if (cluster_generation_ == f.generation && cluster_arrived_ >= live) {
+      ++cluster_generation_;
+      cluster_arrived_ = 0;
+    }
+    w.blocked = "cluster barrier (" + std::to_string(cluster_arrived_) + " of " + std::to_string(live) + " warps)";
+    return cluster_generation_ != f.generation;
+  }
+  bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
+    Cta& c = ctas_[static_cast<size_t>(w.cta)];
+    NamedBarrier& b = c.named[n.id];
+    if (n.id == 0 || n.id >= 16) error("named barrier id " + std::to_string(n.id) + " (ids 1..15; 0 is __syncthreads)");
+    if (!f.entered) {
+      if (b.threads != 0 && b.threads != n.threads)
+        error("named barrier " + std::to_string(n.id) + " used with " + std::to_string(n.threads) + " threads and with " +
+              std::to_string(b.threads));
+      b.threads = n.threads;
+      f.entered = true;
+      f.generation = b.generation;
+      b.arrived += w.threads();
+      if (b.arrived >= b.threads) {
+        if (b.arrived > b.threads) error("named barrier " + std::to_string(n.id) + ": more threads arrived than its count");
+        ++b.generation;
+        b.arrived = 0;
+      }
+    }
+    w.blocked = "named barrier " + std::to_string(n.id) + " (" + std::to_string(b.arrived) + " of " +
+                std::to_string(b.threads) + " threads arrived)";
+    return b.generation != f.generation;
+  }
+
+  // ---- mbarriers
+  int64_t barrier_offset(const Warp& w, const BarrierRef& ref) {
+    const SmemBuffer& b = buffer(ref.array);
+    int64_t index = eval(w, ref.index);
+    if (index < 0 || 8 * index >= b.bytes)
+      error("mbarrier " + ref.array + "[" + std::to_string(index) + "] lies outside its array of " +
+            std::to_string(b.bytes / 8));
+    return b.offset + 8 * index;
+  }
+  Mbarrier& barrier(int cta, int64_t offset) { return ctas_[static_cast<size_t>(cta)].smem.barriers[offset]; }
+  std::string barrier_name(const Warp& w, const BarrierRef& ref) { return ref.array + "[" + std::to_string(eval(w, ref.index)) + "]"; }
+
+  Mbarrier& initialized(const Warp& w, int cta, const BarrierRef& ref, const char* op) {
+    Mbarrier& b = barrier(cta, barrier_offset(w, ref));
+    if (!b.initialized) error(std::string(op) + " on " + barrier_name(w, ref) + " before it was initialized");
+    return b;
+  }
+
+  bool exec(Warp& w, Frame&, const MbarrierInit& n) {
+    Mbarrier& b = barrier(w.cta, barrier_offset(w, n.bar));
+    b = Mbarrier{};
+    b.initialized = true;
+    b.count = b.pending = n.arrivals;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const FenceMbarrierInit&) {
+    for (auto& [offset, b] : ctas_[static_cast<size_t>(w.cta)].smem.barriers) b.fenced = true;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const MbarrierArriveExpectTx& n) {
+    Mbarrier& b = initialized(w, w.cta, n.bar, "arrive.expect_tx");
+    for (int t = 0; t < w.threads(); ++t) {
+      b.tx += n.bytes;
+      b.arrive();
+    }
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const MbarrierArrive& n) {
+    int cta = w.cta;
+    if (n.cta) {
+      int64_t rank = eval(w, n.cta);
+      if (rank < 0 || rank >= int64_t(ctas_.size())) {
+        error("arrive on " + barrier_name(w, n.bar) + " of cluster rank " + std::to_string(rank) + ", outside the cluster");
+        return true;
+      }
+      cta = static_cast<int>(rank);
+      if (ctas_[static_cast<size_t>(cta)].exited)
+        error("arrive on " + barrier_name(w, n.bar) + " of CTA rank " + std::to_string(rank) + " after it exited");
+    }
+    Mbarrier& b = initialized(w, cta, n.bar, "arrive");
+    if (cta != w.cta && !b.fenced) error("remote arrive on " + barrier_name(w, n.bar) + " before its init was fenced");
+    for (int t = 0; t < w.threads(); ++t) b.arrive();
+    return true;
+  }
+  bool exec(Warp& w, Frame& f, const MbarrierWait& n) {
+    Mbarrier& b = initialized(w, w.cta, n.bar, "wait");
+    int64_t parity = eval(w, n.parity);
+    if (!f.entered) {
+      f.entered = true;
+      ++r_.barrier_waits;
+    }
+    if (b.phase % 2 != parity) return true;
+    w.blocked = "waits on " + barrier_name(w, n.bar) + " for parity " + std::to_string(parity) + "; it is " + b.describe();
+    return false;
+  }
+
+  // ---- shared memory accesses
+  // The absolute offset of `ref`; its access covers `bytes` from `ref` rounded down to `align`
+  // (a wgmma descriptor points into the middle of its first row) and must stay in the buffer.
+  int64_t smem_offset(const Warp& w, const SmemRef& ref, int64_t bytes, const char* what, int64_t align = 1) {
+    const SmemBuffer& b = buffer(ref.buffer);
+    int64_t off = eval(w, ref.offset), lo = off - off % align;
+    if (lo < 0 || lo + bytes > b.bytes)
+      error(std::string(what) + " touches bytes [" + std::to_string(lo) + ", " + std::to_string(lo + bytes) + ") of " +
+            ref.buffer + ", which holds " + std::to_string(b.bytes));
+    return b.offset + off;
+  }
+  // A write through the generic proxy (st.shared): the async proxy may not read it unfenced.
+  void generic_write(Warp& w, int64_t at, const uint8_t* data, int64_t n, const char* what) {
+    SharedMemory& s = ctas_[static_cast<size_t>(w.cta)].smem;
+    if (const AsyncRead* r = s.reader_of(at, at + n))
+      error(std::string(what) + " overwrites shared bytes at " + std::to_string(at) + " that " + r->what +
+            " of warp " + std::to_string(r->warp) + " still reads");
+    for (int64_t i = 0; i < n; ++i) {
+      auto u = static_cast<size_t>(at + i);
+      if (s.pending_fill[u]) error(std::string(what) + " writes shared byte " + std::to_string(at + i) + " that a TMA load in flight will overwrite");
+      s.bytes[u] = data[i];
+      s.unfenced_by[u] = static_cast<int16_t>(w.index + 1);
+    }
+    w.unfenced.push_back({at, at + n});
+  }
+  void async_read_check(int cta, int64_t lo, int64_t hi, const std::string& what) {
+    SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
+    for (int64_t i = lo; i < hi; ++i) {
+      auto u = static_cast<size_t>(i);
+      if (s.pending_fill[u]) {
+        error(what + " reads shared byte " + std::to_string(i) + " before the TMA load filling it landed (a read of a "
+              "stage whose fill has not completed)");
+        return;
+      }
+      if (s.unfenced_by[u]) {
+        error(what + " reads shared byte " + std::to_string(i) + " written by warp " + std::to_string(s.unfenced_by[u] - 1) +
+              " through the generic proxy without fence.proxy.async");
+        return;
+      }
+    }
+  }
+  bool exec(Warp& w, Frame&, const FenceProxyAsync&) {
+    SharedMemory& s = ctas_[static_cast<size_t>(w.cta)].smem;
+    for (auto [lo, hi] : w.unfenced)
+      for (int64_t i = lo; i < hi; ++i)
+        if (s.unfenced_by[static_cast<size_t>(i)] == w.index + 1) s.unfenced_by[static_cast<size_t>(i)] = 0;
+    w.unfenced.clear();
+    return true;
+  }
+
+  // ---- TMA
+  bool exec(Warp& w, Frame&, const TmaLoad& n) {
+    const rt::TensorMapSpec& m = map(n.map);
+    GlobalTensor& g = tensor(m.operand);
+    const int eb = rt::elem_bytes(m.elem), sb = sim::swizzle_bytes_of(m.swizzle);
+    const int64_t row = eval(w, n.row), col = eval(w, n.col), row_bytes = int64_t(m.box_cols) * eb;
+    const int64_t box_bytes = int64_t(m.box_rows) * row_bytes;
+    const int64_t bar = barrier_offset(w, n.bar);
+    std::vector<int> targets;
+    if (n.multicast_mask == 0) targets.push_back(w.cta);
+    for (int r = 0; r < 16; ++r)
+      if (n.multicast_mask & (1u << r)) {
+        if (r >= int(ctas_.size())) error("TMA multicast mask names CTA rank " + std::to_string(r) + " outside the cluster");
+        else targets.push_back(r);
+      }
+    for (int t = 0; t < w.threads(); ++t)
+      for (int cta : targets) {
+        int64_t dst = smem_offset(w, n.dst, box_bytes, "TMA load");
+        if (!barrier(cta, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
+        PendingLoad load;
+        load.id = ++load_ids_;
+        load.cta = cta;
+        load.barrier = bar;
+        load.bytes = box_bytes;
+        load.what = n.map + " box at (" + std::to_string(row) + ", " + std::to_string(col) + ")";
+        SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
+        for (int64_t i = 0; i < m.box_rows; ++i)
+          for (int64_t j = 0; j < m.box_cols; ++j) {
+            uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds: zero fill
+            if (row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
+              std::memcpy(elem, g.data.data() + ((row + i) * g.cols + col + j) * eb, static_cast<size_t>(eb));
+            for (int e = 0; e < eb; ++e) {
+              int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
+              if (at < 0 || at >= int64_t(s.bytes.size())) continue;
+              load.writes.push_back({at, elem[e]});
+              s.pending_fill[static_cast<size_t>(at)] = load.id;
+            }
+          }
+        loads_.push_back(std::move(load));
+        ++r_.tma_loads;
+      }
+    return true;
+  }
+  void land_load(size_t i) {
+    PendingLoad load = std::move(loads_[i]);
+    loads_.erase(loads_.begin() + static_cast<std::ptrdiff_t>(i));
+    SharedMemory& s = ctas_[static_cast<size_t>(load.cta)].smem;
+    int64_t lo = load.writes.empty() ? 0 : load.writes.front().first, hi = lo;
+    for (auto [at, v] : load.writes) {
+      lo = std::min(lo, at);
+      hi = std::max(hi, at + 1);
+    }
+    if (const AsyncRead* r = s.reader_of(lo, hi))
+      error("TMA load " + load.what + " lands on shared bytes that " + r->what + " of warp " + std::to_string(r->warp) +
+            " still reads (a stage refilled before its readers released it)");
+    for (auto [at, v] : load.writes) {
+      auto u = static_cast<size_t>(at);
+      s.bytes[u] = v;
+      if (s.pending_fill[u] == load.id) s.pending_fill[u] = 0;
+    }
+    s.barriers[load.barrier].complete_tx(load.bytes);
+  }
+
+  bool exec(Warp& w, Frame&, const TmaStore& n) {
+    const rt::TensorMapSpec& m = map(n.map);
+    const int64_t box_bytes = int64_t(m.box_rows) * m.box_cols * rt::elem_bytes(m.elem);
+    for (int t = 0; t < w.threads(); ++t) {
+      PendingStore st;
+      st.cta = w.cta;
+      st.warp = w.index;
+      st.group = w.bulk_groups;
+      st.map = &m;
+      st.src = smem_offset(w, n.src, box_bytes, "TMA store");
+      st.row = eval(w, n.row);
+      st.col = eval(w, n.col);
+      st.lo = st.src;
+      st.hi = st.src + box_bytes;
+      async_read_check(w.cta, st.lo, st.hi, "TMA store of " + n.map);
+      ctas_[static_cast<size_t>(w.cta)].smem.readers.push_back({st.lo, st.hi, w.index, st.group, "a TMA store"});
+      stores_.push_back(st);
+      ++r_.tma_stores;
+    }
+    return true;
+  }
+  void finish_store(size_t i) {
+    PendingStore st = stores_[i];
+    stores_.erase(stores_.begin() + static_cast<std::ptrdiff_t>(i));
+    const rt::TensorMapSpec& m = *st.map;
+    GlobalTensor& g = tensor(m.operand);
+    const int eb = rt::elem_bytes(m.elem), sb = sim::swizzle_bytes_of(m.swizzle);
+    SharedMemory& s = ctas_[static_cast<size_t>(st.cta)].smem;
+    for (int64_t r = 0; r < m.box_rows; ++r)
+      for (int64_t c = 0; c < m.box_cols; ++c) {
+        if (st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) continue;  // clipped at the edge
+        for (int e = 0; e < eb; ++e) {
+          int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
+          g.data[static_cast<size_t>(((st.row + r) * g.cols + st.col + c) * eb + e)] = s.bytes[static_cast<size_t>(at)];
+        }
+      }
+    auto& readers = s.readers;
+    for (auto it = readers.begin(); it != readers.end(); ++it)
+      if (it->what == "a TMA store" && it->warp == st.warp && it->lo == st.lo && it->group == st.group) {
+        readers.erase(it);
+        break;
+      }
+  }
+  bool exec(Warp& w, Frame&, const BulkCommit&) {
+    w.bulk_groups += w.threads() > 0 ? 1 : 0;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const BulkWaitRead& n) {
+    // The thread's own committed groups older than the newest `pending` finish reading now.
+    for (size_t i = 0; i < stores_.size();)
+      if (stores_[i].cta == w.cta && stores_[i].warp == w.index && stores_[i].group < w.bulk_groups - n.pending)
+        finish_store(i);
+      else
+        ++i;
+    return true;
+  }
+
+  // ---- the synchronous copy (every thread of the block, 16-byte chunks)
+  bool exec(Warp& w, Frame&, const SyncCopyTile& n) {
+    const GlobalTensor& g = n.source == "a" ? a_ : b_;
+    const int chunk_elems = 16 / n.elem_bytes, chunks_per_row = n.cols / chunk_elems;
+    const int64_t total = int64_t(n.rows) * chunks_per_row, row0 = eval(w, n.row0), col0 = eval(w, n.col0);
+    const int64_t row_limit = eval(w, n.row_limit), col_limit = eval(w, n.col_limit);
+    const int64_t base = smem_offset(w, n.dst, int64_t(n.rows) * n.cols * n.elem_bytes, "synchronous copy");
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int64_t chunk = w.index * kWarpSize + lane; chunk < total; chunk += n.threads) {
+        int64_t r = chunk / chunks_per_row, c = chunk % chunks_per_row;
+        int64_t row = row0 + r, col = col0 + c * chunk_elems;
+        uint8_t v[16] = {};
+        if (row < row_limit && col < col_limit)
+          std::memcpy(v, g.data.data() + (row * g.cols + col) * n.elem_bytes, 16);
+        int64_t atom = (c * 16) / n.swizzle_bytes, in_atom = (c * 16) % n.swizzle_bytes;
+        int64_t at = sim::swizzled(base + atom * n.rows * n.swizzle_bytes + r * n.swizzle_bytes + in_atom, n.swizzle_bytes);
+        generic_write(w, at, v, 16, "synchronous copy");
+      }
+    return true;
+  }
+
+  // ---- WGMMA: this warp computes its 16 rows of the 64-row block
+  bool exec(Warp& w, Frame&, const AccumulatorDecl& n) {
+    w.acc[n.name].assign(static_cast<size_t>(n.blocks * 16 * n.regs * 2), std::nanf(""));
+    w.acc_n[n.name] = n.regs * 2;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const AccumulatorZero& n) {
+    std::fill(w.acc[n.name].begin(), w.acc[n.name].end(), 0.0f);
+    return true;
+  }
+  bool exec(Warp&, Frame&, const WgmmaFence&) { return true; }
+  // The warpgroup's four warps issue together, and the MMA they issue is one asynchronous
+  // operation: the last warp to arrive performs it for all four (each its 16 rows), so its
+  // completion (wgmma.wait_group in any of them) holds for all of them.
+  bool exec(Warp& w, Frame& f, const WgmmaIssue& n) {
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    const int wg = w.index / kWarpsPerWarpgroup;
+    NamedBarrier& meet = cta.wgmma_issue[wg];
+    if (w.elect_depth > 0) error("wgmma issued inside an elected-thread block (it is warpgroup-wide)");
+    if (!f.entered) {
+      f.entered = true;
+      f.generation = meet.generation;
+      if (++meet.arrived == kWarpsPerWarpgroup) {
+        meet.arrived = 0;
+        ++meet.generation;
+        for (int q = 0; q < kWarpsPerWarpgroup; ++q)
+          mma_quarter(warps_[static_cast<size_t>(w.cta * warps_per_cta_ + wg * kWarpsPerWarpgroup + q)], n);
+      }
+    }
+    if (meet.generation != f.generation) return true;
+    w.blocked = "wgmma issue: waits for the other warps of its warpgroup (" + std::to_string(meet.arrived) + " of 4 here)";
+    return false;
+  }
+  void mma_quarter(Warp& w, const WgmmaIssue& n) {
+    ++r_.wgmmas;
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    const auto elem = n.dtype == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+    const int sb = n.swizzle_bytes, quarter = w.index % kWarpsPerWarpgroup;
+    const int64_t a = smem_offset(w, n.a, 64 * sb, "wgmma A operand", sb);
+    const int64_t b = smem_offset(w, n.b, int64_t(n.n) * sb, "wgmma B operand", sb);
+    // K-major, swizzled: row i of the operand starts i * swizzle_bytes after the descriptor's
+    // address (8-row groups 8 x swizzle_bytes apart), element k at 2 k bytes; the hardware
+    // swizzles the resulting address.
+    auto element = [&](int64_t start, int64_t row, int64_t kk) {
+      int64_t at = sim::swizzled(start + row * sb + kk * 2, sb);
+      return sim::decode(elem, cta.smem.bytes.data() + at);
+    };
+    std::string what = "wgmma of warp " + std::to_string(w.index);
+    const int64_t a_lo = (a + quarter * 16 * sb) & ~int64_t(sb - 1), b_lo = b & ~int64_t(sb - 1);
+    async_read_check(w.cta, a_lo, a_lo + 16 * sb, what + " (A)");
+    async_read_check(w.cta, b_lo, b_lo + int64_t(n.n) * sb, what + " (B)");
+    const int owner = w.index / kWarpsPerWarpgroup * kWarpsPerWarpgroup;  // groups belong to the warpgroup
+    cta.smem.readers.push_back({a_lo, a_lo + 16 * sb, owner, w.wgmma_groups, "a wgmma group"});
+    cta.smem.readers.push_back({b_lo, b_lo + int64_t(n.n) * sb, owner, w.wgmma_groups, "a wgmma group"});
+    auto& acc = w.acc[n.accumulator.substr(0, n.accumulator.find('['))];
+    const int64_t block = eval(w, n.block), N = n.n;
+    if (acc.empty() || (block + 1) * 16 * N > int64_t(acc.size())) {
+      error("wgmma accumulates into block " + std::to_string(block) + " of an accumulator that does not hold it");
+      return;
+    }
+    float av[16][16], bv[256][16];
+    for (int i = 0; i < 16; ++i)
+      for (int kk = 0; kk < 16; ++kk) av[i][kk] = element(a, quarter * 16 + i, kk);
+    for (int64_t j = 0; j < N; ++j)
+      for (int kk = 0; kk < 16; ++kk) bv[j][kk] = element(b, j, kk);
+    for (int i = 0; i < 16; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        float sum = 0;
+        for (int kk = 0; kk < 16; ++kk) sum += av[i][kk] * bv[j][kk];
+        acc[static_cast<size_t>((block * 16 + i) * N + j)] += sum;
+      }
+  }
+  bool exec(Warp& w, Frame&, const WgmmaCommit&) {
+    ++w.wgmma_groups;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const WgmmaWait& n) {
+    const int owner = w.index / kWarpsPerWarpgroup * kWarpsPerWarpgroup;
+    ctas_[static_cast<size_t>(w.cta)].smem.retire_readers(owner, w.wgmma_groups - n.pending, "a wgmma group");
+    return true;
+  }
+
+  // ---- the epilogue: each lane's fragment (rows lane/4 (+8), columns 8 j + 2 (lane % 4) (+1))
+  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col) {
+    switch (op.kind) {
+      case EpilogueOp::Kind::Scale: return v * static_cast<float>(op.scalar);
+      case EpilogueOp::Kind::AddScaled:
+        return row < p_.m && col < p_.n ? v + static_cast<float>(op.scalar) * c_.get(row, col) : v;
+      case EpilogueOp::Kind::AddBiasRows: return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
+      case EpilogueOp::Kind::AddBiasCols: return v + (col < p_.n ? bias_.get(0, col) : 0.0f);
+      case EpilogueOp::Kind::Relu: return std::fmax(v, 0.0f);
+      case EpilogueOp::Kind::Gelu: {
+        const float inner = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+        return 0.5f * v * (1.0f + std::tanh(inner));
+      }
+      case EpilogueOp::Kind::Silu: return v / (1.0f + std::exp(-v));
+    }
+    return v;
+  }
+  bool exec(Warp& w, Frame&, const EpilogueStore& n) {
+    auto& acc = w.acc[n.accumulator];
+    const int N = n.mma_n, quarter = w.index % kWarpsPerWarpgroup;
+    const int64_t row0 = eval(w, n.row0), col0 = eval(w, n.col0), wg = eval(w, n.warpgroup);
+    const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+    const int ob = rt::elem_bytes(out);
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int j = 0; j < N / 8; ++j)
+        for (int b = 0; b < n.blocks; ++b)
+          for (int h = 0; h < 2; ++h)
+            for (int e = 0; e < 2; ++e) {
+              const int local_row = lane / 4 + 8 * h, c = 8 * j + 2 * (lane % 4) + e;
+              const int64_t r = wg * n.warpgroup_rows + b * n.mma_m + quarter * 16 + local_row;
+              const int64_t row = row0 + r, col = col0 + c;
+              float v = acc[static_cast<size_t>((b * 16 + local_row) * N + c)];
+              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col);
+              if (!n.staged) {
+                if (row < p_.m && col < p_.n) d_.set(row, col, v);
+                continue;
+              }
+              const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
+              const int64_t base = smem_offset(w, n.staging, int64_t(n.tile_rows) * N * ob, "epilogue staging");
+              int64_t at = sim::swizzled(base + (c / chunk_cols) * int64_t(n.tile_rows) * sb + r * sb + (c % chunk_cols) * ob, sb);
+              uint8_t bytes[4];
+              sim::encode(out, v, bytes);
+              generic_write(w, at, bytes, ob, "the epilogue's staging write");
+            }
+    return true;
+  }
+
+  // ---- bookkeeping
+  int64_t live_warps(int cta) const {
+    int64_t n = 0;
+    for (const auto& w : warps_) n += w.cta == cta && !w.done;
+    return n;
+  }
+  void check_cta_exit(int cta) {
+    if (live_warps(cta) == 0) ctas_[static_cast<size_t>(cta)].exited = true;
+  }
+  bool stopped() const { return int(r_.errors.size()) >= o_.max_errors || r_.steps > o_.max_steps; }
+  void error(const std::string& what) {
+    if (int(r_.errors.size()) < o_.max_errors) r_.errors.push_back(what);
+  }
+
+  void compare_output() {
+    std::vector<float> c = host_.count(c_name_) ? host_[c_name_] : std::vector<float>{};
+    std::vector<float> bias = host_.count(bias_name_) ? host_[bias_name_] : std::vector<float>{};
+    const auto& av = host_[def_.node(def_.matmul_node().operands[0]).name];
+    const auto& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
+    for (int64_t i = 0; i < p_.m; ++i)
+      for (int64_t j = 0; j < p_.n; ++j) {
+        if (d_.is_poison(i, j)) {
+          if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
+            r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] never written";
+          continue;
+        }
+        double acc = 0;
+        for (int64_t kk = 0; kk < p_.k; ++kk)
+          acc += double(av[static_cast<size_t>(i * p_.k + kk)]) * bv[static_cast<size_t>(j * p_.k + kk)];
+        double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c, bias));
+        double got = d_.get(i, j);
+        bool exact_ops = true;
+        for (const auto& op : p_.epilogue)
+          exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;
+        bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
+        if (!ok && r_.mismatches++ == 0)
+          r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
+                              ", reference " + std::to_string(want);
+      }
+  }
+
+  const Kernel& k_;
+  const KernelPlan& p_;
+  const Definition& def_;
+  const SimulateOptions& o_;
+  SimulationReport& r_;
+  std::mt19937_64 rng_;
+  GlobalTensor a_, b_, c_, bias_, d_;
+  std::string c_name_, bias_name_;
+  std::map<std::string, std::vector<float>> host_;
+  std::vector<Cta> ctas_;
+  std::vector<Warp> warps_;
+  std::vector<PendingLoad> loads_;
+  std::vector<PendingStore> stores_;
+  int load_ids_ = 0;
+  int warps_per_cta_ = 0;
+  int64_t cluster_arrived_ = 0, cluster_generation_ = 0;
+};
+
+}  // namespace
+
+std::string SimulationReport::to_string() const {
+  std::ostringstream os;
+  os << "simulate " << kernel << " M=" << m << " N=" << n << " K=" << k << ": " << (passed ? "ok" : "FAILED") << "\n"
+     << "  " << clusters << " cluster(s), " << ctas << " CTA(s), " << warps << " warps, " << steps << " steps; "
+     << tma_loads << " TMA loads, " << tma_stores << " TMA stores, " << wgmmas << " wgmma issues (per warp), "
+     << barrier_waits << " mbarrier waits\n"
+     << "  output: " << mismatches << " mismatch(es), " << unwritten << " unwritten" << (first_mismatch.empty() ? "" : " (first: " + first_mismatch + ")") << "\n";
+  for (const auto& e : errors) os << "  error: " << e << "\n";
+  return os.str();
+}
+
+SimulationReport simulate_kernel(const Kernel& k, const Definition& def, const SimulateOptions& options) {
+  SimulationReport r;
+  const KernelPlan& p = k.plan;
+  r.m = p.m;
+  r.n = p.n;
+  r.k = p.k;
+  r.kernel = std::to_string(p.tile_m) + "x" + std::to_string(p.tile_n) + "x" + std::to_string(p.tile_k) + ", " +
+             std::to_string(p.pipeline.stages) + " stage(s), " + std::to_string(p.roles.size()) + " role(s), cluster " +
+             std::to_string(p.cluster_size);
+  Simulator sim(k, def, options, r);
+  sim.run();
+  r.passed = r.errors.empty() && r.mismatches == 0 && r.unwritten == 0;
+  return r;
+}
+
+SimulationReport simulate(const Schedule& s, const SimulateOptions& options, const DeviceLimits& limits) {
+  LowerOptions lo;
+  lo.limits = limits;
+  Kernel k = lower(s, lo);
+  return simulate_kernel(k, s.definition(), options);
+}
+
+}  // namespace gg

@@ -1,0 +1,48 @@
+#pragma once
+// Executes a lowered kernel's IR on the CPU: every CTA of the grid (a cluster's CTAs
+// together), each warp a cooperative task, with the semantics the printed CUDA has:
+// mbarriers (arrival counts, transaction bytes, phase parity), CTA, named and cluster
+// barriers, TMA loads and stores (boxes, swizzle, out-of-bounds zero fill, store clipping,
+// multicast), WGMMA reading shared memory through its descriptors, the epilogue and its
+// staging. Asynchronous copies land at seeded random moments, so a missing wait shows up.
+// It reports deadlocks (every warp blocked: which barrier, role, phase, CTA), a read of a
+// stage whose fill has not landed, a fill landing on a stage still being read, a generic
+// shared-memory write read by the async proxy without fence.proxy.async, a staging buffer
+// rewritten while a TMA store reads it, and compares the output with a host reference on
+// small-integer inputs, element by element.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "codegen/resources.h"
+
+namespace gg {
+
+struct SimulateOptions {
+  uint64_t seed = 1;                 // inputs and the interleaving of warps and copies
+  int64_t max_steps = 200'000'000;   // statements executed before giving up (a livelock)
+  int max_errors = 8;                // hazards reported before stopping
+};
+
+struct SimulationReport {
+  std::string kernel;                // tile, stages, roles
+  bool passed = false;
+  std::vector<std::string> errors;   // deadlock and hazard reports, in the order found
+  int64_t m = 0, n = 0, k = 0;
+  int64_t mismatches = 0, unwritten = 0;
+  std::string first_mismatch;
+  int64_t ctas = 0, clusters = 0, warps = 0, steps = 0;
+  int64_t tma_loads = 0, tma_stores = 0, wgmmas = 0, barrier_waits = 0;
+  std::string to_string() const;
+};
+
+// Lowers `s` (with `limits`: a small `sms` makes persistent CTAs loop over several tiles)
+// and simulates it on small-integer inputs.
+SimulationReport simulate(const Schedule& s, const SimulateOptions& options = {},
+                          const DeviceLimits& limits = hopper());
+
+// Simulates an already lowered kernel (tests mutate the IR between lowering and this).
+SimulationReport simulate_kernel(const Kernel& k, const Definition& def, const SimulateOptions& options = {});
+
+}  // namespace gg
