@@ -35,6 +35,8 @@ void encode(rt::ElemType t, float v, uint8_t* p);
 
 struct Mbarrier {
   bool initialized = false, fenced = false;
+  bool published = false;      // a CTA or cluster barrier ordered the init before other users
+  int init_warp = -1;
   int count = 0, pending = 0;  // arrivals a phase needs, and still missing in this one
   int64_t tx = 0;              // transaction bytes still expected in this phase
   int64_t phase = 0;           // the phase in progress; parity p has completed when phase % 2 != p
@@ -55,11 +57,15 @@ struct SharedMemory {
   std::vector<uint8_t> bytes;
   std::vector<int32_t> pending_fill;  // the TMA load that will write the byte (0: none)
   std::vector<int16_t> unfenced_by;   // warp + 1 whose generic write is not yet fenced (0: none)
+  // The barrier and phase whose completion made a TMA-written byte visible: a reader must
+  // have seen that phase complete (waited on it), not merely run after the bytes landed.
+  std::vector<int64_t> filled_by, filled_in_phase;
   std::map<int64_t, Mbarrier> barriers;
   std::vector<AsyncRead> readers;     // wgmma groups and TMA stores still reading
   explicit SharedMemory(int64_t size = 0)
       : bytes(static_cast<size_t>(size), 0xA5), pending_fill(static_cast<size_t>(size), 0),
-        unfenced_by(static_cast<size_t>(size), 0) {}
+        unfenced_by(static_cast<size_t>(size), 0), filled_by(static_cast<size_t>(size), -1),
+        filled_in_phase(static_cast<size_t>(size), 0) {}
   const AsyncRead* reader_of(int64_t lo, int64_t hi) const;
   void retire_readers(int warp, int64_t below_group, const std::string& kind);
 };

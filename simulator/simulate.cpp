@@ -51,6 +51,7 @@ struct Warp {
   int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
+  std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
 };
 
@@ -169,9 +170,13 @@ class Simulator {
     schedule();
     for (auto& c : ctas_) c.exited = true;
     if (!loads_.empty()) error("a TMA load is still in flight when its CTA exits: " + loads_.front().what);
-    if (!stores_.empty())
-      error("CTA (" + std::to_string(ctas_[static_cast<size_t>(stores_.front().cta)].x) +
-            ") exits while a TMA store still reads its shared memory (no bulk wait before exit)");
+    for (const auto& c : ctas_)
+      for (const auto& r : c.smem.readers)
+        if (r.what == "a TMA store") {
+          error("CTA (" + std::to_string(c.x) + "," + std::to_string(c.y) + "," + std::to_string(c.z) +
+                ") exits while a TMA store may still read its shared memory (no bulk wait before exit)");
+          break;
+        }
     while (!stores_.empty()) finish_store(0);
   }
 
@@ -362,6 +367,7 @@ class Simulator {
     if (c.sync_generation == f.generation && c.sync_arrived >= live_warps(w.cta)) {
       ++c.sync_generation;
       c.sync_arrived = 0;
+      publish(c);
     }
     w.blocked = "__syncthreads (" + std::to_string(c.sync_arrived) + " warps arrived)";
     return c.sync_generation != f.generation;
@@ -377,6 +383,7 @@ class Simulator {
     if (cluster_generation_ == f.generation && cluster_arrived_ >= live) {
       ++cluster_generation_;
       cluster_arrived_ = 0;
+      for (auto& c : ctas_) publish(c);
     }
     w.blocked = "cluster barrier (" + std::to_string(cluster_arrived_) + " of " + std::to_string(live) + " warps)";
     return cluster_generation_ != f.generation;
@@ -405,6 +412,17 @@ class Simulator {
   }
 
   // ---- mbarriers
+  // A CTA-wide barrier after fence.mbarrier_init makes the initialized barriers usable by
+  // every warp (and, a cluster barrier, by the peers).
+  static void publish(Cta& c) {
+    for (auto& [offset, b] : c.smem.barriers)
+      if (b.initialized && b.fenced) b.published = true;
+  }
+  void check_published(const Warp* w, const Mbarrier& b, const std::string& name, const char* op) {
+    if (b.initialized && !b.published && (!w || w->index != b.init_warp))
+      error(std::string(op) + " on " + name + " before a barrier published its initialization (init, "
+            "fence.mbarrier_init, then __syncthreads or the cluster barrier)");
+  }
   int64_t barrier_offset(const Warp& w, const BarrierRef& ref) {
     const SmemBuffer& b = buffer(ref.array);
     int64_t index = eval(w, ref.index);
@@ -419,6 +437,7 @@ class Simulator {
   Mbarrier& initialized(const Warp& w, int cta, const BarrierRef& ref, const char* op) {
     Mbarrier& b = barrier(cta, barrier_offset(w, ref));
     if (!b.initialized) error(std::string(op) + " on " + barrier_name(w, ref) + " before it was initialized");
+    check_published(cta == w.cta ? &w : nullptr, b, barrier_name(w, ref), op);
     return b;
   }
 
@@ -426,6 +445,7 @@ class Simulator {
     Mbarrier& b = barrier(w.cta, barrier_offset(w, n.bar));
     b = Mbarrier{};
     b.initialized = true;
+    b.init_warp = w.index;
     b.count = b.pending = n.arrivals;
     return true;
   }
@@ -465,7 +485,10 @@ class Simulator {
       f.entered = true;
       ++r_.barrier_waits;
     }
-    if (b.phase % 2 != parity) return true;
+    if (b.phase % 2 != parity) {
+      w.seen_phases[barrier_offset(w, n.bar)] = b.phase;  // phases 0 .. phase - 1 have completed
+      return true;
+    }
     w.blocked = "waits on " + barrier_name(w, n.bar) + " for parity " + std::to_string(parity) + "; it is " + b.describe();
     return false;
   }
@@ -495,7 +518,7 @@ class Simulator {
     }
     w.unfenced.push_back({at, at + n});
   }
-  void async_read_check(int cta, int64_t lo, int64_t hi, const std::string& what) {
+  void async_read_check(int cta, int64_t lo, int64_t hi, const std::string& what, const Warp* reader = nullptr) {
     SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
     for (int64_t i = lo; i < hi; ++i) {
       auto u = static_cast<size_t>(i);
@@ -503,6 +526,15 @@ class Simulator {
         error(what + " reads shared byte " + std::to_string(i) + " before the TMA load filling it landed (a read of a "
               "stage whose fill has not completed)");
         return;
+      }
+      if (reader && s.filled_by[u] >= 0) {
+        auto seen = reader->seen_phases.find(s.filled_by[u]);
+        if (seen == reader->seen_phases.end() || seen->second <= s.filled_in_phase[u]) {
+          error(what + " reads shared byte " + std::to_string(i) + " filled by TMA in phase " +
+                std::to_string(s.filled_in_phase[u]) + " of the mbarrier at " + std::to_string(s.filled_by[u]) +
+                " without waiting for that phase (a read of a stage whose fill it has not acquired)");
+          return;
+        }
       }
       if (s.unfenced_by[u]) {
         error(what + " reads shared byte " + std::to_string(i) + " written by warp " + std::to_string(s.unfenced_by[u] - 1) +
@@ -539,6 +571,7 @@ class Simulator {
       for (int cta : targets) {
         int64_t dst = smem_offset(w, n.dst, box_bytes, "TMA load");
         if (!barrier(cta, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
+        check_published(cta == w.cta ? &w : nullptr, barrier(cta, bar), barrier_name(w, n.bar), "TMA load");
         PendingLoad load;
         load.id = ++load_ids_;
         load.cta = cta;
@@ -575,10 +608,13 @@ class Simulator {
     if (const AsyncRead* r = s.reader_of(lo, hi))
       error("TMA load " + load.what + " lands on shared bytes that " + r->what + " of warp " + std::to_string(r->warp) +
             " still reads (a stage refilled before its readers released it)");
+    const int64_t phase = s.barriers[load.barrier].phase;
     for (auto [at, v] : load.writes) {
       auto u = static_cast<size_t>(at);
       s.bytes[u] = v;
       if (s.pending_fill[u] == load.id) s.pending_fill[u] = 0;
+      s.filled_by[u] = load.barrier;
+      s.filled_in_phase[u] = phase;
     }
     s.barriers[load.barrier].complete_tx(load.bytes);
   }
@@ -619,24 +655,21 @@ class Simulator {
           g.data[static_cast<size_t>(((st.row + r) * g.cols + st.col + c) * eb + e)] = s.bytes[static_cast<size_t>(at)];
         }
       }
-    auto& readers = s.readers;
-    for (auto it = readers.begin(); it != readers.end(); ++it)
-      if (it->what == "a TMA store" && it->warp == st.warp && it->lo == st.lo && it->group == st.group) {
-        readers.erase(it);
-        break;
-      }
   }
   bool exec(Warp& w, Frame&, const BulkCommit&) {
     w.bulk_groups += w.threads() > 0 ? 1 : 0;
     return true;
   }
   bool exec(Warp& w, Frame&, const BulkWaitRead& n) {
-    // The thread's own committed groups older than the newest `pending` finish reading now.
+    // The thread's own committed groups older than the newest `pending` finish reading now;
+    // until this wait, their source bytes count as being read however early they were copied.
+    const int64_t below = w.bulk_groups - n.pending;
     for (size_t i = 0; i < stores_.size();)
-      if (stores_[i].cta == w.cta && stores_[i].warp == w.index && stores_[i].group < w.bulk_groups - n.pending)
+      if (stores_[i].cta == w.cta && stores_[i].warp == w.index && stores_[i].group < below)
         finish_store(i);
       else
         ++i;
+    ctas_[static_cast<size_t>(w.cta)].smem.retire_readers(w.index, below, "a TMA store");
     return true;
   }
 
@@ -710,8 +743,8 @@ class Simulator {
     };
     std::string what = "wgmma of warp " + std::to_string(w.index);
     const int64_t a_lo = (a + quarter * 16 * sb) & ~int64_t(sb - 1), b_lo = b & ~int64_t(sb - 1);
-    async_read_check(w.cta, a_lo, a_lo + 16 * sb, what + " (A)");
-    async_read_check(w.cta, b_lo, b_lo + int64_t(n.n) * sb, what + " (B)");
+    async_read_check(w.cta, a_lo, a_lo + 16 * sb, what + " (A)", &w);
+    async_read_check(w.cta, b_lo, b_lo + int64_t(n.n) * sb, what + " (B)", &w);
     const int owner = w.index / kWarpsPerWarpgroup * kWarpsPerWarpgroup;  // groups belong to the warpgroup
     cta.smem.readers.push_back({a_lo, a_lo + 16 * sb, owner, w.wgmma_groups, "a wgmma group"});
     cta.smem.readers.push_back({b_lo, b_lo + int64_t(n.n) * sb, owner, w.wgmma_groups, "a wgmma group"});

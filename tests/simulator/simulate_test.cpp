@@ -1,0 +1,286 @@
+// The CPU simulator on the tutorial kernels (every step, edge shapes, several interleavings)
+// and on bugs planted one at a time into their lowered IR: each class must be caught, by a
+// hazard report, a deadlock report or a wrong output, in every kernel it applies to.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <iostream>
+#include <optional>
+
+#include "codegen/lower.h"
+#include "schedules/tutorial.h"
+#include "simulator/simulate.h"
+
+using namespace gg;
+using namespace gg::kir;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+DeviceLimits few_sms(int sms) {
+  DeviceLimits d = hopper();
+  d.sms = sms;  // persistent CTAs then loop over several tiles
+  return d;
+}
+
+std::vector<Shape> shapes_for(int v) {
+  if (v == 1) return {{128, 128, 64}, {100, 72, 40}, {1, 8, 8}};
+  if (v == 2) return {{128, 128, 512}, {77, 128, 200}};
+  return {{256, 256, 256}, {300, 200, 136}, {1, 8, 8}, {129, 264, 64}, {64, 8, 1024}, {384, 256, 64}};
+}
+
+// Rewrites the nodes `plant` answers for (nullptr deletes); the rest are kept.
+class Plant : public Mutator {
+ public:
+  using Fn = std::function<std::optional<StmtPtr>(const StmtPtr&)>;
+  explicit Plant(Fn f) : f_(std::move(f)) {}
+  int planted = 0;
+#define GG_PLANT(N)                                                       \
+  StmtPtr mutate_##N(const std::shared_ptr<const N>& n) override {      \
+    if (auto r = f_(n)) {                                                \
+      ++planted;                                                         \
+      return *r;                                                         \
+    }                                                                    \
+    return Mutator::mutate_##N(n);                                       \
+  }
+  GG_KIR_NODES(GG_PLANT)
+#undef GG_PLANT
+ private:
+  Fn f_;
+};
+
+template <class T>
+std::shared_ptr<T> copy_of(const StmtPtr& s) {
+  return std::make_shared<T>(*as<T>(s));
+}
+
+struct BugClass {
+  std::string name;
+  std::function<std::optional<StmtPtr>(const StmtPtr&, const KernelPlan&)> plant;
+  std::function<bool(const KernelPlan&)> applies = [](const KernelPlan&) { return true; };
+};
+
+bool ws(const KernelPlan& p) { return p.warp_specialized; }
+bool multicast(const KernelPlan& p) { return p.multicast_b || p.multicast_a; }
+
+std::optional<StmtPtr> keep() { return std::nullopt; }
+
+std::vector<BugClass> bug_classes() {
+  std::vector<BugClass> c;
+  c.push_back({"missing wait on a full barrier", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+                 auto w = as<MbarrierWait>(s);
+                 if (w && w->bar.array == p.pipeline.full) return StmtPtr(nullptr);
+                 return keep();
+               }});
+  c.push_back({"wrong wait parity", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == p.pipeline.full) {
+                   auto n = copy_of<MbarrierWait>(s);
+                   n->parity = (w->parity + imm(1)) % imm(2);
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"phase not flipped at the wrap", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == p.pipeline.full) {
+                   auto n = copy_of<MbarrierWait>(s);
+                   n->parity = imm(0);
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"expect_tx bytes mismatch", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<MbarrierArriveExpectTx>(s)) {
+                   auto n = copy_of<MbarrierArriveExpectTx>(s);
+                   n->bytes -= 1024;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"swizzle mismatch between TMA and the wgmma descriptor",
+               [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<WgmmaIssue>(s)) {
+                   auto n = copy_of<WgmmaIssue>(s);
+                   n->swizzle_bytes = 64;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"missing fence.proxy.async before the TMA store",
+               [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<FenceProxyAsync>(s)) return StmtPtr(nullptr);
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.tma_store; }});
+  c.push_back({"missing barrier before the staging buffer is reused",
+               [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<BulkWaitRead>(s)) return StmtPtr(nullptr);
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.tma_store; }});
+  c.push_back({"stage released early (wgmma wait count too small)",
+               [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto w = as<WgmmaWait>(s); w && w->pending > 0) {
+                   auto n = copy_of<WgmmaWait>(s);
+                   n->pending += 1;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               ws});
+  c.push_back({"barrier init not published before use", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<SyncThreads>(s) || as<ClusterSync>(s)) return StmtPtr(nullptr);
+                 return keep();
+               }});
+  c.push_back({"missing wgmma commit", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<WgmmaCommit>(s)) return StmtPtr(nullptr);
+                 return keep();
+               },
+               ws});
+  c.push_back({"K loop one tile short", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto f = as<For>(s); f && f->var == "k_tile") {
+                   auto n = copy_of<For>(s);
+                   n->end = f->end - imm(1);
+                   return Mutator().mutate(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"tile scheduler skipping tiles", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto f = as<For>(s); f && f->var == "tile") {
+                   auto n = copy_of<For>(s);
+                   n->step = f->step * imm(2);
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.persistent; }});
+  c.push_back({"TMA box at the wrong column", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto l = as<TmaLoad>(s); l && l->map == "map_b") {
+                   auto n = copy_of<TmaLoad>(s);
+                   n->col = l->col + imm(8);
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.tma_load; }});
+  c.push_back({"epilogue fragment mapping wrong", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<EpilogueStore>(s)) {
+                   auto n = copy_of<EpilogueStore>(s);
+                   n->mma_m = 32;
+                   n->warpgroup_rows /= 2;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               }});
+  c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+                 if (auto l = as<TmaLoad>(s); l && l->map == "map_a") {
+                   auto n = copy_of<TmaLoad>(s);
+                   n->dst.offset = l->dst.offset + imm(p.a_stage_bytes * p.pipeline.stages - 1024);
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.tma_load; }});
+  c.push_back({"empty barrier arrival count off by one", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+                 if (auto i = as<MbarrierInit>(s); i && i->bar.array == p.pipeline.empty) {
+                   auto n = copy_of<MbarrierInit>(s);
+                   n->arrivals += 1;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               ws});
+  c.push_back({"release missing in a peer CTA", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto a = as<MbarrierArrive>(s); a && a->cta) {
+                   int64_t rank = -1;
+                   if (is_const(a->cta, &rank) && rank == 1) return StmtPtr(nullptr);
+                 }
+                 return keep();
+               },
+               multicast});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("simulate: tutorial v1..v10 match the host reference on edge shapes, several interleavings") {
+  for (int v = 1; v <= 10; ++v)
+    for (Shape sh : shapes_for(v))
+      for (uint64_t seed : {1u, 7u}) {
+        Definition def = make_gemm(sh.m, sh.n, sh.k, DType::BF16, DType::BF16);
+        SimulateOptions o;
+        o.seed = seed;
+        SimulationReport r = simulate(tutorial_schedule(v, def), o, few_sms(3));
+        CAPTURE(v);
+        CAPTURE(r.to_string());
+        CHECK(r.passed);
+        CHECK(r.wgmmas > 0);
+      }
+}
+
+TEST_CASE("simulate: f16 inputs and a fused epilogue with f32 output") {
+  for (int v : {6, 8, 10}) {
+    Definition def;
+    Tensor a = def.input("A", {256, 136}, DType::F16);
+    Tensor b = def.input("B", {256, 136}, DType::F16);
+    Tensor c = def.input("C", {256, 256}, DType::F32);
+    Tensor bias = def.input("bias", {256}, DType::F32);
+    def.set_output(def.cast(def.relu(def.add_bias(def.add_scaled(def.scale(def.matmul(a, b), 0.5), c, 0.25), bias,
+                                                  BiasAlong::Cols)),
+                            DType::F32));
+    SimulationReport r = simulate(tutorial_schedule(v, def), {}, few_sms(2));
+    CAPTURE(r.to_string());
+    CHECK(r.passed);
+  }
+}
+
+TEST_CASE("simulate: a deadlock names the barrier, role, phase and CTA") {
+  Definition def = make_gemm(256, 256, 1024, DType::BF16, DType::BF16);  // more k tiles than stages
+  Kernel k = lower(tutorial_schedule(8, def));
+  Plant drop_release([](const StmtPtr& s) -> std::optional<StmtPtr> {
+    if (auto a = as<MbarrierArrive>(s); a && a->bar.array == "empty_bar") return StmtPtr(nullptr);
+    return std::nullopt;
+  });
+  k.body = drop_release.mutate(k.body);
+  SimulationReport r = simulate_kernel(k, def);
+  REQUIRE(!r.errors.empty());
+  CHECK(r.errors[0].find("deadlock: every warp is blocked") == 0);
+  CHECK(r.errors[0].find("(role producer): waits on empty_bar[") != std::string::npos);
+  CHECK(r.errors[0].find("arrivals missing") != std::string::npos);
+  CHECK(r.errors[0].find("CTA (0,0,0)") != std::string::npos);
+}
+
+TEST_CASE("simulate: every planted bug class is caught in every kernel it applies to") {
+  std::cout << "planted bug class -> kernels where it was planted, caught\n";
+  int total = 0, caught_total = 0;
+  for (const BugClass& bug : bug_classes()) {
+    int planted = 0, caught = 0;
+    for (int v : {5, 6, 8, 9, 10})
+      for (Shape sh : {Shape{256, 256, 256}, Shape{384, 256, 320}}) {
+        Definition def = make_gemm(sh.m, sh.n, sh.k, DType::BF16, DType::BF16);
+        LowerOptions lo;
+        lo.limits = few_sms(1);
+        Kernel k = lower(tutorial_schedule(v, def), lo);
+        if (!bug.applies(k.plan)) continue;
+        const KernelPlan plan = k.plan;
+        Plant plant([&](const StmtPtr& s) { return bug.plant(s, plan); });
+        k.body = plant.mutate(k.body);
+        if (plant.planted == 0) continue;
+        ++planted;
+        SimulateOptions o;
+        o.max_steps = 5'000'000;
+        SimulationReport r = simulate_kernel(k, def, o);
+        CAPTURE(bug.name);
+        CAPTURE(v);
+        CHECK_FALSE(r.passed);
+        caught += !r.passed;
+      }
+    std::cout << "  " << bug.name << ": " << caught << " of " << planted << "\n";
+    CHECK(planted > 0);
+    total += planted;
+    caught_total += caught;
+  }
+  std::cout << "caught " << caught_total << " of " << total << " planted bugs\n";
+}
