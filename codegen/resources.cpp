@@ -115,11 +115,11 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   }
   for (const auto& role : r.registers) r.total_registers += int64_t(role.threads) * role.regs_per_thread;
 
-  // ---- named barriers: 0 is __syncthreads; the consumers of a warp-specialized CTA sync
-  // among themselves (without the producer) before storing a staged output tile.
-  r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and the epilogue without roles)"});
-  if (ws && staged_out)
-    r.named_barriers.push_back({1, consumers * kWarpgroupThreads, "consumer warpgroups: output staging complete"});
+  // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
+  // themselves (never the producer) around the staging of an output tile.
+  r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and stage release without roles)"});
+  if (staged_out)
+    r.named_barriers.push_back({1, consumers * kWarpgroupThreads, "consumer warpgroups: staging free, then staging complete"});
 
   // ---- cluster and grid
   if (auto c = s.cluster_dims()) r.cluster = *c;

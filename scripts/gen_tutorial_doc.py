@@ -22,7 +22,7 @@ HEAD = """# Tutorial: from one tile to a warp-specialized, persistent, 2-CTA, tw
 
 Ten schedules, `v1` to `v10`, walk from the simplest correct Hopper GEMM to the structure of the fastest ones. Each step is the previous step plus primitive calls (`schedules/tutorial.cpp`); nothing else changes, and every step lowers through the same passes. The excerpts below are real `gemmgen` output for M = N = K = 4096, bf16 (`gemmgen explain --diff vA vB --m 4096 --n 4096 --k 4096`); `scripts/gen_tutorial_doc.py` regenerates this page.
 
-Status: steps v1 to v6 lower to CUDA for sm_90a and run on the GPU against cuBLAS (see `docs/performance.md`); steps v7 to v10 are recorded, checked (index math, resources, legality) and explained, and `gemmgen emit` refuses them with rule `not-lowered` until their lowering lands.
+Status: every step lowers to CUDA for sm_90a and compiles with nvcc with zero spills. Steps v1 to v6 have run on H100 and H200 GPUs against cuBLAS (see `docs/performance.md`). Steps v7 to v10 (warp roles, the deep pipeline, the 2-CTA cluster with B multicast, two consumer warpgroups) pass the CPU simulator (`gemmgen simulate`: the lowered IR executed warp by warp with every hazard check, output compared element by element with a host reference) on edge shapes, but have not yet run on a GPU; their GPU tests exist and will run when a GPU is available.
 
 Try it:
 

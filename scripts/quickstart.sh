@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, emits the furthest tutorial kernel that
-# lowers (v10 down to v1), compiles it with nvcc for sm_90a, and, when a GPU is present,
-# runs it against cuBLAS (error and TFLOP/s in one process).
+# lowers (v10 down to v1), compiles it with nvcc for sm_90a, executes its lowered IR on the
+# CPU simulator at a small shape, and, when a GPU is present, runs it against cuBLAS
+# (error and TFLOP/s in one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -18,8 +19,11 @@ for v in 10 9 8 7 6 5 4 3 2 1; do
 done
 "$gemmgen" explain --schedule "v$v" "${size[@]}" --final
 echo "== nvcc -gencode=arch=compute_90a,code=sm_90a"
-nvcc -gencode=arch=compute_90a,code=sm_90a -c "build/main/v$v.cu" -o "build/main/v$v.o" -Xptxas -v 2>&1 |
-  grep -E "registers|spill|error" || true
+nvcc -gencode=arch=compute_90a,code=sm_90a -c "build/main/v$v.cu" -o "build/main/v$v.o" -Xptxas -v \
+  >build/main/nvcc.log 2>&1 || { cat build/main/nvcc.log; exit 1; }
+grep -E "registers|spill" build/main/nvcc.log
+echo "== CPU simulator (the lowered IR, every hazard check, vs a host reference)"
+"$gemmgen" simulate --schedule "v$v" --m 256 --n 256 --k 512 --sms 1
 if nvidia-smi -L >/dev/null 2>&1; then
   echo "== run against cuBLAS"
   "$gemmgen" run --schedule "v$v" "${size[@]}" --check --bench
