@@ -32,6 +32,7 @@ class CudaPrinter : public Visitor {
   int depth = 1;
   int acc_blocks = 0, acc_regs = 0;
   int warpgroups = 1;  // of the whole block
+  std::string role = "setup";  // the warp role being printed, named in watchdog reports
   std::string acc_name;
 
   void line(const std::string& s) { os << std::string(static_cast<size_t>(depth) * 2, ' ') << s << "\n"; }
@@ -86,7 +87,10 @@ class CudaPrinter : public Visitor {
                              : "if (warpgroup >= " + num(r.first_warpgroup) + " && warpgroup < " + end + ")");
       line("// role '" + r.role + "': warpgroups " + num(r.first_warpgroup) + ".." + num(r.first_warpgroup + r.warpgroups - 1));
     }
+    std::string outer = role;
+    role = r.role;
     visit(r.body);
+    role = outer;
     close();
   }
   void visit_SetMaxNReg(const SetMaxNReg& n) override {
@@ -113,7 +117,8 @@ class CudaPrinter : public Visitor {
       line("gg::dev::mbarrier_arrive(" + bar(n.bar) + ");");
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
-    line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ");");
+    line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ", \"" + n.bar.array + ", role " +
+         role + "\");");
   }
   void visit_TmaLoad(const TmaLoad& n) override {
     std::string operands = smem(n.dst) + ", &args." + n.map + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " + to_c(n.row);

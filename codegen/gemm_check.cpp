@@ -74,7 +74,10 @@ bool plain_product(const Definition& def) {
 CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   const Definition& def = s.definition();
   EmittedKernel e = emit_cuda(s);
-  rt::CompiledKernel compiled = rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)));
+  rt::JitOptions jit;
+  jit.extra_options.push_back("-DGG_WATCHDOG");  // a hang becomes a trap naming the barrier
+  rt::CompiledKernel compiled =
+      rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), jit);
   rt::LoadedKernel kernel(compiled, e.launch);
 
   CheckReport r;

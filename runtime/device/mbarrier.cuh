@@ -60,9 +60,28 @@ static __device__ __forceinline__ bool mbarrier_try_wait_parity(unsigned bar, un
   return done != 0;
 }
 
-static __device__ __forceinline__ void mbarrier_wait_parity(unsigned bar, unsigned phase_parity) {
+// `what` names the barrier and the waiting role. Built with GG_WATCHDOG (gemmgen's GPU
+// checks do), a wait longer than about a second prints the barrier, role, parity and block,
+// then traps, so a lost arrival fails the launch instead of hanging it.
+static __device__ __forceinline__ void mbarrier_wait_parity(unsigned bar, unsigned phase_parity,
+                                                            const char* what = "") {
+#if defined(GG_WATCHDOG)
+  unsigned long long start;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+  while (!mbarrier_try_wait_parity(bar, phase_parity)) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+    if (now - start > 1000000000ull) {
+      printf("gemmgen watchdog: block (%d,%d,%d) thread %d waited over 1 s on %s (parity %u)\n", blockIdx.x, blockIdx.y,
+             blockIdx.z, threadIdx.x, what, phase_parity);
+      __trap();
+    }
+  }
+#else
+  (void)what;
   while (!mbarrier_try_wait_parity(bar, phase_parity)) {
   }
+#endif
 }
 
 }  // namespace gg::dev
