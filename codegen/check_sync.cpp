@@ -1,7 +1,16 @@
 #include "codegen/check_sync.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "codegen/resources.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -10,13 +19,252 @@ namespace {
 
 using namespace kir;
 
-class SyncChecker : public Visitor {
- public:
-  std::set<std::string> expected_bars;  // barriers with an expect-tx issued, in program order
-  bool in_wgmma_group = false, wgmma_committed = false, proxy_fenced = false, staged_pending = false;
-  bool wgmma_may_run = false;  // a wait left groups in flight
+std::string str(int64_t v) { return std::to_string(v); }
 
-  void abstract(NodeKind k) { GG_INTERNAL_CHECK(false, std::string("abstract node left after lowering: ") + node_kind_name(k)); }
+// ============================================================ values
+
+// Bindings under which index expressions are evaluated: variables with a value, and lets
+// whose value needs a binding made later (`consumer = warpgroup - 1`, per warpgroup).
+struct Env {
+  std::map<std::string, int64_t> vars;
+  std::map<std::string, ExprPtr> lets;
+};
+
+std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0) {
+  if (!e || depth > 32) return std::nullopt;
+  if (e->kind == ExprKind::Int) return e->value;
+  if (e->kind == ExprKind::Var) {
+    if (auto v = env.vars.find(e->name); v != env.vars.end()) return v->second;
+    if (auto l = env.lets.find(e->name); l != env.lets.end()) return value_of(l->second, env, depth + 1);
+    return std::nullopt;
+  }
+  auto a = value_of(e->a, env, depth), b = value_of(e->b, env, depth);
+  if (!a || !b) return std::nullopt;
+  switch (e->kind) {
+    case ExprKind::Add:
+      return *a + *b;
+    case ExprKind::Sub:
+      return *a - *b;
+    case ExprKind::Mul:
+      return *a * *b;
+    case ExprKind::Div:
+      return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);  // C semantics, as printed
+    case ExprKind::Mod:
+      return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
+    case ExprKind::Min:
+      return std::min(*a, *b);
+    case ExprKind::Lt:
+      return int64_t(*a < *b);
+    case ExprKind::Ge:
+      return int64_t(*a >= *b);
+    case ExprKind::Eq:
+      return int64_t(*a == *b);
+    case ExprKind::And:
+      return int64_t(*a && *b);
+    default:
+      return std::nullopt;
+  }
+}
+
+// A let takes its value now when it can, else keeps its expression for later bindings.
+void bind_let(Env& env, const Let& l) {
+  if (auto v = value_of(l.value, env)) {
+    env.vars[l.name] = *v;
+    env.lets.erase(l.name);
+  } else {
+    env.lets[l.name] = l.value;
+    env.vars.erase(l.name);
+  }
+}
+
+std::string bar_text(const BarrierRef& b) { return b.array + "[" + to_c(b.index) + "]"; }
+std::string bar_text(const std::string& array, int64_t index) { return array + "[" + str(index) + "]"; }
+
+// ============================================================ what the code is checked against
+
+int swizzle_of(rt::Swizzle s) {
+  switch (s) {
+    case rt::Swizzle::B32:
+      return 32;
+    case rt::Swizzle::B64:
+      return 64;
+    case rt::Swizzle::B128:
+      return 128;
+    case rt::Swizzle::None:
+      return 0;
+  }
+  return 0;
+}
+
+int64_t box_bytes(const rt::TensorMapSpec& t) {
+  return int64_t(t.box_rows) * int64_t(t.box_cols) * rt::elem_bytes(t.elem);
+}
+
+std::string box_text(const std::string& map, const rt::TensorMapSpec& t) {
+  return map + " box " + str(t.box_rows) + "x" + str(t.box_cols) + " " + rt::elem_name(t.elem) + " = " +
+         str(box_bytes(t)) + " B";
+}
+
+// The operand a GgGemmArgs tensor-map field or a shared operand buffer belongs to: "map_b"
+// and "smem_B" both name B.
+std::string operand_letter(const std::string& name) {
+  for (const char* prefix : {"map_", "smem_"}) {
+    const std::string p = prefix;
+    if (name.size() == p.size() + 1 && name.compare(0, p.size(), p) == 0)
+      return std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name.back()))));
+  }
+  return "";
+}
+
+const char* operand_name(rt::Operand o) {
+  switch (o) {
+    case rt::Operand::A:
+      return "A";
+    case rt::Operand::B:
+      return "B";
+    case rt::Operand::C:
+      return "C";
+    case rt::Operand::D:
+      return "D";
+  }
+  return "?";
+}
+
+// The plan's roles, pipeline and buffers and the launch's tensor maps describe a lowered
+// kernel; a kernel whose plan has no roles is a hand-assembled fragment (a test), and only
+// the checks that need neither plan nor launch apply to it.
+struct Facts {
+  Facts(const KernelPlan& p, const rt::LaunchSpec& l) : plan(p), launch(l) {}
+  const KernelPlan& plan;
+  const rt::LaunchSpec& launch;
+  bool declared = false;
+  int cluster = 1;                           // CTAs of a cluster, each a possible sender and receiver
+  int cta_warpgroups = 1;                    // warpgroups of the block
+  std::map<std::string, int> init_arrivals;  // barrier array -> arrivals of one phase
+  std::map<std::string, std::set<int64_t>> init_indices;
+
+  const rt::TensorMapSpec* map(const std::string& name) const {
+    if (name.rfind("map_", 0) != 0) return nullptr;
+    for (const auto& t : launch.tensor_maps)
+      if (operand_letter(name) == operand_name(t.operand)) return &t;
+    return nullptr;
+  }
+  // Bytes of one pipeline stage of an operand buffer; 0 for other buffers.
+  int64_t stage_bytes(const std::string& buffer) const {
+    if (!declared) return 0;
+    if (buffer == "smem_A") return plan.a_stage_bytes;
+    if (buffer == "smem_B") return plan.b_stage_bytes;
+    return 0;
+  }
+  bool is_full(const std::string& array) const { return declared && array == plan.pipeline.full; }
+  bool has_empty() const { return declared && !plan.pipeline.empty.empty(); }
+  bool is_empty(const std::string& array) const { return has_empty() && array == plan.pipeline.empty; }
+};
+
+// Every element of a barrier array gets the same arrival count: stage indices are computed
+// at run time, so a per-fill count can only be compared with one number per array.
+class InitCollector : public Visitor {
+ public:
+  explicit InitCollector(Facts& f) : f_(f) {}
+  void visit_MbarrierInit(const MbarrierInit& n) override {
+    int64_t index = 0;
+    GG_INTERNAL_CHECK(is_const(n.bar.index, &index),
+                      "MbarrierInit " + bar_text(n.bar) + ": the index is not a constant");
+    GG_INTERNAL_CHECK(n.arrivals >= 1, "MbarrierInit " + bar_text(n.bar) + " expects " + str(n.arrivals) +
+                                           " arrivals: a phase needs at least one");
+    auto [it, fresh] = f_.init_arrivals.emplace(n.bar.array, n.arrivals);
+    GG_INTERNAL_CHECK(fresh || it->second == n.arrivals,
+                      "MbarrierInit " + bar_text(n.bar) + " expects " + str(n.arrivals) + " arrivals but another " +
+                          n.bar.array + " stage expects " + str(it->second) +
+                          ": stage indices are computed at run time, so every stage must expect the same arrivals");
+    GG_INTERNAL_CHECK(f_.init_indices[n.bar.array].insert(index).second,
+                      "MbarrierInit " + bar_text(n.bar) + " initializes the barrier twice");
+  }
+
+ private:
+  Facts& f_;
+};
+
+Facts make_facts(const Kernel& k) {
+  Facts f(k.plan, k.launch);
+  f.declared = !k.plan.roles.empty();
+  f.cluster = std::max(1, k.plan.cluster_size);
+  f.cta_warpgroups = std::max(1, k.plan.threads / kWarpgroupThreads);
+  InitCollector(f).visit(k.body);
+  return f;
+}
+
+// ============================================================ roles
+
+// The threads that run a statement: a warp role, or the whole CTA outside the role branch.
+struct RoleView {
+  std::string name;
+  int first = 0, warpgroups = 1;
+  int threads() const { return warpgroups * kWarpgroupThreads; }
+  int first_warp() const { return first * 4; }
+  int end_warp() const { return (first + warpgroups) * 4; }
+};
+
+RoleView whole_cta(const Facts& f) { return {"(outside the warp roles)", 0, f.cta_warpgroups}; }
+
+// How many threads run the body of `e` in `role`: one per distinct warp of the role that the
+// warp expression names across the role's warpgroups (`warpgroup * 4`: one per warpgroup; a
+// constant: one; a warp outside the role: none).
+int64_t elections(const ElectOne& e, const RoleView& role, const Env& env) {
+  std::set<int64_t> warps;
+  for (int wg = role.first; wg < role.first + role.warpgroups; ++wg) {
+    Env at = env;
+    at.vars["warpgroup"] = wg;
+    auto w = value_of(e.warp, at);
+    GG_INTERNAL_CHECK(w.has_value(), "ElectOne in role '" + role.name + "': cannot tell which warp " + to_c(e.warp) +
+                                         " elects (a variable the checker does not know)");
+    if (*w >= role.first_warp() && *w < role.end_warp()) warps.insert(*w);
+  }
+  return static_cast<int64_t>(warps.size());
+}
+
+// ============================================================ structure: counts per fill and release
+
+// What one fill or release does to one barrier element, per receiving CTA of the cluster.
+struct Tally {
+  std::string array, role;
+  bool tx = false;                        // an expect_tx or a TMA load completes on it
+  int64_t announced = 0;                  // expect_tx bytes of one CTA's fill
+  std::vector<int64_t> arrivals, landed;  // per receiving CTA
+  std::string loads;                      // the loads, for messages
+};
+
+// One iteration of a loop, one branch of an if, or a role's straight-line code: the unit in
+// which a fill announces and lands its bytes and a release makes its arrivals.
+struct Scope {
+  std::map<std::string, Tally> bars;  // by the barrier element's text, "full_bar[(k_tile % 2)]"
+  std::set<std::string> expected;     // barrier elements with an expect_tx so far
+};
+
+// A walk over the tree with its role context: per-scope barrier accounting (rules 1, 2),
+// waits without arrivals (3), init placement (4), named barriers and CTA barriers (6),
+// shared-buffer layouts (7), abstract nodes (8).
+class StructureCheck : public Visitor {
+ public:
+  explicit StructureCheck(const Facts& f) : f_(f), role_(whole_cta(f)) {}
+
+  void run(const StmtPtr& body) {
+    scopes_.emplace_back();
+    visit(body);
+    close_scope();
+    check_waits_have_arrivals();
+    check_exit_sync();
+    if (f_.declared) {
+      check_layouts();
+      check_map_operands();
+      check_boxes();
+    }
+  }
+  bool has_roles() const { return !roles_.empty(); }
+
+  void abstract(NodeKind k) {
+    GG_INTERNAL_CHECK(false, std::string("abstract node left after lowering: ") + node_kind_name(k));
+  }
   void visit_LoadTile(const LoadTile& n) override { abstract(n.kind); }
   void visit_AcquireStage(const AcquireStage& n) override { abstract(n.kind); }
   void visit_ComputeTile(const ComputeTile& n) override { abstract(n.kind); }
@@ -24,45 +272,773 @@ class SyncChecker : public Visitor {
   void visit_ReleaseStage(const ReleaseStage& n) override { abstract(n.kind); }
   void visit_WriteTile(const WriteTile& n) override { abstract(n.kind); }
 
+  void visit_Let(const Let& l) override { lets_.lets[l.name] = l.value; }
+
+  void visit_For(const For& f) override {
+    scopes_.emplace_back();
+    visit(f.body);
+    close_scope();
+  }
+  void visit_If(const If& i) override {
+    for (const StmtPtr& branch : {i.then_body, i.else_body}) {
+      scopes_.emplace_back();
+      visit(branch);
+      close_scope();
+    }
+  }
+  void visit_ElectOne(const ElectOne& e) override {
+    int64_t n = elections(e, role_, lets_);
+    GG_INTERNAL_CHECK(n > 0, "ElectOne of warp " + to_c(e.warp) + " in role '" + role_.name + "' (warps " +
+                                 str(role_.first_warp()) + ".." + str(role_.end_warp() - 1) + ") never runs");
+    int64_t outer = elected_;
+    if (elected_ == 0) elected_ = n;
+    visit(e.body);
+    elected_ = outer;
+  }
+  void visit_WarpRole(const WarpRole& r) override {
+    GG_INTERNAL_CHECK(!in_role_, "role '" + r.role + "' is nested in role '" + role_.name + "'");
+    check_published_before_roles();
+    RoleView view{r.role, r.first_warpgroup, r.warpgroups};
+    check_role_placement(view);
+    roles_.push_back(view);
+    exit_synced_ = false;
+    role_ = view;
+    in_role_ = true;
+    scopes_.emplace_back();
+    visit(r.body);
+    close_scope();
+    in_role_ = false;
+    role_ = whole_cta(f_);
+  }
+
+  // ---- rule 4: init before the role branch, fenced and published by a (cluster) barrier
+  void visit_MbarrierInit(const MbarrierInit& n) override {
+    GG_INTERNAL_CHECK(!in_role_ && roles_.empty(),
+                      "MbarrierInit " + bar_text(n.bar) + " sits " +
+                          (in_role_ ? "inside role '" + role_.name + "'" : std::string("after the role branch")) +
+                          ": barriers are initialized before the warp roles branch, or a role may arrive on or "
+                          "wait for a barrier that is not initialized yet");
+    GG_INTERNAL_CHECK(elected_ == 1, "MbarrierInit " + bar_text(n.bar) + " runs on " + str(runners()) +
+                                         " threads: one thread initializes a barrier");
+    publish_ = Publish::Initialized;
+    init_arrays_.insert(n.bar.array);
+  }
+  void visit_FenceMbarrierInit(const FenceMbarrierInit&) override {
+    if (!in_role_ && publish_ == Publish::Initialized) publish_ = Publish::Fenced;
+  }
+  void visit_SyncThreads(const SyncThreads&) override {
+    check_whole_cta("__syncthreads (SyncThreads)");
+    if (publish_ != Publish::Fenced) return;
+    GG_INTERNAL_CHECK(f_.cluster == 1,
+                      "the init of " + init_arrays_text() + " is published with __syncthreads in a cluster of " +
+                          str(f_.cluster) + " CTAs: peers arrive on or multicast into " + init_arrays_text() +
+                          " of this CTA, so they must wait for its init at a cluster barrier (ClusterSync)");
+    publish_ = Publish::Published;
+  }
+  void visit_ClusterSync(const ClusterSync&) override {
+    check_whole_cta("barrier.cluster (ClusterSync)");
+    if (publish_ == Publish::Fenced) publish_ = Publish::Published;
+    if (!roles_.empty() && !in_role_) exit_synced_ = true;
+  }
+
+  // ---- rule 6: named barriers
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
+    const int limit = limits_for(f_.plan.target).named_barriers;
+    const std::string name = "named barrier " + str(n.id) + " in role '" + role_.name + "'";
+    GG_INTERNAL_CHECK(n.id != 0, name + ": id 0 is the CTA barrier that __syncthreads uses");
+    GG_INTERNAL_CHECK(n.id > 0 && n.id < limit,
+                      name + ": ids run 1.." + str(limit - 1) + " (the device has " + str(limit) + " named barriers)");
+    GG_INTERNAL_CHECK(elected_ == 0, name + " runs on an elected thread only: every thread it counts must arrive");
+    GG_INTERNAL_CHECK(n.threads == role_.threads(),
+                      name + " counts " + str(n.threads) + " threads, but the role runs " + str(role_.threads()) +
+                          " (" + str(role_.warpgroups) + " warpgroup(s)): the barrier completes early or never");
+    auto [use, fresh] = named_.emplace(n.id, NamedUse{n.threads, role_.name});
+    GG_INTERNAL_CHECK(fresh || (use->second.role == role_.name && use->second.threads == n.threads),
+                      name + " with " + str(n.threads) + " threads is also used by role '" + use->second.role +
+                          "' with " + str(use->second.threads) + ": one id per purpose, one thread count per id");
+  }
+
+  // ---- rules 1, 2, 3: barrier accounting
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
-    expected_bars.insert(n.bar.array + "[" + to_c(n.bar.index) + "]");
+    arrived_.insert(n.bar.array);
+    scopes_.back().expected.insert(bar_text(n.bar));
+    Tally& t = tally(n.bar);
+    t.tx = true;
+    t.announced += n.bytes * runners();
+    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners();
+  }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override {
+    arrived_.insert(n.bar.array);
+    Tally& t = tally(n.bar);
+    if (n.cta) cross_cta_.insert(n.bar.array);
+    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners();
+  }
+  void visit_MbarrierWait(const MbarrierWait& n) override {
+    waits_.push_back({bar_text(n.bar), n.bar.array, role_.name});
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    std::string key = n.bar.array + "[" + to_c(n.bar.index) + "]";
-    GG_INTERNAL_CHECK(expected_bars.count(key), "TMA load completes on " + key + " without an expect-tx before it");
+    GG_INTERNAL_CHECK(scopes_.back().expected.count(bar_text(n.bar)),
+                      "TMA load completes on " + bar_text(n.bar) + " in role '" + role_.name +
+                          "' without an expect-tx before it in the same fill");
+    if (!f_.declared) return;
+    const rt::TensorMapSpec* m = f_.map(n.map);
+    GG_INTERNAL_CHECK(m != nullptr, "TmaLoad into " + n.dst.buffer + " reads tensor map " + n.map +
+                                        ", which the launch does not list");
+    layout(n.dst.buffer, swizzle_of(m->swizzle), "TmaLoad from " + n.map);
+    map_uses_.push_back({n.dst.buffer, n.map, "TmaLoad into"});
+    Tally& t = tally(n.bar);
+    t.tx = true;
+    t.loads += (t.loads.empty() ? "" : "; ") + box_text(n.map, *m) +
+               (n.multicast_mask ? " multicast with mask " + str(n.multicast_mask) : "");
+    for (int r = 0; r < f_.cluster; ++r)
+      for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners();
+    if (n.multicast_mask) cross_cta_.insert(n.bar.array);
   }
-  void visit_WgmmaFence(const WgmmaFence&) override {
-    in_wgmma_group = true;
-    wgmma_committed = false;
+
+  // ---- rule 7: layouts of shared buffers
+  void visit_TmaStore(const TmaStore& n) override {
+    if (!f_.declared) return;
+    const rt::TensorMapSpec* m = f_.map(n.map);
+    GG_INTERNAL_CHECK(m != nullptr, "TmaStore from " + n.src.buffer + " writes tensor map " + n.map +
+                                        ", which the launch does not list");
+    layout(n.src.buffer, swizzle_of(m->swizzle), "TmaStore to " + n.map);
+    map_uses_.push_back({n.src.buffer, n.map, "TmaStore from"});
   }
-  void visit_WgmmaIssue(const WgmmaIssue&) override {
-    GG_INTERNAL_CHECK(in_wgmma_group, "wgmma issued without a wgmma fence before it");
+  void visit_SyncCopyTile(const SyncCopyTile& n) override {
+    layout(n.dst.buffer, n.swizzle_bytes, "SyncCopyTile of " + n.source);
   }
-  void visit_WgmmaCommit(const WgmmaCommit&) override {
-    GG_INTERNAL_CHECK(in_wgmma_group, "wgmma commit without a group");
-    wgmma_committed = true;
-  }
-  void visit_WgmmaWait(const WgmmaWait& n) override {
-    GG_INTERNAL_CHECK(wgmma_committed, "wgmma wait without a committed group");
-    in_wgmma_group = false;
-    wgmma_may_run = n.pending > 0;
+  void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    layout(n.a.buffer, n.swizzle_bytes, "WgmmaIssue (operand A)");
+    layout(n.b.buffer, n.swizzle_bytes, "WgmmaIssue (operand B)");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
-    GG_INTERNAL_CHECK(!in_wgmma_group && !wgmma_may_run, "epilogue reads the accumulator before every wgmma completed");
-    staged_pending = n.staged;
-    proxy_fenced = false;
+    if (n.staged) layout(n.staging.buffer, n.staging_swizzle_bytes, "EpilogueStore (staging)");
   }
-  void visit_FenceProxyAsync(const FenceProxyAsync&) override { proxy_fenced = true; }
-  void visit_TmaStore(const TmaStore&) override {
-    GG_INTERNAL_CHECK(!staged_pending || proxy_fenced, "TMA store of staged data without fence.proxy.async");
+
+ private:
+  enum class Publish { None, Initialized, Fenced, Published };
+  struct NamedUse {
+    int threads = 0;
+    std::string role;
+  };
+  struct Wait {
+    std::string bar, array, role;
+  };
+  struct Access {
+    int swizzle = 0;
+    std::string who;
+  };
+  struct MapUse {
+    std::string buffer, map, what;
+  };
+
+  int64_t runners() const { return elected_ ? elected_ : role_.threads(); }
+
+  Tally& tally(const BarrierRef& b) {
+    Tally& t = scopes_.back().bars[bar_text(b)];
+    if (t.arrivals.empty()) {
+      t.array = b.array;
+      t.role = role_.name;
+      t.arrivals.assign(size_t(f_.cluster), 0);
+      t.landed.assign(size_t(f_.cluster), 0);
+    }
+    return t;
   }
+
+  // The CTA a remote arrive from CTA `rank` lands in.
+  int target_cta(const MbarrierArrive& n, int rank) const {
+    Env at = lets_;
+    at.vars["blockIdx.x"] = rank;
+    at.vars["cta_rank"] = rank;
+    auto c = value_of(n.cta, at);
+    GG_INTERNAL_CHECK(c.has_value(), "MbarrierArrive " + bar_text(n.bar) + " in role '" + role_.name +
+                                         "': cannot tell which CTA cta=" + to_c(n.cta) + " names");
+    GG_INTERNAL_CHECK(*c >= 0 && *c < f_.cluster, "MbarrierArrive " + bar_text(n.bar) + " in role '" + role_.name +
+                                                      "' arrives in CTA " + str(*c) + " of a cluster of " +
+                                                      str(f_.cluster));
+    return static_cast<int>(*c);
+  }
+
+  // The CTAs a load from CTA `rank` lands in: its own, or every CTA of the multicast mask.
+  std::vector<int> receivers(const TmaLoad& n, int rank) const {
+    if (!n.multicast_mask) return {rank};
+    std::vector<int> out;
+    for (int c = 0; c < 32; ++c) {
+      if (!((n.multicast_mask >> c) & 1u)) continue;
+      GG_INTERNAL_CHECK(c < f_.cluster, "TmaLoad into " + n.dst.buffer + " multicasts to CTA " + str(c) +
+                                            " of a cluster of " + str(f_.cluster));
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  // Rules 1 and 2 for one scope: per barrier element and receiving CTA, the bytes landed
+  // equal the bytes announced, and the arrivals equal the init count.
+  void close_scope() {
+    Scope s = std::move(scopes_.back());
+    scopes_.pop_back();
+    if (!f_.declared) return;
+    for (const auto& [key, t] : s.bars) check_fill(key, t);
+  }
+  void check_fill(const std::string& key, const Tally& t) const {
+    auto init = f_.init_arrivals.find(t.array);
+    GG_INTERNAL_CHECK(init != f_.init_arrivals.end(),
+                      key + " in role '" + t.role + "' is arrived on, but no MbarrierInit initializes " + t.array);
+    for (int c = 0; c < f_.cluster; ++c) {
+      const std::string in_cta = f_.cluster > 1 ? " in CTA " + str(c) : "";
+      GG_INTERNAL_CHECK(!t.tx || t.landed[size_t(c)] == t.announced,
+                        key + " in role '" + t.role + "': expect_tx announces " + str(t.announced) +
+                            " bytes per fill, but the TMA loads completing on it land " + str(t.landed[size_t(c)]) +
+                            " bytes" + in_cta + " (" + (t.loads.empty() ? "no loads" : t.loads) +
+                            "): the phase completes early or never");
+      GG_INTERNAL_CHECK(t.arrivals[size_t(c)] == init->second,
+                        key + " in role '" + t.role + "': " + str(t.arrivals[size_t(c)]) + " arrivals per " +
+                            (t.tx ? "fill" : "release") + " land" + in_cta + ", but MbarrierInit gives " + t.array +
+                            " " + str(init->second) + ": the phase completes early or never");
+    }
+  }
+
+  void check_waits_have_arrivals() const {
+    for (const Wait& w : waits_) {
+      GG_INTERNAL_CHECK(arrived_.count(w.array), "role '" + w.role + "' waits on " + w.bar +
+                                                     ", but no code arrives on " + w.array +
+                                                     ": the wait never completes");
+      GG_INTERNAL_CHECK(!f_.declared || f_.init_arrivals.count(w.array),
+                        "role '" + w.role + "' waits on " + w.bar + ", which no MbarrierInit initializes");
+    }
+  }
+
+  void check_published_before_roles() const {
+    if (!roles_.empty() || publish_ == Publish::None) return;
+    GG_INTERNAL_CHECK(publish_ == Publish::Published, "the init of " + init_arrays_text() +
+                                                          " is not published before the role branch: it needs "
+                                                          "fence.mbarrier_init, then " +
+                                                          (f_.cluster > 1 ? "a cluster barrier" : "__syncthreads") +
+                                                          ", before any role arrives or waits");
+  }
+
+  // A CTA of a cluster exits only after its peers are done arriving and multicasting into it.
+  void check_exit_sync() const {
+    if (f_.cluster == 1 || cross_cta_.empty()) return;
+    std::string arrays;
+    for (const auto& a : cross_cta_) arrays += (arrays.empty() ? "" : ", ") + a;
+    GG_INTERNAL_CHECK(exit_synced_, "peers arrive on or multicast into " + arrays +
+                                        " of other CTAs, but no cluster barrier after the roles keeps a CTA from "
+                                        "exiting while they do");
+  }
+
+  void check_role_placement(const RoleView& r) const {
+    if (!f_.declared) return;
+    GG_INTERNAL_CHECK(r.first >= 0 && r.warpgroups >= 1 && r.first + r.warpgroups <= f_.cta_warpgroups,
+                      "role '" + r.name + "' runs warpgroups " + str(r.first) + ".." + str(r.first + r.warpgroups - 1) +
+                          " of a block of " + str(f_.cta_warpgroups));
+    for (const RoleView& o : roles_)
+      GG_INTERNAL_CHECK(r.first + r.warpgroups <= o.first || o.first + o.warpgroups <= r.first,
+                        "roles '" + r.name + "' and '" + o.name + "' share a warpgroup");
+  }
+
+  void check_whole_cta(const std::string& what) const {
+    GG_INTERNAL_CHECK(elected_ == 0 && role_.first == 0 && role_.warpgroups == f_.cta_warpgroups,
+                      what + " in role '" + role_.name + "'" + (elected_ ? " on an elected thread" : "") +
+                          ": every thread of the CTA must arrive, and this code does not run on all of them");
+  }
+
+  std::string init_arrays_text() const {
+    std::string s;
+    for (const auto& a : init_arrays_) s += (s.empty() ? "" : ", ") + a;
+    return s;
+  }
+
+  void layout(const std::string& buffer, int swizzle, const std::string& who) {
+    layouts_[buffer].push_back({swizzle, who + " in role '" + role_.name + "'"});
+  }
+  void check_layouts() const {
+    for (const auto& [buffer, uses] : layouts_)
+      for (const Access& a : uses)
+        GG_INTERNAL_CHECK(a.swizzle == uses.front().swizzle,
+                          buffer + ": " + uses.front().who + " lays it out with the " + str(uses.front().swizzle) +
+                              "B swizzle, but " + a.who + " with " + str(a.swizzle) +
+                              "B: writer and readers of a shared buffer must agree on its layout");
+  }
+  void check_map_operands() const {
+    for (const MapUse& u : map_uses_)
+      GG_INTERNAL_CHECK(operand_letter(u.map).empty() || operand_letter(u.buffer).empty() ||
+                            operand_letter(u.map) == operand_letter(u.buffer),
+                        u.what + " " + u.buffer + " uses tensor map " + u.map + ": operand " + operand_letter(u.map) +
+                            "'s tiles and operand " + operand_letter(u.buffer) + "'s buffer");
+  }
+  // The shared layout is [atoms][rows][swizzle bytes]: each box is one swizzle atom wide.
+  void check_boxes() const {
+    for (const auto& t : f_.launch.tensor_maps) {
+      const int64_t row_bytes = int64_t(t.box_cols) * rt::elem_bytes(t.elem);
+      GG_INTERNAL_CHECK(row_bytes == swizzle_of(t.swizzle),
+                        "the tensor map of operand " + std::string(operand_name(t.operand)) + " has boxes " +
+                            str(row_bytes) + " bytes wide but a " + str(swizzle_of(t.swizzle)) +
+                            "B swizzle: a box is one atom wide");
+    }
+  }
+
+  const Facts& f_;
+  RoleView role_;
+  bool in_role_ = false;
+  int64_t elected_ = 0;  // threads running an ElectOne's body; 0 outside one
+  Env lets_;
+  std::vector<Scope> scopes_;
+  std::vector<RoleView> roles_;
+  Publish publish_ = Publish::None;
+  std::set<std::string> init_arrays_, arrived_, cross_cta_;
+  bool exit_synced_ = false;
+  std::vector<Wait> waits_;
+  std::map<int, NamedUse> named_;
+  std::map<std::string, std::vector<Access>> layouts_;
+  std::vector<MapUse> map_uses_;
 };
+
+// ============================================================ the pipeline, run on values
+
+// A grid-strided tile loop repeats the same per-tile code; a few tiles show the phases that
+// carry from tile to tile.
+constexpr int64_t kStridedTrips = 3;
+
+// The k extent the trace runs: the problem's, but at most 2 * stages + 3 k tiles, which laps
+// every stage at both parities and ends on a partial lap, and keeps the check fast.
+int64_t trace_k(const KernelPlan& p) {
+  const int64_t tiles = 2 * int64_t(p.pipeline.stages) + 3;
+  if (p.tile_k <= 0 || p.k <= tiles * p.tile_k) return p.k;
+  return tiles * p.tile_k;
+}
+
+// CTA `rank` of the first cluster. A persistent kernel is traced as if one cluster walked the
+// tiles: its grid-strided loop is correct for any grid, and so every CTA runs several tiles
+// (the launch's grid may give each just one).
+Env base_env(const Facts& f, int rank) {
+  const auto& g = f.launch.grid;
+  const int64_t grid_x = f.plan.persistent ? f.cluster : int64_t(g[0]);
+  Env e;
+  e.vars = {
+      {"args.m", f.plan.m},        {"args.n", f.plan.n}, {"args.k", trace_k(f.plan)}, {"blockIdx.x", rank},
+      {"blockIdx.y", 0},           {"blockIdx.z", 0},    {"gridDim.x", grid_x},       {"gridDim.y", int64_t(g[1])},
+      {"gridDim.z", int64_t(g[2])}};
+  return e;
+}
+
+// One role of one CTA, run on concrete values: loops iterate, branches are taken, and every
+// barrier index, parity and stage offset is a number. It checks the pipeline (rule 9, the
+// phases, the order of fills, acquisitions and releases), the proxy fences (rule 5) and the
+// wgmma order (rule 8). It follows one thread of the role's first warpgroup, and the code of
+// every ElectOne (what its warpgroup's elected threads do).
+class RoleRun : public Visitor {
+ public:
+  RoleRun(const Facts& f, RoleView role, Env env, int rank)
+      : f_(f), role_(std::move(role)), env_(std::move(env)), rank_(rank) {
+    env_.vars["warpgroup"] = role_.first;
+  }
+
+  std::vector<int64_t> fills, acquires, releases;  // stages, in program order
+  std::string who() const { return "role '" + role_.name + "'" + (f_.cluster > 1 ? " of CTA " + str(rank_) : ""); }
+
+  // What must hold when the role's code ends.
+  void finish() {
+    GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
+                      who() + " ends with " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
+                          " wgmma group(s) in flight");
+    for (const auto& [name, b] : buffers_)
+      GG_INTERNAL_CHECK(b.store != Store::InFlight, who() + " ends while a TMA store may still read " + name +
+                                                        ": bulk_wait_group_read<0> must come before exit");
+    if (f_.has_empty() && !acquires.empty()) check_released_as_acquired();
+  }
+
+  void visit_For(const For& f) override {
+    const int64_t begin = must(f.begin, "the start of loop " + f.var), end = must(f.end, "the end of loop " + f.var),
+                  step = must(f.step, "the step of loop " + f.var);
+    GG_INTERNAL_CHECK(step > 0, who() + ": loop " + f.var + " steps by " + str(step));
+    const int64_t cap = is_const(f.step) ? std::numeric_limits<int64_t>::max() : kStridedTrips;
+    int64_t trips = 0;
+    for (int64_t i = begin; i < end && trips < cap; i += step, ++trips) {
+      env_.vars[f.var] = i;
+      if (!f.unroll) loops_.push_back({f.var, i});
+      visit(f.body);
+      if (!f.unroll) loops_.pop_back();
+    }
+    env_.vars.erase(f.var);
+  }
+  void visit_If(const If& i) override { visit(must(i.cond, "an if condition") ? i.then_body : i.else_body); }
+  void visit_ElectOne(const ElectOne& e) override {
+    ++elected_;
+    visit(e.body);
+    --elected_;
+  }
+  void visit_Let(const Let& l) override { bind_let(env_, l); }
+
+  // ---- barriers: fills, acquisitions, releases
+  void visit_MbarrierWait(const MbarrierWait& n) override {
+    filling_.reset();
+    if (!f_.declared) return;
+    const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
+    if (f_.is_full(n.bar.array)) acquire(s, parity);
+    if (f_.is_empty(n.bar.array)) wait_for_release(s, parity);
+  }
+  void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
+    if (!f_.declared) return;
+    const int64_t s = index_of(n.bar);
+    if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
+  }
+  void visit_TmaLoad(const TmaLoad& n) override {
+    if (!f_.declared) return;
+    const int64_t s = index_of(n.bar);
+    if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
+      const int64_t dst = must(n.dst.offset, "the destination of a TmaLoad into " + n.dst.buffer) / bytes;
+      GG_INTERNAL_CHECK(dst == s, who() + " loads stage " + str(dst) + " of " + n.dst.buffer + " but completes on " +
+                                      bar_text(n.bar.array, s) + ", the barrier of stage " + str(s) + " (at " + at() +
+                                      ")");
+    }
+    if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
+  }
+  void visit_MbarrierArrive(const MbarrierArrive& n) override {
+    filling_.reset();
+    if (!f_.declared) return;
+    const int64_t s = index_of(n.bar);
+    const bool here = !n.cta || must(n.cta, "the CTA of an arrive on " + bar_text(n.bar)) == rank_;
+    if (here && f_.is_empty(n.bar.array)) release(s);
+  }
+
+  // ---- wgmma groups
+  void visit_WgmmaFence(const WgmmaFence&) override {
+    filling_.reset();
+    open_ = true;
+    open_stages_.clear();
+  }
+  void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    GG_INTERNAL_CHECK(open_, "wgmma issued without a wgmma fence before it (" + who() + " at " + at() + ")");
+    async_read(n.a.buffer, "WgmmaIssue");
+    async_read(n.b.buffer, "WgmmaIssue");
+    const int64_t a_bytes = f_.stage_bytes(n.a.buffer), b_bytes = f_.stage_bytes(n.b.buffer);
+    if (!a_bytes || !b_bytes) return;
+    const int64_t sa = must(n.a.offset, "the A address of a wgmma") / a_bytes;
+    const int64_t sb = must(n.b.offset, "the B address of a wgmma") / b_bytes;
+    GG_INTERNAL_CHECK(sa == sb, who() + " issues a wgmma on stage " + str(sa) + " of " + n.a.buffer + " and stage " +
+                                    str(sb) + " of " + n.b.buffer + " (at " + at() + ")");
+    check_readable(sa, n.a.buffer);
+    open_stages_.insert(sa);
+  }
+  void visit_WgmmaCommit(const WgmmaCommit&) override {
+    GG_INTERNAL_CHECK(open_, "wgmma commit without a group (" + who() + " at " + at() + ")");
+    groups_.push_back({open_stages_, at()});
+    open_ = false;
+  }
+  void visit_WgmmaWait(const WgmmaWait& n) override {
+    GG_INTERNAL_CHECK(!groups_.empty(), "wgmma wait without a committed group (" + who() + " at " + at() + ")");
+    if (groups_.size() > size_t(n.pending)) complete_ = std::max(complete_, groups_.size() - size_t(n.pending));
+    last_wait_ = n.pending;
+  }
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
+                      "epilogue reads the accumulator before every wgmma completed: " + who() + " at " + at() +
+                          " has " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
+                          " group(s) in flight (the last wgmma wait before it must be <0>)");
+    if (n.staged) generic_write(n.staging.buffer, "EpilogueStore");
+  }
+
+  // ---- shared memory through the generic and the async proxy
+  void visit_SyncCopyTile(const SyncCopyTile& n) override {
+    generic_write(n.dst.buffer, "SyncCopyTile");
+    if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
+      const int64_t s = must(n.dst.offset, "the destination of a SyncCopyTile") / bytes;
+      fill_write(s, "stage " + str(s) + " of " + n.dst.buffer);
+    }
+  }
+  void visit_FenceProxyAsync(const FenceProxyAsync&) override {
+    for (auto& [name, b] : buffers_)
+      if (b.proxy == Proxy::Written && (elected_ == 0 || b.written_elected)) b.proxy = Proxy::Clean;
+  }
+  void visit_TmaStore(const TmaStore& n) override {
+    async_read(n.src.buffer, "TmaStore to " + n.map);
+    buffers_[n.src.buffer].store = Store::InFlight;
+  }
+  void visit_BulkWaitRead(const BulkWaitRead& n) override {
+    if (n.pending != 0) return;  // which stores are left is not tracked: only <0> frees a buffer
+    for (auto& [name, b] : buffers_)
+      if (b.store == Store::InFlight) b.store = Store::Waited;
+  }
+  void visit_SyncThreads(const SyncThreads&) override { barrier(true); }
+  void visit_ClusterSync(const ClusterSync&) override { barrier(true); }
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override { barrier(n.threads == role_.threads()); }
+
+ private:
+  struct Group {
+    std::set<int64_t> stages;
+    std::string at;
+  };
+  struct StageState {
+    int64_t fills = 0, waits = 0;
+    bool held = false;            // acquired: waited on its fill, not released or refilled since
+    bool synced = false;          // a barrier of the whole role since its last (synchronous) fill
+    bool release_waited = false;  // the producer waited on its empty barrier since its last fill
+  };
+  enum class Proxy { Clean, Written, Published };
+  enum class Store { None, InFlight, Waited };
+  struct BufferState {
+    Proxy proxy = Proxy::Clean;
+    bool written_elected = false;
+    std::string writer;
+    Store store = Store::None;
+  };
+
+  int64_t must(const ExprPtr& e, const std::string& what) const {
+    auto v = value_of(e, env_);
+    GG_INTERNAL_CHECK(v.has_value(), "check_sync cannot evaluate " + what + " = " + (e ? to_c(e) : "null") + " in " +
+                                         who() + " at " + at() + " (a variable it does not know)");
+    return *v;
+  }
+  std::string at() const {
+    std::string s;
+    for (const auto& [v, i] : loops_) s += (s.empty() ? "" : " ") + v + "=" + str(i);
+    return s.empty() ? "the role's start" : s;
+  }
+  int64_t index_of(const BarrierRef& b) const {
+    const int64_t s = must(b.index, "the index of " + bar_text(b));
+    auto init = f_.init_indices.find(b.array);
+    GG_INTERNAL_CHECK(
+        init != f_.init_indices.end() && init->second.count(s),
+        who() + " uses " + bar_text(b.array, s) + ", which no MbarrierInit initializes (at " + at() + ")");
+    return s;
+  }
+
+  // The consumer's wait for fill #n of stage s passes on phase n, of parity n % 2.
+  void acquire(int64_t s, int64_t parity) {
+    StageState& st = stages_[s];
+    const int64_t fill = st.waits++;
+    const std::string bar = bar_text(f_.plan.pipeline.full, s);
+    GG_INTERNAL_CHECK(parity == fill % 2, who() + " waits on " + bar + " with parity " + str(parity) + " for fill #" +
+                                              str(fill) + " of the stage, whose phase has parity " + str(fill % 2) +
+                                              " (at " + at() + ")");
+    GG_INTERNAL_CHECK(fills.empty() || st.fills > fill, who() + " waits on " + bar + " for fill #" + str(fill) +
+                                                            " before it issues that fill: it waits forever (at " +
+                                                            at() + ")");
+    st.held = true;
+    acquires.push_back(s);
+  }
+
+  // The producer's wait before fill #n of stage s passes once release #n-1 completed phase
+  // n-1 (parity (n-1) % 2); before the first fill, parity 1 passes on the fresh barrier.
+  void wait_for_release(int64_t s, int64_t parity) {
+    StageState& st = stages_[s];
+    GG_INTERNAL_CHECK(parity == (st.fills + 1) % 2, who() + " waits on " + bar_text(f_.plan.pipeline.empty, s) +
+                                                        " with parity " + str(parity) + " before fill #" +
+                                                        str(st.fills) + " of the stage, which needs parity " +
+                                                        str((st.fills + 1) % 2) + " (at " + at() + ")");
+    st.release_waited = true;
+  }
+
+  // A write into stage s (expect_tx, TMA load or synchronous copy); the first of a fill
+  // checks that the stage is free: released by its readers (the empty barrier, or a barrier
+  // of the whole role after a wgmma wait that completed every group reading it).
+  void fill_write(int64_t s, const std::string& what) {
+    if (filling_ == s) return;
+    filling_ = s;
+    StageState& st = stages_[s];
+    if (f_.has_empty()) {
+      GG_INTERNAL_CHECK(st.release_waited, who() + " fills " + what + " without waiting on " +
+                                               bar_text(f_.plan.pipeline.empty, s) + " for its readers' release (at " +
+                                               at() + ")");
+      st.release_waited = false;
+    }
+    for (size_t g = synced_complete_; g < groups_.size(); ++g)
+      GG_INTERNAL_CHECK(
+          !groups_[g].stages.count(s),
+          who() + " refills " + what + " at " + at() + " while the wgmma group issued at " + groups_[g].at +
+              " may still read the stage: " +
+              (g >= complete_ ? "the last wgmma wait (<" + str(last_wait_) + ">) leaves it in flight"
+                              : std::string("no barrier of the whole role since the wait that completed it")) +
+              "; a stage is released only after a wait that leaves none of its readers in flight");
+    GG_INTERNAL_CHECK(!(open_ && open_stages_.count(s)),
+                      who() + " refills " + what + " at " + at() + " while an open wgmma group reads it");
+    ++st.fills;
+    st.held = false;
+    st.synced = false;
+    fills.push_back(s);
+  }
+
+  void check_readable(int64_t s, const std::string& buffer) {
+    const StageState& st = stages_[s];
+    if (f_.plan.tma_load)
+      GG_INTERNAL_CHECK(st.held, who() + " reads stage " + str(s) + " of " + buffer + " at " + at() +
+                                     " without holding " + bar_text(f_.plan.pipeline.full, s) +
+                                     ": no wait on its fill since the stage was released or refilled");
+    else
+      GG_INTERNAL_CHECK(st.fills > 0 && st.synced, who() + " reads stage " + str(s) + " of " + buffer + " at " + at() +
+                                                       " before a barrier makes its synchronous copy visible");
+  }
+
+  // Rule 9: releasing stage s lets the producer overwrite it, so no wgmma group reading it
+  // may still run: after wgmma_wait_group<N>, the last N groups may.
+  void release(int64_t s) {
+    const std::string bar = bar_text(f_.plan.pipeline.empty, s);
+    StageState& st = stages_[s];
+    GG_INTERNAL_CHECK(st.held, who() + " releases " + bar + " at " + at() +
+                                   " without holding the stage (never acquired on " +
+                                   bar_text(f_.plan.pipeline.full, s) + ", or released already)");
+    for (size_t g = complete_; g < groups_.size(); ++g)
+      GG_INTERNAL_CHECK(!groups_[g].stages.count(s),
+                        who() + " releases " + bar + " at " + at() + " after wgmma_wait_group<" + str(last_wait_) +
+                            ">, while the wgmma group issued at " + groups_[g].at + " may still read stage " + str(s) +
+                            ": a release after wait<N> may only name a stage "
+                            "read N+1 or more groups ago (the stage released early)");
+    GG_INTERNAL_CHECK(!(open_ && open_stages_.count(s)),
+                      who() + " releases " + bar + " at " + at() + " while an open wgmma group reads the stage");
+    st.held = false;
+    releases.push_back(s);
+  }
+
+  // Each acquired fill is released once, in the order acquired: else a producer's wait on
+  // the empty barrier of a stage never completes, or it refills a stage still read.
+  void check_released_as_acquired() const {
+    const std::string& full = f_.plan.pipeline.full;
+    const std::string& empty = f_.plan.pipeline.empty;
+    const size_t n = std::min(acquires.size(), releases.size());
+    for (size_t i = 0; i < n; ++i)
+      GG_INTERNAL_CHECK(acquires[i] == releases[i], who() + " releases " + bar_text(empty, releases[i]) +
+                                                        " as release #" + str(int64_t(i)) + ", but its acquisition #" +
+                                                        str(int64_t(i)) + " was " + bar_text(full, acquires[i]) +
+                                                        ": each acquired stage is released once, in the order "
+                                                        "acquired (a release is missing or out of order)");
+    GG_INTERNAL_CHECK(releases.size() >= acquires.size(),
+                      who() + " acquires " + str(int64_t(acquires.size())) + " fills but releases " +
+                          str(int64_t(releases.size())) + ": acquisition #" + str(int64_t(releases.size())) + " of " +
+                          bar_text(full, acquires[releases.size()]) + " is never released on " +
+                          bar_text(empty, acquires[releases.size()]) +
+                          ", so the producer's wait before refilling that stage never completes");
+    GG_INTERNAL_CHECK(releases.size() == acquires.size(),
+                      who() + " releases " + bar_text(empty, releases.back()) + " more often than it acquires stages");
+  }
+
+  void barrier(bool whole_role) {
+    filling_.reset();
+    for (auto& [name, b] : buffers_) {
+      if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
+      if (b.store == Store::Waited) b.store = Store::None;
+    }
+    if (!whole_role) return;
+    synced_complete_ = complete_;
+    for (auto& [s, st] : stages_) st.synced = true;
+  }
+
+  // Rule 5: a generic-proxy write read by the async proxy needs fence.proxy.async by the
+  // writing threads before the barrier that orders the write and the read.
+  void generic_write(const std::string& buffer, const std::string& what) {
+    BufferState& b = buffers_[buffer];
+    GG_INTERNAL_CHECK(b.store == Store::None, who() + " " + what + " rewrites " + buffer + " at " + at() +
+                                                  " while a TMA store may still read it: the storing thread's "
+                                                  "bulk_wait_group_read<0> and a barrier come first");
+    b.proxy = Proxy::Written;
+    b.written_elected = elected_ > 0;
+    b.writer = what;
+  }
+  void async_read(const std::string& buffer, const std::string& what) const {
+    auto it = buffers_.find(buffer);
+    if (it == buffers_.end() || it->second.proxy == Proxy::Clean) return;
+    GG_INTERNAL_CHECK(
+        false, who() + " " + what + " reads " + buffer + " through the async proxy at " + at() + " after " +
+                   it->second.writer + " wrote it through the generic proxy with no fence.proxy.async " +
+                   (it->second.proxy == Proxy::Published ? "by the writing threads before the barrier between them"
+                                                         : "between them"));
+  }
+
+  const Facts& f_;
+  RoleView role_;
+  Env env_;
+  int rank_;
+  int elected_ = 0;
+  std::vector<std::pair<std::string, int64_t>> loops_;
+  bool open_ = false;
+  std::set<int64_t> open_stages_;
+  std::vector<Group> groups_;
+  size_t complete_ = 0;         // groups [0, complete_) are done for this thread
+  size_t synced_complete_ = 0;  // ... and [0, synced_complete_) for every thread of the role
+  int last_wait_ = 0;
+  std::map<int64_t, StageState> stages_;
+  std::optional<int64_t> filling_;  // the stage the current fill writes
+  std::map<std::string, BufferState> buffers_;
+};
+
+// The roles of one CTA: lets outside the roles bind for all of them; each role runs on its own.
+class CtaRun {
+ public:
+  CtaRun(const Facts& f, int rank) : f_(f), rank_(rank), env_(base_env(f, rank)) {}
+
+  std::vector<RoleRun> runs;
+
+  void run(const StmtPtr& body, bool has_roles) {
+    if (!has_roles) {  // a fragment: the whole body is one role of the whole CTA
+      runs.emplace_back(f_, RoleView{"all", 0, f_.cta_warpgroups}, env_, rank_);
+      runs.back().visit(body);
+      runs.back().finish();
+      return;
+    }
+    walk(body);
+  }
+
+ private:
+  void walk(const StmtPtr& s) {
+    if (auto b = as<Block>(s)) {
+      for (const auto& c : b->body) walk(c);
+    } else if (auto l = as<Let>(s)) {
+      bind_let(env_, *l);
+    } else if (auto r = as<WarpRole>(s)) {
+      runs.emplace_back(f_, RoleView{r->role, r->first_warpgroup, r->warpgroups}, env_, rank_);
+      runs.back().visit(r->body);
+      runs.back().finish();
+    }
+  }
+
+  const Facts& f_;
+  int rank_;
+  Env env_;
+};
+
+// The stages the loading role fills, in order, are the stages the computing role acquires:
+// a wait for a fill that never comes hangs, a fill nobody waits for overwrites a stage.
+void check_fills_acquired(const Facts& f, const std::vector<RoleRun>& runs) {
+  const RoleRun* loader = nullptr;
+  for (const RoleRun& r : runs)
+    if (!r.fills.empty()) {
+      if (loader) return;  // several loading roles: their interleaving is not modelled
+      loader = &r;
+    }
+  const std::string& full = f.plan.pipeline.full;
+  for (const RoleRun& r : runs) {
+    if (r.acquires.empty()) continue;
+    GG_INTERNAL_CHECK(loader != nullptr,
+                      r.who() + " waits on " + bar_text(full, r.acquires.front()) + ", but no role fills the pipeline");
+    const auto& a = r.acquires;
+    const auto& l = loader->fills;
+    for (size_t i = 0; i < std::min(a.size(), l.size()); ++i)
+      GG_INTERNAL_CHECK(a[i] == l[i], r.who() + " acquires " + bar_text(full, a[i]) + " as acquisition #" +
+                                          str(int64_t(i)) + ", but fill #" + str(int64_t(i)) + " of " + loader->who() +
+                                          " goes to " + bar_text(full, l[i]));
+    GG_INTERNAL_CHECK(a.size() <= l.size(), r.who() + " waits on " + bar_text(full, a[l.size()]) + " for fill #" +
+                                                str(int64_t(l.size())) + ", which " + loader->who() +
+                                                " never issues: the wait never completes");
+    GG_INTERNAL_CHECK(a.size() >= l.size(), loader->who() + " fills " + bar_text(full, l[a.size()]) + " (fill #" +
+                                                str(int64_t(a.size())) + ") that " + r.who() + " never waits for");
+  }
+}
+
+void check_pipeline(const Facts& f, const StmtPtr& body, bool has_roles) {
+  for (int rank = 0; rank < f.cluster; ++rank) {
+    CtaRun cta(f, rank);
+    cta.run(body, has_roles);
+    if (f.declared && f.plan.tma_load) check_fills_acquired(f, cta.runs);
+  }
+}
 
 }  // namespace
 
 Kernel check_sync(Kernel k) {
-  SyncChecker checker;
-  checker.visit(k.body);
+  const Facts facts = make_facts(k);
+  StructureCheck structure(facts);
+  structure.run(k.body);
+  check_pipeline(facts, k.body, structure.has_roles());
   return k;
 }
 
