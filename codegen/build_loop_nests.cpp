@@ -83,7 +83,7 @@ TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair) 
 // the persistent grid-strided loop) and the k loop inside it.
 class NestBuilder {
  public:
-  NestBuilder(const Schedule& s, const KernelPlan& p) : s_(s), p_(p) {
+  NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p) {
     if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
     tc_ = tile_coordinates(s.domain(), pair_);
     tile_axis_ = s.domain().bound_to(Binding::Persistent);
@@ -182,7 +182,6 @@ class NestBuilder {
   bool persistent() const { return tile_axis_ != nullptr; }
 
  private:
-  const Schedule& s_;
   const KernelPlan& p_;
   ClusterPairing pair_;
   TileCoordinates tc_;

@@ -1,5 +1,7 @@
 #include "codegen/lower_operand_copies.h"
 
+#include "dsl/error.h"
+
 namespace gg {
 
 namespace {
@@ -82,6 +84,8 @@ Kernel lower_operand_copies(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerCopies(p).mutate(k.body);
   if (p.tma_load) {
+    GG_INTERNAL_CHECK(p.a_stage_bytes + p.b_stage_bytes == p.pipeline.tx_bytes,
+                      "the operand loads expect other bytes than the pipeline record's per-stage transaction");
     k.launch.tensor_maps.push_back(
         tiled_tensor_map(rt::Operand::A, p.in, p.m, p.k, rows_per_cta(p, true), p.swizzle_bytes));
     k.launch.tensor_maps.push_back(
