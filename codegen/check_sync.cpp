@@ -381,11 +381,7 @@ class StructureCheck : public Visitor {
                       "TMA load completes on " + bar_text(n.bar) + " in role '" + role_.name +
                           "' without an expect-tx before it in the same fill");
     if (!f_.declared) return;
-    const rt::TensorMapSpec* m = f_.map(n.map);
-    GG_INTERNAL_CHECK(m != nullptr, "TmaLoad into " + n.dst.buffer + " reads tensor map " + n.map +
-                                        ", which the launch does not list");
-    layout(n.dst.buffer, swizzle_of(m->swizzle), "TmaLoad from " + n.map);
-    map_uses_.push_back({n.dst.buffer, n.map, "TmaLoad into"});
+    const rt::TensorMapSpec* m = &use_map(n.dst.buffer, n.map, "TmaLoad into", "reads", "TmaLoad from ");
     Tally& t = tally(n.bar);
     t.tx = true;
     t.loads += (t.loads.empty() ? "" : "; ") + box_text(n.map, *m) +
@@ -398,11 +394,18 @@ class StructureCheck : public Visitor {
   // ---- rule 7: layouts of shared buffers
   void visit_TmaStore(const TmaStore& n) override {
     if (!f_.declared) return;
-    const rt::TensorMapSpec* m = f_.map(n.map);
-    GG_INTERNAL_CHECK(m != nullptr, "TmaStore from " + n.src.buffer + " writes tensor map " + n.map +
+    use_map(n.src.buffer, n.map, "TmaStore from", "writes", "TmaStore to ");
+  }
+  // A TMA copy between `buffer` and tensor map `map`: the launch lists the map, and the
+  // buffer's swizzle is the map's.
+  const rt::TensorMapSpec& use_map(const std::string& buffer, const std::string& map, const std::string& op,
+                                   const char* verb, const std::string& layout_what) {
+    const rt::TensorMapSpec* m = f_.map(map);
+    GG_INTERNAL_CHECK(m != nullptr, op + " " + buffer + " " + verb + " tensor map " + map +
                                         ", which the launch does not list");
-    layout(n.src.buffer, swizzle_of(m->swizzle), "TmaStore to " + n.map);
-    map_uses_.push_back({n.src.buffer, n.map, "TmaStore from"});
+    layout(buffer, swizzle_of(m->swizzle), layout_what + map);
+    map_uses_.push_back({buffer, map, op});
+    return *m;
   }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
     layout(n.dst.buffer, n.swizzle_bytes, "SyncCopyTile of " + n.source);

@@ -48,11 +48,6 @@ float GlobalTensor::get(int64_t r, int64_t c) const {
   return decode(elem, data.data() + (r * cols + c) * bytes());
 }
 void GlobalTensor::set(int64_t r, int64_t c, float v) { encode(elem, v, data.data() + (r * cols + c) * bytes()); }
-uint16_t GlobalTensor::bits(int64_t r, int64_t c) const {
-  uint16_t b;
-  std::memcpy(&b, data.data() + (r * cols + c) * bytes(), 2);
-  return b;
-}
 bool GlobalTensor::is_poison(int64_t r, int64_t c) const {
   const uint8_t* p = data.data() + (r * cols + c) * bytes();
   for (int i = 0; i < bytes(); ++i)

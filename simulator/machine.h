@@ -25,7 +25,6 @@ struct GlobalTensor {
   int bytes() const { return rt::elem_bytes(elem); }
   float get(int64_t r, int64_t c) const;
   void set(int64_t r, int64_t c, float v);  // rounds to the element type
-  uint16_t bits(int64_t r, int64_t c) const;
   bool is_poison(int64_t r, int64_t c) const;
   void poison();
 };

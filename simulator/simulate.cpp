@@ -240,6 +240,17 @@ class Simulator {
     }
   }
   int64_t eval(const Warp& w, const ExprPtr& e) { return evaluate(e, w.vars); }
+  // If, ElectOne and WarpRole run at most one child: entered once, left when it returns.
+  bool enter(Warp& w, Frame& f, const kir::Node* child) {
+    f.entered = true;  // before push: the frame reference does not survive it
+    if (child) push(w, child);
+    else pop(w);
+    return true;
+  }
+  bool leave(Warp& w) {
+    pop(w);
+    return true;
+  }
 
   // One statement (or one entry/exit of a compound one). False when the warp is blocked.
   bool step(Warp& w) {
@@ -277,48 +288,25 @@ class Simulator {
         return true;
       }
       case NodeKind::If: {
+        if (f.entered) return leave(w);
         const auto& i = *static_cast<const If*>(n);
-        if (f.entered) {
-          pop(w);
-          return true;
-        }
-        f.entered = true;
-        const kir::Node* next = eval(w, i.cond) ? i.then_body.get() : i.else_body.get();
-        if (next) push(w, next);
-        else pop(w);
-        return true;
+        return enter(w, f, eval(w, i.cond) ? i.then_body.get() : i.else_body.get());
       }
       case NodeKind::ElectOne: {
+        if (f.entered) return leave(w);
         const auto& e = *static_cast<const ElectOne*>(n);
-        if (f.entered) {
-          pop(w);
-          return true;
-        }
-        f.entered = true;
-        if (w.index == eval(w, e.warp)) {
-          f.elected = true;
-          ++w.elect_depth;
-          push(w, e.body.get());
-        } else {
-          pop(w);
-        }
-        return true;
+        if (w.index != eval(w, e.warp)) return enter(w, f, nullptr);
+        f.elected = true;
+        ++w.elect_depth;
+        return enter(w, f, e.body.get());
       }
       case NodeKind::WarpRole: {
+        if (f.entered) return leave(w);
         const auto& role = *static_cast<const WarpRole*>(n);
-        if (f.entered) {
-          pop(w);
-          return true;
-        }
-        f.entered = true;
-        int wg = w.index / kWarpsPerWarpgroup;
-        if (wg >= role.first_warpgroup && wg < role.first_warpgroup + role.warpgroups) {
-          w.role = role.role;
-          push(w, role.body.get());
-        } else {
-          pop(w);
-        }
-        return true;
+        const int wg = w.index / kWarpsPerWarpgroup;
+        if (wg < role.first_warpgroup || wg >= role.first_warpgroup + role.warpgroups) return enter(w, f, nullptr);
+        w.role = role.role;
+        return enter(w, f, role.body.get());
       }
       default:
         if (!leaf(w, f)) return false;

@@ -611,20 +611,3 @@ TEST_CASE("check_sync messages say what broke: bytes, arrivals, the release afte
   CHECK_MESSAGE(early.find("after wgmma_wait_group<1>") != std::string::npos, early);
   CHECK_MESSAGE(early.find("role 'consumer'") != std::string::npos, early);
 }
-
-TEST_CASE("check_sync still accepts hand-assembled fragments whose plan has no roles") {
-  auto expect = std::make_shared<MbarrierArriveExpectTx>();
-  expect->bar = {"full_bar", imm(0)};
-  expect->bytes = 16384;
-  auto load = std::make_shared<TmaLoad>();
-  load->map = "map_a";
-  load->dst = {"smem_A", imm(0)};
-  load->row = imm(0);
-  load->col = imm(0);
-  load->bar = {"full_bar", imm(0)};
-  Kernel k;
-  k.body = block({expect, load});
-  CHECK(sync_error(k).empty());
-  k.body = block({load, expect});
-  CHECK(sync_error(k).find("without an expect-tx before it") != std::string::npos);
-}

@@ -162,6 +162,14 @@ TEST_CASE("check_sync rejects a TMA load whose barrier expects no bytes") {
   expect->bytes = 16384;
   k.body = block({expect, load});
   CHECK_NOTHROW(check_sync(k));
+  // Hand-assembled fragments (a plan without roles) still get the order check, by name.
+  k.body = block({load, expect});
+  try {
+    check_sync(k);
+    FAIL("a TMA load before its expect-tx passed check_sync");
+  } catch (const InternalError& e) {
+    CHECK(std::string(e.what()).find("without an expect-tx before it") != std::string::npos);
+  }
 }
 
 TEST_CASE("check_sync rejects abstract nodes and wgmma outside a fenced group") {
