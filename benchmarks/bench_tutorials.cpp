@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::cout << "device: " << gg::rt::device_info().name << "\n\n"
-            << "| step | M=N=K | dtype | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | check |\n"
-            << "|---|---|---|---|---|---|---|---|\n";
+            << "| step | M=N=K | dtype | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | CTAs / resident | check |\n"
+            << "|---|---|---|---|---|---|---|---|---|\n";
   int failures = 0;
   for (int64_t size : sizes)
     for (int v = first; v <= last; ++v) {
@@ -63,10 +63,11 @@ int main(int argc, char** argv) {
         gg::CheckReport r = gg::check_on_gpu(gg::tutorial_schedule(v, def), options);
         std::cout.precision(4);
         std::cout << r.tflops << " | " << r.cublas_tflops << " | " << r.tflops / r.cublas_tflops << " | "
-                  << r.error_vs_host << " | " << (r.passed ? "pass" : "FAIL") << " |\n";
+                  << r.error_vs_host << " | " << r.grid_ctas << " / " << r.resident_ctas << " | "
+                  << (r.passed ? "pass" : "FAIL") << " |\n";
         failures += !r.passed;
       } catch (const gg::CompileError& e) {
-        std::cout << "- | - | - | - | " << e.rule() << " |\n";
+        std::cout << "- | - | - | - | - | " << e.rule() << " |\n";
       }
     }
   return failures ? 1 : 0;

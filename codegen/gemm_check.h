@@ -27,6 +27,8 @@ struct CheckReport {
   bool passed = false;
   std::string verdict;       // why it failed, or "ok"
   double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
+  // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
+  unsigned grid_ctas = 0, resident_ctas = 0;
 };
 
 // The definition's epilogue ops, in their order, on one fp32-accumulated value (in double);

@@ -30,6 +30,8 @@ DriverApi load_driver_api() {
   resolve(api.module_get_function, "cuModuleGetFunction");
   resolve(api.func_set_attribute, "cuFuncSetAttribute");
   resolve(api.launch_kernel_ex, "cuLaunchKernelEx");
+  resolve(api.occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
+  resolve(api.occupancy_max_blocks_per_sm, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   resolve(api.tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
   resolve(api.get_error_name, "cuGetErrorName");
   resolve(api.get_error_string, "cuGetErrorString");

@@ -14,6 +14,8 @@ struct DriverApi {
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
   decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
+  decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy_max_blocks_per_sm = nullptr;
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
   decltype(&::cuGetErrorName) get_error_name = nullptr;
   decltype(&::cuGetErrorString) get_error_string = nullptr;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "runtime/cuda_error.h"
+#include "runtime/device_info.h"
 #include "runtime/driver_api.h"
 #include "runtime/tensor_map.h"
 
@@ -133,6 +134,40 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& problem) const {
     }
   }
   return args;
+}
+
+unsigned LoadedKernel::max_resident_ctas() const {
+  const DriverApi& api = driver_api();
+  if (is_single_cta_cluster(spec_.cluster)) {
+    int per_sm = 0;
+    if (CUresult status = api.occupancy_max_blocks_per_sm(&per_sm, function_, static_cast<int>(spec_.block[0] *
+                                                                                              spec_.block[1] * spec_.block[2]),
+                                                          spec_.dynamic_smem_bytes);
+        status != CUDA_SUCCESS) {
+      fail("cuOccupancyMaxActiveBlocksPerMultiprocessor", status);
+    }
+    return static_cast<unsigned>(per_sm) * static_cast<unsigned>(device_info().sm_count);
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = spec_.grid[0];
+  config.gridDimY = spec_.grid[1];
+  config.gridDimZ = spec_.grid[2];
+  config.blockDimX = spec_.block[0];
+  config.blockDimY = spec_.block[1];
+  config.blockDimZ = spec_.block[2];
+  config.sharedMemBytes = spec_.dynamic_smem_bytes;
+  CUlaunchAttribute cluster_attribute{};
+  cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster_attribute.value.clusterDim.x = spec_.cluster[0];
+  cluster_attribute.value.clusterDim.y = spec_.cluster[1];
+  cluster_attribute.value.clusterDim.z = spec_.cluster[2];
+  config.attrs = &cluster_attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (CUresult status = api.occupancy_max_active_clusters(&clusters, function_, &config); status != CUDA_SUCCESS) {
+    fail("cuOccupancyMaxActiveClusters", status);
+  }
+  return static_cast<unsigned>(clusters) * spec_.cluster[0] * spec_.cluster[1] * spec_.cluster[2];
 }
 
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {

@@ -54,6 +54,10 @@ class LoadedKernel {
 
   const LaunchSpec& spec() const { return spec_; }
 
+  // How many of this kernel's CTAs the device can hold at once (clusters counted whole):
+  // a persistent grid larger than this runs a second, mostly idle wave.
+  unsigned max_resident_ctas() const;
+
   // "kernel 'name' (grid {x,y,z}, block {x,y,z}, cluster {x,y,z}, N bytes dynamic smem)"
   std::string describe() const;
 

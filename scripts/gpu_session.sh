@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One batched GPU session on a lent machine: correctness of every tutorial step on edge and large
+# shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
+# steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
+# logs go to $OUT (or ./devout).
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,variants,profile]
+# variants: every schedule file in BIN_DIR/sched timed against cuBLAS; profile: Nsight Compute
+# sections of PROFILE (default v8 v9 v10) at 8192^3.
+set -uo pipefail
+BIN=${1:-.devbin}
+PARTS=${2:-check,sanitize,bench}
+OUT=${OUT:-devout}
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+has() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+
+if has check; then
+  for v in 7 8 9 10 4 5 6; do
+    for shape in "300 200 136" "1 8 8" "129 264 72" "64 8 1024" "1000 1000 1000" "2048 2048 512" "4096 4096 4096"; do
+      set -- $shape
+      for mode in "" "--exact"; do
+        line=$(timeout 120 "$BIN/gemmgen" run --schedule v$v --m $1 --n $2 --k $3 $mode --json 2>&1 | tail -1)
+        echo "v$v $1x$2x$3 ${mode:-random} rc=$? $line"
+      done
+    done
+  done 2>&1 | tee "$OUT/check.log" | grep -v '"passed": true' || true
+  echo "check: $(grep -c '"passed": true' "$OUT/check.log") passed of $(wc -l <"$OUT/check.log")"
+fi
+
+if has sanitize; then
+  for v in 7 8 9 10; do
+    for tool in racecheck synccheck memcheck; do
+      r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule v$v --m 264 --n 200 --k 200 2>&1 | tail -4 | tr '\n' ' ')
+      echo "sanitize v$v $tool rc=$? $r"
+    done
+  done 2>&1 | tee "$OUT/sanitize.log"
+fi
+
+if has tests; then
+  timeout 400 "$BIN/test_gpu" 2>&1 | tee "$OUT/test_gpu.log" | tail -15
+fi
+
+if has bench; then
+  timeout 300 "$BIN/bench_tutorials" --versions 5-10 --sizes 4096,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
+  timeout 200 "$BIN/bench_tutorials" --versions 6-10 --sizes 8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
+fi
+
+if has variants; then
+  for f in "$BIN"/sched/*.txt; do
+    r=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$f" --bench --reps 30 --json 2>&1 | tail -1)
+    echo "$(basename "$f") $r"
+  done 2>&1 | tee "$OUT/variants.log"
+fi
+
+if has profile; then
+  for v in ${PROFILE:-v8 v9 v10}; do
+    # launch 0 is the watchdog build's check, launch 1 the timed build's first run
+    timeout 200 ncu --clock-control none -k regex:gg_gemm --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
+      "$BIN/gemmgen" run --schedule $v --bench --reps 1 >"$OUT/ncu_$v.txt" 2>&1
+    grep -E "Duration|Tensor|gmma|Compute \(SM\)|Memory Throughput|Registers|Achieved Occupancy|Stall|Waves|Cluster" "$OUT/ncu_$v.txt" | head -30
+  done
+fi
