@@ -2,10 +2,23 @@
 
 #include <algorithm>
 
+#include "codegen/resources.h"
+
 namespace gg {
 
 int pipeline_stages(int64_t k_trips, int desired) {
   return static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(desired, k_trips)));
+}
+
+int deepest_pipeline(const Schedule& s, const std::string& axis, int desired) {
+  const auto mma = s.mma_shape();
+  const DeviceLimits limits = limits_for(mma ? mma->target : Target::Sm90a);
+  for (int stages = pipeline_stages(s.domain().axis(axis).extent, desired); stages > 2; --stages) {
+    Schedule deeper = s;
+    deeper.circular_buffer(axis, stages);
+    if (summarize_resources(deeper, limits).smem_bytes <= limits.smem_bytes) return stages;
+  }
+  return 2;
 }
 
 }  // namespace gg

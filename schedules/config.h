@@ -2,11 +2,19 @@
 // Config heuristics, kept apart from the schedules that use them: they pick numbers
 // (stages, tile sizes) from the problem; the schedules only call primitives.
 #include <cstdint>
+#include <string>
+
+#include "dsl/schedule.h"
 
 namespace gg {
 
 // Pipeline depth for a k loop of `k_trips` iterations: the desired depth, but never more
 // stages than the loop can fill, and never fewer than two (the smallest pipeline).
 int pipeline_stages(int64_t k_trips, int desired);
+
+// The deepest circular buffer on `axis`, at most `desired` stages (and at most the loop's trips),
+// whose shared memory (stages, epilogue staging, barriers) still fits the target's per-CTA
+// limit; never fewer than two stages.
+int deepest_pipeline(const Schedule& s, const std::string& axis, int desired);
 
 }  // namespace gg

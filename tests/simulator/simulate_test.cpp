@@ -258,7 +258,8 @@ TEST_CASE("simulate: every planted bug class is caught in every kernel it applie
   for (const BugClass& bug : bug_classes()) {
     int planted = 0, caught = 0;
     for (int v : {5, 6, 8, 9, 10})
-      for (Shape sh : {Shape{256, 256, 256}, Shape{384, 256, 320}}) {
+      // 256x512: every kernel has several tiles per CTA (v10's 128x256 tiles too)
+      for (Shape sh : {Shape{256, 512, 256}, Shape{384, 256, 320}}) {
         Definition def = make_gemm(sh.m, sh.n, sh.k, DType::BF16, DType::BF16);
         LowerOptions lo;
         lo.limits = few_sms(1);
