@@ -121,6 +121,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   rt::CublasReference cublas;
   bool plain = plain_product(def);
   rt::DeviceBuffer cublas_d(plain ? out_type : rt::ElemType::F32, mn);
+  rt::fill_poison(cublas_d);  // defined contents for compute-sanitizer's initcheck, which misses TMA stores
   cublas.gemm(a.buffer, b.buffer, cublas_d, r.m, r.n, r.k);
   std::vector<float> cublas_values = cublas_d.download();
 

@@ -18,10 +18,10 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 cat "$OUT/device.txt"
 
 if has check; then
-  for v in 7 8 9 10 4 5 6; do
+  for v in ${CHECK_VERSIONS:-7 8 9 10 4 5 6}; do
     for shape in "300 200 136" "1 8 8" "129 264 72" "64 8 1024" "1000 1000 1000" "2048 2048 512" "4096 4096 4096"; do
       set -- $shape
-      for mode in "" "--exact"; do
+      for mode in "" "--exact" "--dtype f16"; do
         line=$(timeout 120 "$BIN/gemmgen" run --schedule v$v --m $1 --n $2 --k $3 $mode --json 2>&1 | tail -1)
         echo "v$v $1x$2x$3 ${mode:-random} rc=$? $line"
       done
@@ -31,10 +31,13 @@ if has check; then
 fi
 
 if has sanitize; then
-  for v in 7 8 9 10; do
-    for tool in racecheck synccheck memcheck; do
-      r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule v$v --m 264 --n 200 --k 200 2>&1 | tail -4 | tr '\n' ' ')
-      echo "sanitize v$v $tool rc=$? $r"
+  for v in ${SANITIZE_VERSIONS:-7 8 9 10}; do
+    for shape in "264 200 200" "520 264 72"; do
+      set -- $shape
+      for tool in racecheck synccheck memcheck initcheck; do
+        r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule v$v --m $1 --n $2 --k $3 2>&1 | tail -4 | tr '\n' ' ')
+        echo "sanitize v$v $1x$2x$3 $tool rc=$? $r"
+      done
     done
   done 2>&1 | tee "$OUT/sanitize.log"
 fi
@@ -44,8 +47,8 @@ if has tests; then
 fi
 
 if has bench; then
-  timeout 300 "$BIN/bench_tutorials" --versions 5-10 --sizes 4096,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
-  timeout 200 "$BIN/bench_tutorials" --versions 6-10 --sizes 8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
+  timeout 300 "$BIN/bench_tutorials" --versions 6-10 --sizes 4096,6144,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
+  timeout 300 "$BIN/bench_tutorials" --versions 6-10 --sizes 4096,6144,8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
 fi
 
 if has variants; then
