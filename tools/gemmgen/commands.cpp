@@ -74,11 +74,15 @@ int cmd_print(const Args& args, Io io) {
   return 0;
 }
 
+// Every check `emit` runs: the schedule's rules and device limits, then the whole lowering
+// (its not-lowered rules and the sync check) and the printer; nothing is written.
 int cmd_check(const Args& args, Io io) {
   Schedule s = load_schedule(args);
-  DeviceLimits limits = limits_of(s);
-  validate_schedule(s, limits);
-  io.out << "ok: the schedule is legal for " << problem_text(s) << " (" << limits.name << ")\n";
+  LowerOptions options;
+  options.limits = limits_of(s);
+  EmittedKernel e = emit_cuda(s, options);
+  io.out << "ok: the schedule is legal for " << problem_text(s) << " (" << options.limits.name
+         << ") and lowers to kernel " << e.kernel_name << " (sync check passed)\n";
   return 0;
 }
 
@@ -177,7 +181,7 @@ const std::vector<Command>& commands() {
        cmd_explain},
       {"print", "print a schedule in the text form a schedule file uses", concat({schedule_flags(), problem_flags()}),
        cmd_print},
-      {"check", "check a schedule against the device limits (exit 0 legal, 2 not)",
+      {"check", "check a schedule against the device limits and lower it as emit does (exit 0 ok, 2 not)",
        concat({schedule_flags(), problem_flags()}), cmd_check},
       {"emit",
        "write the standalone CUDA .cu for a schedule (needs no GPU)",
