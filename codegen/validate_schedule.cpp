@@ -1,6 +1,7 @@
 #include "codegen/validate_schedule.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "dsl/error.h"
 
@@ -21,6 +22,23 @@ std::vector<std::string> operands(const Definition& def) {
   std::vector<std::string> out;
   for (int id : def.matmul_node().operands) out.push_back(def.node(id).name);
   return out;
+}
+
+// Generated kernels count tiles and k tiles in 32-bit ints; a problem past that is refused
+// here rather than overflowing in the kernel.
+void check_problem_size(const Schedule& s) {
+  const Definition& def = s.definition();
+  constexpr int64_t kMax = INT32_MAX;  // each extent is already at most this (Definition, `bad-shape`)
+  const Domain& dom = s.domain();
+  const auto tiles = [&](Root r, int64_t extent) {
+    return (extent + dom.tile_extent(r) - 1) / std::max<int64_t>(1, dom.tile_extent(r));
+  };
+  const int64_t m_tiles = tiles(Root::M, def.m()), n_tiles = tiles(Root::N, def.n()), k_tiles = tiles(Root::K, def.k());
+  // The persistent loop counts k tiles across all of a CTA's tiles: tiles x k tiles must fit too.
+  if (m_tiles * n_tiles > kMax / std::max<int64_t>(1, k_tiles))
+    throw_user_error("problem-too-large", str(m_tiles) + " x " + str(n_tiles) + " output tiles of " +
+                     str(k_tiles) + " k tiles each is over " + str(kMax) +
+                     " tile steps, which a generated kernel counts in 32-bit ints; split the problem or use larger tiles");
 }
 
 void check_alignment(const Schedule& s) {
@@ -346,6 +364,7 @@ void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimit
 }  // namespace
 
 void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
+  check_problem_size(s);
   check_alignment(s);
   check_coverage(s);
   check_mma(s);

@@ -51,6 +51,8 @@ std::optional<int64_t> Args::positive(const std::string& flag) const {
   if (!v) return std::nullopt;
   int64_t x = 0;
   auto res = std::from_chars(v->data(), v->data() + v->size(), x);
+  if (res.ec == std::errc::result_out_of_range)
+    usage_error("--" + flag + " " + *v + " is out of range (larger than a 64-bit integer)");
   if (res.ec != std::errc() || res.ptr != v->data() + v->size() || x < 1)
     usage_error("--" + flag + " expects a positive integer, got '" + *v + "'");
   return x;

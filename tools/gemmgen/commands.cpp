@@ -91,12 +91,13 @@ int cmd_emit(const Args& args, Io io) {
   LowerOptions options;
   options.limits = limits_of(s);
   if (auto pass = args.value("dump-after")) {
+    if (pass->empty()) usage_error("--dump-after needs a pass name (or `all`)");
     options.dump_after = *pass;
     options.dump = &io.err;
   }
   EmittedKernel e = emit_cuda(s, options);  // nothing is written when the schedule does not lower
   auto path = args.value("output");
-  if (!path) {
+  if (!path || *path == "-") {
     io.out << e.source;
     return 0;
   }
@@ -125,19 +126,15 @@ int cmd_run(const Args& args, Io io) {
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
-  if (!rt::gpu_available()) {
-    io.err << "gemmgen run: no GPU found (gemmgen emit writes the .cu without one)\n";
-    return 2;
-  }
+  if (!rt::gpu_available())
+    throw_user_error("no-gpu", "gemmgen run needs a GPU and found none (gemmgen emit writes the .cu without one)");
   auto mma = s.mma_shape();
   std::string target(target_name(mma ? mma->target : Target::Sm90a));
   rt::DeviceInfo device = rt::device_info();
-  if (device_arch(device) != target) {
-    io.err << "gemmgen run: the schedule targets " << target << " but the GPU is " << device.name << " ("
-           << device_arch(device) << "); pass --arch " << device_arch(device)
-           << " if the schedule lowers for it, or use gemmgen emit\n";
-    return 2;
-  }
+  if (device_arch(device) != target)
+    throw_user_error("arch-mismatch", "the schedule targets " + target + " but the GPU is " + device.name + " (" +
+                                          device_arch(device) + "); pass --arch " + device_arch(device) +
+                                          " if the schedule lowers for it, or use gemmgen emit");
   CheckReport r;
   try {
     r = check_on_gpu(s, options);
@@ -186,7 +183,7 @@ const std::vector<Command>& commands() {
       {"emit",
        "write the standalone CUDA .cu for a schedule (needs no GPU)",
        concat({schedule_flags(), problem_flags(),
-               {{"output", "FILE", "write the .cu to FILE instead of stdout", "-o"},
+               {{"output", "FILE", "write the .cu to FILE (`-`: stdout, the default)", "-o"},
                 {"dump-after", "PASS", "print the kernel IR after lowering pass PASS (or `all`) to stderr"}}}),
        cmd_emit},
       {"run",

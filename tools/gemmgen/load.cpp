@@ -1,6 +1,9 @@
 #include "tools/gemmgen/load.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "dsl/error.h"
@@ -33,16 +36,44 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   return p;
 }
 
+// `-` is standard input; anything else must be a regular file (a directory or /proc entry
+// would otherwise read as an empty schedule).
 std::string read_file(const std::string& path) {
+  std::ostringstream os;
+  if (path == "-") {
+    os << std::cin.rdbuf();
+    return os.str();
+  }
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw_user_error("file-not-found", "cannot read schedule file '" + path + "'");
+  if (!std::filesystem::is_regular_file(status))
+    throw_user_error("not-a-file", "schedule file '" + path + "' is not a regular file" +
+                                       (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_user_error("file-not-found", "cannot read schedule file '" + path + "'");
-  std::ostringstream os;
   os << in.rdbuf();
   return os.str();
 }
 
+// A schedule file is text: a NUL or another control byte (besides tab, CR, LF) means a binary file,
+// refused before its bytes reach a message.
+void require_text(const std::string& path, const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      throw_user_error("not-text", "schedule file '" + path + "' is not text (byte " + hex + " at offset " +
+                                       std::to_string(i) + ")");
+    }
+  }
+}
+
 Schedule from_file(const std::string& path, const Args& args) {
   std::string text = read_file(path);
+  require_text(path == "-" ? "<stdin>" : path, text);
   try {
     ScheduleFile file = parse_schedule_file(text);
     Problem p = resolve_problem(args, file.problem);
@@ -53,7 +84,7 @@ Schedule from_file(const std::string& path, const Args& args) {
     return apply_directives(def, file.directives, file.directive_lines);
   } catch (const CompileError& e) {
     // "line 3: ..." becomes "bad.sched: line 3: ...".
-    throw CompileError(e.rule(), path + ": " + e.message());
+    throw CompileError(e.rule(), (path == "-" ? std::string("<stdin>") : path) + ": " + e.message());
   }
 }
 
@@ -68,7 +99,7 @@ Schedule builtin(const std::string& name, const Args& args) {
 std::vector<FlagSpec> schedule_flags() {
   return {
       {"schedule", "NAME", "a built-in schedule (see `gemmgen list`)"},
-      {"schedule-file", "FILE", "a schedule file (see `gemmgen print`)"},
+      {"schedule-file", "FILE", "a schedule file (see `gemmgen print`; `-` reads stdin)"},
   };
 }
 
