@@ -563,10 +563,13 @@ class StructureCheck : public Visitor {
                               "B swizzle, but " + a.who + " with " + str(a.swizzle) +
                               "B: writer and readers of a shared buffer must agree on its layout");
   }
+  // Each map moves its own operand's tiles; C's tile may also land in D's staging buffer (the
+  // staged beta*C, read back and overwritten by the epilogue).
   void check_map_operands() const {
     for (const MapUse& u : map_uses_)
       GG_INTERNAL_CHECK(operand_letter(u.map).empty() || operand_letter(u.buffer).empty() ||
-                            operand_letter(u.map) == operand_letter(u.buffer),
+                            operand_letter(u.map) == operand_letter(u.buffer) ||
+                            (operand_letter(u.map) == "C" && operand_letter(u.buffer) == "D"),
                         u.what + " " + u.buffer + " uses tensor map " + u.map + ": operand " + operand_letter(u.map) +
                             "'s tiles and operand " + operand_letter(u.buffer) + "'s buffer");
   }
@@ -676,6 +679,10 @@ class RoleRun : public Visitor {
   // ---- barriers: fills, acquisitions, releases
   void visit_MbarrierWait(const MbarrierWait& n) override {
     filling_.reset();
+    // A wait on the barrier of a TMA load issued after the bulk wait orders this thread after
+    // the previous store's reads, as a barrier would (the staged C tile).
+    for (auto& [name, b] : buffers_)
+      if (b.store == Store::Waited && b.reloaded_on == n.bar.array) b.store = Store::None;
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
     if (f_.is_full(n.bar.array)) acquire(s, parity);
@@ -687,6 +694,11 @@ class RoleRun : public Visitor {
     if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
+    BufferState& into = buffers_[n.dst.buffer];
+    GG_INTERNAL_CHECK(into.store != Store::InFlight,
+                      who() + " TMA-loads into " + n.dst.buffer + " at " + at() +
+                          " while a TMA store may still read it: bulk_wait_group_read<0> comes first");
+    if (into.store == Store::Waited) into.reloaded_on = n.bar.array;
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
     if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
@@ -761,7 +773,7 @@ class RoleRun : public Visitor {
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
     if (n.pending != 0) return;  // which stores are left is not tracked: only <0> frees a buffer
     for (auto& [name, b] : buffers_)
-      if (b.store == Store::InFlight) b.store = Store::Waited;
+      if (b.store == Store::InFlight) b.store = Store::Waited, b.reloaded_on.clear();
   }
   void visit_SyncThreads(const SyncThreads&) override { barrier(true); }
   void visit_ClusterSync(const ClusterSync&) override { barrier(true); }
@@ -785,6 +797,7 @@ class RoleRun : public Visitor {
     bool written_elected = false;
     std::string writer;
     Store store = Store::None;
+    std::string reloaded_on;  // Waited, then refilled by a TMA load completing on this barrier
   };
 
   int64_t must(const ExprPtr& e, const std::string& what) const {
@@ -920,6 +933,7 @@ class RoleRun : public Visitor {
     for (auto& [name, b] : buffers_) {
       if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
       if (b.store == Store::Waited) b.store = Store::None;
+      b.reloaded_on.clear();
     }
     if (!whole_role) return;
     synced_complete_ = complete_;

@@ -206,8 +206,11 @@ class CudaPrinter : public Visitor {
       switch (op.kind) {
         case EpilogueOp::Kind::Scale: code += v + " *= " + float_literal(op.scalar) + "; "; break;
         case EpilogueOp::Kind::AddScaled:
-          code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
-                  " * gg::dev::load_" + op.operand_type + "(args.c, row * args.n + " + col + "); ";
+          // staged: C's value was read from the staging buffer into c0 / c1 (zero past the edge)
+          if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + v.substr(1) + "; ";
+          else
+            code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
+                    " * gg::dev::load_" + op.operand_type + "(args.c, row * args.n + " + col + "); ";
           break;
         case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
         case EpilogueOp::Kind::AddBiasCols: code += v + " += " + bias_v + "; "; break;
@@ -234,8 +237,9 @@ class CudaPrinter : public Visitor {
       if (op.kind == K::AddBiasCols) col_bias = &op;
       if (op.kind == K::AddBiasRows) row_bias = &op;
     }
-    bool needs_row = !n.staged || uses(K::AddScaled) || row_bias;
-    bool needs_col = !n.staged || uses(K::AddScaled) || col_bias;
+    const bool global_c = uses(K::AddScaled) && !n.c_staged;
+    bool needs_row = !n.staged || global_c || row_bias;
+    bool needs_col = !n.staged || global_c || col_bias;
     open("");
     line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
     line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
@@ -260,14 +264,8 @@ class CudaPrinter : public Visitor {
     if (row_bias)
       line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
     line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
-    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
-    if (!ops0.empty()) line(ops0);
-    if (!ops1.empty()) line(ops1);
-    if (!n.staged) {
-      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col, v0);");
-      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
-    } else {
-      int bytes = n.out_type == "f32" ? 4 : 2;
+    const int bytes = n.out_type == "f32" ? 4 : 2;
+    if (n.staged) {
       int sb = n.staging_swizzle_bytes;
       int chunk_cols = sb / bytes;
       line("// staging: chunks of " + num(chunk_cols) + " columns, [" + num(n.tile_rows) + "][" + num(sb) + " bytes], " +
@@ -276,6 +274,24 @@ class CudaPrinter : public Visitor {
       line("const unsigned dst = " + smem(n.staging) + " + (c / " + num(chunk_cols) + ") * " +
            num(int64_t(n.tile_rows) * sb) + " + r * " + num(sb) + " + (((byte / 16) ^ ((r / " + num(128 / sb) + ") % " +
            num(sb / 16) + ")) * 16) + byte % 16;");
+    }
+    if (n.c_staged) {
+      if (bytes == 2) {
+        line("const unsigned c_pair = gg::dev::ld_shared_u32(dst);  // C, staged by TMA");
+        line("const float c0 = gg::dev::unpack_lo_" + n.out_type + "(c_pair), c1 = gg::dev::unpack_hi_" + n.out_type +
+             "(c_pair);");
+      } else {
+        line("const float c0 = __uint_as_float(gg::dev::ld_shared_u32(dst)), c1 = "
+             "__uint_as_float(gg::dev::ld_shared_u32(dst + 4));  // C, staged by TMA");
+      }
+    }
+    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
+    if (!ops0.empty()) line(ops0);
+    if (!ops1.empty()) line(ops1);
+    if (!n.staged) {
+      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col, v0);");
+      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
+    } else {
       if (bytes == 2) {
         line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
       } else {

@@ -68,16 +68,24 @@ Kernel insert_mbarriers(Kernel k) {
   const KernelPlan& p = k.plan;
   const PipelinePlan& pl = p.pipeline;
   k.body = LowerStageSync(p).mutate(k.body);
-  if (!p.tma_load) return k;
+  if (!p.tma_load && !p.staged_c) return k;
   // Initialized by one thread before the role branch; the fence and the CTA (or cluster)
   // barrier publish them to every role and to the peers that multicast into them.
-  std::vector<StmtPtr> init = {init_array(pl.full, pl.stages, pl.full_arrivals)};
-  std::string what = "mbarriers: one 'full' barrier per stage";
-  if (!pl.empty.empty()) {
+  std::vector<StmtPtr> init;
+  std::string what = "mbarriers:";
+  if (p.tma_load) {
+    init.push_back(init_array(pl.full, pl.stages, pl.full_arrivals));
+    what += " one 'full' barrier per stage";
+  }
+  if (p.tma_load && !pl.empty.empty()) {
     init.push_back(init_array(pl.empty, pl.stages, pl.empty_arrivals));
     what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
             std::to_string(p.consumer_warpgroups) + " consumer warpgroup(s) x " +
             std::to_string(pl.empty_arrivals / p.consumer_warpgroups) + " CTA(s) reading the stage)";
+  }
+  if (p.staged_c) {
+    init.push_back(init_array(kCBarrier, 1, 1));
+    what += std::string(init.size() > 1 ? "," : "") + " one for C's tile in the staging buffer";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();

@@ -39,6 +39,8 @@ struct PipelinePlan {
   int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
 };
 
+inline constexpr const char* kCBarrier = "c_bar";  // the mbarrier C's staged tile completes on
+
 struct KernelPlan {
   Target target = Target::Sm90a;
   DType in = DType::BF16, out = DType::BF16;
@@ -71,6 +73,9 @@ struct KernelPlan {
   // 32 dividing a tile row), each [tile_m][store_swizzle_bytes] and one TMA store box.
   int store_swizzle_bytes = 128;
   std::vector<kir::EpilogueOp> epilogue;
+  // beta*C read through the staging buffer: TMA loads the C tile into it (completing on
+  // `c_bar`), each thread reads its elements there and overwrites them with the result.
+  bool staged_c = false;
 };
 
 // The runtime's element type for a (non-reserved) dtype.

@@ -172,6 +172,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   SmemRef staging;                // staged: column chunks of [tile rows][staging_swizzle_bytes]
   int staging_swizzle_bytes = 128;
   int tile_rows = 0;
+  bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
 };
 
 // ---- construction

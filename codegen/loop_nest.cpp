@@ -3,6 +3,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "codegen/resources.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -120,7 +121,10 @@ NestNode epilogue(const Context& c, Place from) {
     EpilogueStmt::Op op{n.name, "", c.s.is_inlined(n.name)};
     switch (n.kind) {
       case OpKind::Scale: op.detail = "x " + number(n.scalar); break;
-      case OpKind::AddScaled: op.detail = "+ " + number(n.scalar) + " x " + c.def.node(n.operands.at(1)).name; break;
+      case OpKind::AddScaled:
+        op.detail = "+ " + number(n.scalar) + " x " + c.def.node(n.operands.at(1)).name +
+                    (stages_c_in_smem(c.s) ? ", TMA-loaded into the staging buffer" : "");
+        break;
       case OpKind::AddBias:
         op.detail = "+ " + c.def.node(n.operands.at(1)).name + (n.bias_along == BiasAlong::Rows ? "[m]" : "[n]");
         break;

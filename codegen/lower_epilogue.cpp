@@ -47,12 +47,27 @@ class LowerWrite : public Mutator {
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
-    // The previous tile's store ran under this tile's mainloop; the staging buffer is
-    // rewritten once it has been read. Only the computing role's threads meet at the
-    // barriers (named ones, so a producer role never has to join).
-    return block({comment("the previous tile's TMA store has read the staging buffer"), wait_staging_read(),
-                  staging_barrier(), store, std::make_shared<FenceProxyAsync>(), staging_barrier(),
-                  elect_one(block(stores), first_warp())});
+    std::vector<StmtPtr> out = {comment("the previous tile's TMA store has read the staging buffer")};
+    if (p_.staged_c) {
+      // C's tile lands where the results go; every thread waits for it instead of meeting the
+      // others (the load is issued only after the previous store finished reading).
+      store->c_staged = true;
+      out.push_back(elect_one(block({wait_staging_read_here(), load_c_tile(*store)}), first_warp()));
+      auto wait = std::make_shared<MbarrierWait>();
+      wait->bar = {kCBarrier, imm(0)};
+      wait->parity = p_.persistent ? (var("k_done") / var("k_tiles")) % imm(2) : imm(0);
+      out.push_back(wait);
+    } else {
+      // The previous tile's store ran under this tile's mainloop; the staging buffer is
+      // rewritten once it has been read. Only the computing role's threads meet at the
+      // barriers (named ones, so a producer role never has to join).
+      out.push_back(wait_staging_read());
+      out.push_back(staging_barrier());
+    }
+    for (StmtPtr s : {StmtPtr(store), StmtPtr(std::make_shared<FenceProxyAsync>()), staging_barrier(),
+                      elect_one(block(stores), first_warp())})
+      out.push_back(s);
+    return block(out);
   }
 
   // Shared memory must outlive the last store's reads of it.
@@ -66,10 +81,29 @@ class LowerWrite : public Mutator {
 
  private:
   ExprPtr first_warp() const { return imm(int64_t(role_.first_warpgroup) * 4); }
-  StmtPtr wait_staging_read() const {
+  StmtPtr wait_staging_read_here() const {
     auto wait = std::make_shared<BulkWaitRead>();
     wait->pending = 0;
-    return elect_one(wait, first_warp());
+    return wait;
+  }
+  StmtPtr wait_staging_read() const { return elect_one(wait_staging_read_here(), first_warp()); }
+  // One TMA box per staging chunk, the same boxes the store writes, completing on c_bar.
+  StmtPtr load_c_tile(const EpilogueStore& store) const {
+    const int64_t chunk_bytes = int64_t(p_.tile_m) * p_.store_swizzle_bytes;
+    auto expect = std::make_shared<MbarrierArriveExpectTx>();
+    expect->bar = {kCBarrier, imm(0)};
+    expect->bytes = int64_t(p_.tile_m) * p_.tile_n * dtype_bytes(p_.out);
+    std::vector<StmtPtr> loads = {expect};
+    for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
+      auto t = std::make_shared<TmaLoad>();
+      t->map = "map_c";
+      t->dst = {"smem_D", imm(int64_t(c) * chunk_bytes)};
+      t->row = store.row0;
+      t->col = store.col0 + imm(int64_t(c) * chunk_cols(p_));
+      t->bar = {kCBarrier, imm(0)};
+      loads.push_back(t);
+    }
+    return block(loads);
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();
@@ -91,6 +125,8 @@ Kernel lower_epilogue(Kernel k) {
     k.launch.tensor_maps.push_back(
         tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, p.tile_m, p.store_swizzle_bytes));
   }
+  if (p.staged_c)
+    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, p.tile_m, p.store_swizzle_bytes));
   return k;
 }
 

@@ -213,6 +213,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
     if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));
   }
+  p.staged_c = stages_c_in_smem(s) && p.tma_store;
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
@@ -228,13 +229,21 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
       p.smem.push_back({item.symbol, item.offset, item.bytes, item.what + ": " + item.formula});
       continue;
     }
-    // The mbarrier region holds the full barriers, then the empty ones.
-    int64_t full_bytes = 8 * p.pipeline.stages;
-    p.smem.push_back({p.pipeline.full, item.offset, full_bytes, "mbarriers: a stage's loads landed"});
-    if (!p.pipeline.empty.empty())
-      p.smem.push_back({p.pipeline.empty, item.offset + full_bytes, full_bytes, "mbarriers: a stage was released"});
-    GG_INTERNAL_CHECK(item.bytes == full_bytes * (p.pipeline.empty.empty() ? 1 : 2),
-                      "resource summary and kernel plan disagree on the mbarriers");
+    // The mbarrier region holds the full barriers, then the empty ones, then C's.
+    int64_t full_bytes = 8 * p.pipeline.stages, at = item.offset;
+    if (p.tma_load) {
+      p.smem.push_back({p.pipeline.full, at, full_bytes, "mbarriers: a stage's loads landed"});
+      at += full_bytes;
+    }
+    if (!p.pipeline.empty.empty()) {
+      p.smem.push_back({p.pipeline.empty, at, full_bytes, "mbarriers: a stage was released"});
+      at += full_bytes;
+    }
+    if (p.staged_c) {
+      p.smem.push_back({kCBarrier, at, 8, "mbarrier: the C tile landed in the staging buffer"});
+      at += 8;
+    }
+    GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }
   GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_stage_bytes &&
                         p.smem[1].bytes == p.pipeline.stages * p.b_stage_bytes,

@@ -32,6 +32,17 @@ std::string x_join(std::initializer_list<int64_t> xs, const char* unit) {
 
 }  // namespace
 
+bool stages_c_in_smem(const Schedule& s) {
+  const Definition& def = s.definition();
+  const auto out_write = s.write_of(def.node(def.output()).name);
+  if (!out_write || out_write->place != Place::Shared || out_write->method != CopyMethod::Tma) return false;
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    if (n.kind == OpKind::AddScaled) return def.node(n.operands[1]).dtype == def.output_dtype();
+  }
+  return false;
+}
+
 ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
@@ -85,6 +96,7 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
     r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
     if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
   }
+  if (stages_c_in_smem(s)) r.mbarriers.push_back({"c", 1, "the TMA load of C's tile into the staging buffer landed"});
   if (r.target == Target::Sm100a)
     r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;

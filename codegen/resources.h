@@ -98,4 +98,9 @@ struct ResourceSummary {
 
 ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits = hopper());
 
+// True when the epilogue's beta*C term is read through the output staging buffer: the output
+// is staged for a TMA store and C has the output's dtype, so one TMA load brings C's tile into
+// the buffer the results then overwrite (no per-element global loads in the epilogue).
+bool stages_c_in_smem(const Schedule& s);
+
 }  // namespace gg

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -765,10 +766,12 @@ class Simulator {
   }
 
   // ---- the epilogue: each lane's fragment (rows lane/4 (+8), columns 8 j + 2 (lane % 4) (+1))
-  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col) {
+  // `staged_c`: C's value as the kernel read it from the staging buffer (else from global memory).
+  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col, const std::optional<float>& staged_c) {
     switch (op.kind) {
       case EpilogueOp::Kind::Scale: return v * static_cast<float>(op.scalar);
       case EpilogueOp::Kind::AddScaled:
+        if (staged_c) return v + static_cast<float>(op.scalar) * *staged_c;
         return row < p_.m && col < p_.n ? v + static_cast<float>(op.scalar) * c_.get(row, col) : v;
       case EpilogueOp::Kind::AddBiasRows: return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
       case EpilogueOp::Kind::AddBiasCols: return v + (col < p_.n ? bias_.get(0, col) : 0.0f);
@@ -796,14 +799,22 @@ class Simulator {
               const int64_t r = wg * n.warpgroup_rows + b * n.mma_m + quarter * 16 + local_row;
               const int64_t row = row0 + r, col = col0 + c;
               float v = acc[static_cast<size_t>((b * 16 + local_row) * N + c)];
-              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col);
+              int64_t at = -1;
+              if (n.staged) {
+                const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
+                const int64_t base = smem_offset(w, n.staging, int64_t(n.tile_rows) * N * ob, "epilogue staging");
+                at = sim::swizzled(base + (c / chunk_cols) * int64_t(n.tile_rows) * sb + r * sb + (c % chunk_cols) * ob, sb);
+              }
+              std::optional<float> staged_c;
+              if (n.c_staged) {
+                async_read_check(w.cta, at, at + ob, "the epilogue's read of C from the staging buffer", &w);
+                staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
+              }
+              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, staged_c);
               if (!n.staged) {
                 if (row < p_.m && col < p_.n) d_.set(row, col, v);
                 continue;
               }
-              const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
-              const int64_t base = smem_offset(w, n.staging, int64_t(n.tile_rows) * N * ob, "epilogue staging");
-              int64_t at = sim::swizzled(base + (c / chunk_cols) * int64_t(n.tile_rows) * sb + r * sb + (c % chunk_cols) * ob, sb);
               uint8_t bytes[4];
               sim::encode(out, v, bytes);
               generic_write(w, at, bytes, ob, "the epilogue's staging write");

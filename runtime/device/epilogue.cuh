@@ -47,6 +47,12 @@ static __device__ __forceinline__ void store_f32(void* base, long long index, fl
   static_cast<float*>(base)[index] = value;
 }
 
+// The two values of a staged 32-bit word (a C pair the epilogue reads back from staging).
+static __device__ __forceinline__ float unpack_lo_bf16(unsigned pair) { return bf16_bits_to_float(static_cast<unsigned short>(pair)); }
+static __device__ __forceinline__ float unpack_hi_bf16(unsigned pair) { return bf16_bits_to_float(static_cast<unsigned short>(pair >> 16)); }
+static __device__ __forceinline__ float unpack_lo_f16(unsigned pair) { return f16_bits_to_float(static_cast<unsigned short>(pair)); }
+static __device__ __forceinline__ float unpack_hi_f16(unsigned pair) { return f16_bits_to_float(static_cast<unsigned short>(pair >> 16)); }
+
 // Two adjacent values as the 32-bit word a shared-memory staging store writes.
 static __device__ __forceinline__ unsigned pack2_bf16(float lo, float hi) {
   return static_cast<unsigned>(float_to_bf16_bits(lo)) | (static_cast<unsigned>(float_to_bf16_bits(hi)) << 16);
