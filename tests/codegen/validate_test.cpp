@@ -213,7 +213,7 @@ TEST_CASE("register-file") {
   check_rule(sched(gemm(1024, 1024, 1024), "tile 128 256 64\ninline cast\nmma 64 256 16\nbind k_o serial\n"
                                            "bind m_o block.y\nbind n_o block.x\n"),
              "register-file",
-             "the 1 warpgroup(s) hold a 128 x 256 fp32 accumulator in registers: 256 per thread plus about 32 for "
+             "the 1 warpgroup(s) hold a 128 x 256 fp32 accumulator in registers: 256 per thread plus about 64 for "
              "addresses and loop state, over the per-thread cap of 255 (65536 registers / 128 threads, at most 255); "
              "split the tile over more consumer warpgroups");
   check_rule(tutorial_schedule(7, gemm(1024, 1024, 1024)).circular_buffer("k_o", 4), "register-file",
