@@ -302,7 +302,7 @@ void check_pipeline(const Schedule& s) {
     if (cb->stages > a.extent && cb->stages > 2)
       throw_user_error("stages-exceed-k-trips", "circular_buffer " + cb->axis + ": " + str(cb->stages) +
                        " stages but the k loop runs only " + str(a.extent) + " time(s) (K = " + str(def.k()) +
-                       "); use at most max(2, " + str(a.extent) + ") stages");
+                       "); use at most " + str(std::max<int64_t>(2, a.extent)) + " stages");
   }
   if (s.warp_roles()) {
     int stages = cb ? cb->stages : 1;

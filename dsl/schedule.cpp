@@ -222,7 +222,7 @@ Schedule& Schedule::circular_buffer(const std::string& axis, int stages, int pre
   if (stages > a.extent && stages > 2)
     throw_user_error("stages-exceed-k-trips", "circular_buffer " + axis + ": " + std::to_string(stages) +
                      " stages but the k loop runs only " + std::to_string(a.extent) + " time(s) (K = " +
-                     std::to_string(def_.k()) + "); use at most max(2, " + std::to_string(a.extent) + ") stages");
+                     std::to_string(def_.k()) + "); use at most " + std::to_string(std::max<int64_t>(2, a.extent)) + " stages");
   check_stages_against_roles(stages, warp_roles().has_value());
   record(CircularBufferD{axis, stages, prefetch});
   return *this;

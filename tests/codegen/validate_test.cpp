@@ -198,7 +198,7 @@ TEST_CASE("stages-exceed-k-trips") {
   // The primitive rejects it when called; validate re-checks the final schedule with the same words.
   check_error([] { sched(gemm(1024, 1024, 128), std::string(kPipelined) + "circular_buffer k_o 4\n"); },
               "stages-exceed-k-trips",
-              "circular_buffer k_o: 4 stages but the k loop runs only 2 time(s) (K = 128); use at most max(2, 2) stages");
+              "circular_buffer k_o: 4 stages but the k loop runs only 2 time(s) (K = 128); use at most 2 stages");
 }
 
 TEST_CASE("stages-too-few") {
