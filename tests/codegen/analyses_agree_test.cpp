@@ -1,0 +1,130 @@
+// The four readers of a schedule -- explain's role nests (make_loop_nests), the resource summary,
+// the index-math check's loop nest and lowering (the kernel plan and its launch) -- must agree on
+// what the schedule means: tile, roles with their threads and registers, pipeline depth,
+// cluster, threads, shared memory, barriers and grid. Each disagreement is a bug in one of them.
+#include <doctest/doctest.h>
+
+#include "codegen/index_check.h"
+#include "codegen/loop_nest.h"
+#include "codegen/lower.h"
+#include "codegen/resources.h"
+#include "dsl/schedule_text.h"
+#include "schedules/tutorial.h"
+
+using namespace gg;
+
+namespace {
+
+// The circular-buffer depth explain shows on any loop of the nest (0: none).
+int nest_stages(const std::vector<NestNode>& nodes) {
+  for (const NestNode& n : nodes) {
+    if (auto* l = std::get_if<NestLoop>(&n.item)) {
+      if (l->pipeline) return l->pipeline->stages;
+      if (int s = nest_stages(n.body)) return s;
+    }
+  }
+  return 0;
+}
+
+void check_agree(const Schedule& s, const std::string& label) {
+  CAPTURE(label);
+  const ResourceSummary r = summarize_resources(s);
+  const LoopNests nests = make_loop_nests(s);
+  const LoopNest index = loop_nest_of(s.domain());
+  const Kernel k = lower(s);
+  const KernelPlan& p = k.plan;
+
+  // tile
+  CHECK(nests.tile_m == r.tile_m);
+  CHECK(nests.tile_n == r.tile_n);
+  CHECK(nests.tile_k == r.tile_k);
+  CHECK(index.tile_m == r.tile_m);
+  CHECK(index.tile_n == r.tile_n);
+  CHECK(index.tile_k == r.tile_k);
+  CHECK(p.tile_m == r.tile_m);
+  CHECK(p.tile_n == r.tile_n);
+  CHECK(p.tile_k == r.tile_k);
+  CHECK(index.tiles_m * index.tiles_n == r.grid.tiles);
+
+  // roles, threads, registers
+  REQUIRE(nests.roles.size() == r.registers.size());
+  REQUIRE(p.roles.size() == r.registers.size());
+  int nest_threads = 0;
+  for (size_t i = 0; i < r.registers.size(); ++i) {
+    CAPTURE(i);
+    const RoleRegisters& rr = r.registers[i];
+    CHECK(std::string(role_name(nests.roles[i].role)) == rr.role);
+    CHECK(p.roles[i].name == rr.role);
+    CHECK(nests.roles[i].warpgroups == rr.warpgroups);
+    CHECK(p.roles[i].warpgroups == rr.warpgroups);
+    CHECK(nests.roles[i].threads == rr.threads);
+    nest_threads += nests.roles[i].threads;
+    if (rr.declared) {
+      CHECK(nests.roles[i].regs == rr.regs_per_thread);
+      CHECK(p.roles[i].regs == rr.regs_per_thread);
+    } else {
+      CHECK_FALSE(nests.roles[i].regs.has_value());
+      CHECK(p.roles[i].regs == 0);
+    }
+  }
+  CHECK(nest_threads == r.threads);
+  CHECK(p.threads == r.threads);
+  CHECK(int(k.launch.block[0]) == r.threads);
+
+  // pipeline
+  CHECK(p.pipeline.stages == r.stages);
+  const int shown = nests.roles.empty() ? 0 : nest_stages(nests.roles.back().body);
+  CHECK((shown == 0 ? 1 : shown) == r.stages);
+
+  // cluster and grid
+  CHECK(nests.cluster.x == r.cluster.x);
+  CHECK(p.cluster_size == r.cluster_size);
+  CHECK(int64_t(k.launch.cluster[0]) * k.launch.cluster[1] * k.launch.cluster[2] == r.cluster_size);
+  CHECK(int64_t(k.launch.grid[0]) == r.grid.x);
+  CHECK(int64_t(k.launch.grid[1]) == r.grid.y);
+  CHECK(int64_t(k.launch.grid[2]) == r.grid.z);
+  CHECK(p.persistent == r.grid.persistent);
+
+  // shared memory and barriers
+  CHECK(p.smem_bytes == r.smem_bytes);
+  CHECK(int64_t(k.launch.dynamic_smem_bytes) == r.smem_bytes);
+  int64_t barrier_bytes = 0;
+  for (const SmemBuffer& b : p.smem)
+    if (b.name.find("_bar") != std::string::npos) barrier_bytes += b.bytes;
+  CHECK(barrier_bytes == int64_t(r.mbarrier_count) * 8);
+}
+
+}  // namespace
+
+TEST_CASE("explain, resources, the index check and lowering agree on every tutorial step") {
+  struct Problem {
+    int64_t m, n, k;
+  };
+  for (Problem pr : {Problem{8192, 8192, 8192}, Problem{1000, 1000, 1000}, Problem{256, 512, 64}}) {
+    for (int v = 3; v <= 10; ++v) {
+      for (DType out : {DType::BF16, DType::F32}) {
+        Definition def = make_definition(pr.m, pr.n, pr.k, DType::BF16, out);
+        check_agree(tutorial_schedule(v, def), "v" + std::to_string(v) + " " + std::to_string(pr.m) + "x" +
+                                                   std::to_string(pr.n) + "x" + std::to_string(pr.k) +
+                                                   (out == DType::F32 ? " f32" : " bf16"));
+      }
+    }
+  }
+}
+
+TEST_CASE("they agree on a fused epilogue with C staged by TMA, and on other tiles and depths") {
+  Definition def;
+  Tensor a = def.input("A", {1024, 512}, DType::BF16);
+  Tensor b = def.input("B", {1024, 512}, DType::BF16);
+  Tensor c = def.input("C", {1024, 1024}, DType::F32);
+  def.set_output(def.cast(def.gelu(def.add_scaled(def.matmul(a, b), c, 1.0)), DType::F32));
+  for (int v : {5, 6, 8, 10}) check_agree(tutorial_schedule(v, def), "fused v" + std::to_string(v));
+
+  Schedule wide(make_definition(2048, 2048, 1024, DType::F16, DType::F16));
+  wide.tile(128, 256, 64).inline_op("cast").mma(64, 256, 16, Target::Sm90a);
+  wide.bind("k_o", Binding::Serial).cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma);
+  wide.cache_write("cast", Place::Shared, CopyMethod::Tma).circular_buffer("k_o", 3);
+  wide.persist("m_o", "n_o", Raster::ColumnMajor, 4).warp_specialize(40, 232);
+  wide.split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup);
+  check_agree(wide, "128x256, 3 stages, two consumers, column-major");
+}
