@@ -18,6 +18,29 @@ bool is_single_cta_cluster(const std::array<unsigned, 3>& cluster) {
   return cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1;
 }
 
+// The driver's launch description of `spec`; a cluster shape goes in `cluster_attribute`, which
+// must outlive the config.
+CUlaunchConfig launch_config(const LaunchSpec& spec, cudaStream_t stream, CUlaunchAttribute& cluster_attribute) {
+  CUlaunchConfig config{};
+  config.gridDimX = spec.grid[0];
+  config.gridDimY = spec.grid[1];
+  config.gridDimZ = spec.grid[2];
+  config.blockDimX = spec.block[0];
+  config.blockDimY = spec.block[1];
+  config.blockDimZ = spec.block[2];
+  config.sharedMemBytes = spec.dynamic_smem_bytes;
+  config.hStream = stream;  // cudaStream_t and CUstream are the same handle type
+  if (!is_single_cta_cluster(spec.cluster)) {
+    cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster_attribute.value.clusterDim.x = spec.cluster[0];
+    cluster_attribute.value.clusterDim.y = spec.cluster[1];
+    cluster_attribute.value.clusterDim.z = spec.cluster[2];
+    config.attrs = &cluster_attribute;
+    config.numAttrs = 1;
+  }
+  return config;
+}
+
 const void* base_pointer(Operand operand, const GemmProblem& problem) {
   switch (operand) {
     case Operand::A: return problem.a;
@@ -140,29 +163,15 @@ unsigned LoadedKernel::max_resident_ctas() const {
   const DriverApi& api = driver_api();
   if (is_single_cta_cluster(spec_.cluster)) {
     int per_sm = 0;
-    if (CUresult status = api.occupancy_max_blocks_per_sm(&per_sm, function_, static_cast<int>(spec_.block[0] *
-                                                                                              spec_.block[1] * spec_.block[2]),
-                                                          spec_.dynamic_smem_bytes);
+    const int threads = static_cast<int>(spec_.block[0] * spec_.block[1] * spec_.block[2]);
+    if (CUresult status = api.occupancy_max_blocks_per_sm(&per_sm, function_, threads, spec_.dynamic_smem_bytes);
         status != CUDA_SUCCESS) {
       fail("cuOccupancyMaxActiveBlocksPerMultiprocessor", status);
     }
     return static_cast<unsigned>(per_sm) * static_cast<unsigned>(device_info().sm_count);
   }
-  CUlaunchConfig config{};
-  config.gridDimX = spec_.grid[0];
-  config.gridDimY = spec_.grid[1];
-  config.gridDimZ = spec_.grid[2];
-  config.blockDimX = spec_.block[0];
-  config.blockDimY = spec_.block[1];
-  config.blockDimZ = spec_.block[2];
-  config.sharedMemBytes = spec_.dynamic_smem_bytes;
   CUlaunchAttribute cluster_attribute{};
-  cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster_attribute.value.clusterDim.x = spec_.cluster[0];
-  cluster_attribute.value.clusterDim.y = spec_.cluster[1];
-  cluster_attribute.value.clusterDim.z = spec_.cluster[2];
-  config.attrs = &cluster_attribute;
-  config.numAttrs = 1;
+  CUlaunchConfig config = launch_config(spec_, nullptr, cluster_attribute);
   int clusters = 0;
   if (CUresult status = api.occupancy_max_active_clusters(&clusters, function_, &config); status != CUDA_SUCCESS) {
     fail("cuOccupancyMaxActiveClusters", status);
@@ -180,24 +189,8 @@ void LoadedKernel::launch_args(const GgGemmArgs& args, cudaStream_t stream) cons
       throw CudaError(describe() + ": the grid is not a whole number of clusters");
     }
   }
-  CUlaunchConfig config{};
-  config.gridDimX = spec_.grid[0];
-  config.gridDimY = spec_.grid[1];
-  config.gridDimZ = spec_.grid[2];
-  config.blockDimX = spec_.block[0];
-  config.blockDimY = spec_.block[1];
-  config.blockDimZ = spec_.block[2];
-  config.sharedMemBytes = spec_.dynamic_smem_bytes;
-  config.hStream = stream;  // cudaStream_t and CUstream are the same handle type
   CUlaunchAttribute cluster_attribute{};
-  if (!is_single_cta_cluster(spec_.cluster)) {
-    cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster_attribute.value.clusterDim.x = spec_.cluster[0];
-    cluster_attribute.value.clusterDim.y = spec_.cluster[1];
-    cluster_attribute.value.clusterDim.z = spec_.cluster[2];
-    config.attrs = &cluster_attribute;
-    config.numAttrs = 1;
-  }
+  CUlaunchConfig config = launch_config(spec_, stream, cluster_attribute);
   GgGemmArgs by_value = args;
   void* params[] = {&by_value};
   if (CUresult status = driver_api().launch_kernel_ex(&config, function_, params, nullptr); status != CUDA_SUCCESS) {
