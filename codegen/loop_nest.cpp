@@ -262,7 +262,13 @@ std::string loop_line(const NestLoop& l) {
     for (int64_t e : l.extents) ranges.push_back(range(e));
     os << "for (" << join(l.axes, ", ") << ") in " << join(ranges, " x ") << " " << binding_name(l.binding)
        << ", merged: k tiles stream across tile boundaries";
-    if (l.pipeline) os << "; " << pipeline_note(*l.pipeline);
+    // Only a warp-specialized producer streams k tiles across tiles: it refills a stage as soon as
+    // the consumers release it, so a prefetch distance below stages - 1 changes nothing.
+    if (l.pipeline) {
+      os << "; " << pipeline_note(*l.pipeline);
+      if (l.pipeline->prefetch < l.pipeline->stages - 1)
+        os << " (no effect under warp_specialize: the producer refills each stage once it is released)";
+    }
     return os.str();
   }
   const std::string& a = l.axes[0];
