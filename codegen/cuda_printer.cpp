@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "dsl/error.h"
+#include "runtime/device/smem_desc.h"
 
 namespace gg {
 
@@ -183,7 +184,7 @@ class CudaPrinter : public Visitor {
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     // K-major, swizzled: leading offset unused (16), stride 8 rows x swizzle bytes between
     // 8-row groups; the descriptor's layout code is 1 (128B), 2 (64B) or 3 (32B).
-    int layout = n.swizzle_bytes == 128 ? 1 : n.swizzle_bytes == 64 ? 2 : 3;
+    const unsigned layout = gg::dev::descriptor_swizzle_mode(n.swizzle_bytes);
     GG_INTERNAL_CHECK(n.swizzle_bytes == 128 || n.swizzle_bytes == 64 || n.swizzle_bytes == 32, "bad swizzle");
     auto desc = [&](const SmemRef& r) {
       return "gg::dev::make_smem_desc(" + smem(r) + ", 16, " + num(8 * n.swizzle_bytes) + ", " + num(layout) + ")";

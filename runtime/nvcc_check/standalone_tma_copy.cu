@@ -11,6 +11,7 @@
 #include "runtime/device/setmaxnreg.cuh"
 #include "runtime/device/smem.cuh"
 #include "runtime/device/stmatrix.cuh"
+#include "runtime/device/smem_desc.h"
 #include "runtime/device/tma.cuh"
 #include "runtime/device/warp.cuh"
 #include "runtime/device/wgmma.cuh"

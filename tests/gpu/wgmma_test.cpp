@@ -17,6 +17,7 @@ const char* kSourceTemplate = R"(
 #include "mbarrier.cuh"
 #include "smem.cuh"
 #include "tma.cuh"
+#include "smem_desc.h"
 #include "wgmma.cuh"
 #include "wgmma_mma.cuh"
 using namespace gg::dev;

@@ -20,7 +20,7 @@ std::string read_source_file(const std::string& relative) {
 TEST_CASE("every device header is embedded with its exact text") {
   const auto names = gg::rt::device_header_names();
   for (const char* expected : {"gemm_args.h", "mbarrier.cuh", "tma.cuh", "wgmma.cuh", "wgmma_mma.cuh",
-                               "host_entry.cuh", "cluster.cuh", "stmatrix.cuh", "setmaxnreg.cuh"}) {
+                               "host_entry.cuh", "cluster.cuh", "stmatrix.cuh", "setmaxnreg.cuh", "smem_desc.h"}) {
     CHECK(std::find(names.begin(), names.end(), expected) != names.end());
   }
   CHECK(std::is_sorted(names.begin(), names.end()));

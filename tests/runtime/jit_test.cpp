@@ -65,6 +65,7 @@ std::string all_helpers_kernel() {
 #include "stmatrix.cuh"
 #include "tma.cuh"
 #include "warp.cuh"
+#include "smem_desc.h"
 #include "wgmma.cuh"
 #include "wgmma_mma.cuh"
 using namespace gg::dev;

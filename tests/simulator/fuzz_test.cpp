@@ -5,6 +5,8 @@
 // printed; GEMMGEN_FUZZ_CASES and GEMMGEN_FUZZ_SEED set the count and the seed.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,7 +151,10 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
   std::cout << "schedule fuzzer, nvcc sample: " << wanted << " accepted schedules, seed " << seed << "\n";
   std::mt19937_64 rng(seed);
   Draw d{rng};
-  const auto dir = std::filesystem::temp_directory_path() / ("gemmgen_fuzz_nvcc_" + std::to_string(seed));
+  // One folder per process: two suites running at once (a CI clone beside a build) must not
+  // delete each other's files.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gemmgen_fuzz_nvcc_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   int compiled = 0, failures = 0;
   for (int64_t c = 0; compiled < wanted && c < wanted * 50; ++c) {

@@ -1,0 +1,56 @@
+#ifndef GG_DEV_SMEM_DESC_H
+#define GG_DEV_SMEM_DESC_H
+// The WGMMA shared-memory matrix descriptor, as plain integer code that compiles for the host
+// too: gemmgen's printer takes the swizzle-mode encoding from here, and host unit tests check
+// the bit layout against the PTX ISA's table. Emitted before wgmma.cuh, which uses it.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define GG_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define GG_HOST_DEVICE inline
+#endif
+
+namespace gg::dev {
+
+// Swizzle mode as the descriptor encodes it (bits 62-63).
+constexpr unsigned kDescSwizzleNone = 0;
+constexpr unsigned kDescSwizzle128B = 1;
+constexpr unsigned kDescSwizzle64B = 2;
+constexpr unsigned kDescSwizzle32B = 3;
+
+// The mode for rows swizzled in `swizzle_bytes` (128, 64, 32; anything else: none).
+GG_HOST_DEVICE constexpr unsigned descriptor_swizzle_mode(int swizzle_bytes) {
+  return swizzle_bytes == 128 ? kDescSwizzle128B
+         : swizzle_bytes == 64 ? kDescSwizzle64B
+         : swizzle_bytes == 32 ? kDescSwizzle32B
+                               : kDescSwizzleNone;
+}
+
+// Shared-memory matrix descriptor (PTX ISA "matrix-descriptor-format", sm_90):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading dimension byte offset >> 4
+//   bits 32-45  stride dimension byte offset >> 4
+//   bits 49-51  base offset (pattern start when the tile is not swizzle-atom aligned)
+//   bits 62-63  swizzle mode
+// For a K-major operand with 128B swizzle: rows of 128 bytes, stride byte offset 1024
+// (one 8-row atom), leading byte offset unused (1 by convention); step k by adding
+// the byte offset within the 128-byte row to the start address.
+GG_HOST_DEVICE constexpr unsigned long long make_smem_desc(unsigned smem_address, unsigned leading_byte_offset,
+                                                           unsigned stride_byte_offset, unsigned swizzle_mode,
+                                                           unsigned base_offset = 0) {
+  return static_cast<unsigned long long>((smem_address >> 4) & 0x3FFFu) |
+         static_cast<unsigned long long>((leading_byte_offset >> 4) & 0x3FFFu) << 16 |
+         static_cast<unsigned long long>((stride_byte_offset >> 4) & 0x3FFFu) << 32 |
+         static_cast<unsigned long long>(base_offset & 0x7u) << 49 |
+         static_cast<unsigned long long>(swizzle_mode & 0x3u) << 62;
+}
+
+// The same descriptor with its start address moved by `byte_offset` (a multiple of 16
+// that keeps the address inside the 14-bit field).
+GG_HOST_DEVICE constexpr unsigned long long smem_desc_advance(unsigned long long desc, unsigned byte_offset) {
+  return desc + static_cast<unsigned long long>(byte_offset >> 4);
+}
+
+}  // namespace gg::dev
+
+#undef GG_HOST_DEVICE
+#endif  // GG_DEV_SMEM_DESC_H

@@ -1,0 +1,55 @@
+// The WGMMA shared-memory descriptor (runtime/device/smem_desc.h) against the PTX ISA's
+// "Matrix Descriptor Format" for sm_90: each field at its bits, the swizzle-mode codes, and
+// the k-step advance. The printer takes its swizzle code from the same header, so a wrong
+// code here would be a wrong code in every emitted kernel.
+#include "runtime/device/smem_desc.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+using namespace gg::dev;
+
+namespace {
+
+uint64_t field(uint64_t desc, int lo, int bits) { return (desc >> lo) & ((uint64_t(1) << bits) - 1); }
+
+}  // namespace
+
+TEST_CASE("descriptor fields sit where the PTX ISA puts them") {
+  const uint64_t d = make_smem_desc(0x3A40, 0x120, 0x400, kDescSwizzle64B, 5);
+  CHECK(field(d, 0, 14) == 0x3A40 >> 4);   // start address >> 4, bits 0-13
+  CHECK(field(d, 14, 2) == 0);
+  CHECK(field(d, 16, 14) == 0x120 >> 4);   // leading dimension byte offset >> 4, bits 16-29
+  CHECK(field(d, 30, 2) == 0);
+  CHECK(field(d, 32, 14) == 0x400 >> 4);   // stride dimension byte offset >> 4, bits 32-45
+  CHECK(field(d, 46, 3) == 0);
+  CHECK(field(d, 49, 3) == 5);             // base offset, bits 49-51
+  CHECK(field(d, 52, 10) == 0);
+  CHECK(field(d, 62, 2) == 2);             // swizzle mode, bits 62-63
+}
+
+TEST_CASE("the 128B K-major descriptor the tutorial kernels use, as one number") {
+  // smem 0x400, leading offset 16 (unused), stride 1024 (one 8-row atom of 128-byte rows), 128B
+  CHECK(make_smem_desc(0x400, 16, 1024, kDescSwizzle128B) == 0x4000004000010040ull);
+}
+
+TEST_CASE("swizzle-mode codes: 0 none, 1 128B, 2 64B, 3 32B") {
+  CHECK(descriptor_swizzle_mode(128) == 1);
+  CHECK(descriptor_swizzle_mode(64) == 2);
+  CHECK(descriptor_swizzle_mode(32) == 3);
+  CHECK(descriptor_swizzle_mode(0) == 0);
+  CHECK(descriptor_swizzle_mode(16) == 0);
+}
+
+TEST_CASE("fields are masked to their width and the advance moves only the start address") {
+  // Shared-memory windows are below 256 KB: 18 address bits, 14 after the shift.
+  const uint64_t d = make_smem_desc(0x3FFF0, 16, 1024, kDescSwizzle128B);
+  CHECK(field(d, 0, 14) == 0x3FFF);
+  CHECK(field(d, 16, 14) == 1);
+  const uint64_t base = make_smem_desc(0x1000, 16, 1024, kDescSwizzle128B);
+  const uint64_t step = smem_desc_advance(base, 32);  // the k16 step inside a 128-byte bf16 row
+  CHECK(field(step, 0, 14) == (0x1000 + 32) >> 4);
+  CHECK((step & ~uint64_t(0x3FFF)) == (base & ~uint64_t(0x3FFF)));
+  CHECK(step == make_smem_desc(0x1000 + 32, 16, 1024, kDescSwizzle128B));
+}
