@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
