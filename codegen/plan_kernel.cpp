@@ -213,7 +213,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
     if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));
   }
-  p.staged_c = stages_c_in_smem(s) && p.tma_store;
+  p.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
