@@ -274,7 +274,9 @@ std::optional<Definition> random_definition_api(Gen& g, Stats& st, Trace& trace,
     m = 64 * g.range64(1, 64);
     n = 64 * g.range64(1, 64);
     k = 64 * g.range64(1, 64);
-    auto [a, b] = g.pick<std::pair<std::string, std::string>>({{"A", "B"}, {"B", "A"}, {"X", "W"}, {"A", "A2"}});
+    // Named copies, not a structured binding: clang 14 cannot capture those in the lambda below.
+    const auto names = g.pick<std::pair<std::string, std::string>>({{"A", "B"}, {"B", "A"}, {"X", "W"}, {"A", "A2"}});
+    const std::string a = names.first, b = names.second;
     DType in = g.chance(90) ? DType::BF16 : DType::F16;
     trace.add("inputs " + a + ", " + b + "; matmul");
     attempt(st, trace, seed, [&] {

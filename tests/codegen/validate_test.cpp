@@ -38,7 +38,8 @@ const char* kPipelined = "tile 128 128 64\ninline cast\nmma 64 128 16 sm_90a\nbi
 
 TEST_CASE("the tutorial schedules are legal where they cover the problem") {
   for (Target t : {Target::Sm90a, Target::Sm100a}) {
-    for (auto [m, n, k] : {std::tuple{8192, 8192, 8192}, std::tuple{256, 256, 128}, std::tuple{4096, 1024, 64}}) {
+    for (auto [m_, n_, k_] : {std::tuple{8192, 8192, 8192}, std::tuple{256, 256, 128}, std::tuple{4096, 1024, 64}}) {
+      const int m = m_, n = n_, k = k_;  // clang 14 cannot capture structured bindings (CHECK_NOTHROW)
       for (int v = 3; v <= kTutorialSteps; ++v) {
         CAPTURE(v);
         CAPTURE(m);
