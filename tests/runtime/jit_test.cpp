@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "runtime/embedded_headers.h"
 #include "runtime/kernel_cache.h"
@@ -255,4 +257,53 @@ TEST_CASE("a virtual architecture is refused: it yields no CUBIN") {
 TEST_CASE("version strings name NVRTC and gemmgen") {
   CHECK(gg::rt::nvrtc_version().rfind("nvrtc ", 0) == 0);
   CHECK_FALSE(gg::rt::gemmgen_version().empty());
+}
+
+// A worker for the concurrency test below: does nothing unless started by it.
+TEST_CASE("kernel cache worker (runs only inside the concurrency test)") {
+  const char* rounds_text = std::getenv("GEMMGEN_CACHE_WORKER_ROUNDS");
+  const char* expected_path = std::getenv("GEMMGEN_CACHE_WORKER_EXPECTED");
+  if (rounds_text == nullptr || expected_path == nullptr) return;
+  const std::string expected_bytes = read_bytes(expected_path);
+  const std::vector<char> expected(expected_bytes.begin(), expected_bytes.end());
+  const int rounds = std::atoi(rounds_text);
+  int bad = 0;
+  for (int i = 0; i < rounds; ++i) {
+    const auto k = gg::rt::compile_kernel(kTinyKernel, "tiny");
+    if (i % 10 == 3) {  // drop the entry now and then: the processes race to rebuild and rename it
+      std::error_code ignored;
+      std::filesystem::remove(gg::rt::kernel_cache_entry_path(std::getenv("GEMMGEN_CACHE_DIR"), k.cache_key), ignored);
+    }
+    bad += k.cubin != expected;
+  }
+  std::printf("cache worker: %d rounds, %d wrong\n", rounds, bad);
+  CHECK(bad == 0);
+}
+
+// 8 processes x 50 rounds compile the same key against one cache directory, deleting the entry
+// now and then: every compile returns the same CUBIN and every process exits cleanly.
+TEST_CASE("8 processes compiling the same kernel at once all get the right CUBIN") {
+  ScratchCacheDir cache("concurrent");
+  const auto reference = gg::rt::compile_kernel(kTinyKernel, "tiny");
+  const auto expected = cache.path() / "expected.cubin";
+  std::ofstream(expected, std::ios::binary).write(reference.cubin.data(), static_cast<std::streamsize>(reference.cubin.size()));
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string command = "GEMMGEN_CACHE_WORKER_ROUNDS=50 GEMMGEN_CACHE_WORKER_EXPECTED='" + expected.string() +
+                              "' '" + self + "' --test-case='kernel cache worker*' --no-version --minimal";
+  std::vector<FILE*> workers;
+  for (int p = 0; p < 8; ++p) workers.push_back(::popen(command.c_str(), "r"));
+  int failures = 0, finished = 0;
+  for (FILE* w : workers) {
+    REQUIRE(w != nullptr);
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, w) != nullptr) {
+      std::fputs(buffer, stdout);
+      finished += std::string(buffer) == "cache worker: 50 rounds, 0 wrong\n";
+    }
+    failures += ::pclose(w) != 0;
+  }
+  CHECK(failures == 0);
+  CHECK(finished == 8);  // every worker ran all its rounds
+  const auto after = gg::rt::compile_kernel(kTinyKernel, "tiny");
+  CHECK(after.cubin == reference.cubin);
 }
