@@ -81,20 +81,27 @@ std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base)
   return "";
 }
 
+TiledMapArgs tiled_map_args(const TensorMapSpec& spec) {
+  TiledMapArgs a;
+  a.data_type = data_type(spec.elem);
+  a.global_dims[0] = spec.cols;  // innermost first
+  a.global_dims[1] = spec.rows;
+  a.global_strides[0] = spec.cols * static_cast<cuuint64_t>(elem_bytes(spec.elem));  // bytes between rows
+  a.box_dims[0] = spec.box_cols;
+  a.box_dims[1] = spec.box_rows;
+  a.swizzle = swizzle_mode(spec.swizzle);
+  return a;
+}
+
 GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base) {
   if (std::string problem = tensor_map_spec_problem(spec, base); !problem.empty()) {
     throw CudaError("cannot encode " + describe(spec) + ": " + problem);
   }
-  const auto elem = static_cast<cuuint64_t>(elem_bytes(spec.elem));
-  const cuuint64_t global_dims[2] = {spec.cols, spec.rows};  // innermost first
-  const cuuint64_t global_strides[1] = {spec.cols * elem};   // bytes between rows
-  const cuuint32_t box_dims[2] = {spec.box_cols, spec.box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
+  TiledMapArgs a = tiled_map_args(spec);
   CUtensorMap map;
   const CUresult status = driver_api().tensor_map_encode_tiled(
-      &map, data_type(spec.elem), 2, const_cast<void*>(base), global_dims, global_strides, box_dims, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // FILL_NONE reads zeros outside the matrix
+      &map, a.data_type, 2, const_cast<void*>(base), a.global_dims, a.global_strides, a.box_dims, a.element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, a.swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, a.oob_fill);
   if (status != CUDA_SUCCESS) {
     throw CudaError("cuTensorMapEncodeTiled failed for " + describe(spec) + ": " + driver_error_text(status));
   }

@@ -1,5 +1,7 @@
 #pragma once
 // Encoding a TensorMapSpec into the CUtensorMap bytes a kernel receives in GgGemmArgs.
+#include <cuda.h>
+
 #include <string>
 
 #include "runtime/device/gemm_args.h"
@@ -12,6 +14,20 @@ const char* operand_name(Operand operand);  // "A", "B", "C", "D"
 // The spec's problems (box too large for the swizzle, unaligned base or row pitch, ...)
 // as a sentence, or "" when it can be encoded. Checked on the host, no GPU needed.
 std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base);
+
+// The arguments cuTensorMapEncodeTiled receives for a spec, in the driver's terms: dimensions
+// innermost (contiguous) first, the row stride in bytes, the box, the swizzle. Pure: the unit
+// tests check it against the driver API's documented layout without a GPU.
+struct TiledMapArgs {
+  CUtensorMapDataType data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  cuuint64_t global_dims[2] = {0, 0};
+  cuuint64_t global_strides[1] = {0};
+  cuuint32_t box_dims[2] = {0, 0};
+  cuuint32_t element_strides[2] = {1, 1};
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;  // NONE reads zeros outside
+};
+TiledMapArgs tiled_map_args(const TensorMapSpec& spec);
 
 // 2-D tiled map over a row-major matrix at `base` (cols contiguous): elements
 // outside the matrix read as zero and are not written. Throws CudaError.

@@ -10,6 +10,8 @@ using gg::rt::ElemType;
 using gg::rt::Operand;
 using gg::rt::Swizzle;
 using gg::rt::TensorMapSpec;
+using gg::rt::TiledMapArgs;
+using gg::rt::tiled_map_args;
 
 namespace {
 
@@ -83,4 +85,48 @@ TEST_CASE("tensor map shapes are resolved from, and checked against, the problem
   CHECK_THROWS_WITH_AS(gg::rt::resolve_tensor_map_spec(stale, problem),
                        "tensor map for operand A was generated for 512x64 but the problem's operand is 512x128",
                        gg::rt::CudaError);
+}
+
+// What the driver receives, in cuTensorMapEncodeTiled's terms: dimension 0 is the contiguous one
+// (columns of a row-major matrix), the one stride is bytes between rows, the box follows the
+// same order, and the swizzle enum matches the spec's span.
+TEST_CASE("the encode arguments put the contiguous dimension first and strides in bytes") {
+  TensorMapSpec a;  // A of a 1000 x 136 bf16 problem, a 128 x 64 box, 128B swizzle
+  a.operand = Operand::A;
+  a.elem = ElemType::BF16;
+  a.rows = 1000;
+  a.cols = 136;
+  a.box_rows = 128;
+  a.box_cols = 64;
+  a.swizzle = Swizzle::B128;
+  const TiledMapArgs x = tiled_map_args(a);
+  CHECK(x.data_type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  CHECK(x.global_dims[0] == 136);
+  CHECK(x.global_dims[1] == 1000);
+  CHECK(x.global_strides[0] == 136 * 2);
+  CHECK(x.box_dims[0] == 64);
+  CHECK(x.box_dims[1] == 128);
+  CHECK(x.element_strides[0] == 1);
+  CHECK(x.element_strides[1] == 1);
+  CHECK(x.swizzle == CU_TENSOR_MAP_SWIZZLE_128B);
+  CHECK(x.oob_fill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // zeros outside: the k tail and edge tiles rely on it
+
+  TensorMapSpec d = a;  // an f32 output staged in 32-column (128-byte) chunks, and narrower swizzles
+  d.operand = Operand::D;
+  d.elem = ElemType::F32;
+  d.rows = 300;
+  d.cols = 264;
+  d.box_cols = 32;
+  const TiledMapArgs y = tiled_map_args(d);
+  CHECK(y.data_type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  CHECK(y.global_strides[0] == 264 * 4);
+  CHECK(y.box_dims[0] == 32);
+  d.swizzle = Swizzle::B64;
+  CHECK(tiled_map_args(d).swizzle == CU_TENSOR_MAP_SWIZZLE_64B);
+  d.swizzle = Swizzle::B32;
+  CHECK(tiled_map_args(d).swizzle == CU_TENSOR_MAP_SWIZZLE_32B);
+  d.swizzle = Swizzle::None;
+  CHECK(tiled_map_args(d).swizzle == CU_TENSOR_MAP_SWIZZLE_NONE);
+  d.elem = ElemType::F16;
+  CHECK(tiled_map_args(d).data_type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 }
