@@ -185,7 +185,8 @@ class CudaPrinter : public Visitor {
     // K-major, swizzled: leading offset unused (16), stride 8 rows x swizzle bytes between
     // 8-row groups; the descriptor's layout code is 1 (128B), 2 (64B) or 3 (32B).
     const unsigned layout = gg::dev::descriptor_swizzle_mode(n.swizzle_bytes);
-    GG_INTERNAL_CHECK(n.swizzle_bytes == 128 || n.swizzle_bytes == 64 || n.swizzle_bytes == 32, "bad swizzle");
+    GG_INTERNAL_CHECK(layout != gg::dev::kDescSwizzleNone, "wgmma operand rows swizzled in " +
+                                                               std::to_string(n.swizzle_bytes) + " bytes");
     auto desc = [&](const SmemRef& r) {
       return "gg::dev::make_smem_desc(" + smem(r) + ", 16, " + num(8 * n.swizzle_bytes) + ", " + num(layout) + ")";
     };

@@ -44,15 +44,15 @@ std::string read_file(const std::string& path) {
     os << std::cin.rdbuf();
     return os.str();
   }
+  const auto not_found = [&] { throw_user_error("file-not-found", "cannot read schedule file '" + path + "'"); };
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw_user_error("file-not-found", "cannot read schedule file '" + path + "'");
+  if (ec || !std::filesystem::exists(status)) not_found();
   if (!std::filesystem::is_regular_file(status))
     throw_user_error("not-a-file", "schedule file '" + path + "' is not a regular file" +
                                        (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw_user_error("file-not-found", "cannot read schedule file '" + path + "'");
+  if (!in) not_found();
   os << in.rdbuf();
   return os.str();
 }
@@ -73,7 +73,8 @@ void require_text(const std::string& path, const std::string& text) {
 
 Schedule from_file(const std::string& path, const Args& args) {
   std::string text = read_file(path);
-  require_text(path == "-" ? "<stdin>" : path, text);
+  const std::string shown = path == "-" ? "<stdin>" : path;  // the name messages use
+  require_text(shown, text);
   try {
     ScheduleFile file = parse_schedule_file(text);
     Problem p = resolve_problem(args, file.problem);
@@ -84,7 +85,7 @@ Schedule from_file(const std::string& path, const Args& args) {
     return apply_directives(def, file.directives, file.directive_lines);
   } catch (const CompileError& e) {
     // "line 3: ..." becomes "bad.sched: line 3: ...".
-    throw CompileError(e.rule(), (path == "-" ? std::string("<stdin>") : path) + ": " + e.message());
+    throw CompileError(e.rule(), shown + ": " + e.message());
   }
 }
 
