@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "codegen/resources.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "codegen/tile_order.h"
 #include "dsl/error.h"
@@ -103,30 +104,53 @@ class NestBuilder {
     return for_loop("k_tile", imm(0), var("k_tiles"), step, "k loop over '" + p_.k_loop + "' (serial)");
   }
 
-  // `body` once per output tile of this CTA, with m_tile, n_tile (and k_done) bound.
-  StmtPtr over_tiles(StmtPtr body) const {
+  // `body` once per output tile of this CTA, with m_tile, n_tile (and k_done) bound. Dealt:
+  // the role's warpgroups take the tiles in turn (ping-pong); k_done still counts every tile
+  // of the CTA, since all of them pass through the one pipeline.
+  StmtPtr over_tiles(StmtPtr body, bool dealt = false) const {
     StmtPtr guarded = is_const(tc_.in_range) ? body : if_then(tc_.in_range, body);
     if (!tile_axis_)
       return block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc_.m_tile),
                     let("n_tile", tc_.n_tile), guarded});
     const int64_t cs = pair_.ctas;
-    ExprPtr first = cs > 1 ? var("blockIdx.x") / imm(cs) : var("blockIdx.x");
-    ExprPtr stride = cs > 1 ? var("gridDim.x") / imm(cs) : var("gridDim.x");
     StmtPtr one_tile = block({let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile),
-                              let("k_done", (var("tile") - first) / stride * var("k_tiles")), guarded});
+                              let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")), guarded});
     auto loop = std::make_shared<For>();
     loop->var = "tile";
-    loop->begin = first;
-    loop->end = imm(tile_axis_->extent / cs);
-    loop->step = stride;
+    loop->begin = first_tile();
+    loop->end = tile_end();
+    loop->step = tile_stride();
     loop->body = one_tile;
+    if (dealt) {
+      loop->dealt = p_.consumer_warpgroups;
+      loop->dealt_by = "consumer";
+    }
     loop->origin = "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) +
                    " tiles, grid-strided" +
                    (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
                                  (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster"
                            : std::string()) +
+                   (dealt ? ", dealt in turn to " + std::to_string(p_.consumer_warpgroups) + " consumer warpgroups"
+                          : std::string()) +
                    ")";
     return loop;
+  }
+
+  // The tensor cores serve one ping-pong consumer's mainloop at a time, in tile order: each
+  // waits for its turn (but on the CTA's first tile) and passes it on when a tile follows.
+  // The order also keeps a consumer from waiting on a full barrier two phases ahead, where
+  // the parity wait would pass on an old phase.
+  StmtPtr take_turn() const {
+    auto sync = std::make_shared<NamedBarrierSync>();
+    sync->id = imm(kTurnBarrier) + var("consumer");
+    sync->threads = 2 * kWarpgroupThreads;
+    return if_then(var("tile") >= first_tile() + tile_stride(), sync);
+  }
+  StmtPtr pass_turn() const {
+    auto arrive = std::make_shared<NamedBarrierArrive>();
+    arrive->id = imm(kTurnBarrier) + (var("consumer") + imm(1)) % imm(p_.consumer_warpgroups);
+    arrive->threads = 2 * kWarpgroupThreads;
+    return if_then(var("tile") + tile_stride() < tile_end(), arrive);
   }
 
   // The running count of k tiles this CTA has passed through the pipeline.
@@ -182,6 +206,10 @@ class NestBuilder {
   bool persistent() const { return tile_axis_ != nullptr; }
 
  private:
+  ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
+  ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
+  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas); }
+
   const KernelPlan& p_;
   ClusterPairing pair_;
   TileCoordinates tc_;
@@ -214,6 +242,9 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
       body = elect_one(nb.over_tiles(nb.k_loop(block({nb.acquire(true), nb.load("A", "m_tile"),
                                                        nb.load("B", "n_tile")}))),
                        imm(int64_t(r.first_warpgroup) * 4));
+    } else if (p.ping_pong) {
+      StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));
+      body = nb.over_tiles(nb.accumulate(block({nb.take_turn(), mainloop, nb.pass_turn()})), true);
     } else {
       body = nb.over_tiles(nb.accumulate(nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}))));
     }

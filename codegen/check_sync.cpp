@@ -253,6 +253,7 @@ class StructureCheck : public Visitor {
     visit(body);
     close_scope();
     check_waits_have_arrivals();
+    check_named_counts();
     check_exit_sync();
     if (f_.declared) {
       check_layouts();
@@ -275,9 +276,13 @@ class StructureCheck : public Visitor {
   void visit_Let(const Let& l) override { lets_.lets[l.name] = l.value; }
 
   void visit_For(const For& f) override {
+    // A trip of a loop dealt to the role's warpgroups runs on one of them.
+    const std::optional<RoleView> outer = trip_view_;
+    if (f.dealt > 1) trip_view_ = RoleView{role_.name + " (one warpgroup per trip)", role_.first, 1};
     scopes_.emplace_back();
     visit(f.body);
     close_scope();
+    trip_view_ = outer;
   }
   void visit_If(const If& i) override {
     for (const StmtPtr& branch : {i.then_body, i.else_body}) {
@@ -287,7 +292,7 @@ class StructureCheck : public Visitor {
     }
   }
   void visit_ElectOne(const ElectOne& e) override {
-    int64_t n = elections(e, role_, lets_);
+    int64_t n = elections(e, runner_view(), lets_);
     GG_INTERNAL_CHECK(n > 0, "ElectOne of warp " + to_c(e.warp) + " in role '" + role_.name + "' (warps " +
                                  str(role_.first_warp()) + ".." + str(role_.end_warp() - 1) + ") never runs");
     int64_t outer = elected_;
@@ -341,21 +346,38 @@ class StructureCheck : public Visitor {
     if (!roles_.empty() && !in_role_) exit_synced_ = true;
   }
 
-  // ---- rule 6: named barriers
-  void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
+  // ---- rule 6: named barriers. An id may depend on the warpgroup (one per ping-pong
+  // consumer); every warpgroup that reaches it, by bar.sync or bar.arrive, adds its threads.
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override { named(n.id, n.threads); }
+  void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override { named(n.id, n.threads); }
+  void named(const ExprPtr& id, int threads) {
     const int limit = limits_for(f_.plan.target).named_barriers;
-    const std::string name = "named barrier " + str(n.id) + " in role '" + role_.name + "'";
-    GG_INTERNAL_CHECK(n.id != 0, name + ": id 0 is the CTA barrier that __syncthreads uses");
-    GG_INTERNAL_CHECK(n.id > 0 && n.id < limit,
-                      name + ": ids run 1.." + str(limit - 1) + " (the device has " + str(limit) + " named barriers)");
-    GG_INTERNAL_CHECK(elected_ == 0, name + " runs on an elected thread only: every thread it counts must arrive");
-    GG_INTERNAL_CHECK(n.threads == role_.threads(),
-                      name + " counts " + str(n.threads) + " threads, but the role runs " + str(role_.threads()) +
-                          " (" + str(role_.warpgroups) + " warpgroup(s)): the barrier completes early or never");
-    auto [use, fresh] = named_.emplace(n.id, NamedUse{n.threads, role_.name});
-    GG_INTERNAL_CHECK(fresh || (use->second.role == role_.name && use->second.threads == n.threads),
-                      name + " with " + str(n.threads) + " threads is also used by role '" + use->second.role +
-                          "' with " + str(use->second.threads) + ": one id per purpose, one thread count per id");
+    for (int wg = role_.first; wg < role_.first + role_.warpgroups; ++wg) {
+      Env at = lets_;
+      at.vars["warpgroup"] = wg;
+      auto v = value_of(id, at);
+      GG_INTERNAL_CHECK(v.has_value(), "named barrier " + to_c(id) + " in role '" + role_.name +
+                                           "': cannot tell its id (a variable the checker does not know)");
+      const std::string name = "named barrier " + str(*v) + " in role '" + role_.name + "'";
+      GG_INTERNAL_CHECK(*v != 0, name + ": id 0 is the CTA barrier that __syncthreads uses");
+      GG_INTERNAL_CHECK(*v > 0 && *v < limit, name + ": ids run 1.." + str(limit - 1) + " (the device has " +
+                                                  str(limit) + " named barriers)");
+      GG_INTERNAL_CHECK(elected_ == 0, name + " runs on an elected thread only: every thread it counts must arrive");
+      auto [use, fresh] = named_.emplace(*v, NamedUse{threads, role_.name, {}});
+      GG_INTERNAL_CHECK(fresh || (use->second.role == role_.name && use->second.threads == threads),
+                        name + " with " + str(threads) + " threads is also used by role '" + use->second.role +
+                            "' with " + str(use->second.threads) + ": one id per purpose, one thread count per id");
+      use->second.warpgroups.insert(wg);
+    }
+  }
+  void check_named_counts() const {
+    for (const auto& [id, use] : named_) {
+      const int64_t reach = int64_t(use.warpgroups.size()) * kWarpgroupThreads;
+      GG_INTERNAL_CHECK(use.threads == reach, "named barrier " + str(id) + " in role '" + use.role + "' counts " +
+                                                  str(use.threads) + " threads, but " + str(reach) + " reach it (" +
+                                                  str(int64_t(use.warpgroups.size())) +
+                                                  " warpgroup(s)): the barrier completes early or never");
+    }
   }
 
   // ---- rules 1, 2, 3: barrier accounting
@@ -423,6 +445,7 @@ class StructureCheck : public Visitor {
   struct NamedUse {
     int threads = 0;
     std::string role;
+    std::set<int> warpgroups;  // of the role, that sync or arrive on it
   };
   struct Wait {
     std::string bar, array, role;
@@ -435,7 +458,8 @@ class StructureCheck : public Visitor {
     std::string buffer, map, what;
   };
 
-  int64_t runners() const { return elected_ ? elected_ : role_.threads(); }
+  const RoleView& runner_view() const { return trip_view_ ? *trip_view_ : role_; }
+  int64_t runners() const { return elected_ ? elected_ : runner_view().threads(); }
 
   Tally& tally(const BarrierRef& b) {
     Tally& t = scopes_.back().bars[bar_text(b)];
@@ -586,6 +610,7 @@ class StructureCheck : public Visitor {
 
   const Facts& f_;
   RoleView role_;
+  std::optional<RoleView> trip_view_;  // inside a dealt loop: the one warpgroup running a trip
   bool in_role_ = false;
   int64_t elected_ = 0;  // threads running an ElectOne's body; 0 outside one
   Env lets_;
@@ -648,16 +673,20 @@ class RoleRun : public Visitor {
     GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
                       who() + " ends with " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " wgmma group(s) in flight");
-    for (const auto& [name, b] : buffers_)
-      GG_INTERNAL_CHECK(b.store != Store::InFlight, who() + " ends while a TMA store may still read " + name +
-                                                        ": bulk_wait_group_read<0> must come before exit");
+    for (const auto& [wg, buffers] : buffers_)
+      for (const auto& [name, b] : buffers)
+        GG_INTERNAL_CHECK(b.store != Store::InFlight, who() + " ends while a TMA store of warpgroup " + str(wg) +
+                                                          " may still read " + name +
+                                                          ": bulk_wait_group_read<0> must come before exit");
     if (f_.has_empty() && !acquires.empty()) check_released_as_acquired();
+    check_staging_disjoint();
   }
 
   void visit_For(const For& f) override {
     const int64_t begin = must(f.begin, "the start of loop " + f.var), end = must(f.end, "the end of loop " + f.var),
                   step = must(f.step, "the step of loop " + f.var);
     GG_INTERNAL_CHECK(step > 0, who() + ": loop " + f.var + " steps by " + str(step));
+    if (f.dealt > 1) return dealt_loop(f, begin, end, step);
     const int64_t cap = is_const(f.step) ? std::numeric_limits<int64_t>::max() : kStridedTrips;
     int64_t trips = 0;
     for (int64_t i = begin; i < end && trips < cap; i += step, ++trips) {
@@ -669,6 +698,35 @@ class RoleRun : public Visitor {
     env_.vars.erase(f.var);
   }
   void visit_If(const If& i) override { visit(must(i.cond, "an if condition") ? i.then_body : i.else_body); }
+
+  // A loop dealt to the role's warpgroups runs its trips in the CTA's order, each on the
+  // warpgroup whose turn it is: the pipeline's fills are consumed in that order only because
+  // each trip takes the turn (bar.sync) from the previous one before it waits on a stage.
+  void dealt_loop(const For& f, int64_t begin, int64_t end, int64_t step) {
+    GG_INTERNAL_CHECK(!dealt_wg_, who() + ": loop " + f.var + " is dealt to warpgroups inside another dealt loop");
+    GG_INTERNAL_CHECK(f.dealt <= role_.warpgroups, who() + ": loop " + f.var + " is dealt " + str(f.dealt) +
+                                                       " ways over " + str(role_.warpgroups) + " warpgroup(s)");
+    const int64_t cap = kStridedTrips;  // as the other grid-strided loops: the producer fills that many tiles
+    const Env saved = env_;
+    turn_ = Turn{};
+    int64_t trip = 0;
+    for (int64_t i = begin; i < end && trip < cap; i += step, ++trip) {
+      const int64_t w = trip % f.dealt;
+      env_.vars["warpgroup"] = role_.first + w;
+      env_.vars[f.dealt_by] = w;
+      dealt_wg_ = role_.first + w;
+      turn_.trip = trip;
+      turn_.held = trip == 0;
+      turn_.passed = false;
+      env_.vars[f.var] = i;
+      loops_.push_back({f.var + "(warpgroup " + str(role_.first + w) + ")", i});
+      visit(f.body);
+      loops_.pop_back();
+    }
+    env_ = saved;
+    dealt_wg_.reset();
+    turn_ = Turn{};
+  }
   void visit_ElectOne(const ElectOne& e) override {
     ++elected_;
     visit(e.body);
@@ -681,8 +739,10 @@ class RoleRun : public Visitor {
     filling_.reset();
     // A wait on the barrier of a TMA load issued after the bulk wait orders this thread after
     // the previous store's reads, as a barrier would (the staged C tile).
-    for (auto& [name, b] : buffers_)
-      if (b.store == Store::Waited && b.reloaded_on == n.bar.array) b.store = Store::None;
+    each_buffers([&](Buffers& buffers) {
+      for (auto& [name, b] : buffers)
+        if (b.store == Store::Waited && b.reloaded_on == n.bar.array) b.store = Store::None;
+    });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
     if (f_.is_full(n.bar.array)) acquire(s, parity);
@@ -694,11 +754,13 @@ class RoleRun : public Visitor {
     if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    BufferState& into = buffers_[n.dst.buffer];
-    GG_INTERNAL_CHECK(into.store != Store::InFlight,
-                      who() + " TMA-loads into " + n.dst.buffer + " at " + at() +
-                          " while a TMA store may still read it: bulk_wait_group_read<0> comes first");
-    if (into.store == Store::Waited) into.reloaded_on = n.bar.array;
+    each_buffers([&](Buffers& buffers) {
+      BufferState& into = buffers[n.dst.buffer];
+      GG_INTERNAL_CHECK(into.store != Store::InFlight,
+                        who() + " TMA-loads into " + n.dst.buffer + " at " + at() +
+                            " while a TMA store may still read it: bulk_wait_group_read<0> comes first");
+      if (into.store == Store::Waited) into.reloaded_on = n.bar.array;
+    });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
     if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
@@ -751,7 +813,12 @@ class RoleRun : public Visitor {
                       "epilogue reads the accumulator before every wgmma completed: " + who() + " at " + at() +
                           " has " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " group(s) in flight (the last wgmma wait before it must be <0>)");
-    if (n.staged) generic_write(n.staging.buffer, "EpilogueStore");
+    if (!n.staged) return;
+    generic_write(n.staging.buffer, "EpilogueStore");
+    if (dealt_wg_ && f_.declared) {
+      staging_at_[*dealt_wg_].insert(must(n.staging.offset, "the staging offset of an EpilogueStore"));
+      staging_buffer_ = n.staging.buffer;
+    }
   }
 
   // ---- shared memory through the generic and the async proxy
@@ -763,21 +830,37 @@ class RoleRun : public Visitor {
     }
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override {
-    for (auto& [name, b] : buffers_)
-      if (b.proxy == Proxy::Written && (elected_ == 0 || b.written_elected)) b.proxy = Proxy::Clean;
+    each_buffers([&](Buffers& buffers) {
+      for (auto& [name, b] : buffers)
+        if (b.proxy == Proxy::Written && (elected_ == 0 || b.written_elected)) b.proxy = Proxy::Clean;
+    });
   }
   void visit_TmaStore(const TmaStore& n) override {
     async_read(n.src.buffer, "TmaStore to " + n.map);
-    buffers_[n.src.buffer].store = Store::InFlight;
+    each_buffers([&](Buffers& buffers) { buffers[n.src.buffer].store = Store::InFlight; });
   }
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
     if (n.pending != 0) return;  // which stores are left is not tracked: only <0> frees a buffer
-    for (auto& [name, b] : buffers_)
-      if (b.store == Store::InFlight) b.store = Store::Waited, b.reloaded_on.clear();
+    each_buffers([&](Buffers& buffers) {
+      for (auto& [name, b] : buffers)
+        if (b.store == Store::InFlight) b.store = Store::Waited, b.reloaded_on.clear();
+    });
   }
   void visit_SyncThreads(const SyncThreads&) override { barrier(true); }
   void visit_ClusterSync(const ClusterSync&) override { barrier(true); }
-  void visit_NamedBarrierSync(const NamedBarrierSync& n) override { barrier(n.threads == role_.threads()); }
+  // In a dealt trip a named barrier orders the warpgroup running it (its staging barrier) or
+  // hands it the turn; it is never a barrier of the whole role.
+  void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
+    if (turn_.trip > 0 && turn_.passed_on.count(must(n.id, "a named barrier id")) &&
+        turn_.passed_on[must(n.id, "a named barrier id")] == turn_.trip - 1)
+      turn_.held = true;
+    barrier(n.threads == role_.threads() && !dealt_wg_);
+  }
+  void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override {
+    if (turn_.trip < 0) return;
+    turn_.passed_on[must(n.id, "a named barrier id")] = turn_.trip;
+    turn_.passed = true;
+  }
 
  private:
   struct Group {
@@ -799,6 +882,36 @@ class RoleRun : public Visitor {
     Store store = Store::None;
     std::string reloaded_on;  // Waited, then refilled by a TMA load completing on this barrier
   };
+  using Buffers = std::map<std::string, BufferState>;
+  struct Turn {
+    int64_t trip = -1;          // the trip of the dealt loop running now; -1 outside one
+    bool held = false;          // its warpgroup took the turn (or it is the first trip)
+    bool passed = false;        // ... and has passed it on since
+    std::map<int64_t, int64_t> passed_on;  // named barrier id -> the trip that last arrived on it
+  };
+
+  // Bulk groups and proxy fences belong to threads: in a dealt trip only its warpgroup's
+  // buffer states change; elsewhere every warpgroup of the role runs the statement.
+  template <class F>
+  void each_buffers(F f) {
+    if (dealt_wg_) return f(buffers_[*dealt_wg_]);
+    if (buffers_.empty()) buffers_[role_.first];
+    for (auto& [wg, buffers] : buffers_) f(buffers);
+  }
+
+  // Per-warpgroup buffer states assume the warpgroups stage their tiles apart.
+  void check_staging_disjoint() const {
+    if (staging_at_.size() < 2) return;
+    const int64_t bytes = int64_t(f_.plan.tile_m) * f_.plan.tile_n * dtype_bytes(f_.plan.out);
+    for (auto a = staging_at_.begin(); a != staging_at_.end(); ++a)
+      for (auto b = std::next(a); b != staging_at_.end(); ++b)
+        for (int64_t x : a->second)
+          for (int64_t y : b->second)
+            GG_INTERNAL_CHECK(x + bytes <= y || y + bytes <= x,
+                              who() + ": warpgroups " + str(a->first) + " and " + str(b->first) +
+                                  " stage their tiles at bytes " + str(x) + " and " + str(y) + " of " + staging_buffer_ + ", " +
+                                  str(bytes) + " bytes each: they overwrite each other's tile while its store reads it");
+  }
 
   int64_t must(const ExprPtr& e, const std::string& what) const {
     auto v = value_of(e, env_);
@@ -825,6 +938,14 @@ class RoleRun : public Visitor {
     StageState& st = stages_[s];
     const int64_t fill = st.waits++;
     const std::string bar = bar_text(f_.plan.pipeline.full, s);
+    GG_INTERNAL_CHECK(turn_.trip < 0 || turn_.held,
+                      who() + " waits on " + bar + " at " + at() + " in turn #" + str(turn_.trip) +
+                          " of a loop dealt to its warpgroups without taking the turn (no bar.sync on the named "
+                          "barrier the previous turn arrived on): a warpgroup running ahead passes a parity wait on a "
+                          "phase two fills behind");
+    GG_INTERNAL_CHECK(!turn_.passed, who() + " waits on " + bar + " at " + at() +
+                                         " after passing the turn on: the next warpgroup may already wait on the "
+                                         "stages this one still reads");
     GG_INTERNAL_CHECK(parity == fill % 2, who() + " waits on " + bar + " with parity " + str(parity) + " for fill #" +
                                               str(fill) + " of the stage, whose phase has parity " + str(fill % 2) +
                                               " (at " + at() + ")");
@@ -930,11 +1051,13 @@ class RoleRun : public Visitor {
 
   void barrier(bool whole_role) {
     filling_.reset();
-    for (auto& [name, b] : buffers_) {
-      if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
-      if (b.store == Store::Waited) b.store = Store::None;
-      b.reloaded_on.clear();
-    }
+    each_buffers([&](Buffers& buffers) {
+      for (auto& [name, b] : buffers) {
+        if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
+        if (b.store == Store::Waited) b.store = Store::None;
+        b.reloaded_on.clear();
+      }
+    });
     if (!whole_role) return;
     synced_complete_ = complete_;
     for (auto& [s, st] : stages_) st.synced = true;
@@ -943,22 +1066,26 @@ class RoleRun : public Visitor {
   // Rule 5: a generic-proxy write read by the async proxy needs fence.proxy.async by the
   // writing threads before the barrier that orders the write and the read.
   void generic_write(const std::string& buffer, const std::string& what) {
-    BufferState& b = buffers_[buffer];
-    GG_INTERNAL_CHECK(b.store == Store::None, who() + " " + what + " rewrites " + buffer + " at " + at() +
-                                                  " while a TMA store may still read it: the storing thread's "
-                                                  "bulk_wait_group_read<0> and a barrier come first");
-    b.proxy = Proxy::Written;
-    b.written_elected = elected_ > 0;
-    b.writer = what;
+    each_buffers([&](Buffers& buffers) {
+      BufferState& b = buffers[buffer];
+      GG_INTERNAL_CHECK(b.store == Store::None, who() + " " + what + " rewrites " + buffer + " at " + at() +
+                                                    " while a TMA store may still read it: the storing thread's "
+                                                    "bulk_wait_group_read<0> and a barrier come first");
+      b.proxy = Proxy::Written;
+      b.written_elected = elected_ > 0;
+      b.writer = what;
+    });
   }
-  void async_read(const std::string& buffer, const std::string& what) const {
-    auto it = buffers_.find(buffer);
-    if (it == buffers_.end() || it->second.proxy == Proxy::Clean) return;
-    GG_INTERNAL_CHECK(
-        false, who() + " " + what + " reads " + buffer + " through the async proxy at " + at() + " after " +
-                   it->second.writer + " wrote it through the generic proxy with no fence.proxy.async " +
-                   (it->second.proxy == Proxy::Published ? "by the writing threads before the barrier between them"
-                                                         : "between them"));
+  void async_read(const std::string& buffer, const std::string& what) {
+    each_buffers([&](Buffers& buffers) {
+      auto it = buffers.find(buffer);
+      if (it == buffers.end() || it->second.proxy == Proxy::Clean) return;
+      GG_INTERNAL_CHECK(
+          false, who() + " " + what + " reads " + buffer + " through the async proxy at " + at() + " after " +
+                     it->second.writer + " wrote it through the generic proxy with no fence.proxy.async " +
+                     (it->second.proxy == Proxy::Published ? "by the writing threads before the barrier between them"
+                                                           : "between them"));
+    });
   }
 
   const Facts& f_;
@@ -975,7 +1102,11 @@ class RoleRun : public Visitor {
   int last_wait_ = 0;
   std::map<int64_t, StageState> stages_;
   std::optional<int64_t> filling_;  // the stage the current fill writes
-  std::map<std::string, BufferState> buffers_;
+  std::map<int64_t, Buffers> buffers_;           // per warpgroup
+  std::optional<int64_t> dealt_wg_;              // the warpgroup running the current dealt trip
+  Turn turn_;
+  std::map<int64_t, std::set<int64_t>> staging_at_;  // per warpgroup (dealt trips): staging offsets
+  std::string staging_buffer_;
 };
 
 // The roles of one CTA: lets outside the roles bind for all of them; each role runs on its own.

@@ -57,8 +57,13 @@ class CudaPrinter : public Visitor {
   void visit_For(const For& f) override {
     if (!f.origin.empty()) line("// " + f.origin);
     if (f.unroll) line("#pragma unroll");
-    open("for (int " + f.var + " = " + to_c(f.begin) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
-         " += " + to_c(f.step) + ")");
+    ExprPtr begin = f.begin, step = f.step;
+    if (f.dealt > 1) {  // this warpgroup's share of the iterations
+      begin = f.begin + var(f.dealt_by) * f.step;
+      step = f.step * imm(f.dealt);
+    }
+    open("for (int " + f.var + " = " + to_c(begin) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
+         " += " + to_c(step) + ")");
     visit(f.body);
     close();
   }
@@ -163,7 +168,10 @@ class CudaPrinter : public Visitor {
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("gg::dev::fence_proxy_async_shared_cta();"); }
   void visit_SyncThreads(const SyncThreads&) override { line("__syncthreads();"); }
   void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
-    line("gg::dev::named_barrier_sync(" + num(n.id) + ", " + num(n.threads) + ");");
+    line("gg::dev::named_barrier_sync(" + to_c(n.id) + ", " + num(n.threads) + ");");
+  }
+  void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override {
+    line("gg::dev::named_barrier_arrive(" + to_c(n.id) + ", " + num(n.threads) + ");");
   }
   void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
     acc_name = n.name;
@@ -260,7 +268,7 @@ class CudaPrinter : public Visitor {
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
     open("for (int h = 0; h < 2; ++h)");
-    line("const int r = " + to_c(n.warpgroup) + " * " + num(n.warpgroup_rows) + " + b * " + num(n.mma_m) + " + lane_row + 8 * h;");
+    line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
     line("const int i = 4 * j + 2 * h;");
     if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
     if (row_bias)

@@ -80,12 +80,14 @@ Kernel insert_mbarriers(Kernel k) {
   if (p.tma_load && !pl.empty.empty()) {
     init.push_back(init_array(pl.empty, pl.stages, pl.empty_arrivals));
     what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
-            std::to_string(p.consumer_warpgroups) + " consumer warpgroup(s) x " +
-            std::to_string(pl.empty_arrivals / p.consumer_warpgroups) + " CTA(s) reading the stage)";
+            std::to_string(warpgroups_per_tile(p)) + " consumer warpgroup(s) x " +
+            std::to_string(pl.empty_arrivals / warpgroups_per_tile(p)) + " CTA(s) reading the stage)";
   }
   if (p.staged_c) {
-    init.push_back(init_array(kCBarrier, 1, 1));
-    what += std::string(init.size() > 1 ? "," : "") + " one for C's tile in the staging buffer";
+    const int owners = p.ping_pong ? p.consumer_warpgroups : 1;
+    init.push_back(init_array(kCBarrier, owners, 1));
+    what += std::string(init.size() > 1 ? "," : "") +
+            (owners > 1 ? " one per consumer for C's tile in its staging buffer" : " one for C's tile in the staging buffer");
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();

@@ -49,6 +49,9 @@ struct KernelPlan {
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   int consumer_warpgroups = 1;
+  // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's
+  // tiles in turn; else (cooperative) the consumers split every tile's rows.
+  bool ping_pong = false;
   bool warp_specialized = false;        // a producer role apart from the consumer role
   std::vector<RolePlan> roles;          // in warpgroup order; one "all" role without warp specialization
   PipelinePlan pipeline;
@@ -83,6 +86,14 @@ rt::ElemType runtime_elem(DType t);
 
 // The role that computes (the consumer, or the only role).
 const RolePlan& compute_role(const KernelPlan& p);
+
+// Warpgroups that hold one tile's accumulator between them: all consumers when they split
+// the tile (cooperative), one under ping-pong.
+int warpgroups_per_tile(const KernelPlan& p);
+
+// This consumer's band of the tile's rows in units of a warpgroup's share: its index in the
+// role when the consumers split the tile, 0 under ping-pong (each owns the whole tile).
+kir::ExprPtr consumer_band(const KernelPlan& p);
 
 // A 2-D tiled tensor map over a rows x cols matrix whose box is one swizzle atom wide
 // (`swizzle_bytes` of 32, 64 or 128) and `box_rows` tall.

@@ -177,7 +177,9 @@ class Dumper : public Visitor {
   void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
   void visit_For(const For& f) override {
     line(std::string(f.unroll ? "unrolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
-         ") step " + to_c(f.step) + (f.origin.empty() ? "" : "  // " + f.origin));
+         ") step " + to_c(f.step) +
+         (f.dealt > 1 ? " dealt " + std::to_string(f.dealt) + "-way by " + f.dealt_by : std::string()) +
+         (f.origin.empty() ? "" : "  // " + f.origin));
     nested(f.body);
   }
   void visit_If(const If& i) override {
@@ -249,7 +251,10 @@ class Dumper : public Visitor {
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
   void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }
   void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
-    line("NamedBarrierSync id=" + std::to_string(n.id) + " threads=" + std::to_string(n.threads));
+    line("NamedBarrierSync id=" + to_c(n.id) + " threads=" + std::to_string(n.threads));
+  }
+  void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override {
+    line("NamedBarrierArrive id=" + to_c(n.id) + " threads=" + std::to_string(n.threads));
   }
   void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
     line("AccumulatorDecl " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]");

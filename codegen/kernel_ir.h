@@ -20,7 +20,8 @@ namespace gg::kir {
   X(WriteTile) X(SetMaxNReg) X(ClusterSync)                                                     \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
-  X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(AccumulatorDecl) X(AccumulatorZero)   \
+  X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
+  X(AccumulatorZero)                                                                            \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
@@ -64,6 +65,11 @@ struct For : NodeOf<NodeKind::For> {
   bool unroll = false;
   std::string origin;  // the axis / directive this loop comes from
   StmtPtr body;
+  // Dealt in turn to the warpgroups of a role (ping-pong): with `dealt` > 1, the one whose
+  // index in the role is `dealt_by` runs iterations dealt_by, dealt_by + dealt, ... of
+  // [begin, end) step `step`, i.e. from begin + dealt_by * step, step dealt * step.
+  int dealt = 1;
+  std::string dealt_by;
 };
 struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
 // One elected lane of warp `warp` (of the block) runs `body` (elect.sync); the other
@@ -133,7 +139,11 @@ struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
 // bar.sync on a named barrier among `threads` threads (a role's warps, not the whole CTA).
-struct NamedBarrierSync : NodeOf<NodeKind::NamedBarrierSync> { int id = 1, threads = 128; };
+// The id may depend on the warpgroup (each ping-pong consumer has its own).
+struct NamedBarrierSync : NodeOf<NodeKind::NamedBarrierSync> { ExprPtr id; int threads = 128; };
+// bar.arrive: counts this warp's threads toward the barrier's phase without waiting for it
+// (a ping-pong consumer passing the turn to the other).
+struct NamedBarrierArrive : NodeOf<NodeKind::NamedBarrierArrive> { ExprPtr id; int threads = 128; };
 // Per-thread accumulator registers: `blocks` MMA row blocks of `regs` floats each.
 struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
 struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };

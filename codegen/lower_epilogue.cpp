@@ -1,5 +1,6 @@
 #include "codegen/lower_epilogue.h"
 
+#include "codegen/resources.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 
@@ -8,8 +9,6 @@ namespace gg {
 namespace {
 
 using namespace kir;
-
-constexpr int kEpilogueBarrier = 1;  // id 0 is __syncthreads
 
 // Columns of one staging chunk: a TMA store box is one swizzle atom wide.
 int chunk_cols(const KernelPlan& p) { return p.store_swizzle_bytes / dtype_bytes(p.out); }
@@ -26,7 +25,7 @@ class LowerWrite : public Mutator {
     store->mma_n = p_.mma.n;
     store->mma_m = sm90::kWgmmaM;
     store->warpgroup_rows = shape.blocks * sm90::kWgmmaM;
-    store->warpgroup = var("consumer");
+    store->warpgroup = consumer_band(p_);
     store->row0 = w->m_tile * imm(p_.tile_m);
     store->col0 = w->n_tile * imm(p_.tile_n);
     store->ops = p_.epilogue;
@@ -34,14 +33,14 @@ class LowerWrite : public Mutator {
     store->tile_rows = p_.tile_m;
     if (!p_.tma_store) return store;
     store->staged = true;
-    store->staging = {"smem_D", imm(0)};
+    store->staging = {"smem_D", staging_base()};
     store->staging_swizzle_bytes = p_.store_swizzle_bytes;
     GG_INTERNAL_CHECK(p_.tile_n % chunk_cols(p_) == 0, "staging chunks do not tile the output tile");
     std::vector<StmtPtr> stores;
     for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
       auto t = std::make_shared<TmaStore>();
       t->map = "map_d";
-      t->src = {"smem_D", imm(int64_t(c) * p_.tile_m * p_.store_swizzle_bytes)};
+      t->src = {"smem_D", staging_base() + imm(int64_t(c) * p_.tile_m * p_.store_swizzle_bytes)};
       t->row = store->row0;
       t->col = store->col0 + imm(int64_t(c) * chunk_cols(p_));
       stores.push_back(t);
@@ -54,8 +53,12 @@ class LowerWrite : public Mutator {
       store->c_staged = true;
       out.push_back(elect_one(block({wait_staging_read_here(), load_c_tile(*store)}), first_warp()));
       auto wait = std::make_shared<MbarrierWait>();
-      wait->bar = {kCBarrier, imm(0)};
-      wait->parity = p_.persistent ? (var("k_done") / var("k_tiles")) % imm(2) : imm(0);
+      wait->bar = c_barrier();
+      // The barrier's phase counts the tiles its consumer has staged: all of the CTA's, or
+      // under ping-pong every other one.
+      ExprPtr staged_tiles = var("k_done") / var("k_tiles");
+      if (p_.ping_pong) staged_tiles = staged_tiles / imm(p_.consumer_warpgroups);
+      wait->parity = p_.persistent ? staged_tiles % imm(2) : imm(0);
       out.push_back(wait);
     } else {
       // The previous tile's store ran under this tile's mainloop; the staging buffer is
@@ -80,7 +83,16 @@ class LowerWrite : public Mutator {
   }
 
  private:
-  ExprPtr first_warp() const { return imm(int64_t(role_.first_warpgroup) * 4); }
+  // The warp whose elected thread stores the tile: the role's first, or under ping-pong the
+  // first of each consumer warpgroup (each stores its own tiles).
+  ExprPtr first_warp() const {
+    return p_.ping_pong ? var("warpgroup") * imm(4) : imm(int64_t(role_.first_warpgroup) * 4);
+  }
+  // Under ping-pong each consumer stages its tile in its own buffer, with its own barriers.
+  ExprPtr staging_base() const {
+    return p_.ping_pong ? var("consumer") * imm(int64_t(p_.tile_m) * p_.tile_n * dtype_bytes(p_.out)) : imm(0);
+  }
+  BarrierRef c_barrier() const { return {kCBarrier, p_.ping_pong ? var("consumer") : imm(0)}; }
   StmtPtr wait_staging_read_here() const {
     auto wait = std::make_shared<BulkWaitRead>();
     wait->pending = 0;
@@ -91,24 +103,24 @@ class LowerWrite : public Mutator {
   StmtPtr load_c_tile(const EpilogueStore& store) const {
     const int64_t chunk_bytes = int64_t(p_.tile_m) * p_.store_swizzle_bytes;
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
-    expect->bar = {kCBarrier, imm(0)};
+    expect->bar = c_barrier();
     expect->bytes = int64_t(p_.tile_m) * p_.tile_n * dtype_bytes(p_.out);
     std::vector<StmtPtr> loads = {expect};
     for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
       auto t = std::make_shared<TmaLoad>();
       t->map = "map_c";
-      t->dst = {"smem_D", imm(int64_t(c) * chunk_bytes)};
+      t->dst = {"smem_D", staging_base() + imm(int64_t(c) * chunk_bytes)};
       t->row = store.row0;
       t->col = store.col0 + imm(int64_t(c) * chunk_cols(p_));
-      t->bar = {kCBarrier, imm(0)};
+      t->bar = c_barrier();
       loads.push_back(t);
     }
     return block(loads);
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();
-    b->id = kEpilogueBarrier;
-    b->threads = role_.warpgroups * kWarpgroupThreads;
+    b->id = imm(kStagingBarrier) + (p_.ping_pong ? var("consumer") : imm(0));
+    b->threads = warpgroups_per_tile(p_) * kWarpgroupThreads;
     return b;
   }
 

@@ -78,7 +78,7 @@ void plan_pipeline(KernelPlan& p) {
   // this CTA's consumers to release it, and they release it in all of them.
   int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
   pl.empty = "empty_bar";
-  pl.empty_arrivals = p.consumer_warpgroups * readers;
+  pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
   pl.mma_in_flight = 1;
 }
 
@@ -89,6 +89,10 @@ const RolePlan& compute_role(const KernelPlan& p) {
     if (r.computes) return r;
   GG_INTERNAL_CHECK(false, "a kernel plan without a computing role");
 }
+
+int warpgroups_per_tile(const KernelPlan& p) { return p.ping_pong ? 1 : p.consumer_warpgroups; }
+
+kir::ExprPtr consumer_band(const KernelPlan& p) { return p.ping_pong ? kir::imm(0) : kir::var("consumer"); }
 
 rt::ElemType runtime_elem(DType t) {
   switch (t) {
@@ -135,6 +139,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
   p.consumer_warpgroups = s.consumer_warpgroups();
+  p.ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
   p.persistent = s.persistence().has_value();
   plan_roles(s, p);
 
@@ -168,7 +173,8 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
                 std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) + " or a multiple of " +
                 std::to_string(128 / in_bytes) + ")");
   }
-  if (p.tile_m != 64 * p.consumer_warpgroups * (p.tile_m / (64 * p.consumer_warpgroups)) || p.tile_m % 64 != 0)
+  const int sharers = warpgroups_per_tile(p);
+  if (p.tile_m % (64 * sharers) != 0)
     not_lowered("a tile of " + std::to_string(p.tile_m) + " rows (a multiple of 64 per consumer warpgroup)");
   if (p.mma.n != p.tile_n)
     not_lowered("an mma n of " + std::to_string(p.mma.n) + " narrower than the tile's " + std::to_string(p.tile_n) +
@@ -240,8 +246,9 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
       at += full_bytes;
     }
     if (p.staged_c) {
-      p.smem.push_back({kCBarrier, at, 8, "mbarrier: the C tile landed in the staging buffer"});
-      at += 8;
+      const int owners = p.ping_pong ? p.consumer_warpgroups : 1;  // one staging buffer each
+      p.smem.push_back({kCBarrier, at, 8 * owners, "mbarrier: the C tile landed in the staging buffer"});
+      at += 8 * owners;
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }

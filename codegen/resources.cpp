@@ -67,6 +67,9 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   const std::string& acc_name = def.matmul_node().name;
   auto ws = s.warp_roles();
   const int consumers = s.consumer_warpgroups();
+  // Ping-pong consumers each own a whole tile: its accumulator, staging buffer and C barrier.
+  const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
+  const int tile_owners = ping_pong ? consumers : 1;
   const auto& mma_operands = def.matmul_node().operands;
   bool tma_load = false;
   for (int id : mma_operands) tma_load = tma_load || s.read_method(def.node(id).name) == CopyMethod::Tma;
@@ -89,14 +92,22 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
          r.stages * r.tile_m * r.tile_k * in_bytes, 1024, r.tile_m * r.tile_k * in_bytes);
   region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
          r.stages * r.tile_n * r.tile_k * in_bytes, 1024, r.tile_n * r.tile_k * in_bytes);
-  if (staged_out)
-    region("smem_D", "epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), r.tile_m * r.tile_n * out_bytes, 1024);
+  if (staged_out) {
+    const int64_t tile_bytes = r.tile_m * r.tile_n * out_bytes;
+    if (ping_pong)
+      region("smem_D", "epilogue staging (one per consumer)", x_join({tile_owners, r.tile_m, r.tile_n, out_bytes}, "B"),
+             tile_owners * tile_bytes, 1024);
+    else
+      region("smem_D", "epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), tile_bytes, 1024);
+  }
 
   if (tma_load) {
     r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
     if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
   }
-  if (stages_c_in_smem(s)) r.mbarriers.push_back({"c", 1, "the TMA load of C's tile into the staging buffer landed"});
+  if (stages_c_in_smem(s))
+    r.mbarriers.push_back({"c", tile_owners, ping_pong ? "the TMA load of C's tile into a consumer's staging buffer landed"
+                                                       : "the TMA load of C's tile into the staging buffer landed"});
   if (r.target == Target::Sm100a)
     r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
@@ -115,8 +126,9 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   if (ws) {
     r.threads = kWarpgroupThreads * (1 + consumers);
     r.registers.push_back({"producer", 1, kWarpgroupThreads, ws->producer_regs, true, 0});
+    const int64_t sharing = ping_pong ? 1 : consumers;  // warpgroups holding one tile's accumulator
     int acc = acc_place == Place::Registers
-                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, int64_t(consumers) * kWarpgroupThreads))
+                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, sharing * kWarpgroupThreads))
                   : 0;
     r.registers.push_back({"consumer", consumers, consumers * kWarpgroupThreads, ws->consumer_regs, true, acc});
   } else {
@@ -130,8 +142,18 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
   // themselves (never the producer) around the staging of an output tile.
   r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and stage release without roles)"});
-  if (staged_out)
-    r.named_barriers.push_back({1, consumers * kWarpgroupThreads, "consumer warpgroups: staging free, then staging complete"});
+  if (staged_out && ping_pong) {
+    for (int c = 0; c < consumers; ++c)
+      r.named_barriers.push_back({kStagingBarrier + c, kWarpgroupThreads,
+                                  "consumer " + std::to_string(c) + ": its staging free, then complete"});
+  } else if (staged_out) {
+    r.named_barriers.push_back({kStagingBarrier, consumers * kWarpgroupThreads,
+                                "consumer warpgroups: staging free, then staging complete"});
+  }
+  if (ping_pong)
+    for (int c = 0; c < consumers; ++c)
+      r.named_barriers.push_back({kTurnBarrier + c, 2 * kWarpgroupThreads,
+                                  "consumer " + std::to_string(c) + "'s turn for the tensor cores"});
 
   // ---- cluster and grid
   if (auto c = s.cluster_dims()) r.cluster = *c;

@@ -55,6 +55,12 @@ struct RoleRegisters {
   int accumulator_regs = 0;  // fp32 accumulator registers per thread (0 in TMEM or for the producer)
 };
 
+// Named barrier ids: 0 is __syncthreads; the computing warpgroups meet around the output
+// staging at kStagingBarrier (ping-pong: + consumer); ping-pong consumer c waits for its turn
+// to run MMAs at kTurnBarrier + c.
+inline constexpr int kStagingBarrier = 1;
+inline constexpr int kTurnBarrier = 1 + kPingPongConsumers;
+
 struct NamedBarrier {
   int id = 0;
   int threads = 0;

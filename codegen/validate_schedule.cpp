@@ -103,7 +103,8 @@ void check_mma(const Schedule& s) {
                      "mma 64 128 16 sm_90a (wgmma m64nNk16) or mma 128 128 16 sm_100a (tcgen05)");
   const Domain& dom = s.domain();
   const int64_t tm = dom.tile_extent(Root::M), tn = dom.tile_extent(Root::N), tk = dom.tile_extent(Root::K);
-  const int wgs = s.consumer_warpgroups();
+  // Ping-pong consumers each compute a whole tile; cooperative ones split it.
+  const int wgs = s.consumer_mode() == ConsumerMode::PingPong ? 1 : s.consumer_warpgroups();
   const Axis* wg_axis = dom.bound_to(Binding::Warpgroup);
   const bool wg_on_n = wg_axis && wg_axis->roots == unsigned(Root::N);
   const std::string shape = "m" + str(mma->m) + "n" + str(mma->n) + "k" + str(mma->k);
@@ -313,6 +314,18 @@ void check_pipeline(const Schedule& s) {
   }
 }
 
+// Ping-pong deals the persistent loop's tiles to the consumers of a producer.
+void check_consumer_mode(const Schedule& s) {
+  if (s.consumer_mode() != ConsumerMode::PingPong) return;
+  if (!s.warp_roles())
+    throw_user_error("ping-pong-needs-roles", "ping_pong: the two consumer warpgroups take tiles in turn from one "
+                     "producer's pipeline, but the schedule has no warp roles; add warp_specialize (e.g. "
+                     "warp_specialize 40 232)");
+  if (!s.persistence())
+    throw_user_error("ping-pong-needs-persist", "ping_pong: the consumers take the tiles of a persistent loop in "
+                     "turn, but each CTA computes one tile; add persist (e.g. persist m_o n_o)");
+}
+
 void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
   if (auto ws = s.warp_roles()) {
     int consumers = s.consumer_warpgroups();
@@ -332,11 +345,14 @@ void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLi
                                        : "the per-thread cap of " + str(role.regs_per_thread) + " (" +
                                              str(limits.registers) + " registers / " + str(role.threads) +
                                              " threads, at most " + str(limits.max_regs_per_thread) + ")";
+    const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
     throw_user_error("register-file", who + " hold a " + str(r.tile_m) + " x " + str(r.tile_n) +
-                     " fp32 accumulator in registers: " + str(role.accumulator_regs) + " per thread plus about " +
-                     str(kRegisterOverhead) + " for addresses and loop state, over " + budget +
-                     "; split the tile over more consumer warpgroups (split m_i 64 m_wg m_mma; bind m_wg warpgroup)"
-                     " or use a smaller tile");
+                     " fp32 accumulator in registers" + (ping_pong ? " (ping-pong: each holds a whole tile)" : "") +
+                     ": " + str(role.accumulator_regs) + " per thread plus about " + str(kRegisterOverhead) +
+                     " for addresses and loop state, over " + budget +
+                     (ping_pong ? "; use a smaller tile, or split each tile over the consumers instead of ping_pong"
+                                : "; split the tile over more consumer warpgroups (split m_i 64 m_wg m_mma; bind m_wg "
+                                  "warpgroup) or use a smaller tile"));
   }
 }
 
@@ -375,6 +391,7 @@ void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
   check_cluster(s, r, limits);
   check_tma_boxes(s, r, limits);
   check_pipeline(s);
+  check_consumer_mode(s);
   check_registers(s, r, limits);
   check_memory(s, r, limits);
 }

@@ -34,6 +34,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, ClusterD>) return x.x == y.x && x.y == y.y && x.z == y.z;
         if constexpr (std::is_same_v<D, MulticastD>) return x.operand == y.operand;
         if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
+        if constexpr (std::is_same_v<D, PingPongD>) return true;
       },
       a);
 }
@@ -41,7 +42,7 @@ bool operator==(const Directive& a, const Directive& b) {
 std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
-                                "multicast", "mma"};
+                                "multicast", "mma", "ping_pong"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -105,6 +106,10 @@ Schedule& Schedule::bind(const std::string& axis, Binding binding) {
   Domain next = domain_;
   next.bind(axis, binding);
   if (binding == Binding::Warpgroup) {
+    if (consumer_mode() == ConsumerMode::PingPong)
+      throw_user_error("consumer-mode", "bind " + axis + " warpgroup: the consumers already take whole tiles in turn "
+                       "(ping_pong); a schedule either splits a tile over consumer warpgroups or ping-pongs tiles "
+                       "between them, not both");
     const int64_t extent = next.axis(axis).extent;  // compared before narrowing: 2^62 must not become 0
     if (extent > 3)
       throw_user_error("warpgroup-count", "bind " + axis + " warpgroup: " + std::to_string(extent) +
@@ -304,6 +309,17 @@ Schedule& Schedule::mma(int m, int n, int k, Target target) {
   return *this;
 }
 
+Schedule& Schedule::ping_pong() {
+  if (consumer_mode() == ConsumerMode::PingPong) throw_user_error("duplicate-directive", "ping_pong: already ping-pong");
+  if (const Axis* wg = domain_.bound_to(Binding::Warpgroup))
+    throw_user_error("consumer-mode", "ping_pong: axis '" + wg->name + "' is bound to warpgroup, so " +
+                     std::to_string(wg->extent) + " consumer warpgroups already split each tile (cooperative); a "
+                     "schedule either splits a tile over consumer warpgroups or ping-pongs tiles between them, not both");
+  if (auto ws = warp_roles()) check_register_file(ws->producer_regs, ws->consumer_regs, kPingPongConsumers);
+  record(PingPongD{});
+  return *this;
+}
+
 Schedule& Schedule::apply(const Directive& d) {
   std::visit(
       [this](const auto& x) {
@@ -323,6 +339,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, ClusterD>) cluster(x.x, x.y, x.z);
         if constexpr (std::is_same_v<D, MulticastD>) multicast(x.operand);
         if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
+        if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
       },
       d);
   return *this;
@@ -376,7 +393,12 @@ bool Schedule::is_inlined(const std::string& op) const {
   return false;
 }
 
+ConsumerMode Schedule::consumer_mode() const {
+  return last<PingPongD>() ? ConsumerMode::PingPong : ConsumerMode::Cooperative;
+}
+
 int Schedule::consumer_warpgroups() const {
+  if (consumer_mode() == ConsumerMode::PingPong) return kPingPongConsumers;
   const Axis* wg = domain_.bound_to(Binding::Warpgroup);
   return wg ? static_cast<int>(wg->extent) : 1;
 }

@@ -37,9 +37,15 @@ struct PersistD { std::string m_axis, n_axis, fused; Raster raster; int64_t grou
 struct ClusterD { int x, y, z; };
 struct MulticastD { std::string operand; };
 struct MmaD { int m, n, k; Target target; };
+struct PingPongD {};  // two consumer warpgroups take the persistent loop's tiles in turn
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
-                               CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD>;
+                               CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD>;
+
+// How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
+// axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
+enum class ConsumerMode { Cooperative, PingPong };
+inline constexpr int kPingPongConsumers = 2;
 
 bool operator==(const Directive& a, const Directive& b);
 std::string directive_name(const Directive& d);  // "split", "cache_read", ...
@@ -71,6 +77,10 @@ class Schedule {
   Schedule& cluster(int x, int y = 1, int z = 1);
   Schedule& multicast(const std::string& operand);
   Schedule& mma(int m, int n, int k, Target target);
+  // Ping-pong consumers: two consumer warpgroups, each computing whole tiles of the
+  // persistent loop in turn, so that one's epilogue runs under the other's MMAs. Needs
+  // warp_specialize and persist; excludes splitting a tile over warpgroups (cooperative).
+  Schedule& ping_pong();
 
   // Records any directive (the text parser and explain's replay use this).
   Schedule& apply(const Directive& d);
@@ -89,8 +99,10 @@ class Schedule {
   std::vector<std::string> multicast_operands() const;
   std::optional<MmaD> mma_shape() const;
   bool is_inlined(const std::string& op) const;
-  // Consumer warpgroups: the extent of the axis bound to warpgroup, else 1.
+  // Consumer warpgroups: two for ping_pong, else the extent of the axis bound to warpgroup,
+  // else 1.
   int consumer_warpgroups() const;
+  ConsumerMode consumer_mode() const;
   // The serial k loop over k tiles, or nullptr when the tile covers all of K.
   const Axis* k_loop() const;
   // Retarget: replaces the mma directive's target (the CLI's --arch); CompileError `mma-shape`

@@ -66,6 +66,7 @@ constexpr Usage kUsages[] = {
     {"cluster", "X [Y [Z]]"},
     {"multicast", "OPERAND"},
     {"mma", "M N K [sm_90a|sm_100a]"},
+    {"ping_pong", ""},
 };
 
 std::string directive_names() {
@@ -226,6 +227,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
   if (name == "multicast") {
     l.arity(1, 1);
     return MulticastD{l.word(1)};
+  }
+  if (name == "ping_pong") {
+    l.arity(0, 0);
+    return PingPongD{};
   }
   GG_INTERNAL_CHECK(name == "mma", "directive table and parser out of step");
   l.arity(3, 4);

@@ -71,6 +71,7 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v8", "v7 + a 4-stage pipeline"},
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
       {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile"},
+      {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong)"},
   };
   return all;
 }
@@ -87,9 +88,19 @@ Schedule tutorial_schedule(int version, const Definition& def, Target target) {
   return s;
 }
 
+// The other consumer mode beside v10: v9's 128x128 tiles, each computed whole by one of two consumer
+// warpgroups, which take the tiles in turn so one's epilogue runs under the other's MMAs.
+Schedule ping_pong_schedule(const Definition& def, Target target) {
+  Schedule s = tutorial_schedule(9, def, target);
+  s.ping_pong();
+  s.circular_buffer("k_o", deepest_pipeline(s, "k_o", 4));  // each consumer stages a tile beside the stages
+  return s;
+}
+
 Schedule builtin_schedule(const std::string& name, const Definition& def, Target target) {
   for (int v = 1; v <= kTutorialSteps; ++v)
     if (name == "v" + std::to_string(v)) return tutorial_schedule(v, def, target);
+  if (name == "pingpong") return ping_pong_schedule(def, target);
   std::string names;
   for (const auto& b : builtin_schedules()) names += (names.empty() ? "" : ", ") + b.name;
   throw_user_error("unknown-schedule", "unknown schedule '" + name + "': built-in schedules are " + names +

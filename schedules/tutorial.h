@@ -13,14 +13,17 @@ inline constexpr int kTutorialSteps = 10;
 // CompileError `unknown-schedule` for a version outside 1..10.
 Schedule tutorial_schedule(int version, const Definition& def, Target target = Target::Sm90a);
 
-// Built-in schedule names ("v1".."v10") with a one-line summary each.
+// v9 with ping-pong consumers: two warpgroups each computing whole tiles, in turn.
+Schedule ping_pong_schedule(const Definition& def, Target target = Target::Sm90a);
+
+// Built-in schedule names ("v1".."v10", "pingpong") with a one-line summary each.
 struct BuiltinSchedule {
   std::string name;
   std::string summary;
 };
 const std::vector<BuiltinSchedule>& builtin_schedules();
 
-// "v7" -> the tutorial schedule; CompileError `unknown-schedule` listing the names otherwise.
+// "v7" -> the tutorial schedule, "pingpong" -> ping_pong_schedule; CompileError `unknown-schedule` listing the names otherwise.
 Schedule builtin_schedule(const std::string& name, const Definition& def, Target target = Target::Sm90a);
 
 }  // namespace gg

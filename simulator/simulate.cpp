@@ -276,6 +276,10 @@ class Simulator {
           f.value = eval(w, loop.begin);
           f.end = eval(w, loop.end);
           f.step = eval(w, loop.step);
+          if (loop.dealt > 1) {  // this warpgroup's turns
+            f.value += eval(w, var(loop.dealt_by)) * f.step;
+            f.step *= loop.dealt;
+          }
           GG_INTERNAL_CHECK(f.step > 0, "a loop with a step below one");
         } else {
           f.value += f.step;
@@ -377,27 +381,40 @@ class Simulator {
     w.blocked = "cluster barrier (" + std::to_string(cluster_arrived_) + " of " + std::to_string(live) + " warps)";
     return cluster_generation_ != f.generation;
   }
-  bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
-    Cta& c = ctas_[static_cast<size_t>(w.cta)];
-    NamedBarrier& b = c.named[n.id];
-    if (n.id == 0 || n.id >= 16) error("named barrier id " + std::to_string(n.id) + " (ids 1..15; 0 is __syncthreads)");
-    if (!f.entered) {
-      if (b.threads != 0 && b.threads != n.threads)
-        error("named barrier " + std::to_string(n.id) + " used with " + std::to_string(n.threads) + " threads and with " +
-              std::to_string(b.threads));
-      b.threads = n.threads;
-      f.entered = true;
-      f.generation = b.generation;
-      b.arrived += w.threads();
-      if (b.arrived >= b.threads) {
-        if (b.arrived > b.threads) error("named barrier " + std::to_string(n.id) + ": more threads arrived than its count");
-        ++b.generation;
-        b.arrived = 0;
-      }
+  // A named barrier's phase completes when its thread count has arrived: bar.sync arrives and
+  // waits for that, bar.arrive only arrives.
+  NamedBarrier& named_arrive(Warp& w, const ExprPtr& id_expr, int threads, const char* op) {
+    const int64_t id = eval(w, id_expr);
+    if (id <= 0 || id >= 16)
+      error(std::string(op) + " on named barrier " + std::to_string(id) + " (ids 1..15; 0 is __syncthreads)");
+    NamedBarrier& b = ctas_[static_cast<size_t>(w.cta)].named[static_cast<int>(id)];
+    if (b.threads != 0 && b.threads != threads)
+      error("named barrier " + std::to_string(id) + " used with " + std::to_string(threads) + " threads and with " +
+            std::to_string(b.threads));
+    b.threads = threads;
+    b.arrived += w.threads();
+    if (b.arrived >= b.threads) {
+      if (b.arrived > b.threads) error("named barrier " + std::to_string(id) + ": more threads arrived than its count");
+      ++b.generation;
+      b.arrived = 0;
     }
-    w.blocked = "named barrier " + std::to_string(n.id) + " (" + std::to_string(b.arrived) + " of " +
+    return b;
+  }
+  bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
+    if (!f.entered) {
+      f.entered = true;
+      f.generation = ctas_[static_cast<size_t>(w.cta)].named[static_cast<int>(eval(w, n.id))].generation;
+      f.value = eval(w, n.id);
+      named_arrive(w, n.id, n.threads, "bar.sync");
+    }
+    const NamedBarrier& b = ctas_[static_cast<size_t>(w.cta)].named[static_cast<int>(f.value)];
+    w.blocked = "named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) + " of " +
                 std::to_string(b.threads) + " threads arrived)";
     return b.generation != f.generation;
+  }
+  bool exec(Warp& w, Frame&, const NamedBarrierArrive& n) {
+    named_arrive(w, n.id, n.threads, "bar.arrive");
+    return true;
   }
 
   // ---- mbarriers

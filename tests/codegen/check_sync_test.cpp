@@ -252,6 +252,7 @@ int64_t box_bytes(const Kernel& k, rt::Operand op) {
 
 bool ws(const Kernel& k) { return k.plan.warp_specialized; }
 bool multicast(const Kernel& k) { return k.plan.multicast_a || k.plan.multicast_b; }
+bool ping_pong(const Kernel& k) { return k.plan.ping_pong; }
 
 // A class of bug: where it applies, how it is planted, and the barrier or buffer its
 // message must name.
@@ -366,11 +367,11 @@ std::vector<BugClass> bug_classes() {
              },
              1);
        },
-       named("named barrier 1")},
+       named("named barrier ")},  // the first one: the staging barrier, or a ping-pong turn
       {"named barrier id 0", [](const Kernel& k) { return k.plan.tma_store; },
        [](const Kernel& k) {
          return plant<NamedBarrierSync>(k, anywhere<NamedBarrierSync>, [](auto n) -> StmtPtr {
-           n->id = 0;
+           n->id = imm(0);
            return n;
          });
        },
@@ -378,7 +379,7 @@ std::vector<BugClass> bug_classes() {
       {"named barrier id 16", [](const Kernel& k) { return k.plan.tma_store; },
        [](const Kernel& k) {
          return plant<NamedBarrierSync>(k, anywhere<NamedBarrierSync>, [](auto n) -> StmtPtr {
-           n->id = 16;
+           n->id = imm(16);
            return n;
          });
        },
@@ -450,6 +451,77 @@ std::vector<BugClass> bug_classes() {
              k, anywhere<ClusterSync>, [](auto) -> StmtPtr { return std::make_shared<SyncThreads>(); }, 1);
        },
        named("full_bar")},
+      {"ping-pong turn guard always false", ping_pong,
+       [](const Kernel& k) {
+         struct Skip : Mutator {
+           int skipped = 0;
+           StmtPtr mutate_If(const std::shared_ptr<const If>& i) override {
+             if (!as<NamedBarrierSync>(i->then_body) || as<NamedBarrierSync>(i->then_body)->threads != 256)
+               return Mutator::mutate_If(i);
+             ++skipped;
+             return if_then(imm(0) == imm(1), i->then_body);
+           }
+         } skip;
+         Kernel out = k;
+         out.body = skip.mutate(k.body);
+         REQUIRE(skip.skipped > 0);
+         return out;
+       },
+       named("without taking the turn")},
+      {"ping-pong turn wait deleted", ping_pong,
+       [](const Kernel& k) {
+         return plant<NamedBarrierSync>(
+             k, [](const NamedBarrierSync& n, const Spot&) { return n.threads == 2 * kWarpgroupThreads; },
+             remove<NamedBarrierSync>);
+       },
+       named("named barrier 3")},
+      {"ping-pong turn passed to itself", ping_pong,
+       [](const Kernel& k) {
+         return plant<NamedBarrierArrive>(k, anywhere<NamedBarrierArrive>, [](auto n) -> StmtPtr {
+           n->id = imm(kTurnBarrier) + var("consumer");
+           return n;
+         });
+       },
+       named("named barrier 3")},
+      {"ping-pong turn passed before the mainloop", ping_pong,
+       [](const Kernel& k) {
+         // The pass moves to just after the turn is taken, ahead of the k loop's waits.
+         struct Move : Mutator {
+           StmtPtr pass;
+           StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
+             std::vector<StmtPtr> stmts = as<Block>(Mutator::mutate_Block(b))->body;
+             for (size_t i = 0; i < stmts.size(); ++i) {
+               auto branch = as<If>(stmts[i]);
+               if (branch && as<NamedBarrierArrive>(branch->then_body)) {
+                 pass = stmts[i];
+                 stmts.erase(stmts.begin() + static_cast<long>(i));
+                 break;
+               }
+             }
+             for (size_t i = 0; pass && i < stmts.size(); ++i) {
+               auto branch = as<If>(stmts[i]);
+               if (branch && as<NamedBarrierSync>(branch->then_body)) {
+                 stmts.insert(stmts.begin() + static_cast<long>(i) + 1, pass);
+                 break;
+               }
+             }
+             return block(stmts);
+           }
+         } move;
+         Kernel out = k;
+         out.body = move.mutate(k.body);
+         REQUIRE(move.pass != nullptr);
+         return out;
+       },
+       named("after passing the turn on")},
+      {"ping-pong consumers share one staging tile", [](const Kernel& k) { return k.plan.ping_pong && k.plan.tma_store; },
+       [](const Kernel& k) {
+         return plant<EpilogueStore>(k, anywhere<EpilogueStore>, [](auto n) -> StmtPtr {
+           n->staging.offset = imm(0);
+           return n;
+         });
+       },
+       named("smem_D")},
       {"exit cluster barrier deleted", multicast,
        [](const Kernel& k) {
          // The second one: the first publishes the barriers' init.
@@ -474,6 +546,7 @@ std::vector<Config> bug_configs() {
       {"v9", lower(step(9))},
       {"v10", lower(step(10))},
       {"v8 64x256", lower(variant(8, gemm(1024, 1024, 1024), 64, 256, 64))},
+      {"pingpong", lower(ping_pong_schedule(gemm(1024, 1024, 1024)))},
   };
 }
 
@@ -532,6 +605,15 @@ TEST_CASE("check_sync passes other tiles, k tiles, stage counts and output types
       {"v10 f16", tutorial_schedule(10, make_gemm(1024, 1024, 1024, DType::F16, DType::F16))},
       {"v5 + warp roles, not persistent", warp_roles_only},
       {"v10 tails 1000x1000x1000", step(10, 1000, 1000, 1000)},
+      {"pingpong", ping_pong_schedule(def)},
+      {"pingpong odd m tiles (no multicast)", ping_pong_schedule(gemm(640, 1024, 1024))},
+      {"pingpong K of one tile", ping_pong_schedule(gemm(1024, 1024, 64))},
+      {"pingpong f32 output", ping_pong_schedule(gemm(1024, 1024, 1024, DType::F32))},
+      {"pingpong 3 stages, k tile 32", [&] {
+         Schedule p = variant(9, def, 128, 128, 32, 3);
+         p.ping_pong();
+         return p;
+       }()},
   };
   for (const Named& n : schedules) {
     CAPTURE(n.name);

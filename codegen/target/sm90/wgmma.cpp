@@ -7,8 +7,9 @@ namespace gg::sm90 {
 using namespace kir;
 
 AccumulatorShape accumulator_shape(const KernelPlan& p) {
-  GG_INTERNAL_CHECK(p.tile_m % (kWgmmaM * p.consumer_warpgroups) == 0, "tile rows not a multiple of 64 per warpgroup");
-  return {p.tile_m / (kWgmmaM * p.consumer_warpgroups), p.mma.n / 2};
+  const int sharers = warpgroups_per_tile(p);
+  GG_INTERNAL_CHECK(p.tile_m % (kWgmmaM * sharers) == 0, "tile rows not a multiple of 64 per warpgroup");
+  return {p.tile_m / (kWgmmaM * sharers), p.mma.n / 2};
 }
 
 namespace {
@@ -27,7 +28,7 @@ class SelectWgmma : public Mutator {
     issue->dtype = std::string(dtype_name(p_.in));
     issue->accumulator = "acc";
     issue->block = var("mb");
-    ExprPtr a_row = (var("consumer") * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
+    ExprPtr a_row = (consumer_band(p_) * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
     // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
     ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
     ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
