@@ -227,6 +227,36 @@ TEST_CASE("register-file") {
              }());
 }
 
+TEST_CASE("ping-pong-needs-roles") {
+  check_rule(tutorial_schedule(6, gemm(1024, 1024, 1024)).ping_pong(), "ping-pong-needs-roles",
+             "ping_pong: the two consumer warpgroups take tiles in turn from one producer's pipeline, but the schedule "
+             "has no warp roles; add warp_specialize (e.g. warp_specialize 40 232)");
+}
+
+TEST_CASE("ping-pong-needs-persist") {
+  check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "warp_specialize 40 232\nping_pong\n"),
+             "ping-pong-needs-persist",
+             "ping_pong: the consumers take the tiles of a persistent loop in turn, but each CTA computes one tile; "
+             "add persist (e.g. persist m_o n_o)");
+}
+
+TEST_CASE("register-file: a ping-pong consumer holds a whole tile") {
+  // v9 on v10's 128x256 tile, its two consumers ping-ponging tiles instead of splitting them.
+  const Schedule v9 = tutorial_schedule(9, gemm(1024, 1024, 1024));
+  Schedule wide(v9.definition());
+  for (Directive d : v9.directives()) {
+    if (auto* t = std::get_if<TileD>(&d)) t->n = 256;
+    if (auto* m = std::get_if<MmaD>(&d)) m->n = 256;
+    wide.apply(d);
+  }
+  wide.ping_pong();
+  check_rule(wide, "register-file",
+             "the 2 consumer warpgroup(s) hold a 128 x 256 fp32 accumulator in registers (ping-pong: each holds a "
+             "whole tile): 256 per thread plus about 64 for addresses and loop state, over the 232 registers "
+             "warp_specialize gives them; use a smaller tile, or split each tile over the consumers instead of "
+             "ping_pong");
+}
+
 TEST_CASE("smem-limit") {
   check_rule(tutorial_schedule(8, gemm(8192, 8192, 8192)).circular_buffer("k_o", 12), "smem-limit",
              "shared memory: the schedule needs 427200 bytes (A stages 12 x 128 x 64 x 2 B = 196608 + B stages 12 x "

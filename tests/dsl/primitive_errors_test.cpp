@@ -210,6 +210,23 @@ TEST_CASE("warpgroup-count") {
               "warpgroup-count", "bind m_i warpgroup: 4294967296 consumer warpgroups; a CTA holds at most 3");
 }
 
+TEST_CASE("consumer-mode") {
+  check_error([] { tiled().split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup).ping_pong(); },
+              "consumer-mode",
+              "ping_pong: axis 'm_wg' is bound to warpgroup, so 2 consumer warpgroups already split each tile "
+              "(cooperative); a schedule either splits a tile over consumer warpgroups or ping-pongs tiles between "
+              "them, not both");
+  check_error([] { tiled().ping_pong().split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup); },
+              "consumer-mode",
+              "bind m_wg warpgroup: the consumers already take whole tiles in turn (ping_pong); a schedule either "
+              "splits a tile over consumer warpgroups or ping-pongs tiles between them, not both");
+  check_error([] { tiled().ping_pong().ping_pong(); }, "duplicate-directive", "ping_pong: already ping-pong");
+  // ping_pong's two consumers count against the register file like bound warpgroups do.
+  check_error([] { tiled().warp_specialize(40, 256).ping_pong(); }, "register-file",
+              "warp_specialize: 1 producer warpgroup x 128 threads x 40 + 2 consumer warpgroup(s) x 128 threads x 256 = "
+              "70656 registers, over the 65536-register file; lower consumer_regs to at most 232");
+}
+
 TEST_CASE("register-file") {
   // warp_specialize after two consumer warpgroups ...
   check_error([] { tiled().split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup).warp_specialize(40, 256); },
@@ -523,7 +540,7 @@ TEST_CASE("unknown-schedule") {
   check_error([] { tutorial_schedule(11, gemm()); }, "unknown-schedule",
               "tutorial step v11 does not exist; steps are v1..v10");
   check_error([] { builtin_schedule("v12", gemm()); }, "unknown-schedule",
-              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10 (or pass "
+              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, pingpong (or pass "
               "--schedule-file FILE)");
 }
 
