@@ -21,9 +21,9 @@ int64_t saturating_mul(int64_t a, int64_t b) {
 
 // One loop of the nest as the check runs it.
 struct Loop {
-  enum class Kind { Range, Cta, PersistTile } kind = Kind::Range;
+  enum class Kind { Range, Cta, Dealt, PersistTile } kind = Kind::Range;
   int axis = -1;       // Range, PersistTile: the leaf it assigns
-  int64_t extent = 0;  // Range: trip count; Cta: the persistent grid; PersistTile: the tile count
+  int64_t extent = 0;  // Range: trip count; Cta: the persistent grid; Dealt: consumers; PersistTile: tiles
 };
 
 // One relation replayed in reverse (leaves -> roots).
@@ -50,6 +50,7 @@ struct Plan {
   std::vector<std::vector<TileCoord>> persist_tables;
   int persistent_leaf = -1;
   int64_t grid = 1;               // persistent CTAs
+  int64_t dealt = 1;              // consumer warpgroups taking a CTA's tiles in turn
   std::vector<std::string> problems;  // structural failures
 
   int lookup(const std::string& name, const char* what) {
@@ -152,6 +153,10 @@ Plan make_plan(const LoopNest& nest, const IndexCheckOptions& opt) {
   }
   if (p.persistent_leaf >= 0) p.loops.push_back(Loop{Loop::Kind::Cta, -1, p.grid});
   p.first_non_grid = p.loops.size();
+  if (nest.dealt < 1) p.problems.push_back("tiles dealt to " + std::to_string(nest.dealt) + " consumers");
+  if (nest.dealt > 1 && p.persistent_leaf < 0) p.problems.push_back("tiles dealt to consumers without a persistent loop");
+  p.dealt = std::max<int64_t>(1, nest.dealt);
+  if (p.persistent_leaf >= 0 && p.dealt > 1) p.loops.push_back(Loop{Loop::Kind::Dealt, -1, p.dealt});
   if (p.persistent_leaf >= 0)
     p.loops.push_back(Loop{Loop::Kind::PersistTile, p.persistent_leaf, p.axes[size_t(p.persistent_leaf)].extent});
   for (int a : p.leaves) {
@@ -188,10 +193,12 @@ std::string format_plan(const LoopNest& nest, const Plan& p) {
   for (const Loop& l : p.loops) {
     if (l.kind == Loop::Kind::Cta) {
       line("for cta in [0, " + std::to_string(l.extent) + ")", "grid: persistent CTAs");
+    } else if (l.kind == Loop::Kind::Dealt) {
+      line("for consumer in [0, " + std::to_string(l.extent) + ")", "ping-pong: the CTA's tiles taken in turn");
     } else if (l.kind == Loop::Kind::PersistTile) {
       const std::string& t = p.axes[static_cast<size_t>(l.axis)].name;
-      line("for " + t + " = cta; " + t + " < " + std::to_string(l.extent) + "; " + t + " += " +
-               std::to_string(p.grid),
+      line("for " + t + " = cta" + (p.dealt > 1 ? " + consumer * " + std::to_string(p.grid) : std::string()) + "; " +
+               t + " < " + std::to_string(l.extent) + "; " + t + " += " + std::to_string(p.grid * p.dealt),
            "persistent tile loop");
     } else {
       const Axis& ax = p.axes[static_cast<size_t>(l.axis)];
@@ -323,7 +330,8 @@ class Checker {
       int64_t T = p_.axes[size_t(p_.persistent_leaf)].extent;
       std::vector<int> visits(size_t(T), 0);
       for (int64_t cta = 0; cta < p_.grid; ++cta)
-        for (int64_t t = cta; t < T; t += p_.grid) ++visits[size_t(t)];
+        for (int64_t w = 0; w < p_.dealt; ++w)
+          for (int64_t t = cta + w * p_.grid; t < T; t += p_.dealt * p_.grid) ++visits[size_t(t)];
       for (int64_t t = 0; t < T; ++t)
         if (visits[size_t(t)] != 1) {
           fail(IndexFailure::Kind::PersistentVisit, "persistent tile index " + std::to_string(t) + " is visited " +
@@ -371,8 +379,14 @@ class Checker {
             descend(level + 1);
           }
           break;
+        case Loop::Kind::Dealt:
+          for (consumer_ = 0; consumer_ < l.extent; ++consumer_) {
+            apply_level(level);
+            descend(level + 1);
+          }
+          break;
         case Loop::Kind::PersistTile:
-          for (int64_t t = cta_; t < l.extent; t += p_.grid) {
+          for (int64_t t = cta_ + consumer_ * p_.grid; t < l.extent; t += p_.dealt * p_.grid) {
             v_[size_t(l.axis)] = t;
             apply_level(level);
             descend(level + 1);
@@ -635,6 +649,7 @@ class Checker {
   std::string where() const {
     std::string s;
     if (p_.persistent_leaf >= 0) s += "cta=" + std::to_string(cta_) + " ";
+    if (p_.dealt > 1) s += "consumer=" + std::to_string(consumer_) + " ";
     s += "leaves [";
     for (size_t i = 0; i < p_.leaves.size(); ++i)
       s += (i ? " " : "") + p_.axes[size_t(p_.leaves[i])].name + "=" + std::to_string(v_[size_t(p_.leaves[i])]);
@@ -757,6 +772,7 @@ class Checker {
   std::vector<std::vector<Op>> ops_at_;                 // per loop: the relations it feeds, in replay order
   std::vector<uint8_t> pred_mn_, pred_k_, k_first_;  // per loop depth: the state outside it
   int64_t cta_ = 0;
+  int64_t consumer_ = 0;
   std::vector<uint8_t> reduced_, written_;  // saturating counts
   std::vector<int64_t> reduce_dups_, write_dups_;
   std::vector<std::vector<std::string>> reduce_where_, write_where_;
@@ -842,6 +858,7 @@ IndexCheckReport check_index_math(const Schedule& s, const IndexCheckOptions& op
   nest.m = s.definition().m();
   nest.n = s.definition().n();
   nest.k = s.definition().k();
+  if (s.consumer_mode() == ConsumerMode::PingPong) nest.dealt = s.consumer_warpgroups();
   return check_index_math(nest, opt);
 }
 

@@ -39,6 +39,9 @@ struct LoopNest {
   // check verifies each claim against the tiles it enumerates.
   int64_t tile_m = 0, tile_n = 0, tile_k = 0;
   int64_t tiles_m = 0, tiles_n = 0;
+  // > 1: each CTA's persistent tiles are dealt in turn to this many consumer warpgroups
+  // (ping-pong): consumer w runs tiles cta + w * grid, cta + (w + dealt) * grid, ...
+  int64_t dealt = 1;
 };
 LoopNest loop_nest_of(const Domain& d);
 

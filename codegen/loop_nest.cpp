@@ -94,7 +94,8 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
 NestNode mma(const Context& c) {
   MmaStmt m;
   m.mma = c.s.mma_shape();
-  m.warpgroups = c.s.consumer_warpgroups();
+  // Ping-pong consumers each compute whole tiles: one warpgroup per tile.
+  m.warpgroups = c.s.consumer_mode() == ConsumerMode::PingPong ? 1 : c.s.consumer_warpgroups();
   const Axis* wg = c.dom.bound_to(Binding::Warpgroup);
   bool wg_on_n = wg && wg->roots == unsigned(Root::N);
   if (wg) m.warpgroup_axis = wg->name;
@@ -234,8 +235,12 @@ LoopNests make_loop_nests(const Schedule& s) {
     RoleNest producer{Role::Producer, 1, kWarpgroupThreads, ws->producer_regs, tile_nest(p, true, false, false)};
     out.roles.push_back(std::move(producer));
   }
+  Context cons = c;
+  if (s.consumer_mode() == ConsumerMode::PingPong)
+    for (auto& l : cons.outer)
+      if (l.binding == Binding::Persistent) l.dealt = consumers;
   RoleNest consumer{Role::Consumer, consumers, consumers * kWarpgroupThreads, ws->consumer_regs,
-                    tile_nest(c, false, true, true)};
+                    tile_nest(cons, false, true, true)};
   out.roles.push_back(std::move(consumer));
   return out;
 }
@@ -286,6 +291,9 @@ std::string loop_line(const NestLoop& l) {
     case Binding::Persistent:
       os << "for " << a << " in " << range(l.extent()) << " persistent";
       if (l.persist) os << " (" << persist_note(*l.persist) << ")";
+      if (l.dealt > 1)
+        os << ", dealt in turn to " << l.dealt << " consumer warpgroups (ping-pong: each computes whole tiles; "
+           << "one's epilogue runs under the other's MMAs)";
       break;
     default:
       os << "for " << a << " in " << range(l.extent()) << " " << binding_name(l.binding);

@@ -23,6 +23,7 @@ struct NestLoop {
   Binding binding = Binding::None;  // block.x/y/z, cluster, persistent, serial, unroll; None: unbound (only index 0 runs)
   std::optional<CircularBufferD> pipeline;  // on the circular-buffered k loop
   std::optional<PersistD> persist;          // on the persistent tile loop
+  int dealt = 1;                            // > 1: the iterations go in turn to this many consumer warpgroups
   int64_t extent() const;
 };
 

@@ -8,6 +8,7 @@
 #include "codegen/loop_nest.h"
 #include "codegen/lower.h"
 #include "codegen/resources.h"
+#include "codegen/target/sm90/wgmma.h"
 #include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 
@@ -24,6 +25,16 @@ int nest_stages(const std::vector<NestNode>& nodes) {
     }
   }
   return 0;
+}
+
+// The first node of kind T in the nest, depth first.
+template <class T>
+const T* find_in_nest(const std::vector<NestNode>& nodes) {
+  for (const NestNode& n : nodes) {
+    if (auto* x = std::get_if<T>(&n.item)) return x;
+    if (auto* x = find_in_nest<T>(n.body)) return x;
+  }
+  return nullptr;
 }
 
 void check_agree(const Schedule& s, const std::string& label) {
@@ -71,6 +82,18 @@ void check_agree(const Schedule& s, const std::string& label) {
   CHECK(p.threads == r.threads);
   CHECK(int(k.launch.block[0]) == r.threads);
 
+  // consumer mode: how many warpgroups share a tile's accumulator, and who takes which tile
+  const MmaStmt* mma = find_in_nest<MmaStmt>(nests.roles.back().body);
+  REQUIRE(mma != nullptr);
+  CHECK(mma->tile_m * warpgroups_per_tile(p) == p.tile_m);
+  const auto acc = sm90::accumulator_shape(p);
+  CHECK(acc.blocks * acc.regs == r.registers.back().accumulator_regs);
+  const NestLoop* tiles = find_in_nest<NestLoop>(nests.roles.back().body);
+  REQUIRE(tiles != nullptr);
+  CHECK(tiles->dealt == (p.ping_pong ? p.consumer_warpgroups : 1));
+  const std::string checked = check_index_math(s).loop_nest;
+  CHECK((checked.find("for consumer in") != std::string::npos) == p.ping_pong);
+
   // pipeline
   CHECK(p.pipeline.stages == r.stages);
   const int shown = nests.roles.empty() ? 0 : nest_stages(nests.roles.back().body);
@@ -109,6 +132,8 @@ TEST_CASE("explain, resources, the index check and lowering agree on every tutor
                                                    (out == DType::F32 ? " f32" : " bf16"));
       }
     }
+    for (DType out : {DType::BF16, DType::F32})
+      check_agree(ping_pong_schedule(make_definition(pr.m, pr.n, pr.k, DType::BF16, out)), "pingpong");
   }
 }
 
@@ -119,6 +144,7 @@ TEST_CASE("they agree on a fused epilogue with C staged by TMA, and on other til
   Tensor c = def.input("C", {1024, 1024}, DType::F32);
   def.set_output(def.cast(def.gelu(def.add_scaled(def.matmul(a, b), c, 1.0)), DType::F32));
   for (int v : {5, 6, 8, 10}) check_agree(tutorial_schedule(v, def), "fused v" + std::to_string(v));
+  check_agree(ping_pong_schedule(def), "fused pingpong");
 
   Schedule wide(make_definition(2048, 2048, 1024, DType::F16, DType::F16));
   wide.tile(128, 256, 64).inline_op("cast").mma(64, 256, 16, Target::Sm90a);

@@ -339,6 +339,12 @@ TEST_CASE("index check: the ten tutorial schedules") {
       ++checked;
     }
   CHECK(checked == 2 * gg::kTutorialSteps);
+  for (const auto& sz : sizes) {
+    gg::Schedule s = gg::ping_pong_schedule(gg::make_gemm(sz.m, sz.n, sz.k, gg::DType::BF16, gg::DType::BF16));
+    auto r = check(s, sz.grid);
+    require_exact(r, s);
+    CHECK(r.loop_nest.find("for consumer in [0, 2)") != std::string::npos);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,6 +487,8 @@ RandomResult random_schedule(Draw& d, gg::Schedule*& out, std::vector<gg::Schedu
         }
       }
     }
+    // Ping-pong: the persistent tiles of each CTA dealt in turn to two consumer warpgroups.
+    if (s.persistence() && d.chance(40)) step("ping_pong()", [&] { s.ping_pong(); });
   } catch (const gg::CompileError& e) {
     res.rule = e.rule();
     return res;
