@@ -1,6 +1,6 @@
 // Tutorial kernels against cuBLAS in one process: random data, warm-up, the median of many
 // runs with cuBLAS interleaved rep by rep. Prints a markdown table for docs/performance.md.
-//   bench_tutorials [--versions 1-5] [--sizes 4096,8192] [--dtype bf16] [--reps 50]
+//   bench_tutorials [--versions 1-5 | --schedules v6,v10,pingpong] [--sizes 4096,8192] [--dtype bf16] [--reps 50]
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -25,6 +25,7 @@ std::vector<int64_t> parse_list(const std::string& s) {
 
 int main(int argc, char** argv) {
   int first = 1, last = 5, reps = 50;
+  std::vector<std::string> names;  // --schedules: built-in schedule names instead of the --versions range
   std::vector<int64_t> sizes = {4096, 8192};
   gg::DType dtype = gg::DType::BF16;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
       auto dash = value.find('-');
       first = std::stoi(value.substr(0, dash));
       last = dash == std::string::npos ? first : std::stoi(value.substr(dash + 1));
+    } else if (flag == "--schedules") {
+      std::stringstream in(value);
+      for (std::string item; std::getline(in, item, ',');) names.push_back(item);
     } else if (flag == "--sizes") {
       sizes = parse_list(value);
     } else if (flag == "--dtype") {
@@ -40,7 +44,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--reps") {
       reps = std::stoi(value);
     } else {
-      std::cerr << "bench_tutorials: unknown flag " << flag << " (--versions A-B, --sizes S,S, --dtype, --reps)\n";
+      std::cerr << "bench_tutorials: unknown flag " << flag
+                << " (--versions A-B, --schedules NAME,NAME, --sizes S,S, --dtype, --reps)\n";
       return 2;
     }
   }
@@ -51,16 +56,18 @@ int main(int argc, char** argv) {
   std::cout << "device: " << gg::rt::device_info().name << "\n\n"
             << "| step | M=N=K | dtype | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | CTAs / resident | check |\n"
             << "|---|---|---|---|---|---|---|---|---|\n";
+  if (names.empty())
+    for (int v = first; v <= last; ++v) names.push_back("v" + std::to_string(v));
   int failures = 0;
   for (int64_t size : sizes)
-    for (int v = first; v <= last; ++v) {
-      std::cout << "| v" << v << " | " << size << " | " << gg::dtype_name(dtype) << " | ";
+    for (const std::string& name : names) {
+      std::cout << "| " << name << " | " << size << " | " << gg::dtype_name(dtype) << " | ";
       try {
         gg::Definition def = gg::make_gemm(size, size, size, dtype, dtype);
         gg::CheckOptions options;
         options.bench = true;
         options.reps = reps;
-        gg::CheckReport r = gg::check_on_gpu(gg::tutorial_schedule(v, def), options);
+        gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), options);
         std::cout.precision(4);
         std::cout << r.tflops << " | " << r.cublas_tflops << " | " << r.tflops / r.cublas_tflops << " | "
                   << r.error_vs_host << " | " << r.grid_ctas << " / " << r.resident_ctas << " | "

@@ -151,6 +151,15 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
     why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
   if (o.exact && !(r.error_vs_cublas == 0.0)) why << "exact mode: result differs from cuBLAS; ";
+  // The same inputs must give the same bits every time: a race shows up as a launch that differs.
+  for (int i = 0; i < o.repeat; ++i) {
+    rt::fill_poison(d);
+    kernel.launch_and_wait(problem);
+    ++r.repeats;
+    r.repeats_differing += d.download() != ours;
+  }
+  if (r.repeats_differing)
+    why << r.repeats_differing << " of " << r.repeats << " repeated launches differ from the first; ";
   r.verdict = why.str().empty() ? "ok" : why.str();
   r.passed = r.verdict == "ok";
 
@@ -186,6 +195,8 @@ std::string format_report(const CheckReport& r) {
      << "error vs fp64:     " << r.error_vs_host << " (bound " << r.bound << ", cuBLAS's own " << r.cublas_error_vs_host
      << ")\n"
      << "unwritten:         " << r.unwritten << "\n";
+  if (r.repeats > 0)
+    os << "repeated launches: " << r.repeats << ", " << r.repeats_differing << " differing from the first\n";
   if (r.ms > 0)
     os << "time:              " << r.ms << " ms, " << r.tflops << " TFLOP/s\n"
        << "cuBLAS:            " << r.cublas_ms << " ms, " << r.cublas_tflops << " TFLOP/s\n"
@@ -206,7 +217,8 @@ std::string format_report_json(const CheckReport& r) {
      << ", \"bound\": " << r.bound << ", \"unwritten\": " << r.unwritten << ", \"checked_rows\": " << r.checked_rows
      << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms
      << ", \"cublas_tflops\": " << r.cublas_tflops << ", \"grid_ctas\": " << r.grid_ctas
-     << ", \"resident_ctas\": " << r.resident_ctas << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
+     << ", \"resident_ctas\": " << r.resident_ctas << ", \"repeats\": " << r.repeats
+     << ", \"repeats_differing\": " << r.repeats_differing << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
      << ", \"passed\": " << (r.passed ? "true" : "false") << "}";
   return os.str();
 }

@@ -16,6 +16,7 @@ struct CheckOptions {
   uint64_t seed = 1;
   bool bench = false;
   int warmup = 10, reps = 50;
+  int repeat = 0;        // > 0: launch that many more times on the same inputs; each result must be bit-identical
 };
 
 struct CheckReport {
@@ -29,6 +30,7 @@ struct CheckReport {
   double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
   // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
   unsigned grid_ctas = 0, resident_ctas = 0;
+  int repeats = 0, repeats_differing = 0;  // the repeated launches, and those not bit-identical to the first
 };
 
 // The definition's epilogue ops, in their order, on one fp32-accumulated value (in double);

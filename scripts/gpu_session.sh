@@ -4,6 +4,8 @@
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
 #   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,variants,profile]
+# Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
+# (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE.
 # variants: every schedule file in BIN_DIR/sched timed against cuBLAS; profile: Nsight Compute
 # sections of PROFILE (default v8 v9 v10) at 8192^3.
 set -uo pipefail
@@ -18,12 +20,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 cat "$OUT/device.txt"
 
 if has check; then
-  for v in ${CHECK_VERSIONS:-7 8 9 10 4 5 6}; do
+  for v in ${CHECK_SCHEDULES:-v7 v8 v9 v10 pingpong v4 v5 v6}; do
     for shape in "300 200 136" "1 8 8" "129 264 72" "64 8 1024" "1000 1000 1000" "2048 2048 512" "4096 4096 4096"; do
       set -- $shape
       for mode in "" "--exact" "--dtype f16"; do
-        line=$(timeout 120 "$BIN/gemmgen" run --schedule v$v --m $1 --n $2 --k $3 $mode --json 2>&1 | tail -1)
-        echo "v$v $1x$2x$3 ${mode:-random} rc=$? $line"
+        line=$(timeout 120 "$BIN/gemmgen" run --schedule $v --m $1 --n $2 --k $3 $mode --json 2>&1 | tail -1)
+        echo "$v $1x$2x$3 ${mode:-random} rc=$? $line"
       done
     done
   done 2>&1 | tee "$OUT/check.log" | grep -v '"passed": true' || true
@@ -31,28 +33,29 @@ if has check; then
 fi
 
 if has sanitize; then
-  for v in ${SANITIZE_VERSIONS:-7 8 9 10}; do
+  for v in ${SANITIZE_SCHEDULES:-v7 v8 v9 v10 pingpong}; do
     for shape in "264 200 200" "520 264 72"; do
       set -- $shape
       for tool in racecheck synccheck memcheck initcheck; do
-        r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule v$v --m $1 --n $2 --k $3 2>&1 | tail -4 | tr '\n' ' ')
-        echo "sanitize v$v $1x$2x$3 $tool rc=$? $r"
+        r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule $v --m $1 --n $2 --k $3 2>&1 | tail -4 | tr '\n' ' ')
+        echo "sanitize $v $1x$2x$3 $tool rc=$? $r"
       done
     done
   done 2>&1 | tee "$OUT/sanitize.log"
 fi
 
 if has tests; then
-  timeout 400 "$BIN/test_gpu" 2>&1 | tee "$OUT/test_gpu.log" | tail -15
+  timeout ${TESTS_TIMEOUT:-400} "$BIN/test_gpu" ${TESTS_FILTER:+-tc="$TESTS_FILTER"} 2>&1 | tee "$OUT/test_gpu.log" | tail -15
 fi
 
 if has bench; then
-  timeout 300 "$BIN/bench_tutorials" --versions 6-10 --sizes 4096,6144,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
-  timeout 300 "$BIN/bench_tutorials" --versions 6-10 --sizes 4096,6144,8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
+  B=${BENCH_SCHEDULES:-v6,v7,v8,v9,v10,pingpong}
+  timeout 300 "$BIN/bench_tutorials" --schedules $B --sizes 4096,6144,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
+  timeout 300 "$BIN/bench_tutorials" --schedules $B --sizes 4096,6144,8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
 fi
 
 if has variants; then
-  for f in "$BIN"/sched/*.txt; do
+  for f in "$BIN"/sched/*.sched; do
     r=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$f" --bench --reps 30 --json 2>&1 | tail -1)
     echo "$(basename "$f") $r"
   done 2>&1 | tee "$OUT/variants.log"

@@ -123,6 +123,7 @@ int cmd_run(const Args& args, Io io) {
     if (!options.bench) usage_error("--reps counts timed runs; it needs --bench");
     options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
   }
+  if (auto repeat = args.positive("repeat")) options.repeat = static_cast<int>(std::min<int64_t>(*repeat, 100000));
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -194,7 +195,8 @@ const std::vector<Command>& commands() {
                 {"json", "", "print the report as one JSON object"},
                 {"exact", "", "small-integer inputs in [-2, 2], so the result must equal cuBLAS exactly"},
                 {"seed", "N", "random seed for the inputs (default 1)"},
-                {"reps", "N", "timed runs for --bench, the median is reported (default 50)"}}}),
+                {"reps", "N", "timed runs for --bench, the median is reported (default 50)"},
+                {"repeat", "N", "launch N more times on the same inputs; each output must be bit-identical"}}}),
        cmd_run},
       {"simulate",
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
