@@ -98,7 +98,8 @@ TEST_CASE("a fused epilogue: alpha, beta*C, bias, activation, f32 and f16 output
       def.set_output(def.cast(y, out));
       for (int v : {3, 5, 6, 8, 10, kPingPong}) {
         CheckReport r = check_on_gpu(v == kPingPong ? ping_pong_schedule(def) : tutorial_schedule(v, def));
-        std::cout << "epilogue act=" << act << " out=" << dtype_name(out) << " v" << v << ": err_vs_host="
+        std::cout << "epilogue act=" << act << " out=" << dtype_name(out) << " "
+                  << (v == kPingPong ? std::string("pingpong") : "v" + std::to_string(v)) << ": err_vs_host="
                   << r.error_vs_host << " cublas_err=" << r.cublas_error_vs_host << " -> "
                   << (r.passed ? "ok" : r.verdict) << "\n";
         CAPTURE(r.verdict);
