@@ -851,9 +851,10 @@ class RoleRun : public Visitor {
   // In a dealt trip a named barrier orders the warpgroup running it (its staging barrier) or
   // hands it the turn; it is never a barrier of the whole role.
   void visit_NamedBarrierSync(const NamedBarrierSync& n) override {
-    if (turn_.trip > 0 && turn_.passed_on.count(must(n.id, "a named barrier id")) &&
-        turn_.passed_on[must(n.id, "a named barrier id")] == turn_.trip - 1)
-      turn_.held = true;
+    if (turn_.trip > 0) {
+      auto from = turn_.passed_on.find(must(n.id, "a named barrier id"));
+      if (from != turn_.passed_on.end() && from->second == turn_.trip - 1) turn_.held = true;
+    }
     barrier(n.threads == role_.threads() && !dealt_wg_);
   }
   void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override {
@@ -902,7 +903,7 @@ class RoleRun : public Visitor {
   // Per-warpgroup buffer states assume the warpgroups stage their tiles apart.
   void check_staging_disjoint() const {
     if (staging_at_.size() < 2) return;
-    const int64_t bytes = int64_t(f_.plan.tile_m) * f_.plan.tile_n * dtype_bytes(f_.plan.out);
+    const int64_t bytes = staged_tile_bytes(f_.plan);
     for (auto a = staging_at_.begin(); a != staging_at_.end(); ++a)
       for (auto b = std::next(a); b != staging_at_.end(); ++b)
         for (int64_t x : a->second)

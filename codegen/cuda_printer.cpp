@@ -57,13 +57,8 @@ class CudaPrinter : public Visitor {
   void visit_For(const For& f) override {
     if (!f.origin.empty()) line("// " + f.origin);
     if (f.unroll) line("#pragma unroll");
-    ExprPtr begin = f.begin, step = f.step;
-    if (f.dealt > 1) {  // this warpgroup's share of the iterations
-      begin = f.begin + var(f.dealt_by) * f.step;
-      step = f.step * imm(f.dealt);
-    }
-    open("for (int " + f.var + " = " + to_c(begin) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
-         " += " + to_c(step) + ")");
+    open("for (int " + f.var + " = " + to_c(own_begin(f)) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
+         " += " + to_c(own_step(f)) + ")");
     visit(f.body);
     close();
   }

@@ -91,6 +91,12 @@ const RolePlan& compute_role(const KernelPlan& p);
 // the tile (cooperative), one under ping-pong.
 int warpgroups_per_tile(const KernelPlan& p);
 
+// Output staging buffers, each holding one tile (and its C barrier): one per consumer under
+// ping-pong, else one.
+int staging_buffers(const KernelPlan& p);
+// Bytes of one staged output tile.
+int64_t staged_tile_bytes(const KernelPlan& p);
+
 // This consumer's band of the tile's rows in units of a warpgroup's share: its index in the
 // role when the consumers split the tile, 0 under ping-pong (each owns the whole tile).
 kir::ExprPtr consumer_band(const KernelPlan& p);

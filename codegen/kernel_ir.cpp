@@ -92,6 +92,9 @@ GG_KIR_LEAF_NODES(GG_KIR_VISIT_LEAF)
 void Visitor::visit_Block(const Block& b) {
   for (const auto& s : b.body) visit(s);
 }
+ExprPtr own_begin(const For& f) { return f.dealt > 1 ? f.begin + var(f.dealt_by) * f.step : f.begin; }
+ExprPtr own_step(const For& f) { return f.dealt > 1 ? f.step * imm(f.dealt) : f.step; }
+
 void Visitor::visit_For(const For& f) { visit(f.body); }
 void Visitor::visit_ElectOne(const ElectOne& e) { visit(e.body); }
 void Visitor::visit_WarpRole(const WarpRole& r) { visit(r.body); }

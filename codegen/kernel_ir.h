@@ -200,6 +200,10 @@ StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);
 StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
 StmtPtr elect_one(StmtPtr body, ExprPtr warp = nullptr);  // warp 0 by default
 StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body);
+// Where the running warpgroup starts a loop and how far it steps: `begin` and `step`, or for a
+// dealt loop its own share (begin + dealt_by * step, dealt * step).
+ExprPtr own_begin(const For& f);
+ExprPtr own_step(const For& f);
 
 template <class T>
 const T* as(const StmtPtr& s) {

@@ -94,8 +94,7 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
 NestNode mma(const Context& c) {
   MmaStmt m;
   m.mma = c.s.mma_shape();
-  // Ping-pong consumers each compute whole tiles: one warpgroup per tile.
-  m.warpgroups = c.s.consumer_mode() == ConsumerMode::PingPong ? 1 : c.s.consumer_warpgroups();
+  m.warpgroups = c.s.warpgroups_per_tile();
   const Axis* wg = c.dom.bound_to(Binding::Warpgroup);
   bool wg_on_n = wg && wg->roots == unsigned(Root::N);
   if (wg) m.warpgroup_axis = wg->name;

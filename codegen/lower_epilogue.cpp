@@ -90,7 +90,7 @@ class LowerWrite : public Mutator {
   }
   // Under ping-pong each consumer stages its tile in its own buffer, with its own barriers.
   ExprPtr staging_base() const {
-    return p_.ping_pong ? var("consumer") * imm(int64_t(p_.tile_m) * p_.tile_n * dtype_bytes(p_.out)) : imm(0);
+    return staging_buffers(p_) > 1 ? var("consumer") * imm(staged_tile_bytes(p_)) : imm(0);
   }
   BarrierRef c_barrier() const { return {kCBarrier, p_.ping_pong ? var("consumer") : imm(0)}; }
   StmtPtr wait_staging_read_here() const {
@@ -104,7 +104,7 @@ class LowerWrite : public Mutator {
     const int64_t chunk_bytes = int64_t(p_.tile_m) * p_.store_swizzle_bytes;
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
     expect->bar = c_barrier();
-    expect->bytes = int64_t(p_.tile_m) * p_.tile_n * dtype_bytes(p_.out);
+    expect->bytes = staged_tile_bytes(p_);
     std::vector<StmtPtr> loads = {expect};
     for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
       auto t = std::make_shared<TmaLoad>();

@@ -92,6 +92,10 @@ const RolePlan& compute_role(const KernelPlan& p) {
 
 int warpgroups_per_tile(const KernelPlan& p) { return p.ping_pong ? 1 : p.consumer_warpgroups; }
 
+int staging_buffers(const KernelPlan& p) { return p.ping_pong ? p.consumer_warpgroups : 1; }
+
+int64_t staged_tile_bytes(const KernelPlan& p) { return int64_t(p.tile_m) * p.tile_n * dtype_bytes(p.out); }
+
 kir::ExprPtr consumer_band(const KernelPlan& p) { return p.ping_pong ? kir::imm(0) : kir::var("consumer"); }
 
 rt::ElemType runtime_elem(DType t) {
@@ -246,9 +250,8 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
       at += full_bytes;
     }
     if (p.staged_c) {
-      const int owners = p.ping_pong ? p.consumer_warpgroups : 1;  // one staging buffer each
-      p.smem.push_back({kCBarrier, at, 8 * owners, "mbarrier: the C tile landed in the staging buffer"});
-      at += 8 * owners;
+      p.smem.push_back({kCBarrier, at, 8 * staging_buffers(p), "mbarrier: the C tile landed in the staging buffer"});
+      at += 8 * staging_buffers(p);
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }

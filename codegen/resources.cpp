@@ -126,9 +126,8 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   if (ws) {
     r.threads = kWarpgroupThreads * (1 + consumers);
     r.registers.push_back({"producer", 1, kWarpgroupThreads, ws->producer_regs, true, 0});
-    const int64_t sharing = ping_pong ? 1 : consumers;  // warpgroups holding one tile's accumulator
     int acc = acc_place == Place::Registers
-                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, sharing * kWarpgroupThreads))
+                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, int64_t(s.warpgroups_per_tile()) * kWarpgroupThreads))
                   : 0;
     r.registers.push_back({"consumer", consumers, consumers * kWarpgroupThreads, ws->consumer_regs, true, acc});
   } else {

@@ -103,8 +103,7 @@ void check_mma(const Schedule& s) {
                      "mma 64 128 16 sm_90a (wgmma m64nNk16) or mma 128 128 16 sm_100a (tcgen05)");
   const Domain& dom = s.domain();
   const int64_t tm = dom.tile_extent(Root::M), tn = dom.tile_extent(Root::N), tk = dom.tile_extent(Root::K);
-  // Ping-pong consumers each compute a whole tile; cooperative ones split it.
-  const int wgs = s.consumer_mode() == ConsumerMode::PingPong ? 1 : s.consumer_warpgroups();
+  const int wgs = s.warpgroups_per_tile();
   const Axis* wg_axis = dom.bound_to(Binding::Warpgroup);
   const bool wg_on_n = wg_axis && wg_axis->roots == unsigned(Root::N);
   const std::string shape = "m" + str(mma->m) + "n" + str(mma->n) + "k" + str(mma->k);

@@ -397,6 +397,10 @@ ConsumerMode Schedule::consumer_mode() const {
   return last<PingPongD>() ? ConsumerMode::PingPong : ConsumerMode::Cooperative;
 }
 
+int Schedule::warpgroups_per_tile() const {
+  return consumer_mode() == ConsumerMode::PingPong ? 1 : consumer_warpgroups();
+}
+
 int Schedule::consumer_warpgroups() const {
   if (consumer_mode() == ConsumerMode::PingPong) return kPingPongConsumers;
   const Axis* wg = domain_.bound_to(Binding::Warpgroup);

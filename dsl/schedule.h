@@ -103,6 +103,9 @@ class Schedule {
   // else 1.
   int consumer_warpgroups() const;
   ConsumerMode consumer_mode() const;
+  // Consumer warpgroups that split one tile (and its accumulator): all of them when they
+  // cooperate, one under ping-pong.
+  int warpgroups_per_tile() const;
   // The serial k loop over k tiles, or nullptr when the tile covers all of K.
   const Axis* k_loop() const;
   // Retarget: replaces the mma directive's target (the CLI's --arch); CompileError `mma-shape`

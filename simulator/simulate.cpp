@@ -273,13 +273,9 @@ class Simulator {
         const auto& loop = *static_cast<const For*>(n);
         if (!f.entered) {
           f.entered = true;
-          f.value = eval(w, loop.begin);
+          f.value = eval(w, own_begin(loop));  // a dealt loop: this warpgroup's turns
           f.end = eval(w, loop.end);
-          f.step = eval(w, loop.step);
-          if (loop.dealt > 1) {  // this warpgroup's turns
-            f.value += eval(w, var(loop.dealt_by)) * f.step;
-            f.step *= loop.dealt;
-          }
+          f.step = eval(w, own_step(loop));
           GG_INTERNAL_CHECK(f.step > 0, "a loop with a step below one");
         } else {
           f.value += f.step;

@@ -138,11 +138,8 @@ TEST_CASE("explain, resources, the index check and lowering agree on every tutor
 }
 
 TEST_CASE("they agree on a fused epilogue with C staged by TMA, and on other tiles and depths") {
-  Definition def;
-  Tensor a = def.input("A", {1024, 512}, DType::BF16);
-  Tensor b = def.input("B", {1024, 512}, DType::BF16);
-  Tensor c = def.input("C", {1024, 1024}, DType::F32);
-  def.set_output(def.cast(def.gelu(def.add_scaled(def.matmul(a, b), c, 1.0)), DType::F32));
+  const Definition def =
+      make_definition(1024, 1024, 512, DType::BF16, DType::F32, {{OpKind::AddScaled, 1.0}, {OpKind::Gelu}});
   for (int v : {5, 6, 8, 10}) check_agree(tutorial_schedule(v, def), "fused v" + std::to_string(v));
   check_agree(ping_pong_schedule(def), "fused pingpong");
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "codegen/lower.h"
+#include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
@@ -274,12 +275,8 @@ TEST_CASE("simulate: ping-pong consumers match the host reference on edge shapes
       CHECK(r.passed);
       CHECK(r.wgmmas > 0);
     }
-  Definition def;
-  Tensor a = def.input("A", {384, 136}, DType::BF16);
-  Tensor b = def.input("B", {256, 136}, DType::BF16);
-  Tensor c = def.input("C", {384, 256}, DType::F32);
-  def.set_output(def.cast(def.gelu(def.add_scaled(def.matmul(a, b), c, 0.5)), DType::F32));
-  const Schedule s = ping_pong_schedule(def);
+  const Schedule s = ping_pong_schedule(
+      make_definition(384, 256, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 0.5}, {OpKind::Gelu}}));
   LowerOptions lo;
   lo.limits = few_sms(1);
   REQUIRE(lower(s, lo).plan.staged_c);
@@ -341,11 +338,8 @@ TEST_CASE("simulate: every planted bug class is caught in every kernel it applie
 // beta*C through the staging buffer: TMA brings C's tile, each thread reads it after the wait
 // on c_bar. Each mistake there is caught by the simulator.
 TEST_CASE("simulate: the staged C tile's load, wait and parity are checked") {
-  Definition def;
-  Tensor a = def.input("A", {256, 136}, DType::BF16);
-  Tensor b = def.input("B", {512, 136}, DType::BF16);
-  Tensor c = def.input("C", {256, 512}, DType::F32);
-  def.set_output(def.cast(def.gelu(def.add_scaled(def.matmul(a, b), c, 1.0)), DType::F32));
+  const Definition def =
+      make_definition(256, 512, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 1.0}, {OpKind::Gelu}});
   LowerOptions lo;
   lo.limits = few_sms(2);
   for (int v : {6, 8, 10}) {
