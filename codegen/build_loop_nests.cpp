@@ -249,7 +249,7 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
       body = nb.over_tiles(nb.accumulate(nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}))));
     }
     std::vector<StmtPtr> role_body = {role_prologue(r)};
-    if (r.computes)
+    if (r.computes && r.warpgroups > 1)  // which of the role's warpgroups runs: its band, buffers, barriers
       role_body.push_back(let("consumer", r.first_warpgroup ? var("warpgroup") - imm(r.first_warpgroup)
                                                             : var("warpgroup")));
     role_body.push_back(body);

@@ -67,6 +67,17 @@ std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0)
 }
 
 // A let takes its value now when it can, else keeps its expression for later bindings.
+// True when `e` names the running warpgroup, directly or through a let.
+bool names_warpgroup(const ExprPtr& e, const Env& env, int depth = 0) {
+  if (!e || depth > 32) return false;
+  if (e->kind == ExprKind::Var) {
+    if (e->name == "warpgroup") return true;
+    auto l = env.lets.find(e->name);
+    return l != env.lets.end() && names_warpgroup(l->second, env, depth + 1);
+  }
+  return names_warpgroup(e->a, env, depth) || names_warpgroup(e->b, env, depth);
+}
+
 void bind_let(Env& env, const Let& l) {
   if (auto v = value_of(l.value, env)) {
     env.vars[l.name] = *v;
@@ -386,14 +397,14 @@ class StructureCheck : public Visitor {
     scopes_.back().expected.insert(bar_text(n.bar));
     Tally& t = tally(n.bar);
     t.tx = true;
-    t.announced += n.bytes * runners();
-    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners();
+    t.announced += n.bytes * runners_of(n.bar);
+    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners_of(n.bar);
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     arrived_.insert(n.bar.array);
     Tally& t = tally(n.bar);
     if (n.cta) cross_cta_.insert(n.bar.array);
-    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners();
+    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
     waits_.push_back({bar_text(n.bar), n.bar.array, role_.name});
@@ -409,7 +420,7 @@ class StructureCheck : public Visitor {
     t.loads += (t.loads.empty() ? "" : "; ") + box_text(n.map, *m) +
                (n.multicast_mask ? " multicast with mask " + str(n.multicast_mask) : "");
     for (int r = 0; r < f_.cluster; ++r)
-      for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners();
+      for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners_of(n.bar);
     if (n.multicast_mask) cross_cta_.insert(n.bar.array);
   }
 
@@ -460,6 +471,11 @@ class StructureCheck : public Visitor {
 
   const RoleView& runner_view() const { return trip_view_ ? *trip_view_ : role_; }
   int64_t runners() const { return elected_ ? elected_ : runner_view().threads(); }
+  // The runners that reach one element of `b`: all of them, or where the index names the
+  // warpgroup (a barrier per consumer warpgroup), those of one warpgroup.
+  int64_t runners_of(const BarrierRef& b) const {
+    return names_warpgroup(b.index, lets_) ? runners() / runner_view().warpgroups : runners();
+  }
 
   Tally& tally(const BarrierRef& b) {
     Tally& t = scopes_.back().bars[bar_text(b)];
@@ -660,9 +676,11 @@ Env base_env(const Facts& f, int rank) {
 // every ElectOne (what its warpgroup's elected threads do).
 class RoleRun : public Visitor {
  public:
-  RoleRun(const Facts& f, RoleView role, Env env, int rank)
+  // Traces the role as warpgroup `traced` of it runs it (its first thread and the code of
+  // its elected threads).
+  RoleRun(const Facts& f, RoleView role, Env env, int rank, int64_t traced)
       : f_(f), role_(std::move(role)), env_(std::move(env)), rank_(rank) {
-    env_.vars["warpgroup"] = role_.first;
+    env_.vars["warpgroup"] = traced;
   }
 
   std::vector<int64_t> fills, acquires, releases;  // stages, in program order
@@ -675,12 +693,16 @@ class RoleRun : public Visitor {
                           " wgmma group(s) in flight");
     for (const auto& [wg, buffers] : buffers_)
       for (const auto& [name, b] : buffers)
-        GG_INTERNAL_CHECK(b.store != Store::InFlight, who() + " ends while a TMA store of warpgroup " + str(wg) +
-                                                          " may still read " + name +
-                                                          ": bulk_wait_group_read<0> must come before exit");
+        for (const StoreRead& st : b.stores)
+          GG_INTERNAL_CHECK(st.read_done, who() + " ends while a TMA store of warpgroup " + str(wg) +
+                                              " may still read " + name + " bytes " + range_text(st.lo, st.hi) +
+                                              ": bulk_wait_group_read<0> must come before exit");
     if (f_.has_empty() && !acquires.empty()) check_released_as_acquired();
-    check_staging_disjoint();
   }
+
+  // Staging buffers per warpgroup, for the CTA's check that warpgroups stage apart.
+  const std::map<int64_t, std::set<std::pair<int64_t, int64_t>>>& staging_at() const { return staging_at_; }
+  const std::string& staging_buffer() const { return staging_buffer_; }
 
   void visit_For(const For& f) override {
     const int64_t begin = must(f.begin, "the start of loop " + f.var), end = must(f.end, "the end of loop " + f.var),
@@ -741,7 +763,7 @@ class RoleRun : public Visitor {
     // the previous store's reads, as a barrier would (the staged C tile).
     each_buffers([&](Buffers& buffers) {
       for (auto& [name, b] : buffers)
-        if (b.store == Store::Waited && b.reloaded_on == n.bar.array) b.store = Store::None;
+        std::erase_if(b.stores, [&](const StoreRead& st) { return st.read_done && st.reloaded_on == n.bar.array; });
     });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
@@ -754,12 +776,16 @@ class RoleRun : public Visitor {
     if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
+    const auto [lo, hi] = box_range(n.dst, n.map);
     each_buffers([&](Buffers& buffers) {
-      BufferState& into = buffers[n.dst.buffer];
-      GG_INTERNAL_CHECK(into.store != Store::InFlight,
-                        who() + " TMA-loads into " + n.dst.buffer + " at " + at() +
-                            " while a TMA store may still read it: bulk_wait_group_read<0> comes first");
-      if (into.store == Store::Waited) into.reloaded_on = n.bar.array;
+      for (StoreRead& st : buffers[n.dst.buffer].stores) {
+        if (!overlap(st, lo, hi)) continue;
+        GG_INTERNAL_CHECK(st.read_done, who() + " TMA-loads into " + n.dst.buffer + " bytes " + range_text(lo, hi) +
+                                            " at " + at() + " while the TMA store of bulk group #" + str(st.group) +
+                                            " may still read bytes " + range_text(st.lo, st.hi) +
+                                            ": a bulk_wait_group_read that retires that group comes first");
+        st.reloaded_on = n.bar.array;
+      }
     });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
@@ -814,16 +840,17 @@ class RoleRun : public Visitor {
                           " has " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " group(s) in flight (the last wgmma wait before it must be <0>)");
     if (!n.staged) return;
-    generic_write(n.staging.buffer, "EpilogueStore");
-    if (dealt_wg_ && f_.declared) {
-      staging_at_[*dealt_wg_].insert(must(n.staging.offset, "the staging offset of an EpilogueStore"));
-      staging_buffer_ = n.staging.buffer;
-    }
+    const int64_t bytes = int64_t(n.warpgroup_rows) * n.cols * (n.out_type == "f32" ? 4 : 2);
+    const auto [lo, hi] = range_of(n.staging, bytes);
+    generic_write(n.staging.buffer, "EpilogueStore", lo, hi);
+    if (!f_.declared) return;
+    staging_at_[dealt_wg_ ? *dealt_wg_ : env_.vars.at("warpgroup")].insert({lo, hi});
+    staging_buffer_ = n.staging.buffer;
   }
 
   // ---- shared memory through the generic and the async proxy
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
-    generic_write(n.dst.buffer, "SyncCopyTile");
+    generic_write(n.dst.buffer, "SyncCopyTile", 0, kWholeBuffer);
     if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
       const int64_t s = must(n.dst.offset, "the destination of a SyncCopyTile") / bytes;
       fill_write(s, "stage " + str(s) + " of " + n.dst.buffer);
@@ -835,15 +862,24 @@ class RoleRun : public Visitor {
         if (b.proxy == Proxy::Written && (elected_ == 0 || b.written_elected)) b.proxy = Proxy::Clean;
     });
   }
+  // Bulk groups are counted per warpgroup (its storing thread commits them); a store belongs to
+  // the group its warpgroup commits next.
   void visit_TmaStore(const TmaStore& n) override {
     async_read(n.src.buffer, "TmaStore to " + n.map);
-    each_buffers([&](Buffers& buffers) { buffers[n.src.buffer].store = Store::InFlight; });
+    const auto [lo, hi] = box_range(n.src, n.map);
+    each_warpgroup([&](int64_t wg, Buffers& buffers) {
+      buffers[n.src.buffer].stores.push_back({committed_[wg], lo, hi, false, ""});
+    });
   }
+  void visit_BulkCommit(const BulkCommit&) override {
+    each_warpgroup([&](int64_t wg, Buffers&) { ++committed_[wg]; });
+  }
+  // wait_group_read<N>: every group but the newest N has read its source.
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
-    if (n.pending != 0) return;  // which stores are left is not tracked: only <0> frees a buffer
-    each_buffers([&](Buffers& buffers) {
+    each_warpgroup([&](int64_t wg, Buffers& buffers) {
       for (auto& [name, b] : buffers)
-        if (b.store == Store::InFlight) b.store = Store::Waited, b.reloaded_on.clear();
+        for (StoreRead& st : b.stores)
+          if (st.group < committed_[wg] - n.pending) st.read_done = true;
     });
   }
   void visit_SyncThreads(const SyncThreads&) override { barrier(true); }
@@ -875,13 +911,19 @@ class RoleRun : public Visitor {
     bool release_waited = false;  // the producer waited on its empty barrier since its last fill
   };
   enum class Proxy { Clean, Written, Published };
-  enum class Store { None, InFlight, Waited };
+  // A TMA store's read of bytes [lo, hi) of a buffer, until a barrier (or the wait on a TMA
+  // load refilling them) tells every thread of the warpgroup that it is done.
+  struct StoreRead {
+    int64_t group = 0;         // the warpgroup's bulk group
+    int64_t lo = 0, hi = 0;
+    bool read_done = false;    // a bulk wait retired the group (for the storing thread)
+    std::string reloaded_on;   // ... then a TMA load completing on this barrier refilled the bytes
+  };
   struct BufferState {
     Proxy proxy = Proxy::Clean;
     bool written_elected = false;
     std::string writer;
-    Store store = Store::None;
-    std::string reloaded_on;  // Waited, then refilled by a TMA load completing on this barrier
+    std::vector<StoreRead> stores;
   };
   using Buffers = std::map<std::string, BufferState>;
   struct Turn {
@@ -894,24 +936,31 @@ class RoleRun : public Visitor {
   // Bulk groups and proxy fences belong to threads: in a dealt trip only its warpgroup's
   // buffer states change; elsewhere every warpgroup of the role runs the statement.
   template <class F>
+  void each_warpgroup(F f) {
+    if (dealt_wg_) return f(*dealt_wg_, buffers_[*dealt_wg_]);
+    const int64_t traced = env_.vars.at("warpgroup");
+    if (buffers_.empty()) buffers_[traced];
+    for (auto& [wg, buffers] : buffers_) f(wg, buffers);
+  }
+  template <class F>
   void each_buffers(F f) {
-    if (dealt_wg_) return f(buffers_[*dealt_wg_]);
-    if (buffers_.empty()) buffers_[role_.first];
-    for (auto& [wg, buffers] : buffers_) f(buffers);
+    each_warpgroup([&](int64_t, Buffers& buffers) { f(buffers); });
   }
 
-  // Per-warpgroup buffer states assume the warpgroups stage their tiles apart.
-  void check_staging_disjoint() const {
-    if (staging_at_.size() < 2) return;
-    const int64_t bytes = staged_tile_bytes(f_.plan);
-    for (auto a = staging_at_.begin(); a != staging_at_.end(); ++a)
-      for (auto b = std::next(a); b != staging_at_.end(); ++b)
-        for (int64_t x : a->second)
-          for (int64_t y : b->second)
-            GG_INTERNAL_CHECK(x + bytes <= y || y + bytes <= x,
-                              who() + ": warpgroups " + str(a->first) + " and " + str(b->first) +
-                                  " stage their tiles at bytes " + str(x) + " and " + str(y) + " of " + staging_buffer_ + ", " +
-                                  str(bytes) + " bytes each: they overwrite each other's tile while its store reads it");
+  static constexpr int64_t kWholeBuffer = std::numeric_limits<int64_t>::max();
+  static bool overlap(const StoreRead& st, int64_t lo, int64_t hi) { return st.lo < hi && lo < st.hi; }
+  static std::string range_text(int64_t lo, int64_t hi) {
+    return hi == kWholeBuffer ? std::string("(all)") : "[" + str(lo) + ", " + str(hi) + ")";
+  }
+  // The bytes an access at `ref` covers; the whole buffer where the offset is not a number here.
+  std::pair<int64_t, int64_t> range_of(const SmemRef& ref, int64_t bytes) const {
+    auto v = value_of(ref.offset, env_);
+    if (!v || bytes <= 0) return {0, kWholeBuffer};
+    return {*v, *v + bytes};
+  }
+  std::pair<int64_t, int64_t> box_range(const SmemRef& ref, const std::string& map) const {
+    const rt::TensorMapSpec* m = f_.map(map);
+    return range_of(ref, m ? int64_t(m->box_rows) * m->box_cols * rt::elem_bytes(m->elem) : 0);
   }
 
   int64_t must(const ExprPtr& e, const std::string& what) const {
@@ -1055,8 +1104,7 @@ class RoleRun : public Visitor {
     each_buffers([&](Buffers& buffers) {
       for (auto& [name, b] : buffers) {
         if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
-        if (b.store == Store::Waited) b.store = Store::None;
-        b.reloaded_on.clear();
+        std::erase_if(b.stores, [](const StoreRead& st) { return st.read_done; });
       }
     });
     if (!whole_role) return;
@@ -1066,12 +1114,15 @@ class RoleRun : public Visitor {
 
   // Rule 5: a generic-proxy write read by the async proxy needs fence.proxy.async by the
   // writing threads before the barrier that orders the write and the read.
-  void generic_write(const std::string& buffer, const std::string& what) {
+  void generic_write(const std::string& buffer, const std::string& what, int64_t lo, int64_t hi) {
     each_buffers([&](Buffers& buffers) {
       BufferState& b = buffers[buffer];
-      GG_INTERNAL_CHECK(b.store == Store::None, who() + " " + what + " rewrites " + buffer + " at " + at() +
-                                                    " while a TMA store may still read it: the storing thread's "
-                                                    "bulk_wait_group_read<0> and a barrier come first");
+      for (const StoreRead& st : b.stores)
+        GG_INTERNAL_CHECK(!overlap(st, lo, hi),
+                          who() + " " + what + " rewrites " + buffer + " bytes " + range_text(lo, hi) + " at " + at() +
+                              " while the TMA store of bulk group #" + str(st.group) + " may still read bytes " +
+                              range_text(st.lo, st.hi) + ": the storing thread's bulk_wait_group_read retiring that "
+                              "group, then a barrier, come first");
       b.proxy = Proxy::Written;
       b.written_elected = elected_ > 0;
       b.writer = what;
@@ -1104,9 +1155,10 @@ class RoleRun : public Visitor {
   std::map<int64_t, StageState> stages_;
   std::optional<int64_t> filling_;  // the stage the current fill writes
   std::map<int64_t, Buffers> buffers_;           // per warpgroup
+  std::map<int64_t, int64_t> committed_;         // per warpgroup: bulk groups committed
   std::optional<int64_t> dealt_wg_;              // the warpgroup running the current dealt trip
   Turn turn_;
-  std::map<int64_t, std::set<int64_t>> staging_at_;  // per warpgroup (dealt trips): staging offsets
+  std::map<int64_t, std::set<std::pair<int64_t, int64_t>>> staging_at_;  // per warpgroup: staged byte ranges
   std::string staging_buffer_;
 };
 
@@ -1115,16 +1167,15 @@ class CtaRun {
  public:
   CtaRun(const Facts& f, int rank) : f_(f), rank_(rank), env_(base_env(f, rank)) {}
 
+  // Each role traced from its first warpgroup: the pipeline's fills and acquisitions.
   std::vector<RoleRun> runs;
 
   void run(const StmtPtr& body, bool has_roles) {
-    if (!has_roles) {  // a fragment: the whole body is one role of the whole CTA
-      runs.emplace_back(f_, RoleView{"all", 0, f_.cta_warpgroups}, env_, rank_);
-      runs.back().visit(body);
-      runs.back().finish();
-      return;
-    }
-    walk(body);
+    if (!has_roles)  // a fragment: the whole body is one role of the whole CTA
+      run_role(RoleView{"all", 0, f_.cta_warpgroups}, body);
+    else
+      walk(body);
+    check_staging_disjoint();
   }
 
  private:
@@ -1134,15 +1185,41 @@ class CtaRun {
     } else if (auto l = as<Let>(s)) {
       bind_let(env_, *l);
     } else if (auto r = as<WarpRole>(s)) {
-      runs.emplace_back(f_, RoleView{r->role, r->first_warpgroup, r->warpgroups}, env_, rank_);
-      runs.back().visit(r->body);
-      runs.back().finish();
+      run_role(RoleView{r->role, r->first_warpgroup, r->warpgroups}, r->body);
     }
+  }
+
+  // The role's other warpgroups run the same code on their own barriers and buffers; each is
+  // traced too, for what it stages.
+  void run_role(const RoleView& role, const StmtPtr& body) {
+    for (int64_t wg = role.first; wg < role.first + role.warpgroups; ++wg) {
+      RoleRun r(f_, role, env_, rank_, wg);
+      r.visit(body);
+      r.finish();
+      for (const auto& [owner, ranges] : r.staging_at()) staging_at_[owner].insert(ranges.begin(), ranges.end());
+      if (!r.staging_buffer().empty()) staging_buffer_ = r.staging_buffer();
+      if (wg == role.first) runs.push_back(std::move(r));
+    }
+  }
+
+  // Each warpgroup tracks its own stores' reads, so the warpgroups must stage apart.
+  void check_staging_disjoint() const {
+    for (auto a = staging_at_.begin(); a != staging_at_.end(); ++a)
+      for (auto b = std::next(a); b != staging_at_.end(); ++b)
+        for (const auto& [alo, ahi] : a->second)
+          for (const auto& [blo, bhi] : b->second)
+            GG_INTERNAL_CHECK(ahi <= blo || bhi <= alo,
+                              "CTA " + str(rank_) + ": warpgroups " + str(a->first) + " and " + str(b->first) +
+                                  " stage output at bytes [" + str(alo) + ", " + str(ahi) + ") and [" + str(blo) +
+                                  ", " + str(bhi) + ") of " + staging_buffer_ + ": they overwrite each other's rows "
+                                  "while a store reads them");
   }
 
   const Facts& f_;
   int rank_;
   Env env_;
+  std::map<int64_t, std::set<std::pair<int64_t, int64_t>>> staging_at_;
+  std::string staging_buffer_;
 };
 
 // The stages the loading role fills, in order, are the stages the computing role acquires:

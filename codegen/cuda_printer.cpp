@@ -250,8 +250,10 @@ class CudaPrinter : public Visitor {
     line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
     line("const int lane_row = ((threadIdx.x % 128) / 32) * 16 + (threadIdx.x % 32) / 4;");
     line("const int lane_col = 2 * (threadIdx.x % 32 % 4);");
+    GG_INTERNAL_CHECK(n.cols % 8 == 0 && n.cols <= n.mma_n, "an epilogue subtile of whole 8-column fragment groups");
+    const ExprPtr first_group = n.col_begin / imm(8);
     line("#pragma unroll");
-    open("for (int j = 0; j < " + num(n.mma_n / 8) + "; ++j)");
+    open("for (int j = " + to_c(first_group) + "; j < " + to_c(first_group + imm(n.cols / 8)) + "; ++j)");
     line("const int c = 8 * j + lane_col;");
     if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + c, col1 = col + 1;");
     if (col_bias) {
@@ -263,9 +265,11 @@ class CudaPrinter : public Visitor {
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
     open("for (int h = 0; h < 2; ++h)");
-    line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
+    if (needs_row) {
+      line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
+      line("const long long row = (long long)" + to_c(n.row0) + " + r;");
+    }
     line("const int i = 4 * j + 2 * h;");
-    if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
     if (row_bias)
       line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
     line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
@@ -273,12 +277,16 @@ class CudaPrinter : public Visitor {
     if (n.staged) {
       int sb = n.staging_swizzle_bytes;
       int chunk_cols = sb / bytes;
-      line("// staging: chunks of " + num(chunk_cols) + " columns, [" + num(n.tile_rows) + "][" + num(sb) + " bytes], " +
-           num(sb) + "B swizzle");
-      line("const int byte = (c % " + num(chunk_cols) + ") * " + num(bytes) + ";");
-      line("const unsigned dst = " + smem(n.staging) + " + (c / " + num(chunk_cols) + ") * " +
-           num(int64_t(n.tile_rows) * sb) + " + r * " + num(sb) + " + (((byte / 16) ^ ((r / " + num(128 / sb) + ") % " +
-           num(sb / 16) + ")) * 16) + byte % 16;");
+      line("// staging: this warpgroup's rows of the subtile, chunks of " + num(chunk_cols) + " columns, [" +
+           num(n.warpgroup_rows) + "][" + num(sb) + " bytes], " + num(sb) + "B swizzle");
+      int64_t first_col = -1;
+      const bool from_zero = is_const(n.col_begin, &first_col) && first_col == 0;
+      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + lane_row + 8 * h, sc = c" +
+           (from_zero ? std::string() : " - " + to_c(n.col_begin)) + ";");
+      line("const int byte = (sc % " + num(chunk_cols) + ") * " + num(bytes) + ";");
+      line("const unsigned dst = " + smem(n.staging) + " + (sc / " + num(chunk_cols) + ") * " +
+           num(int64_t(n.warpgroup_rows) * sb) + " + sr * " + num(sb) + " + (((byte / 16) ^ ((sr / " + num(128 / sb) +
+           ") % " + num(sb / 16) + ")) * 16) + byte % 16;");
     }
     if (n.c_staged) {
       if (bytes == 2) {

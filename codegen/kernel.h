@@ -72,9 +72,12 @@ struct KernelPlan {
   // `swizzle_bytes` (32, 64 or 128) each, laid out [k_atoms][rows][swizzle_bytes].
   int swizzle_bytes = 128;
   int k_atoms = 1;
-  // The output staging tile: column chunks of `store_swizzle_bytes` (the widest of 128, 64,
-  // 32 dividing a tile row), each [tile_m][store_swizzle_bytes] and one TMA store box.
+  // The output staging (see StagingShape): each consumer warpgroup stages its rows in subtiles
+  // of `store_cols` columns, cycling through `store_buffers` buffers; a buffer is column
+  // chunks of `store_swizzle_bytes` (the widest of 128, 64, 32 dividing a subtile row), each
+  // [staging rows][store_swizzle_bytes] and one TMA store box.
   int store_swizzle_bytes = 128;
+  int store_cols = 0, store_buffers = 1;
   std::vector<kir::EpilogueOp> epilogue;
   // beta*C read through the staging buffer: TMA loads the C tile into it (completing on
   // `c_bar`), each thread reads its elements there and overwrites them with the result.
@@ -91,11 +94,14 @@ const RolePlan& compute_role(const KernelPlan& p);
 // the tile (cooperative), one under ping-pong.
 int warpgroups_per_tile(const KernelPlan& p);
 
-// Output staging buffers, each holding one tile (and its C barrier): one per consumer under
-// ping-pong, else one.
-int staging_buffers(const KernelPlan& p);
-// Bytes of one staged output tile.
-int64_t staged_tile_bytes(const KernelPlan& p);
+// Rows a consumer warpgroup stages: its band of the tile, or under ping-pong the whole tile.
+int staging_rows(const KernelPlan& p);
+// Bytes of one staging buffer (one subtile of one warpgroup's rows).
+int64_t staging_buffer_bytes(const KernelPlan& p);
+// Staging buffers of the CTA, each with its C barrier: store_buffers per consumer warpgroup.
+int staging_buffer_count(const KernelPlan& p);
+// Subtiles per output tile.
+int store_subtiles(const KernelPlan& p);
 
 // This consumer's band of the tile's rows in units of a warpgroup's share: its index in the
 // role when the consumers split the tile, 0 under ping-pong (each owns the whole tile).

@@ -167,21 +167,26 @@ struct EpilogueOp {
   std::string operand_type;  // C or bias element type: "bf16", "f16", "f32"
 };
 
-// Applies `ops` to every accumulator fragment of this thread and stores the result: straight
-// to global memory with bounds predicates, or into the swizzled staging buffer that a
-// TMA store then writes out (the store clips at the matrix edge).
+// Applies `ops` to the accumulator fragments of this thread in columns [col_begin, col_begin +
+// cols) of the tile and stores the results: straight to global memory with bounds predicates,
+// or into the swizzled staging buffer that a TMA store then writes out (the store clips at the
+// matrix edge).
 struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   std::string accumulator;
   int blocks = 1, mma_n = 0, mma_m = 64;
   int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)
   ExprPtr warpgroup;              // which consumer warpgroup of the role this thread is in
   ExprPtr row0, col0;             // first element of the tile
+  ExprPtr col_begin;              // first column of the tile this store covers (a subtile)
+  int cols = 0;                   // columns it covers
   std::vector<EpilogueOp> ops;
   std::string out_type;           // "bf16", "f16", "f32"
   bool staged = false;
-  SmemRef staging;                // staged: column chunks of [tile rows][staging_swizzle_bytes]
+  // staged: this warpgroup's rows of the subtile, as column chunks of
+  // [warpgroup_rows][staging_swizzle_bytes] (row and column relative to the warpgroup's band
+  // and the subtile)
+  SmemRef staging;
   int staging_swizzle_bytes = 128;
-  int tile_rows = 0;
   bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
 };
 

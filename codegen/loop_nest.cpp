@@ -141,6 +141,10 @@ NestNode epilogue(const Context& c, Place from) {
     e.staged = w->place == Place::Shared;
     e.store = w->method;
   }
+  if (auto sub = c.s.store_subtile_of(); sub && e.staged) {
+    e.subtile_cols = sub->cols;
+    e.subtile_buffers = sub->buffers;
+  }
   e.index = {tile_coordinate(c.dom, Root::M), tile_coordinate(c.dom, Root::N)};
   return NestNode{e, {}};
 }
@@ -343,6 +347,8 @@ std::string epilogue_line(const EpilogueStmt& e) {
   if (!missing.empty()) os << " [not inlined, never computed: " << join(missing, ", ") << "]";
   os << ": " << place_text(e.from);
   if (e.staged) os << " -> smem staging";
+  if (e.subtile_cols > 0)
+    os << " in " << e.subtile_cols << "-column subtiles (" << e.subtile_buffers << " buffers per warpgroup, a store in flight per buffer)";
   os << " -> " << (e.store == CopyMethod::Tma ? "TMA store " : "store ") << e.output << "[" << join(e.index, ", ")
      << "]";
   return os.str();

@@ -58,6 +58,8 @@ struct EpilogueStmt {
   std::vector<Op> ops;
   Place from = Place::Registers;      // the accumulator: registers or tmem
   bool staged = false;                // through shared memory (cache_write OUT shared)
+  int64_t subtile_cols = 0;           // store_subtile: columns per subtile (0: the whole tile at once)
+  int subtile_buffers = 1;            // ... and staging buffers per consumer warpgroup
   CopyMethod store = CopyMethod::Sync;
   std::string output;                 // the output tensor
   std::vector<std::string> index;     // {"m_o", "n_o"}

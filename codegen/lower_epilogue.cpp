@@ -28,49 +28,76 @@ class LowerWrite : public Mutator {
     store->warpgroup = consumer_band(p_);
     store->row0 = w->m_tile * imm(p_.tile_m);
     store->col0 = w->n_tile * imm(p_.tile_n);
+    store->col_begin = imm(0);
+    store->cols = p_.tile_n;
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
-    store->tile_rows = p_.tile_m;
     if (!p_.tma_store) return store;
+    GG_INTERNAL_CHECK(store->warpgroup_rows == staging_rows(p_), "a warpgroup stages the rows it computes");
+    GG_INTERNAL_CHECK(p_.tile_n % p_.store_cols == 0 && p_.store_cols % chunk_cols(p_) == 0 &&
+                          store_subtiles(p_) % p_.store_buffers == 0,
+                      "staging chunks do not tile the subtiles, or subtiles the tile, or buffers the subtiles");
+    // Subtile `sub` goes to buffer sub % buffers of this warpgroup; its store is the newest bulk
+    // group, so the buffer's previous store is `buffers - 1` groups older.
+    const bool one_subtile = store_subtiles(p_) == 1;
+    const ExprPtr sub = one_subtile ? imm(0) : var("subtile");
+    const ExprPtr buffer = store_subtiles(p_) == p_.store_buffers ? sub : sub % imm(p_.store_buffers);
+    const SmemRef staging = {"smem_D", staging_base() + buffer * imm(staging_buffer_bytes(p_))};
     store->staged = true;
-    store->staging = {"smem_D", staging_base()};
+    store->staging = staging;
     store->staging_swizzle_bytes = p_.store_swizzle_bytes;
-    GG_INTERNAL_CHECK(p_.tile_n % chunk_cols(p_) == 0, "staging chunks do not tile the output tile");
+    store->col_begin = sub * imm(p_.store_cols);
+    store->cols = p_.store_cols;
     std::vector<StmtPtr> stores;
-    for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
+    for (int c = 0; c * chunk_cols(p_) < p_.store_cols; ++c) {
       auto t = std::make_shared<TmaStore>();
       t->map = "map_d";
-      t->src = {"smem_D", staging_base() + imm(int64_t(c) * p_.tile_m * p_.store_swizzle_bytes)};
-      t->row = store->row0;
-      t->col = store->col0 + imm(int64_t(c) * chunk_cols(p_));
+      t->src = {staging.buffer, staging.offset + imm(int64_t(c) * staging_rows(p_) * p_.store_swizzle_bytes)};
+      t->row = store->row0 + store->warpgroup * imm(staging_rows(p_));
+      t->col = store->col0 + store->col_begin + imm(int64_t(c) * chunk_cols(p_));
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
-    std::vector<StmtPtr> out = {comment("the previous tile's TMA store has read the staging buffer")};
+    std::vector<StmtPtr> body;
     if (p_.staged_c) {
-      // C's tile lands where the results go; every thread waits for it instead of meeting the
-      // others (the load is issued only after the previous store finished reading).
+      // C's subtile lands where the results go; every thread waits for it instead of meeting
+      // the others (the load is issued only after the buffer's previous store read it).
       store->c_staged = true;
-      out.push_back(elect_one(block({wait_staging_read_here(), load_c_tile(*store)}), first_warp()));
+      const BarrierRef bar = c_barrier(buffer);
+      body.push_back(elect_one(block({wait_buffer_read(), load_c(*store, staging, bar)}), storing_warp()));
       auto wait = std::make_shared<MbarrierWait>();
-      wait->bar = c_barrier();
-      // The barrier's phase counts the tiles its consumer has staged: all of the CTA's, or
-      // under ping-pong every other one.
-      ExprPtr staged_tiles = var("k_done") / var("k_tiles");
-      if (p_.ping_pong) staged_tiles = staged_tiles / imm(p_.consumer_warpgroups);
-      wait->parity = p_.persistent ? staged_tiles % imm(2) : imm(0);
-      out.push_back(wait);
+      wait->bar = bar;
+      // The barrier's phase counts the buffer's loads: the subtiles this warpgroup staged before
+      // (every tile of the CTA, or under ping-pong every other one), divided among its buffers.
+      ExprPtr staged_tiles = imm(0);
+      if (p_.persistent) {
+        staged_tiles = var("k_done") / var("k_tiles");
+        if (p_.ping_pong) staged_tiles = staged_tiles / imm(p_.consumer_warpgroups);
+      }
+      wait->parity = ((staged_tiles * imm(store_subtiles(p_)) + sub) / imm(p_.store_buffers)) % imm(2);
+      body.push_back(wait);
     } else {
-      // The previous tile's store ran under this tile's mainloop; the staging buffer is
-      // rewritten once it has been read. Only the computing role's threads meet at the
-      // barriers (named ones, so a producer role never has to join).
-      out.push_back(wait_staging_read());
-      out.push_back(staging_barrier());
+      // The buffer's previous store ran under the following work; the buffer is rewritten once
+      // the store has read it. Only the warpgroup's own threads meet at its staging barrier.
+      body.push_back(elect_one(wait_buffer_read(), storing_warp()));
+      body.push_back(staging_barrier());
     }
     for (StmtPtr s : {StmtPtr(store), StmtPtr(std::make_shared<FenceProxyAsync>()), staging_barrier(),
-                      elect_one(block(stores), first_warp())})
-      out.push_back(s);
-    return block(out);
+                      elect_one(block(stores), storing_warp())})
+      body.push_back(s);
+    const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
+                            std::to_string(p_.store_buffers - 1) + ">)";
+    if (one_subtile) return block({comment(why), block(body)});
+    auto loop = std::make_shared<For>();
+    loop->var = "subtile";
+    loop->begin = imm(0);
+    loop->end = imm(store_subtiles(p_));
+    loop->step = imm(1);
+    loop->unroll = true;
+    loop->origin = "store_subtile: " + std::to_string(p_.store_cols) + "-column subtiles through " +
+                   std::to_string(p_.store_buffers) + " staging buffer(s) per warpgroup";
+    loop->body = block(body);
+    return block({comment(why), loop});
   }
 
   // Shared memory must outlive the last store's reads of it.
@@ -78,49 +105,52 @@ class LowerWrite : public Mutator {
     StmtPtr out = Mutator::mutate_WarpRole(r);
     if (!p_.tma_store || r->role != role_.name) return out;
     auto copy = std::make_shared<WarpRole>(*as<WarpRole>(out));
-    copy->body = block({copy->body, wait_staging_read()});
+    auto wait = std::make_shared<BulkWaitRead>();
+    wait->pending = 0;
+    copy->body = block({copy->body, elect_one(wait, storing_warp())});
     return copy;
   }
 
  private:
-  // The warp whose elected thread stores the tile: the role's first, or under ping-pong the
-  // first of each consumer warpgroup (each stores its own tiles).
-  ExprPtr first_warp() const {
-    return p_.ping_pong ? var("warpgroup") * imm(4) : imm(int64_t(role_.first_warpgroup) * 4);
+  bool several_consumers() const { return p_.consumer_warpgroups > 1; }
+  // The warp whose elected thread stores a warpgroup's rows: each warpgroup's first.
+  ExprPtr storing_warp() const {
+    return several_consumers() ? var("warpgroup") * imm(4) : imm(int64_t(role_.first_warpgroup) * 4);
   }
-  // Under ping-pong each consumer stages its tile in its own buffer, with its own barriers.
+  ExprPtr consumer() const { return several_consumers() ? var("consumer") : imm(0); }
+  // Each consumer warpgroup stages in its own buffers, with its own barriers.
   ExprPtr staging_base() const {
-    return staging_buffers(p_) > 1 ? var("consumer") * imm(staged_tile_bytes(p_)) : imm(0);
+    return consumer() * imm(int64_t(p_.store_buffers) * staging_buffer_bytes(p_));
   }
-  BarrierRef c_barrier() const { return {kCBarrier, p_.ping_pong ? var("consumer") : imm(0)}; }
-  StmtPtr wait_staging_read_here() const {
+  BarrierRef c_barrier(const ExprPtr& buffer) const {
+    return {kCBarrier, consumer() * imm(p_.store_buffers) + buffer};
+  }
+  StmtPtr wait_buffer_read() const {
     auto wait = std::make_shared<BulkWaitRead>();
-    wait->pending = 0;
+    wait->pending = p_.store_buffers - 1;
     return wait;
   }
-  StmtPtr wait_staging_read() const { return elect_one(wait_staging_read_here(), first_warp()); }
-  // One TMA box per staging chunk, the same boxes the store writes, completing on c_bar.
-  StmtPtr load_c_tile(const EpilogueStore& store) const {
-    const int64_t chunk_bytes = int64_t(p_.tile_m) * p_.store_swizzle_bytes;
+  // One TMA box per staging chunk, the same boxes the store writes, completing on `bar`.
+  StmtPtr load_c(const EpilogueStore& store, const SmemRef& staging, const BarrierRef& bar) const {
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
-    expect->bar = c_barrier();
-    expect->bytes = staged_tile_bytes(p_);
+    expect->bar = bar;
+    expect->bytes = staging_buffer_bytes(p_);
     std::vector<StmtPtr> loads = {expect};
-    for (int c = 0; c * chunk_cols(p_) < p_.tile_n; ++c) {
+    for (int c = 0; c * chunk_cols(p_) < p_.store_cols; ++c) {
       auto t = std::make_shared<TmaLoad>();
       t->map = "map_c";
-      t->dst = {"smem_D", staging_base() + imm(int64_t(c) * chunk_bytes)};
-      t->row = store.row0;
-      t->col = store.col0 + imm(int64_t(c) * chunk_cols(p_));
-      t->bar = c_barrier();
+      t->dst = {staging.buffer, staging.offset + imm(int64_t(c) * staging_rows(p_) * p_.store_swizzle_bytes)};
+      t->row = store.row0 + store.warpgroup * imm(staging_rows(p_));
+      t->col = store.col0 + store.col_begin + imm(int64_t(c) * chunk_cols(p_));
+      t->bar = bar;
       loads.push_back(t);
     }
     return block(loads);
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();
-    b->id = imm(kStagingBarrier) + (p_.ping_pong ? var("consumer") : imm(0));
-    b->threads = warpgroups_per_tile(p_) * kWarpgroupThreads;
+    b->id = imm(kStagingBarrier) + consumer();
+    b->threads = kWarpgroupThreads;
     return b;
   }
 
@@ -135,10 +165,11 @@ Kernel lower_epilogue(Kernel k) {
   k.body = LowerWrite(p).mutate(k.body);
   if (p.tma_store) {
     k.launch.tensor_maps.push_back(
-        tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, p.tile_m, p.store_swizzle_bytes));
+        tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, staging_rows(p), p.store_swizzle_bytes));
   }
   if (p.staged_c)
-    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, p.tile_m, p.store_swizzle_bytes));
+    k.launch.tensor_maps.push_back(
+        tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, staging_rows(p), p.store_swizzle_bytes));
   return k;
 }
 

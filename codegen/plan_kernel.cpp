@@ -92,11 +92,17 @@ const RolePlan& compute_role(const KernelPlan& p) {
 
 int warpgroups_per_tile(const KernelPlan& p) { return p.ping_pong ? 1 : p.consumer_warpgroups; }
 
-int staging_buffers(const KernelPlan& p) { return p.ping_pong ? p.consumer_warpgroups : 1; }
+int staging_rows(const KernelPlan& p) { return p.tile_m / warpgroups_per_tile(p); }
 
-int64_t staged_tile_bytes(const KernelPlan& p) { return int64_t(p.tile_m) * p.tile_n * dtype_bytes(p.out); }
+int64_t staging_buffer_bytes(const KernelPlan& p) { return int64_t(staging_rows(p)) * p.store_cols * dtype_bytes(p.out); }
 
-kir::ExprPtr consumer_band(const KernelPlan& p) { return p.ping_pong ? kir::imm(0) : kir::var("consumer"); }
+int staging_buffer_count(const KernelPlan& p) { return p.consumer_warpgroups * p.store_buffers; }
+
+int store_subtiles(const KernelPlan& p) { return p.store_cols > 0 ? p.tile_n / p.store_cols : 0; }
+
+kir::ExprPtr consumer_band(const KernelPlan& p) {
+  return p.ping_pong || p.consumer_warpgroups == 1 ? kir::imm(0) : kir::var("consumer");
+}
 
 rt::ElemType runtime_elem(DType t) {
   switch (t) {
@@ -197,10 +203,13 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
   if (p.tma_store) {
-    int out_row_bytes = p.tile_n * dtype_bytes(p.out);
-    p.store_swizzle_bytes = out_row_bytes % 128 == 0 ? 128 : out_row_bytes % 64 == 0 ? 64 : out_row_bytes % 32 == 0 ? 32 : 0;
+    const StagingShape staging = staging_shape(s);
+    p.store_cols = static_cast<int>(staging.cols);
+    p.store_buffers = staging.buffers;
+    p.store_swizzle_bytes = staging.swizzle_bytes;
     if (p.store_swizzle_bytes == 0)
-      not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" + std::to_string(out_row_bytes) +
+      not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
+                  std::to_string(p.tile_n * dtype_bytes(p.out)) +
                   "-byte rows; staged rows must be a multiple of 32 bytes)");
   }
   if (out_write && !p.tma_store) not_lowered("staging the output in shared memory without a TMA store");
@@ -250,8 +259,8 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
       at += full_bytes;
     }
     if (p.staged_c) {
-      p.smem.push_back({kCBarrier, at, 8 * staging_buffers(p), "mbarrier: the C tile landed in the staging buffer"});
-      at += 8 * staging_buffers(p);
+      p.smem.push_back({kCBarrier, at, 8 * staging_buffer_count(p), "mbarriers: C landed in a staging buffer"});
+      at += 8 * staging_buffer_count(p);
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }

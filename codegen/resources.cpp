@@ -43,6 +43,25 @@ bool stages_c_in_smem(const Schedule& s) {
   return false;
 }
 
+StagingShape staging_shape(const Schedule& s) {
+  const Domain& dom = s.domain();
+  StagingShape st;
+  const int64_t tile_m = dom.tile_extent(Root::M), tile_n = dom.tile_extent(Root::N);
+  st.owners = s.consumer_warpgroups();
+  st.rows = tile_m / s.warpgroups_per_tile();
+  st.cols = tile_n;
+  if (auto sub = s.store_subtile_of()) {
+    st.cols = sub->cols;
+    st.buffers = sub->buffers;
+  }
+  st.subtiles = st.cols > 0 ? tile_n / st.cols : 0;
+  const int64_t row_bytes = st.cols * dtype_bytes(s.definition().output_dtype());
+  for (int sb : {128, 64, 32})
+    if (st.swizzle_bytes == 0 && row_bytes % sb == 0) st.swizzle_bytes = sb;
+  st.buffer_bytes = st.rows * row_bytes;
+  return st;
+}
+
 ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
@@ -67,9 +86,7 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   const std::string& acc_name = def.matmul_node().name;
   auto ws = s.warp_roles();
   const int consumers = s.consumer_warpgroups();
-  // Ping-pong consumers each own a whole tile: its accumulator, staging buffer and C barrier.
   const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
-  const int tile_owners = ping_pong ? consumers : 1;
   const auto& mma_operands = def.matmul_node().operands;
   bool tma_load = false;
   for (int id : mma_operands) tma_load = tma_load || s.read_method(def.node(id).name) == CopyMethod::Tma;
@@ -92,13 +109,14 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
          r.stages * r.tile_m * r.tile_k * in_bytes, 1024, r.tile_m * r.tile_k * in_bytes);
   region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
          r.stages * r.tile_n * r.tile_k * in_bytes, 1024, r.tile_n * r.tile_k * in_bytes);
+  const StagingShape staging = staging_shape(s);
   if (staged_out) {
-    const int64_t tile_bytes = r.tile_m * r.tile_n * out_bytes;
-    if (ping_pong)
-      region("smem_D", "epilogue staging (one per consumer)", x_join({tile_owners, r.tile_m, r.tile_n, out_bytes}, "B"),
-             tile_owners * tile_bytes, 1024);
-    else
-      region("smem_D", "epilogue staging", x_join({r.tile_m, r.tile_n, out_bytes}, "B"), tile_bytes, 1024);
+    // Per consumer warpgroup (when several) and per buffer (when several): rows x cols x bytes.
+    std::string formula;
+    if (staging.owners > 1) formula += std::to_string(staging.owners) + " warpgroups x ";
+    if (staging.buffers > 1) formula += std::to_string(staging.buffers) + " buffers x ";
+    formula += x_join({staging.rows, staging.cols, out_bytes}, "B");
+    region("smem_D", "epilogue staging", formula, staging.bytes(), 1024);
   }
 
   if (tma_load) {
@@ -106,8 +124,8 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
     if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
   }
   if (stages_c_in_smem(s))
-    r.mbarriers.push_back({"c", tile_owners, ping_pong ? "the TMA load of C's tile into a consumer's staging buffer landed"
-                                                       : "the TMA load of C's tile into the staging buffer landed"});
+    r.mbarriers.push_back({"c", staging.owners * staging.buffers,
+                           "the TMA load of C into a staging buffer landed (one per consumer warpgroup and buffer)"});
   if (r.target == Target::Sm100a)
     r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
@@ -141,14 +159,10 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
   // themselves (never the producer) around the staging of an output tile.
   r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and stage release without roles)"});
-  if (staged_out && ping_pong) {
+  if (staged_out)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kStagingBarrier + c, kWarpgroupThreads,
-                                  "consumer " + std::to_string(c) + ": its staging free, then complete"});
-  } else if (staged_out) {
-    r.named_barriers.push_back({kStagingBarrier, consumers * kWarpgroupThreads,
-                                "consumer warpgroups: staging free, then staging complete"});
-  }
+                                  "consumer " + std::to_string(c) + ": its staging buffer free, then written"});
   if (ping_pong)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kTurnBarrier + c, 2 * kWarpgroupThreads,

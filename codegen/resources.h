@@ -55,9 +55,9 @@ struct RoleRegisters {
   int accumulator_regs = 0;  // fp32 accumulator registers per thread (0 in TMEM or for the producer)
 };
 
-// Named barrier ids: 0 is __syncthreads; the computing warpgroups meet around the output
-// staging at kStagingBarrier (ping-pong: + consumer); ping-pong consumer c waits for its turn
-// to run MMAs at kTurnBarrier + c.
+// Named barrier ids: 0 is __syncthreads; each computing warpgroup meets its own threads around
+// its output staging at kStagingBarrier + consumer; ping-pong consumer c waits for its turn to
+// run MMAs at kTurnBarrier + c.
 inline constexpr int kStagingBarrier = 1;
 inline constexpr int kTurnBarrier = 1 + kPingPongConsumers;
 
@@ -103,6 +103,22 @@ struct ResourceSummary {
   std::string smem_breakdown() const;  // "A stages 4 x 128 x 64 x 2 B = 65536, ..."
   std::string to_string() const;       // the multi-line summary explain prints
 };
+
+// How the output tile is staged for its TMA store. Each consumer warpgroup stages the rows it
+// computes (its band of the tile, or under ping-pong whole tiles) on its own, in subtiles of
+// `cols` columns, each into the next of its `buffers` buffers; a buffer is column chunks of
+// [rows][swizzle_bytes], one TMA box each. Without store_subtile a subtile is the whole row
+// band and there is one buffer.
+struct StagingShape {
+  int owners = 1;           // consumer warpgroups, each with its own buffers, barrier and C barriers
+  int64_t rows = 0, cols = 0;
+  int buffers = 1;
+  int64_t subtiles = 1;     // per tile: tile n / cols
+  int swizzle_bytes = 0;    // the widest of 128, 64, 32 dividing a subtile row; 0 when none does
+  int64_t buffer_bytes = 0; // rows x cols x output bytes
+  int64_t bytes() const { return owners * buffers * buffer_bytes; }
+};
+StagingShape staging_shape(const Schedule& s);
 
 ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits = hopper());
 

@@ -325,6 +325,34 @@ void check_consumer_mode(const Schedule& s) {
                      "turn, but each CTA computes one tile; add persist (e.g. persist m_o n_o)");
 }
 
+// A subtile is whole swizzle atoms of the output tile's rows, and every tile's subtiles go to
+// the same buffers in turn.
+void check_store_subtile(const Schedule& s) {
+  auto sub = s.store_subtile_of();
+  if (!sub) return;
+  const Definition& def = s.definition();
+  const std::string& out = def.node(def.output()).name;
+  auto write = s.write_of(out);
+  if (!write || write->place != Place::Shared || write->method != CopyMethod::Tma)
+    throw_user_error("store-subtile-needs-tma-store", "store_subtile: subtiles are staged in shared memory for a TMA "
+                     "store, but the output '" + out + "' is not written that way; add cache_write " + out +
+                     " shared tma");
+  const int64_t tile_n = s.domain().tile_extent(Root::N);
+  const int out_bytes = dtype_bytes(def.output_dtype());
+  const int64_t atom = 32 / out_bytes;  // the narrowest swizzle atom, in output elements
+  const std::string head = "store_subtile " + str(sub->cols) + " " + str(sub->buffers) + ": ";
+  if (sub->cols % atom != 0 || tile_n % sub->cols != 0)
+    throw_user_error("store-subtile", head + "the tile's " + str(tile_n) + " columns are not a whole number of " +
+                     str(sub->cols) + "-column subtiles of whole 32-byte rows (" + str(atom) + " " +
+                     std::string(dtype_name(def.output_dtype())) + " elements); use a divisor of " + str(tile_n) +
+                     " that is a multiple of " + str(atom));
+  const StagingShape st = staging_shape(s);
+  if (st.subtiles % sub->buffers != 0)
+    throw_user_error("store-subtile", head + str(st.subtiles) + " subtile(s) per tile do not cycle evenly through " +
+                     str(sub->buffers) + " buffers (each subtile uses the same buffer in every tile); use a buffer "
+                     "count dividing " + str(st.subtiles));
+}
+
 void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
   if (auto ws = s.warp_roles()) {
     int consumers = s.consumer_warpgroups();
@@ -391,6 +419,7 @@ void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
   check_tma_boxes(s, r, limits);
   check_pipeline(s);
   check_consumer_mode(s);
+  check_store_subtile(s);
   check_registers(s, r, limits);
   check_memory(s, r, limits);
 }

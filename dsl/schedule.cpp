@@ -35,6 +35,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, MulticastD>) return x.operand == y.operand;
         if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
         if constexpr (std::is_same_v<D, PingPongD>) return true;
+        if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
       },
       a);
 }
@@ -42,7 +43,7 @@ bool operator==(const Directive& a, const Directive& b) {
 std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
-                                "multicast", "mma", "ping_pong"};
+                                "multicast", "mma", "ping_pong", "store_subtile"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -320,6 +321,16 @@ Schedule& Schedule::ping_pong() {
   return *this;
 }
 
+Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
+  if (store_subtile_of()) throw_user_error("duplicate-directive", "store_subtile: the output subtile is already chosen");
+  if (cols <= 0 || buffers < 1 || buffers > kMaxStoreBuffers)
+    throw_user_error("store-subtile", "store_subtile " + std::to_string(cols) + " " + std::to_string(buffers) +
+                     ": a subtile has at least one column and there are 1.." + std::to_string(kMaxStoreBuffers) +
+                     " staging buffers per consumer warpgroup");
+  record(StoreSubtileD{cols, buffers});
+  return *this;
+}
+
 Schedule& Schedule::apply(const Directive& d) {
   std::visit(
       [this](const auto& x) {
@@ -340,6 +351,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, MulticastD>) multicast(x.operand);
         if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
         if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
+        if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
       },
       d);
   return *this;
@@ -371,6 +383,10 @@ std::optional<PersistD> Schedule::persistence() const {
 }
 std::optional<ClusterD> Schedule::cluster_dims() const {
   if (auto* d = last<ClusterD>()) return *d;
+  return std::nullopt;
+}
+std::optional<StoreSubtileD> Schedule::store_subtile_of() const {
+  if (auto* d = last<StoreSubtileD>()) return *d;
   return std::nullopt;
 }
 std::optional<MmaD> Schedule::mma_shape() const {

@@ -38,9 +38,13 @@ struct ClusterD { int x, y, z; };
 struct MulticastD { std::string operand; };
 struct MmaD { int m, n, k; Target target; };
 struct PingPongD {};  // two consumer warpgroups take the persistent loop's tiles in turn
+// The output tile leaves in subtiles of `cols` columns through `buffers` staging buffers per
+// consumer warpgroup.
+struct StoreSubtileD { int64_t cols; int buffers; };
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
-                               CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD>;
+                               CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
+                               StoreSubtileD>;
 
 // How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
 // axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
@@ -55,6 +59,7 @@ inline constexpr int kMaxClusterSize = 8;
 inline constexpr int kRegisterFile = 65536;
 inline constexpr int kMinRegs = 24, kMaxRegs = 256;
 inline constexpr int kWarpgroupThreads = 128;
+inline constexpr int kMaxStoreBuffers = 4;  // staging buffers per consumer warpgroup (store_subtile)
 
 class Schedule {
  public:
@@ -81,6 +86,11 @@ class Schedule {
   // persistent loop in turn, so that one's epilogue runs under the other's MMAs. Needs
   // warp_specialize and persist; excludes splitting a tile over warpgroups (cooperative).
   Schedule& ping_pong();
+  // Stores the output tile in subtiles of `cols` columns, each staged in one of `buffers`
+  // shared-memory buffers per consumer warpgroup: a subtile's TMA store runs while the next is
+  // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,
+  // which leaves room for pipeline stages. Needs the output written by TMA (cache_write ... tma).
+  Schedule& store_subtile(int64_t cols, int buffers = 2);
 
   // Records any directive (the text parser and explain's replay use this).
   Schedule& apply(const Directive& d);
@@ -98,6 +108,7 @@ class Schedule {
   std::optional<ClusterD> cluster_dims() const;
   std::vector<std::string> multicast_operands() const;
   std::optional<MmaD> mma_shape() const;
+  std::optional<StoreSubtileD> store_subtile_of() const;
   bool is_inlined(const std::string& op) const;
   // Consumer warpgroups: two for ping_pong, else the extent of the axis bound to warpgroup,
   // else 1.

@@ -67,6 +67,7 @@ constexpr Usage kUsages[] = {
     {"multicast", "OPERAND"},
     {"mma", "M N K [sm_90a|sm_100a]"},
     {"ping_pong", ""},
+    {"store_subtile", "COLS [BUFFERS]"},
 };
 
 std::string directive_names() {
@@ -232,6 +233,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     l.arity(0, 0);
     return PingPongD{};
   }
+  if (name == "store_subtile") {
+    l.arity(1, 2);
+    return StoreSubtileD{l.integer(1, "subtile columns"), l.size() > 2 ? l.small_integer(2, "staging buffer count") : 2};
+  }
   GG_INTERNAL_CHECK(name == "mma", "directive table and parser out of step");
   l.arity(3, 4);
   MmaD d{l.small_integer(1, "mma m"), l.small_integer(2, "mma n"), l.small_integer(3, "mma k"), Target::Sm90a};
@@ -322,6 +327,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, ClusterD>) os << " " << x.x << " " << x.y << " " << x.z;
         if constexpr (std::is_same_v<D, MulticastD>) os << " " << x.operand;
         if constexpr (std::is_same_v<D, MmaD>) os << " " << x.m << " " << x.n << " " << x.k << " " << target_name(x.target);
+        if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
       },
       d);
   return os.str();

@@ -51,10 +51,15 @@ void cta_pair(Schedule& s) {
 // Two consumer warpgroups, each owning 64 rows of the 128-row tile. v10 runs them on a 128x256
 // tile (each consumer a 64x256 accumulator, 128 registers): a 128x128 tile split in two left
 // each warpgroup too little MMA work per stage to hide a stage's load (0.84x cuBLAS at 8192^3
-// on an H100, against 0.94x for 128x256); the wider tile fits three stages.
+// on an H100, against 0.94x for 128x256). Each warpgroup stores its rows in subtiles one
+// 128-byte swizzle atom wide through two staging buffers: the staging shrinks from the whole
+// tile to 4 subtiles' worth, which leaves room for a fourth stage (the whole 128x256 tile
+// staged left three).
 void two_consumers(Schedule& s) {
   s.split("m_i", 64, "m_wg", "m_mma");
   s.bind("m_wg", Binding::Warpgroup);
+  s.store_subtile(128 / dtype_bytes(s.definition().output_dtype()), 2);
+  deep_pipeline(s);
 }
 
 }  // namespace
@@ -70,7 +75,7 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v7", "v6 + warp specialization: TMA producer (40 regs), MMA consumer (232 regs)"},
       {"v8", "v7 + a 4-stage pipeline"},
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
-      {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile"},
+      {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong)"},
   };
   return all;

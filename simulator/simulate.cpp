@@ -803,20 +803,24 @@ class Simulator {
     const int64_t row0 = eval(w, n.row0), col0 = eval(w, n.col0), wg = eval(w, n.warpgroup);
     const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
     const int ob = rt::elem_bytes(out);
+    const int64_t col_begin = eval(w, n.col_begin);
     for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int j = 0; j < N / 8; ++j)
+      for (int64_t j = col_begin / 8; j < (col_begin + n.cols) / 8; ++j)
         for (int b = 0; b < n.blocks; ++b)
           for (int h = 0; h < 2; ++h)
             for (int e = 0; e < 2; ++e) {
-              const int local_row = lane / 4 + 8 * h, c = 8 * j + 2 * (lane % 4) + e;
-              const int64_t r = wg * n.warpgroup_rows + b * n.mma_m + quarter * 16 + local_row;
+              const int local_row = lane / 4 + 8 * h;
+              const int64_t c = 8 * j + 2 * (lane % 4) + e;
+              const int64_t band_row = b * n.mma_m + quarter * 16 + local_row, r = wg * n.warpgroup_rows + band_row;
               const int64_t row = row0 + r, col = col0 + c;
               float v = acc[static_cast<size_t>((b * 16 + local_row) * N + c)];
               int64_t at = -1;
               if (n.staged) {
                 const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
-                const int64_t base = smem_offset(w, n.staging, int64_t(n.tile_rows) * N * ob, "epilogue staging");
-                at = sim::swizzled(base + (c / chunk_cols) * int64_t(n.tile_rows) * sb + r * sb + (c % chunk_cols) * ob, sb);
+                const int64_t base = smem_offset(w, n.staging, int64_t(n.warpgroup_rows) * n.cols * ob, "epilogue staging");
+                const int64_t sc = c - col_begin;
+                at = sim::swizzled(base + (sc / chunk_cols) * int64_t(n.warpgroup_rows) * sb + band_row * sb +
+                                       (sc % chunk_cols) * ob, sb);
               }
               std::optional<float> staged_c;
               if (n.c_staged) {

@@ -67,7 +67,7 @@ TEST_CASE("v10: separate producer and consumer nests; the producer merges the ti
   const NestLoop& stream = loop(producer.body[0]);
   CHECK(stream.axes == std::vector<std::string>{"tile", "k_o"});
   CHECK(stream.extent() == 2048 * 128);  // 128x256 tiles
-  CHECK(stream.pipeline->stages == 3);
+  CHECK(stream.pipeline->stages == 4);
   REQUIRE(producer.body[0].body.size() == 2);
   const auto& b = std::get<LoadStmt>(producer.body[0].body[1].item);
   CHECK(b.index == std::vector<std::string>{"tile.n", "k_o"});

@@ -61,13 +61,15 @@ TEST_CASE("v5: two stages, TMA loads with one mbarrier per stage, staged TMA sto
 
 TEST_CASE("v10: warp roles, full and empty barriers, two consumers, a persistent grid of clusters") {
   ResourceSummary r = summarize_resources(tutorial_schedule(10, gemm(8192, 8192, 8192)));
-  // 128x256x64 tile, three stages: a fourth would not fit beside the 64 KB staging buffer
-  CHECK(item(r, "A stages").bytes == 3 * 16384);
-  CHECK(item(r, "B stages").bytes == 3 * 32768);
-  CHECK(item(r, "epilogue staging").bytes == 65536);
-  CHECK(item(r, "mbarriers").bytes == 48);
-  CHECK(item(r, "mbarriers").offset == 212992);
-  CHECK(r.smem_bytes == 214064);
+  // 128x256x64 tile, four stages beside 64-column subtile staging: 2 warpgroups x 2 buffers x
+  // 64 x 64 x 2 B (the whole tile's 64 KB of staging left room for three)
+  CHECK(item(r, "A stages").bytes == 4 * 16384);
+  CHECK(item(r, "B stages").bytes == 4 * 32768);
+  CHECK(item(r, "epilogue staging").bytes == 32768);
+  CHECK(item(r, "epilogue staging").formula == "2 warpgroups x 2 buffers x 64 x 64 x 2 B");
+  CHECK(item(r, "mbarriers").bytes == 64);
+  CHECK(item(r, "mbarriers").offset == 229376);
+  CHECK(r.smem_bytes == 229376 + 64 + 1024);
   REQUIRE(r.mbarriers.size() == 2);
   CHECK(r.mbarriers[0].name == "full");
   CHECK(r.mbarriers[1].name == "empty");
@@ -80,14 +82,16 @@ TEST_CASE("v10: warp roles, full and empty barriers, two consumers, a persistent
   CHECK(r.registers[1].accumulator_regs == 128);
   CHECK(r.total_registers == 128 * 40 + 256 * 232);
   CHECK(r.threads == 384);
-  REQUIRE(r.named_barriers.size() == 2);
-  CHECK(r.named_barriers[1].threads == 256);
+  // each consumer warpgroup meets its own threads around its staging
+  REQUIRE(r.named_barriers.size() == 3);
+  CHECK(r.named_barriers[1].threads == 128);
+  CHECK(r.named_barriers[2].id == 2);
   CHECK(r.cluster_size == 2);
   CHECK(r.grid.persistent);
   CHECK(r.grid.tiles == 2048);
   CHECK(r.grid.x == 132);
   CHECK(r.tmem_columns == 0);
-  CHECK(r.smem_breakdown().find("A stages 3 x 128 x 64 x 2 B = 49152 + B stages 3 x 256 x 64 x 2 B") == 0);
+  CHECK(r.smem_breakdown().find("A stages 4 x 128 x 64 x 2 B = 65536 + B stages 4 x 256 x 64 x 2 B") == 0);
 }
 
 TEST_CASE("the persistent grid is capped by the tiles and the SMs, in whole clusters") {
@@ -125,8 +129,9 @@ TEST_CASE("sm_100a: the accumulator takes TMEM columns and an mma-done barrier")
 
 TEST_CASE("the summary text shows the breakdown and the roles") {
   std::string text = summarize_resources(tutorial_schedule(10, gemm(8192, 8192, 8192))).to_string();
-  CHECK(text.find("shared memory: 214064 B of 232448") != std::string::npos);
-  CHECK(text.find("A stages           3 x 128 x 64 x 2 B") != std::string::npos);
+  CHECK(text.find("shared memory: 230464 B of 232448") != std::string::npos);
+  CHECK(text.find("A stages           4 x 128 x 64 x 2 B") != std::string::npos);
+  CHECK(text.find("epilogue staging   2 warpgroups x 2 buffers x 64 x 64 x 2 B = 32768") != std::string::npos);
   CHECK(text.find("consumer: 2 warpgroup(s) x 128 threads x 232 regs (setmaxnreg), accumulator 128") != std::string::npos);
   CHECK(text.find("grid: 132 x 1 x 1 = 132 CTA(s), persistent over 2048 tiles") != std::string::npos);
 }

@@ -42,7 +42,13 @@ TEST_CASE("the tutorial steps build up the expected structure") {
   CHECK(v10.domain().tile_extent(Root::M) == 128);
   CHECK(v10.domain().tile_extent(Root::N) == 256);
   CHECK(v10.domain().tile_extent(Root::K) == 64);
-  CHECK(v10.circular_buffer_of()->stages == 3);  // four 48 KB stages and 64 KB of staging exceed 227 KB
+  // Four 48 KB stages fit beside 32 KB of subtile staging (64 KB for the whole tile did not).
+  CHECK(v10.circular_buffer_of()->stages == 4);
+  CHECK(v10.store_subtile_of()->cols == 64);
+  CHECK(v10.store_subtile_of()->buffers == 2);
+  Schedule v10_f32 = tutorial_schedule(10, make_gemm(8192, 8192, 8192, DType::BF16, DType::F32));
+  CHECK(v10_f32.store_subtile_of()->cols == 32);  // one 128-byte swizzle atom of f32
+  CHECK(v10_f32.circular_buffer_of()->stages == 4);
   CHECK(tutorial_schedule(8, def).circular_buffer_of()->stages == 4);
   CHECK(v10.consumer_warpgroups() == 2);
   CHECK(v10.cluster_dims()->x == 2);

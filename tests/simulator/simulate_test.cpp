@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "codegen/lower.h"
+#include "codegen/target/sm90/wgmma.h"
 #include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
@@ -176,6 +177,12 @@ std::vector<BugClass> bug_classes() {
                    return StmtPtr(n);
                  }
                  return keep();
+               },
+               // A no-op where a warpgroup stages one 64-row block in one chunk per subtile:
+               // the staged rows start at 0 and the TMA store places them.
+               [](const KernelPlan& p) {
+                 return !p.tma_store || sm90::accumulator_shape(p).blocks > 1 ||
+                        p.store_cols * dtype_bytes(p.out) > p.store_swizzle_bytes;
                }});
   c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
                  if (auto l = as<TmaLoad>(s); l && l->map == "map_a") {
