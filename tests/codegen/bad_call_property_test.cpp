@@ -157,7 +157,7 @@ class Gen {
     if (chance(10)) return pick<std::string>({"frobnicate", "Split", "", "epilogue", "problem", "tile128"});
     return pick<std::string>({"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                               "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster", "multicast",
-                              "mma"});
+                              "mma", "ping_pong", "store_subtile"});
   }
   // A directive line: a plausible one, often with one argument replaced, dropped or added;
   // or a directive name followed by random tokens.
@@ -174,7 +174,7 @@ class Gen {
         {"cache_write", "cast", "shared", "tma"}, {"inline", "cast"}, {"compute_at", "relu", "n_i"},
         {"circular_buffer", "k_o", "4", "3"}, {"warp_specialize", "40", "232"},
         {"persist", "m_o", "n_o", "tile", "row", "8"}, {"cluster", "2", "1", "1"}, {"multicast", "B"},
-        {"mma", "64", "128", "16", "sm_90a"}});
+        {"mma", "64", "128", "16", "sm_90a"}, {"store_subtile", "64", "2"}});
     switch (range(0, 3)) {
       case 0: w[static_cast<size_t>(range(1, static_cast<int>(w.size()) - 1))] = token(); break;
       case 1: w.pop_back(); break;
@@ -373,6 +373,7 @@ void random_call(Gen& g, Schedule& s, Stats& st, Trace& trace, uint32_t seed) {
         break;
       case 12: d = ClusterD{g.small(), g.chance(50) ? 1 : g.small(), g.chance(80) ? 1 : g.small()}; break;
       case 13: d = MulticastD{g.tensor()}; break;
+      case 14: d = StoreSubtileD{g.pick<int64_t>({64, 32, 16, 128, 48, 0, -8, 256}), g.pick<int>({2, 1, 4, 3, 0, 5})}; break;
       default:
         d = MmaD{g.pick<int>({64, 64, 128, 256, 0, 32, -64, 65}), g.pick<int>({8, 16, 64, 128, 128, 256, 0, 100, 264}),
                  g.pick<int>({16, 16, 16, 8, 32, 0}), g.target()};
@@ -437,6 +438,7 @@ void near_legal(Gen& g, Schedule& s, Stats& st, Trace& trace, uint32_t seed) {
   if (g.chance(15)) ds.push_back(MulticastD{g.chance(70) ? b : a});
   if (persist && g.chance(10)) ds.push_back(PersistD{"m_o", "n_o", "tile2", Raster::RowMajor, 8});
   if (g.chance(5)) ds.push_back(SplitD{"k_o", 2, "k_oo", "k_oi"});
+  if (g.chance(25)) ds.push_back(StoreSubtileD{g.pick<int64_t>({64, 64, 32, 128, 16, 96}), g.pick<int>({2, 2, 1, 4, 3})});
   for (const auto& d : ds) {
     trace.add(print_directive(d));
     ++st.calls;

@@ -514,7 +514,23 @@ std::vector<BugClass> bug_classes() {
          return out;
        },
        named("after passing the turn on")},
-      {"ping-pong consumers share one staging tile", [](const Kernel& k) { return k.plan.ping_pong && k.plan.tma_store; },
+      // The first bulk wait is the one before a staging buffer is rewritten (the last is at exit);
+      // it matters where a buffer is written twice: a later tile, or a later lap of the buffers.
+      {"staging rewritten a store early (wait <N>)",
+       [](const Kernel& k) {
+         return k.plan.tma_store && (k.plan.persistent || store_subtiles(k.plan) > k.plan.store_buffers);
+       },
+       [](const Kernel& k) {
+         return plant<BulkWaitRead>(
+             k, [seen = 0](const BulkWaitRead&, const Spot&) mutable { return ++seen == 1; },
+             [](auto n) -> StmtPtr {
+               n->pending += 1;
+               return n;
+             });
+       },
+       named("while the TMA store of bulk group")},
+      {"consumer warpgroups share one staging",
+       [](const Kernel& k) { return k.plan.tma_store && k.plan.consumer_warpgroups > 1; },
        [](const Kernel& k) {
          return plant<EpilogueStore>(k, anywhere<EpilogueStore>, [](auto n) -> StmtPtr {
            n->staging.offset = imm(0);

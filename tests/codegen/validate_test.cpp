@@ -279,3 +279,22 @@ TEST_CASE("grid-limit") {
              "block.y is bound to m_o with 78125 tiles, over CUDA's limit of 65535 for grid y; bind the larger tile "
              "axis to block.x");
 }
+
+TEST_CASE("store-subtile-needs-tma-store") {
+  check_rule(tutorial_schedule(3, gemm(1024, 1024, 1024)).store_subtile(64), "store-subtile-needs-tma-store",
+             "store_subtile: subtiles are staged in shared memory for a TMA store, but the output 'cast' is not "
+             "written that way; add cache_write cast shared tma");
+}
+
+TEST_CASE("store-subtile") {
+  // Columns: whole 32-byte rows (16 bf16 elements) that divide the tile's 128 columns.
+  check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "store_subtile 48 2\n"), "store-subtile",
+             "store_subtile 48 2: the tile's 128 columns are not a whole number of 48-column subtiles of whole "
+             "32-byte rows (16 bf16 elements); use a divisor of 128 that is a multiple of 16");
+  check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "store_subtile 8 2\n"), "store-subtile",
+             "store_subtile 8 2: the tile's 128 columns are not a whole number of 8-column subtiles");
+  // Buffers: every tile's subtiles go to the same buffers, so they cycle evenly.
+  check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "store_subtile 32 3\n"), "store-subtile",
+             "store_subtile 32 3: 4 subtile(s) per tile do not cycle evenly through 3 buffers (each subtile uses the "
+             "same buffer in every tile); use a buffer count dividing 4");
+}

@@ -210,6 +210,15 @@ TEST_CASE("warpgroup-count") {
               "warpgroup-count", "bind m_i warpgroup: 4294967296 consumer warpgroups; a CTA holds at most 3");
 }
 
+TEST_CASE("store-subtile") {
+  check_error([] { tiled().store_subtile(0); }, "store-subtile",
+              "store_subtile 0 2: a subtile has at least one column and there are 1..4 staging buffers per consumer "
+              "warpgroup");
+  check_error([] { tiled().store_subtile(64, 5); }, "store-subtile", "store_subtile 64 5: a subtile has");
+  check_error([] { tiled().store_subtile(64).store_subtile(32); }, "duplicate-directive",
+              "store_subtile: the output subtile is already chosen");
+}
+
 TEST_CASE("consumer-mode") {
   check_error([] { tiled().split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup).ping_pong(); },
               "consumer-mode",

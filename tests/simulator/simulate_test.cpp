@@ -184,6 +184,18 @@ std::vector<BugClass> bug_classes() {
                  return !p.tma_store || sm90::accumulator_shape(p).blocks > 1 ||
                         p.store_cols * dtype_bytes(p.out) > p.store_swizzle_bytes;
                }});
+  // Each bulk wait leaves one more store in flight: a staging buffer is rewritten (or the CTA
+  // exits) while a TMA store may still read it.
+  c.push_back({"staging rewritten a store early (bulk wait <N>)",
+               [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (as<BulkWaitRead>(s)) {
+                   auto n = copy_of<BulkWaitRead>(s);
+                   n->pending += 1;
+                   return StmtPtr(n);
+                 }
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.tma_store; }});
   c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
                  if (auto l = as<TmaLoad>(s); l && l->map == "map_a") {
                    auto n = copy_of<TmaLoad>(s);
