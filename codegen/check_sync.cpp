@@ -776,7 +776,9 @@ class RoleRun : public Visitor {
     if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    const auto [lo, hi] = box_range(n.dst, n.map);
+    // not a structured binding: clang 14 cannot capture one in a lambda
+    const std::pair<int64_t, int64_t> range = box_range(n.dst, n.map);
+    const int64_t lo = range.first, hi = range.second;
     each_buffers([&](Buffers& buffers) {
       for (StoreRead& st : buffers[n.dst.buffer].stores) {
         if (!overlap(st, lo, hi)) continue;
@@ -866,7 +868,8 @@ class RoleRun : public Visitor {
   // the group its warpgroup commits next.
   void visit_TmaStore(const TmaStore& n) override {
     async_read(n.src.buffer, "TmaStore to " + n.map);
-    const auto [lo, hi] = box_range(n.src, n.map);
+    const std::pair<int64_t, int64_t> range = box_range(n.src, n.map);
+    const int64_t lo = range.first, hi = range.second;
     each_warpgroup([&](int64_t wg, Buffers& buffers) {
       buffers[n.src.buffer].stores.push_back({committed_[wg], lo, hi, false, ""});
     });
