@@ -66,7 +66,6 @@ std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0)
   }
 }
 
-// A let takes its value now when it can, else keeps its expression for later bindings.
 // True when `e` names the running warpgroup, directly or through a let.
 bool names_warpgroup(const ExprPtr& e, const Env& env, int depth = 0) {
   if (!e || depth > 32) return false;
@@ -78,6 +77,7 @@ bool names_warpgroup(const ExprPtr& e, const Env& env, int depth = 0) {
   return names_warpgroup(e->a, env, depth) || names_warpgroup(e->b, env, depth);
 }
 
+// A let takes its value now when it can, else keeps its expression for later bindings.
 void bind_let(Env& env, const Let& l) {
   if (auto v = value_of(l.value, env)) {
     env.vars[l.name] = *v;
