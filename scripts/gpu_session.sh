@@ -33,8 +33,14 @@ if has check; then
 fi
 
 if has sanitize; then
-  for v in ${SANITIZE_SCHEDULES:-v7 v8 v9 v10 pingpong}; do
-    for shape in "264 200 200" "520 264 72"; do
+  for v in ${SANITIZE_SCHEDULES:-v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 pingpong}; do
+    # one small and one edge shape each; v1 computes one tile and v2 one column of tiles
+    case $v in
+      v1) shapes=("128 128 64" "100 120 40") ;;
+      v2) shapes=("128 128 256" "100 120 200") ;;
+      *) shapes=("264 200 200" "520 264 72") ;;
+    esac
+    for shape in "${shapes[@]}"; do
       set -- $shape
       for tool in racecheck synccheck memcheck initcheck; do
         r=$(timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN/gemmgen" run --schedule $v --m $1 --n $2 --k $3 2>&1 | tail -4 | tr '\n' ' ')
