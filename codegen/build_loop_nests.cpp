@@ -216,8 +216,8 @@ class NestBuilder {
   const Axis* tile_axis_ = nullptr;
 };
 
-StmtPtr role_prologue(const RolePlan& r) {
-  if (r.regs == 0) return nullptr;
+StmtPtr role_prologue(const RoleShape& r) {
+  if (!r.declared) return nullptr;  // the launch's allocation stands
   auto set = std::make_shared<SetMaxNReg>();
   set->regs = r.regs;
   set->increase = r.increase;
@@ -230,7 +230,7 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   const KernelPlan& p = k.plan;
   NestBuilder nb(s, p);
   std::vector<StmtPtr> roles;
-  for (const RolePlan& r : p.roles) {
+  for (const RoleShape& r : p.roles) {
     StmtPtr body;
     if (r.issues_loads && r.computes) {
       // One role: each k step loads, waits, computes and releases in program order.

@@ -163,8 +163,8 @@ struct Facts {
   // Bytes of one pipeline stage of an operand buffer; 0 for other buffers.
   int64_t stage_bytes(const std::string& buffer) const {
     if (!declared) return 0;
-    if (buffer == "smem_A") return plan.a_stage_bytes;
-    if (buffer == "smem_B") return plan.b_stage_bytes;
+    if (buffer == "smem_A") return plan.a_smem.bytes();
+    if (buffer == "smem_B") return plan.b_smem.bytes();
     return 0;
   }
   bool is_full(const std::string& array) const { return declared && array == plan.pipeline.full; }
@@ -842,7 +842,7 @@ class RoleRun : public Visitor {
                           " has " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " group(s) in flight (the last wgmma wait before it must be <0>)");
     if (!n.staged) return;
-    const int64_t bytes = int64_t(n.warpgroup_rows) * n.cols * (n.out_type == "f32" ? 4 : 2);
+    const int64_t bytes = int64_t(n.warpgroup_rows) * n.cols * dtype_bytes(parse_dtype(n.out_type));
     const auto [lo, hi] = range_of(n.staging, bytes);
     generic_write(n.staging.buffer, "EpilogueStore", lo, hi);
     if (!f_.declared) return;

@@ -273,7 +273,7 @@ class CudaPrinter : public Visitor {
     if (row_bias)
       line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
     line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
-    const int bytes = n.out_type == "f32" ? 4 : 2;
+    const int bytes = dtype_bytes(parse_dtype(n.out_type));
     if (n.staged) {
       int sb = n.staging_swizzle_bytes;
       int chunk_cols = sb / bytes;

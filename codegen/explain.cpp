@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "codegen/loop_nest.h"
+#include "codegen/analyze_schedule.h"
 #include "codegen/validate_schedule.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -72,6 +72,12 @@ std::string line_diff(const std::string& before, const std::string& after) {
   return out;
 }
 
+// The nests of a schedule prefix: explain replays the directives one at a time, and a prefix
+// may not yet be a whole analysis (a problem-sized tile before `tile`).
+std::string prefix_nests(const Schedule& prefix, const DeviceLimits& limits) {
+  return print_loop_nests(make_loop_nests(prefix, role_shapes(prefix, limits)));
+}
+
 std::string explain(const Schedule& s, const ExplainOptions& options) {
   const DeviceLimits limits = pick_limits(s, options.limits);
   std::ostringstream os;
@@ -79,12 +85,12 @@ std::string explain(const Schedule& s, const ExplainOptions& options) {
   os << "definition:\n" << indent(s.definition().to_string(), "  ");
   if (options.steps) {
     Schedule replay(s.definition());
-    std::string previous = print_loop_nests(make_loop_nests(replay));
+    std::string previous = prefix_nests(replay, limits);
     os << "\n[0] no directives: one tile covers the whole problem\n" << indent(previous, "  ");
     const auto& ds = s.directives();
     for (size_t i = 0; i < ds.size(); ++i) {
       replay.apply(ds[i]);
-      std::string now = print_loop_nests(make_loop_nests(replay));
+      std::string now = prefix_nests(replay, limits);
       os << "\n[" << i + 1 << "] " << print_directive(ds[i]) << "\n";
       if (now == previous)
         os << "    (the loop nests do not change; the directive takes effect in the resources or the check)\n";
@@ -94,9 +100,11 @@ std::string explain(const Schedule& s, const ExplainOptions& options) {
     }
   } else {
     os << "\ndirectives:\n" << indent(print_directives(s.directives()), "  ");
-    os << "\nloop nests:\n" << indent(print_loop_nests(make_loop_nests(s)), "  ");
   }
-  if (options.resources) os << "\n" << summarize_resources(s, limits).to_string();
+  if (!options.resources && !options.check && options.steps) return os.str();
+  const ScheduleAnalysis analysis = analyze_schedule(s, limits);
+  if (!options.steps) os << "\nloop nests:\n" << indent(print_loop_nests(analysis.nests), "  ");
+  if (options.resources) os << "\n" << analysis.resources.to_string();
   if (options.check) os << "\n" << check_line(s, limits);
   return os.str();
 }
@@ -112,9 +120,10 @@ std::string explain_diff(const Schedule& a, const Schedule& b, const std::option
   for (const auto& l : lines_of(line_diff(da, db)))
     if (l.rfind("  ", 0) != 0) changed += "  " + l + "\n";
   os << (changed.empty() ? "  (the same directives)\n" : changed);
-  const std::string na = print_loop_nests(make_loop_nests(a)), nb = print_loop_nests(make_loop_nests(b));
+  const ScheduleAnalysis aa = analyze_schedule(a, la), ab = analyze_schedule(b, lb);
+  const std::string na = print_loop_nests(aa.nests), nb = print_loop_nests(ab.nests);
   os << "\nloop nests:\n" << (na == nb ? "  (unchanged)\n" + indent(nb, "  ") : line_diff(na, nb));
-  const std::string ra = summarize_resources(a, la).to_string(), rb = summarize_resources(b, lb).to_string();
+  const std::string ra = aa.resources.to_string(), rb = ab.resources.to_string();
   os << "\n" << (ra == rb ? "resources unchanged:\n" + indent(rb, "  ") : line_diff(ra, rb));
   const std::string ca = check_line(a, la), cb = check_line(b, lb);
   os << "\n" << (ca == cb ? "  " + cb : line_diff(ca, cb));

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "codegen/analyze_schedule.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -852,14 +853,18 @@ IndexCheckReport check_index_math(const LoopNest& nest, const IndexCheckOptions&
   return rep;
 }
 
-IndexCheckReport check_index_math(const Schedule& s, const IndexCheckOptions& opt) {
+LoopNest index_loop_nest(const Schedule& s) {
   LoopNest nest = loop_nest_of(s.domain());
   // The problem comes from the definition, not from the domain the check is verifying.
   nest.m = s.definition().m();
   nest.n = s.definition().n();
   nest.k = s.definition().k();
   if (s.consumer_mode() == ConsumerMode::PingPong) nest.dealt = s.consumer_warpgroups();
-  return check_index_math(nest, opt);
+  return nest;
+}
+
+IndexCheckReport check_index_math(const Schedule& s, const IndexCheckOptions& opt) {
+  return check_index_math(analyze_schedule(s).index, opt);
 }
 
 std::string format_loop_nest(const LoopNest& nest, const IndexCheckOptions& opt) {

@@ -44,6 +44,9 @@ struct LoopNest {
   int64_t dealt = 1;
 };
 LoopNest loop_nest_of(const Domain& d);
+// The nest of a schedule: its domain's, at the definition's problem sizes, with ping-pong's
+// dealing (ScheduleAnalysis::index).
+LoopNest index_loop_nest(const Schedule& s);
 
 struct TileCoord {
   int64_t m = 0, n = 0;
@@ -102,6 +105,7 @@ struct IndexCheckReport {
   std::string summary() const;  // one line of numbers, then the failures and the loop nest
 };
 
+// Checks the nest of the schedule's analysis (analyze_schedule(s).index).
 IndexCheckReport check_index_math(const Schedule& s, const IndexCheckOptions& opt = {});
 IndexCheckReport check_index_math(const LoopNest& nest, const IndexCheckOptions& opt = {});
 

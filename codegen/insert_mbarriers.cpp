@@ -84,9 +84,9 @@ Kernel insert_mbarriers(Kernel k) {
             std::to_string(pl.empty_arrivals / warpgroups_per_tile(p)) + " CTA(s) reading the stage)";
   }
   if (p.staged_c) {
-    init.push_back(init_array(kCBarrier, staging_buffer_count(p), 1));
+    init.push_back(init_array(kCBarrier, p.staging.count(), 1));
     what += std::string(init.size() > 1 ? "," : "") +
-            (staging_buffer_count(p) > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
+            (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();

@@ -171,16 +171,7 @@ int64_t NestLoop::extent() const {
   return e;
 }
 
-std::string_view role_name(Role r) {
-  switch (r) {
-    case Role::All: return "all";
-    case Role::Producer: return "producer";
-    case Role::Consumer: return "consumer";
-  }
-  GG_INTERNAL_CHECK(false, "unhandled role");
-}
-
-LoopNests make_loop_nests(const Schedule& s) {
+LoopNests make_loop_nests(const Schedule& s, const std::vector<RoleShape>& roles) {
   const Domain& dom = s.domain();
   Context c{s, s.definition(), dom, dom.tile_extent(Root::M), dom.tile_extent(Root::N), dom.tile_extent(Root::K),
             1, {}, {}};
@@ -197,14 +188,13 @@ LoopNests make_loop_nests(const Schedule& s) {
   out.tile_n = c.tn;
   out.tile_k = c.tk;
   if (auto cl = s.cluster_dims()) out.cluster = *cl;
-  const int consumers = s.consumer_warpgroups();
-
-  auto ws = s.warp_roles();
-  if (!ws) {
-    RoleNest all{Role::All, consumers, consumers * kWarpgroupThreads, std::nullopt, tile_nest(c, true, true, true)};
-    out.roles.push_back(std::move(all));
+  GG_INTERNAL_CHECK(!roles.empty() && (roles.size() == 1) == !s.warp_roles(), "roles do not match warp_specialize");
+  if (roles.size() == 1) {
+    out.roles.push_back(RoleNest{roles[0], tile_nest(c, true, true, true)});
     return out;
   }
+  const RoleShape& producer_shape = roles[0];
+  const RoleShape& consumer_shape = roles[1];
 
   // Producer: the grid-bound loops stay; the tile loops it iterates (persistent, serial)
   // merge with the k loops into one stream of k tiles.
@@ -231,19 +221,18 @@ LoopNests make_loop_nests(const Schedule& s) {
     p.outer.push_back(merged);
     p.kloops.clear();
     std::vector<NestNode> body = loads(p, "(" + join(merged.axes, ", ") + ") % " + std::to_string(p.stages));
-    RoleNest producer{Role::Producer, 1, kWarpgroupThreads, ws->producer_regs, nest(p.outer, std::move(body))};
+    RoleNest producer{producer_shape, nest(p.outer, std::move(body))};
     out.roles.push_back(std::move(producer));
   } else {
     p.outer.insert(p.outer.end(), stream.begin(), stream.end());
-    RoleNest producer{Role::Producer, 1, kWarpgroupThreads, ws->producer_regs, tile_nest(p, true, false, false)};
+    RoleNest producer{producer_shape, tile_nest(p, true, false, false)};
     out.roles.push_back(std::move(producer));
   }
   Context cons = c;
   if (s.consumer_mode() == ConsumerMode::PingPong)
     for (auto& l : cons.outer)
-      if (l.binding == Binding::Persistent) l.dealt = consumers;
-  RoleNest consumer{Role::Consumer, consumers, consumers * kWarpgroupThreads, ws->consumer_regs,
-                    tile_nest(cons, false, true, true)};
+      if (l.binding == Binding::Persistent) l.dealt = consumer_shape.warpgroups;
+  RoleNest consumer{consumer_shape, tile_nest(cons, false, true, true)};
   out.roles.push_back(std::move(consumer));
   return out;
 }
@@ -381,13 +370,12 @@ std::string print_loop_nests(const LoopNests& nests) {
     os << ", cluster " << nests.cluster.x << " x " << nests.cluster.y << " x " << nests.cluster.z;
   os << "\n";
   for (const auto& r : nests.roles) {
-    os << "  " << role_name(r.role) << ": " << r.warpgroups << " warpgroup(s), " << r.threads << " threads";
-    if (r.regs) os << ", setmaxnreg " << *r.regs;
-    switch (r.role) {
-      case Role::All: os << "; every thread loads and computes"; break;
-      case Role::Producer: os << "; one elected thread issues the loads"; break;
-      case Role::Consumer: os << "; mma and epilogue"; break;
-    }
+    const RoleShape& shape = r.shape;
+    os << "  " << shape.name << ": " << shape.warpgroups << " warpgroup(s), " << shape.threads() << " threads";
+    if (shape.declared) os << ", setmaxnreg " << shape.regs;
+    if (shape.issues_loads && shape.computes) os << "; every thread loads and computes";
+    else if (shape.issues_loads) os << "; one elected thread issues the loads";
+    else os << "; mma and epilogue";
     os << "\n";
     for (const auto& n : r.body) print_node(os, n, 2);
   }

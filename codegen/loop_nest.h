@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "codegen/roles_and_layouts.h"
 #include "dsl/schedule.h"
 
 namespace gg {
@@ -70,14 +71,8 @@ struct NestNode {
   std::vector<NestNode> body;         // loops only
 };
 
-enum class Role { All, Producer, Consumer };
-std::string_view role_name(Role r);
-
 struct RoleNest {
-  Role role = Role::All;
-  int warpgroups = 1;
-  int threads = 128;
-  std::optional<int> regs;            // setmaxnreg under warp specialization
+  RoleShape shape;                    // the analysis's role: warpgroups, threads, setmaxnreg
   std::vector<NestNode> body;
 };
 
@@ -85,10 +80,11 @@ struct LoopNests {
   Target target = Target::Sm90a;
   int64_t tile_m = 0, tile_n = 0, tile_k = 0;
   ClusterD cluster{1, 1, 1};
-  std::vector<RoleNest> roles;        // {All} or {Producer, Consumer}
+  std::vector<RoleNest> roles;        // {all} or {producer, consumer}
 };
 
-LoopNests make_loop_nests(const Schedule& s);
+// The nests of `roles` (role_shapes(s, ...); analyze_schedule passes its own).
+LoopNests make_loop_nests(const Schedule& s, const std::vector<RoleShape>& roles);
 
 // Indented text, one loop or statement per line.
 std::string print_loop_nests(const LoopNests& nests);

@@ -46,8 +46,9 @@ Kernel lower(const Schedule& s, const LowerOptions& options) {
   }
   PassRunner after{options};
 
-  validate_schedule(s, options.limits);  // every user error surfaces here, before any IR
-  Kernel k = plan_kernel(s, options.limits);             // tile, stages, roles, shared-memory layout, grid
+  // Every user error surfaces here, before any IR; the analysis it checked is what lowering reads.
+  const ScheduleAnalysis analysis = validate_schedule(s, options.limits);
+  Kernel k = plan_kernel(s, analysis);  // tile, stages, roles, layouts, shared-memory layout, grid
   k = after.run("build_loop_nests", build_loop_nests(s, std::move(k)));
   k = after.run("expand_circular_buffer", expand_circular_buffer(std::move(k)));
   k = after.run("lower_operand_copies", lower_operand_copies(std::move(k)));

@@ -10,9 +10,6 @@ namespace {
 
 using namespace kir;
 
-// Columns of one staging chunk: a TMA store box is one swizzle atom wide.
-int chunk_cols(const KernelPlan& p) { return p.store_swizzle_bytes / dtype_bytes(p.out); }
-
 class LowerWrite : public Mutator {
  public:
   explicit LowerWrite(const KernelPlan& p) : p_(p), role_(compute_role(p)) {}
@@ -33,28 +30,26 @@ class LowerWrite : public Mutator {
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
     if (!p_.tma_store) return store;
-    GG_INTERNAL_CHECK(store->warpgroup_rows == staging_rows(p_), "a warpgroup stages the rows it computes");
-    GG_INTERNAL_CHECK(p_.tile_n % p_.store_cols == 0 && p_.store_cols % chunk_cols(p_) == 0 &&
-                          store_subtiles(p_) % p_.store_buffers == 0,
+    GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
+    GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
+                          st_.subtiles % st_.buffers == 0,
                       "staging chunks do not tile the subtiles, or subtiles the tile, or buffers the subtiles");
     // Subtile `sub` goes to buffer sub % buffers of this warpgroup; its store is the newest bulk
     // group, so the buffer's previous store is `buffers - 1` groups older.
-    const bool one_subtile = store_subtiles(p_) == 1;
+    const bool one_subtile = st_.subtiles == 1;
     const ExprPtr sub = one_subtile ? imm(0) : var("subtile");
-    const ExprPtr buffer = store_subtiles(p_) == p_.store_buffers ? sub : sub % imm(p_.store_buffers);
-    const SmemRef staging = {"smem_D", staging_base() + buffer * imm(staging_buffer_bytes(p_))};
+    const ExprPtr buffer = st_.subtiles == st_.buffers ? sub : sub % imm(st_.buffers);
+    const SmemRef staging = {"smem_D", staging_base() + buffer * imm(st_.buffer.bytes())};
     store->staged = true;
     store->staging = staging;
-    store->staging_swizzle_bytes = p_.store_swizzle_bytes;
-    store->col_begin = sub * imm(p_.store_cols);
-    store->cols = p_.store_cols;
+    store->staging_swizzle_bytes = st_.buffer.swizzle_bytes;
+    store->col_begin = sub * imm(st_.cols);
+    store->cols = static_cast<int>(st_.cols);
     std::vector<StmtPtr> stores;
-    for (int c = 0; c * chunk_cols(p_) < p_.store_cols; ++c) {
+    for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaStore>();
       t->map = "map_d";
-      t->src = {staging.buffer, staging.offset + imm(int64_t(c) * staging_rows(p_) * p_.store_swizzle_bytes)};
-      t->row = store->row0 + store->warpgroup * imm(staging_rows(p_));
-      t->col = store->col0 + store->col_begin + imm(int64_t(c) * chunk_cols(p_));
+      chunk_box(*store, staging, c, t->src, t->row, t->col);
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
@@ -74,7 +69,7 @@ class LowerWrite : public Mutator {
         staged_tiles = var("k_done") / var("k_tiles");
         if (p_.ping_pong) staged_tiles = staged_tiles / imm(p_.consumer_warpgroups);
       }
-      wait->parity = ((staged_tiles * imm(store_subtiles(p_)) + sub) / imm(p_.store_buffers)) % imm(2);
+      wait->parity = ((staged_tiles * imm(st_.subtiles) + sub) / imm(st_.buffers)) % imm(2);
       body.push_back(wait);
     } else {
       // The buffer's previous store ran under the following work; the buffer is rewritten once
@@ -86,16 +81,16 @@ class LowerWrite : public Mutator {
                       elect_one(block(stores), storing_warp())})
       body.push_back(s);
     const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
-                            std::to_string(p_.store_buffers - 1) + ">)";
+                            std::to_string(st_.buffers - 1) + ">)";
     if (one_subtile) return block({comment(why), block(body)});
     auto loop = std::make_shared<For>();
     loop->var = "subtile";
     loop->begin = imm(0);
-    loop->end = imm(store_subtiles(p_));
+    loop->end = imm(st_.subtiles);
     loop->step = imm(1);
     loop->unroll = true;
-    loop->origin = "store_subtile: " + std::to_string(p_.store_cols) + "-column subtiles through " +
-                   std::to_string(p_.store_buffers) + " staging buffer(s) per warpgroup";
+    loop->origin = "store_subtile: " + std::to_string(st_.cols) + "-column subtiles through " +
+                   std::to_string(st_.buffers) + " staging buffer(s) per warpgroup";
     loop->body = block(body);
     return block({comment(why), loop});
   }
@@ -120,32 +115,38 @@ class LowerWrite : public Mutator {
   ExprPtr consumer() const { return several_consumers() ? var("consumer") : imm(0); }
   // Each consumer warpgroup stages in its own buffers, with its own barriers.
   ExprPtr staging_base() const {
-    return consumer() * imm(int64_t(p_.store_buffers) * staging_buffer_bytes(p_));
+    return consumer() * imm(int64_t(st_.buffers) * st_.buffer.bytes());
   }
   BarrierRef c_barrier(const ExprPtr& buffer) const {
-    return {kCBarrier, consumer() * imm(p_.store_buffers) + buffer};
+    return {kCBarrier, consumer() * imm(st_.buffers) + buffer};
   }
   StmtPtr wait_buffer_read() const {
     auto wait = std::make_shared<BulkWaitRead>();
-    wait->pending = p_.store_buffers - 1;
+    wait->pending = st_.buffers - 1;
     return wait;
   }
   // One TMA box per staging chunk, the same boxes the store writes, completing on `bar`.
   StmtPtr load_c(const EpilogueStore& store, const SmemRef& staging, const BarrierRef& bar) const {
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
     expect->bar = bar;
-    expect->bytes = staging_buffer_bytes(p_);
+    expect->bytes = st_.buffer.bytes();
     std::vector<StmtPtr> loads = {expect};
-    for (int c = 0; c * chunk_cols(p_) < p_.store_cols; ++c) {
+    for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaLoad>();
       t->map = "map_c";
-      t->dst = {staging.buffer, staging.offset + imm(int64_t(c) * staging_rows(p_) * p_.store_swizzle_bytes)};
-      t->row = store.row0 + store.warpgroup * imm(staging_rows(p_));
-      t->col = store.col0 + store.col_begin + imm(int64_t(c) * chunk_cols(p_));
+      chunk_box(store, staging, c, t->dst, t->row, t->col);
       t->bar = bar;
       loads.push_back(t);
     }
     return block(loads);
+  }
+  // Chunk c of a staged subtile (one swizzle atom of columns, one TMA box) in shared memory,
+  // and the output row and column of its box: the same for the store and C's load.
+  void chunk_box(const EpilogueStore& store, const SmemRef& staging, int c, SmemRef& smem, ExprPtr& row,
+                 ExprPtr& col) const {
+    smem = {staging.buffer, staging.offset + imm(st_.buffer.offset(c, 0))};
+    row = store.row0 + store.warpgroup * imm(st_.rows());
+    col = store.col0 + store.col_begin + imm(int64_t(c) * st_.buffer.atom_cols());
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();
@@ -155,7 +156,8 @@ class LowerWrite : public Mutator {
   }
 
   const KernelPlan& p_;
-  const RolePlan& role_;
+  const StagingShape& st_ = p_.staging;
+  const RoleShape& role_;
 };
 
 }  // namespace
@@ -164,12 +166,9 @@ Kernel lower_epilogue(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerWrite(p).mutate(k.body);
   if (p.tma_store) {
-    k.launch.tensor_maps.push_back(
-        tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, staging_rows(p), p.store_swizzle_bytes));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, p.staging.buffer));
   }
-  if (p.staged_c)
-    k.launch.tensor_maps.push_back(
-        tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, staging_rows(p), p.store_swizzle_bytes));
+  if (p.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, p.staging.buffer));
   return k;
 }
 

@@ -34,22 +34,6 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
   return op;
 }
 
-// Without warp specialization every warpgroup loads and computes; with it, warpgroup 0 is
-// the TMA producer and the rest are consumers, each role with its setmaxnreg budget.
-void plan_roles(const Schedule& s, KernelPlan& p) {
-  p.roles.clear();
-  auto ws = s.warp_roles();
-  p.warp_specialized = ws.has_value();
-  if (!ws) {
-    p.roles.push_back({"all", 0, p.consumer_warpgroups, 0, false, true, true});
-  } else {
-    p.roles.push_back({"producer", 0, 1, ws->producer_regs, false, true, false});
-    p.roles.push_back({"consumer", 1, p.consumer_warpgroups, ws->consumer_regs, true, false, true});
-  }
-  p.threads = 0;
-  for (const auto& r : p.roles) p.threads += r.warpgroups * kWarpgroupThreads;
-}
-
 void plan_cluster(const Schedule& s, KernelPlan& p) {
   if (auto c = s.cluster_dims()) p.cluster = *c;
   p.cluster_size = p.cluster.x * p.cluster.y * p.cluster.z;
@@ -62,8 +46,9 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
   if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
   if (p.cluster.y != 1 || p.cluster.z != 1)
     not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");
-  int rows = p.multicast_a ? p.tile_m : p.tile_n;
-  if (rows % (8 * p.cluster_size) != 0)
+  const SmemTileLayout& shared = p.multicast_a ? p.a_smem : p.b_smem;
+  const int64_t rows = shared.rows;
+  if (rows % (8 * p.cluster_size) != 0 || shared.box_rows * p.cluster_size != rows)
     not_lowered("multicast of a " + std::to_string(rows) + "-row tile over " + std::to_string(p.cluster_size) +
                 " CTAs (each loads a slice of whole 8-row swizzle groups: rows a multiple of " +
                 std::to_string(8 * p.cluster_size) + ")");
@@ -72,7 +57,7 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
 void plan_pipeline(KernelPlan& p) {
   PipelinePlan& pl = p.pipeline;
   pl.full_arrivals = 2;  // A's and B's load each arrive once with their bytes
-  pl.tx_bytes = p.tma_load ? p.a_stage_bytes + p.b_stage_bytes : 0;
+  pl.tx_bytes = p.tma_load ? p.a_smem.bytes() + p.b_smem.bytes() : 0;
   if (!p.warp_specialized) return;
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
@@ -84,21 +69,13 @@ void plan_pipeline(KernelPlan& p) {
 
 }  // namespace
 
-const RolePlan& compute_role(const KernelPlan& p) {
+const RoleShape& compute_role(const KernelPlan& p) {
   for (const auto& r : p.roles)
     if (r.computes) return r;
   GG_INTERNAL_CHECK(false, "a kernel plan without a computing role");
 }
 
 int warpgroups_per_tile(const KernelPlan& p) { return p.ping_pong ? 1 : p.consumer_warpgroups; }
-
-int staging_rows(const KernelPlan& p) { return p.tile_m / warpgroups_per_tile(p); }
-
-int64_t staging_buffer_bytes(const KernelPlan& p) { return int64_t(staging_rows(p)) * p.store_cols * dtype_bytes(p.out); }
-
-int staging_buffer_count(const KernelPlan& p) { return p.consumer_warpgroups * p.store_buffers; }
-
-int store_subtiles(const KernelPlan& p) { return p.store_cols > 0 ? p.tile_n / p.store_cols : 0; }
 
 kir::ExprPtr consumer_band(const KernelPlan& p) {
   return p.ping_pong || p.consumer_warpgroups == 1 ? kir::imm(0) : kir::var("consumer");
@@ -113,21 +90,23 @@ rt::ElemType runtime_elem(DType t) {
   }
 }
 
-rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols, int box_rows,
-                                   int swizzle_bytes) {
-  GG_INTERNAL_CHECK(swizzle_bytes == 32 || swizzle_bytes == 64 || swizzle_bytes == 128, "bad swizzle width");
+rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols,
+                                   const SmemTileLayout& layout) {
+  const int sb = layout.swizzle_bytes;
+  GG_INTERNAL_CHECK(sb == 32 || sb == 64 || sb == 128, "bad swizzle width");
+  GG_INTERNAL_CHECK(layout.elem_bytes == dtype_bytes(elem), "tensor map and layout disagree on the element size");
   rt::TensorMapSpec t;
   t.operand = operand;
   t.elem = runtime_elem(elem);
   t.rows = static_cast<uint64_t>(rows);
   t.cols = static_cast<uint64_t>(cols);
-  t.box_rows = static_cast<uint32_t>(box_rows);
-  t.box_cols = static_cast<uint32_t>(swizzle_bytes / dtype_bytes(elem));
-  t.swizzle = swizzle_bytes == 128 ? rt::Swizzle::B128 : swizzle_bytes == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
+  t.box_rows = static_cast<uint32_t>(layout.box_rows);
+  t.box_cols = static_cast<uint32_t>(layout.atom_cols());
+  t.swizzle = sb == 128 ? rt::Swizzle::B128 : sb == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
   return t;
 }
 
-Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
+Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
   KernelPlan p;
@@ -151,7 +130,9 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   p.consumer_warpgroups = s.consumer_warpgroups();
   p.ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
   p.persistent = s.persistence().has_value();
-  plan_roles(s, p);
+  p.roles = analysis.roles;
+  p.warp_specialized = s.warp_roles().has_value();
+  p.threads = total_threads(p.roles);
 
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -169,19 +150,14 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
     p.k_loop = kl->name;
     p.k_tiles = kl->extent;
   }
-  int in_bytes = dtype_bytes(p.in);
-  // Rows of 32 or 64 bytes take the 32B/64B swizzle; longer rows are cut into 128B atoms.
-  int row_bytes = p.tile_k * in_bytes;
-  if (row_bytes == 32 || row_bytes == 64) {
-    p.swizzle_bytes = row_bytes;
-  } else if (row_bytes % 128 == 0) {
-    p.swizzle_bytes = 128;
-    p.k_atoms = row_bytes / 128;
-  } else {
-    not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " + std::to_string(row_bytes) +
-                " bytes; swizzled operand rows are 32, 64 or a multiple of 128 bytes: k tiles of " +
-                std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) + " or a multiple of " +
-                std::to_string(128 / in_bytes) + ")");
+  p.a_smem = analysis.a;
+  p.b_smem = analysis.b;
+  if (p.a_smem.swizzle_bytes == 0) {
+    const int in_bytes = dtype_bytes(p.in);
+    not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " +
+                std::to_string(p.a_smem.row_bytes) + " bytes; swizzled operand rows are 32, 64 or a multiple of 128 "
+                "bytes: k tiles of " + std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) +
+                " or a multiple of " + std::to_string(128 / in_bytes) + ")");
   }
   const int sharers = warpgroups_per_tile(p);
   if (p.tile_m % (64 * sharers) != 0)
@@ -202,16 +178,10 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   if (p.pipeline.stages > 1 && !p.tma_load) not_lowered("a circular buffer fed by synchronous copies (use cache_read tma)");
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
-  if (p.tma_store) {
-    const StagingShape staging = staging_shape(s);
-    p.store_cols = static_cast<int>(staging.cols);
-    p.store_buffers = staging.buffers;
-    p.store_swizzle_bytes = staging.swizzle_bytes;
-    if (p.store_swizzle_bytes == 0)
-      not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
-                  std::to_string(p.tile_n * dtype_bytes(p.out)) +
-                  "-byte rows; staged rows must be a multiple of 32 bytes)");
-  }
+  p.staging = analysis.staging;
+  if (p.tma_store && p.staging.buffer.swizzle_bytes == 0)
+    not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
+                std::to_string(p.tile_n * dtype_bytes(p.out)) + "-byte rows; staged rows must be a multiple of 32 bytes)");
   if (out_write && !p.tma_store) not_lowered("staging the output in shared memory without a TMA store");
   if (auto acc = s.write_of(def.matmul_node().name); acc && acc->place == Place::Tmem)
     not_lowered("the accumulator in TMEM on sm_90a");
@@ -237,9 +207,7 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
   // Shared memory: the layout the resource summary checked against the device limit.
-  ResourceSummary resources = summarize_resources(s, limits);
-  p.a_stage_bytes = int64_t(p.tile_m) * p.tile_k * in_bytes;
-  p.b_stage_bytes = int64_t(p.tile_n) * p.tile_k * in_bytes;
+  const ResourceSummary& resources = analysis.resources;
   plan_cluster(s, p);
   plan_pipeline(p);
   for (const SmemItem& item : resources.smem) {
@@ -259,13 +227,13 @@ Kernel plan_kernel(const Schedule& s, const DeviceLimits& limits) {
       at += full_bytes;
     }
     if (p.staged_c) {
-      p.smem.push_back({kCBarrier, at, 8 * staging_buffer_count(p), "mbarriers: C landed in a staging buffer"});
-      at += 8 * staging_buffer_count(p);
+      p.smem.push_back({kCBarrier, at, 8 * p.staging.count(), "mbarriers: C landed in a staging buffer"});
+      at += 8 * p.staging.count();
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }
-  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_stage_bytes &&
-                        p.smem[1].bytes == p.pipeline.stages * p.b_stage_bytes,
+  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_smem.bytes() &&
+                        p.smem[1].bytes == p.pipeline.stages * p.b_smem.bytes(),
                     "resource summary and kernel plan disagree on the operand stages");
   p.smem_bytes = resources.smem_bytes;
 

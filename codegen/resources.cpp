@@ -7,20 +7,8 @@
 
 namespace gg {
 
-DeviceLimits hopper() { return DeviceLimits{}; }
-
-DeviceLimits blackwell() {
-  DeviceLimits d;
-  d.name = "B200 (sm_100a)";
-  d.sms = 148;
-  return d;
-}
-
-DeviceLimits limits_for(Target t) { return t == Target::Sm100a ? blackwell() : hopper(); }
-
 namespace {
 
-constexpr int64_t kMaxTileExtent = 65536;
 
 int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
@@ -43,26 +31,8 @@ bool stages_c_in_smem(const Schedule& s) {
   return false;
 }
 
-StagingShape staging_shape(const Schedule& s) {
-  const Domain& dom = s.domain();
-  StagingShape st;
-  const int64_t tile_m = dom.tile_extent(Root::M), tile_n = dom.tile_extent(Root::N);
-  st.owners = s.consumer_warpgroups();
-  st.rows = tile_m / s.warpgroups_per_tile();
-  st.cols = tile_n;
-  if (auto sub = s.store_subtile_of()) {
-    st.cols = sub->cols;
-    st.buffers = sub->buffers;
-  }
-  st.subtiles = st.cols > 0 ? tile_n / st.cols : 0;
-  const int64_t row_bytes = st.cols * dtype_bytes(s.definition().output_dtype());
-  for (int sb : {128, 64, 32})
-    if (st.swizzle_bytes == 0 && row_bytes % sb == 0) st.swizzle_bytes = sb;
-  st.buffer_bytes = st.rows * row_bytes;
-  return st;
-}
-
-ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits) {
+ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleShape>& roles, const SmemTileLayout& a_tile,
+                                    const SmemTileLayout& b_tile, const StagingShape& staging, const DeviceLimits& limits) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
   ResourceSummary r;
@@ -72,12 +42,6 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   r.tile_m = dom.tile_extent(Root::M);
   r.tile_n = dom.tile_extent(Root::N);
   r.tile_k = dom.tile_extent(Root::K);
-  // Far beyond any device, and the byte and register counts below must not overflow.
-  if (std::max({r.tile_m, r.tile_n, r.tile_k}) > kMaxTileExtent)
-    throw_user_error("tile-size", "the CTA tile is " + std::to_string(r.tile_m) + " x " + std::to_string(r.tile_n) +
-                     " x " + std::to_string(r.tile_k) + " (m x n x k); a tile dimension above " +
-                     std::to_string(kMaxTileExtent) + " cannot fit in shared memory or registers; split m, n and k "
-                     "with smaller factors (e.g. tile 128 128 64)");
   auto cb = s.circular_buffer_of();
   r.stages = cb ? cb->stages : 1;
   const int in_bytes = dtype_bytes(def.input_dtype());
@@ -85,7 +49,7 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   const std::string& out_name = def.node(def.output()).name;
   const std::string& acc_name = def.matmul_node().name;
   auto ws = s.warp_roles();
-  const int consumers = s.consumer_warpgroups();
+  const int consumers = staging.owners;
   const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
   const auto& mma_operands = def.matmul_node().operands;
   bool tma_load = false;
@@ -105,17 +69,16 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
     r.smem.push_back({std::move(symbol), std::move(what), std::move(formula), at, bytes, stage_bytes});
     offset = at + bytes;
   };
-  region("smem_A", def.node(mma_operands[0]).name + " stages", x_join({r.stages, r.tile_m, r.tile_k, in_bytes}, "B"),
-         r.stages * r.tile_m * r.tile_k * in_bytes, 1024, r.tile_m * r.tile_k * in_bytes);
-  region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, r.tile_n, r.tile_k, in_bytes}, "B"),
-         r.stages * r.tile_n * r.tile_k * in_bytes, 1024, r.tile_n * r.tile_k * in_bytes);
-  const StagingShape staging = staging_shape(s);
+  region("smem_A", def.node(mma_operands[0]).name + " stages", x_join({r.stages, a_tile.rows, r.tile_k, in_bytes}, "B"),
+         r.stages * a_tile.bytes(), 1024, a_tile.bytes());
+  region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
+         r.stages * b_tile.bytes(), 1024, b_tile.bytes());
   if (staged_out) {
     // Per consumer warpgroup (when several) and per buffer (when several): rows x cols x bytes.
     std::string formula;
     if (staging.owners > 1) formula += std::to_string(staging.owners) + " warpgroups x ";
     if (staging.buffers > 1) formula += std::to_string(staging.buffers) + " buffers x ";
-    formula += x_join({staging.rows, staging.cols, out_bytes}, "B");
+    formula += x_join({staging.rows(), staging.cols, out_bytes}, "B");
     region("smem_D", "epilogue staging", formula, staging.bytes(), 1024);
   }
 
@@ -124,7 +87,7 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
     if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
   }
   if (stages_c_in_smem(s))
-    r.mbarriers.push_back({"c", staging.owners * staging.buffers,
+    r.mbarriers.push_back({"c", staging.count(),
                            "the TMA load of C into a staging buffer landed (one per consumer warpgroup and buffer)"});
   if (r.target == Target::Sm100a)
     r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
@@ -141,20 +104,9 @@ ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limit
   r.smem_bytes = offset + 1024;
 
   // ---- threads and registers
-  if (ws) {
-    r.threads = kWarpgroupThreads * (1 + consumers);
-    r.registers.push_back({"producer", 1, kWarpgroupThreads, ws->producer_regs, true, 0});
-    int acc = acc_place == Place::Registers
-                  ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, int64_t(s.warpgroups_per_tile()) * kWarpgroupThreads))
-                  : 0;
-    r.registers.push_back({"consumer", consumers, consumers * kWarpgroupThreads, ws->consumer_regs, true, acc});
-  } else {
-    r.threads = kWarpgroupThreads * consumers;
-    int cap = std::min(limits.max_regs_per_thread, limits.registers / r.threads / 8 * 8);
-    int acc = acc_place == Place::Registers ? static_cast<int>(ceil_div(r.tile_m * r.tile_n, r.threads)) : 0;
-    r.registers.push_back({"all", consumers, r.threads, cap, false, acc});
-  }
-  for (const auto& role : r.registers) r.total_registers += int64_t(role.threads) * role.regs_per_thread;
+  r.roles = roles;
+  r.threads = total_threads(roles);
+  for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 
   // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
   // themselves (never the producer) around the staging of an output tile.
@@ -231,8 +183,8 @@ std::string ResourceSummary::to_string() const {
     os << "\n";
   }
   os << "  registers: " << total_registers << " of " << limits.registers << "\n";
-  for (const auto& role : registers) {
-    os << "    " << role.role << ": " << role.warpgroups << " warpgroup(s) x 128 threads x " << role.regs_per_thread
+  for (const auto& role : roles) {
+    os << "    " << role.name << ": " << role.warpgroups << " warpgroup(s) x 128 threads x " << role.regs
        << " regs" << (role.declared ? " (setmaxnreg)" : " (per-thread cap)");
     if (role.accumulator_regs > 0) os << ", accumulator " << role.accumulator_regs << " fp32 regs/thread";
     os << "\n";

@@ -7,29 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/device_limits.h"
+#include "codegen/roles_and_layouts.h"
 #include "dsl/schedule.h"
 
 namespace gg {
 
-// Per-device limits every schedule is checked against (DESIGN.md rule 5).
-struct DeviceLimits {
-  std::string name = "H100 (sm_90a)";
-  int64_t smem_bytes = 232448;  // 227 KB of dynamic shared memory per CTA
-  int64_t smem_per_sm = 233472; // 228 KB per SM, shared by its resident CTAs
-  int64_t smem_reserved_per_cta = 1024;  // the driver's per-CTA reservation
-  int max_threads_per_sm = 2048;
-  int sms = 132;
-  int registers = 65536;        // 32-bit registers per SM (and per CTA)
-  int max_regs_per_thread = 255;
-  int max_cluster = 8;          // portable cluster size
-  int max_box_elements = 256;   // per TMA box dimension
-  int named_barriers = 16;
-  int tmem_columns = 512;       // sm_100a only
-};
-
-DeviceLimits hopper();
-DeviceLimits blackwell();
-DeviceLimits limits_for(Target t);
 
 // Registers a thread keeps besides its accumulator fragment: addresses, loop counters,
 // descriptors, epilogue temporaries.
@@ -46,14 +29,6 @@ struct SmemItem {
   int64_t stage_bytes = 0;  // circular-buffered items: bytes of one stage (bytes = stages x stage_bytes)
 };
 
-struct RoleRegisters {
-  std::string role;        // "producer", "consumer", "all" (no warp specialization)
-  int warpgroups = 1;
-  int threads = 128;
-  int regs_per_thread = 0; // declared (setmaxnreg) or the per-thread cap
-  bool declared = false;   // true under warp_specialize
-  int accumulator_regs = 0;  // fp32 accumulator registers per thread (0 in TMEM or for the producer)
-};
 
 // Named barrier ids: 0 is __syncthreads; each computing warpgroup meets its own threads around
 // its output staging at kStagingBarrier + consumer; ping-pong consumer c waits for its turn to
@@ -88,7 +63,7 @@ struct ResourceSummary {
   int stages = 1;
   int64_t smem_bytes = 0;
   std::vector<SmemItem> smem;
-  std::vector<RoleRegisters> registers;
+  std::vector<RoleShape> roles;  // threads and registers per warp role
   int64_t total_registers = 0;  // threads x regs per thread, summed over the roles
   std::vector<Mbarrier> mbarriers;
   int mbarrier_count = 0;
@@ -104,22 +79,12 @@ struct ResourceSummary {
   std::string to_string() const;       // the multi-line summary explain prints
 };
 
-// How the output tile is staged for its TMA store. Each consumer warpgroup stages the rows it
-// computes (its band of the tile, or under ping-pong whole tiles) on its own, in subtiles of
-// `cols` columns, each into the next of its `buffers` buffers; a buffer is column chunks of
-// [rows][swizzle_bytes], one TMA box each. Without store_subtile a subtile is the whole row
-// band and there is one buffer.
-struct StagingShape {
-  int owners = 1;           // consumer warpgroups, each with its own buffers, barrier and C barriers
-  int64_t rows = 0, cols = 0;
-  int buffers = 1;
-  int64_t subtiles = 1;     // per tile: tile n / cols
-  int swizzle_bytes = 0;    // the widest of 128, 64, 32 dividing a subtile row; 0 when none does
-  int64_t buffer_bytes = 0; // rows x cols x output bytes
-  int64_t bytes() const { return owners * buffers * buffer_bytes; }
-};
-StagingShape staging_shape(const Schedule& s);
 
+// From the directives and the roles and layouts they fix (analyze_schedule passes its own).
+ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleShape>& roles,
+                                    const SmemTileLayout& a, const SmemTileLayout& b, const StagingShape& staging,
+                                    const DeviceLimits& limits);
+// The summary of analyze_schedule(s, limits).
 ResourceSummary summarize_resources(const Schedule& s, const DeviceLimits& limits = hopper());
 
 // True when the epilogue's beta*C term is read through the output staging buffer: the output

@@ -327,7 +327,7 @@ void check_consumer_mode(const Schedule& s) {
 
 // A subtile is whole swizzle atoms of the output tile's rows, and every tile's subtiles go to
 // the same buffers in turn.
-void check_store_subtile(const Schedule& s) {
+void check_store_subtile(const Schedule& s, const StagingShape& st) {
   auto sub = s.store_subtile_of();
   if (!sub) return;
   const Definition& def = s.definition();
@@ -346,7 +346,6 @@ void check_store_subtile(const Schedule& s) {
                      str(sub->cols) + "-column subtiles of whole 32-byte rows (" + str(atom) + " " +
                      std::string(dtype_name(def.output_dtype())) + " elements); use a divisor of " + str(tile_n) +
                      " that is a multiple of " + str(atom));
-  const StagingShape st = staging_shape(s);
   if (st.subtiles % sub->buffers != 0)
     throw_user_error("store-subtile", head + str(st.subtiles) + " subtile(s) per tile do not cycle evenly through " +
                      str(sub->buffers) + " buffers (each subtile uses the same buffer in every tile); use a buffer "
@@ -364,13 +363,13 @@ void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLi
                        str(((limits.registers - kWarpgroupThreads * ws->producer_regs) / (consumers * kWarpgroupThreads)) /
                            8 * 8));
   }
-  for (const auto& role : r.registers) {
-    if (role.accumulator_regs == 0 || role.accumulator_regs + kRegisterOverhead <= role.regs_per_thread) continue;
-    std::string who = role.role == "all" ? "the " + str(role.warpgroups) + " warpgroup(s)"
+  for (const auto& role : r.roles) {
+    if (role.accumulator_regs == 0 || role.accumulator_regs + kRegisterOverhead <= role.regs) continue;
+    std::string who = role.name == "all" ? "the " + str(role.warpgroups) + " warpgroup(s)"
                                          : "the " + str(role.warpgroups) + " consumer warpgroup(s)";
-    std::string budget = role.declared ? "the " + str(role.regs_per_thread) + " registers warp_specialize gives them"
-                                       : "the per-thread cap of " + str(role.regs_per_thread) + " (" +
-                                             str(limits.registers) + " registers / " + str(role.threads) +
+    std::string budget = role.declared ? "the " + str(role.regs) + " registers warp_specialize gives them"
+                                       : "the per-thread cap of " + str(role.regs) + " (" +
+                                             str(limits.registers) + " registers / " + str(role.threads()) +
                                              " threads, at most " + str(limits.max_regs_per_thread) + ")";
     const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
     throw_user_error("register-file", who + " hold a " + str(r.tile_m) + " x " + str(r.tile_n) +
@@ -406,22 +405,24 @@ void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimit
 
 }  // namespace
 
-void validate_schedule(const Schedule& s, const DeviceLimits& limits) {
+ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits) {
   check_problem_size(s);
   check_alignment(s);
   check_coverage(s);
   check_mma(s);
   check_inlined(s);
-  ResourceSummary r = summarize_resources(s, limits);
+  ScheduleAnalysis analysis = analyze_schedule(s, limits);
+  const ResourceSummary& r = analysis.resources;
   check_copies(s, r);
   check_grid(s, r);
   check_cluster(s, r, limits);
   check_tma_boxes(s, r, limits);
   check_pipeline(s);
   check_consumer_mode(s);
-  check_store_subtile(s);
+  check_store_subtile(s, analysis.staging);
   check_registers(s, r, limits);
   check_memory(s, r, limits);
+  return analysis;
 }
 
 }  // namespace gg

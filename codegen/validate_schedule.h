@@ -9,12 +9,13 @@
 //   warp-specialize-needs-tma, multicast-without-cluster, multicast-needs-tma,
 //   multicast-cluster-axis, cluster-size, cluster-grid, tma-box, circular-buffer-axis,
 //   stages-exceed-k-trips, stages-too-few, register-file, smem-limit, tmem-columns
-#include "codegen/resources.h"
+#include "codegen/analyze_schedule.h"
 #include "dsl/schedule.h"
 
 namespace gg {
 
-// Throws the first rule broken; returns normally when the schedule is legal on `limits`.
-void validate_schedule(const Schedule& s, const DeviceLimits& limits = hopper());
+// Throws the first rule broken; returns the analysis it checked when the schedule is legal on
+// `limits` (lowering plans the kernel from it).
+ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits = hopper());
 
 }  // namespace gg

@@ -1,11 +1,15 @@
-// The four readers of a schedule -- explain's role nests (make_loop_nests), the resource summary,
-// the index-math check's loop nest and lowering (the kernel plan and its launch) -- must agree on
-// what the schedule means: tile, roles with their threads and registers, pipeline depth,
-// cluster, threads, shared memory, barriers and grid. Each disagreement is a bug in one of them.
+// One analysis of a schedule (analyze_schedule) is read by explain (its role nests), the resource
+// report, the index-math check (its loop nest) and lowering (the kernel plan, its launch and the
+// IR). They must agree on what the schedule means: tile, roles with their threads and registers,
+// pipeline depth, cluster, threads, shared memory, barriers, grid, and the shared-memory layouts
+// the TMA tensor maps, the WGMMA descriptors and the epilogue staging use. Each disagreement is
+// a bug in one reader.
 #include <doctest/doctest.h>
 
-#include "codegen/index_check.h"
-#include "codegen/loop_nest.h"
+#include <algorithm>
+
+#include "codegen/analyze_schedule.h"
+#include "codegen/kernel_ir.h"
 #include "codegen/lower.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm90/wgmma.h"
@@ -37,13 +41,47 @@ const T* find_in_nest(const std::vector<NestNode>& nodes) {
   return nullptr;
 }
 
+// What the lowered IR says about registers and layouts.
+struct IrFacts : kir::Visitor {
+  std::vector<int> setmaxnreg;
+  std::vector<int> wgmma_swizzles;
+  std::vector<std::pair<int, int>> staging;  // (swizzle bytes, columns) of each staged EpilogueStore
+  void visit_SetMaxNReg(const kir::SetMaxNReg& n) override { setmaxnreg.push_back(n.regs); }
+  void visit_WgmmaIssue(const kir::WgmmaIssue& n) override { wgmma_swizzles.push_back(n.swizzle_bytes); }
+  void visit_EpilogueStore(const kir::EpilogueStore& n) override {
+    if (n.staged) staging.push_back({n.staging_swizzle_bytes, n.cols});
+  }
+};
+
+const rt::TensorMapSpec* tensor_map(const Kernel& k, rt::Operand op) {
+  for (const auto& t : k.launch.tensor_maps)
+    if (t.operand == op) return &t;
+  return nullptr;
+}
+
+// A tensor map lands boxes of the layout: one swizzle atom wide, the layout's box rows tall.
+void check_map_reads_layout(const rt::TensorMapSpec* t, const SmemTileLayout& l) {
+  REQUIRE(t != nullptr);
+  CHECK(int64_t(t->box_rows) == l.box_rows);
+  CHECK(int(t->box_cols) == l.atom_cols());
+  CHECK(int(t->swizzle) == (l.swizzle_bytes == 128 ? int(rt::Swizzle::B128)
+                            : l.swizzle_bytes == 64 ? int(rt::Swizzle::B64)
+                                                    : int(rt::Swizzle::B32)));
+}
+
 void check_agree(const Schedule& s, const std::string& label) {
   CAPTURE(label);
-  const ResourceSummary r = summarize_resources(s);
-  const LoopNests nests = make_loop_nests(s);
-  const LoopNest index = loop_nest_of(s.domain());
+  const ScheduleAnalysis an = analyze_schedule(s);
+  const ResourceSummary& r = an.resources;
+  const LoopNests& nests = an.nests;
+  const LoopNest& index = an.index;
   const Kernel k = lower(s);
   const KernelPlan& p = k.plan;
+  IrFacts ir;
+  ir.visit(k.body);
+
+  // the index check reads the analysis's nest
+  CHECK(check_index_math(s).loop_nest == check_index_math(index).loop_nest);
 
   // tile
   CHECK(nests.tile_m == r.tile_m);
@@ -57,37 +95,57 @@ void check_agree(const Schedule& s, const std::string& label) {
   CHECK(p.tile_k == r.tile_k);
   CHECK(index.tiles_m * index.tiles_n == r.grid.tiles);
 
-  // roles, threads, registers
-  REQUIRE(nests.roles.size() == r.registers.size());
-  REQUIRE(p.roles.size() == r.registers.size());
+  // roles, threads, registers: one list, read by all
+  REQUIRE(nests.roles.size() == an.roles.size());
+  REQUIRE(p.roles.size() == an.roles.size());
+  REQUIRE(r.roles.size() == an.roles.size());
   int nest_threads = 0;
-  for (size_t i = 0; i < r.registers.size(); ++i) {
+  for (size_t i = 0; i < an.roles.size(); ++i) {
     CAPTURE(i);
-    const RoleRegisters& rr = r.registers[i];
-    CHECK(std::string(role_name(nests.roles[i].role)) == rr.role);
-    CHECK(p.roles[i].name == rr.role);
-    CHECK(nests.roles[i].warpgroups == rr.warpgroups);
-    CHECK(p.roles[i].warpgroups == rr.warpgroups);
-    CHECK(nests.roles[i].threads == rr.threads);
-    nest_threads += nests.roles[i].threads;
-    if (rr.declared) {
-      CHECK(nests.roles[i].regs == rr.regs_per_thread);
-      CHECK(p.roles[i].regs == rr.regs_per_thread);
-    } else {
-      CHECK_FALSE(nests.roles[i].regs.has_value());
-      CHECK(p.roles[i].regs == 0);
+    const RoleShape& role = an.roles[i];
+    for (const RoleShape* other : {&nests.roles[i].shape, &p.roles[i], &r.roles[i]}) {
+      CHECK(other->name == role.name);
+      CHECK(other->first_warpgroup == role.first_warpgroup);
+      CHECK(other->warpgroups == role.warpgroups);
+      CHECK(other->regs == role.regs);
+      CHECK(other->declared == role.declared);
+      CHECK(other->accumulator_regs == role.accumulator_regs);
     }
+    nest_threads += nests.roles[i].shape.threads();
+    // setmaxnreg in the IR exactly when declared, with the analysis's count
+    CHECK((std::find(ir.setmaxnreg.begin(), ir.setmaxnreg.end(), role.regs) != ir.setmaxnreg.end()) ==
+          role.declared);
   }
   CHECK(nest_threads == r.threads);
   CHECK(p.threads == r.threads);
   CHECK(int(k.launch.block[0]) == r.threads);
+
+  // layouts: the tensor maps, the WGMMA descriptors and the staging read the analysis's values
+  if (p.tma_load) {
+    check_map_reads_layout(tensor_map(k, rt::Operand::A), an.a);
+    check_map_reads_layout(tensor_map(k, rt::Operand::B), an.b);
+  }
+  CHECK_FALSE(ir.wgmma_swizzles.empty());
+  for (int sb : ir.wgmma_swizzles) {
+    CHECK(sb == an.a.swizzle_bytes);
+    CHECK(sb == an.b.swizzle_bytes);
+  }
+  if (p.tma_store) {
+    check_map_reads_layout(tensor_map(k, rt::Operand::D), an.staging.buffer);
+    CHECK_FALSE(ir.staging.empty());
+    for (auto [sb, cols] : ir.staging) {
+      CHECK(sb == an.staging.buffer.swizzle_bytes);
+      CHECK(cols == an.staging.cols);
+    }
+  }
+  if (p.staged_c) check_map_reads_layout(tensor_map(k, rt::Operand::C), an.staging.buffer);
 
   // consumer mode: how many warpgroups share a tile's accumulator, and who takes which tile
   const MmaStmt* mma = find_in_nest<MmaStmt>(nests.roles.back().body);
   REQUIRE(mma != nullptr);
   CHECK(mma->tile_m * warpgroups_per_tile(p) == p.tile_m);
   const auto acc = sm90::accumulator_shape(p);
-  CHECK(acc.blocks * acc.regs == r.registers.back().accumulator_regs);
+  CHECK(acc.blocks * acc.regs == an.roles.back().accumulator_regs);
   const NestLoop* tiles = find_in_nest<NestLoop>(nests.roles.back().body);
   REQUIRE(tiles != nullptr);
   CHECK(tiles->dealt == (p.ping_pong ? p.consumer_warpgroups : 1));

@@ -384,7 +384,7 @@ std::vector<BugClass> bug_classes() {
          });
        },
        named("named barrier 16")},
-      {"wgmma swizzle 64, operands 128", [](const Kernel& k) { return k.plan.swizzle_bytes == 128; },
+      {"wgmma swizzle 64, operands 128", [](const Kernel& k) { return k.plan.a_smem.swizzle_bytes == 128; },
        [](const Kernel& k) {
          return plant<WgmmaIssue>(k, anywhere<WgmmaIssue>, [](auto n) -> StmtPtr {
            n->swizzle_bytes = 64;
@@ -518,7 +518,7 @@ std::vector<BugClass> bug_classes() {
       // it matters where a buffer is written twice: a later tile, or a later lap of the buffers.
       {"staging rewritten a store early (wait <N>)",
        [](const Kernel& k) {
-         return k.plan.tma_store && (k.plan.persistent || store_subtiles(k.plan) > k.plan.store_buffers);
+         return k.plan.tma_store && (k.plan.persistent || k.plan.staging.subtiles > k.plan.staging.buffers);
        },
        [](const Kernel& k) {
          return plant<BulkWaitRead>(

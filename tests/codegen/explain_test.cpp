@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "codegen/explain.h"
-#include "codegen/loop_nest.h"
+#include "codegen/analyze_schedule.h"
 #include "dsl/schedule_text.h"
 #include "schedules/tutorial.h"
 
@@ -21,12 +21,12 @@ const NestLoop& loop(const NestNode& n) {
 }  // namespace
 
 TEST_CASE("v5: one nest of grid loops around the pipelined k loop, the epilogue after it") {
-  LoopNests nests = make_loop_nests(tutorial_schedule(5, gemm(8192, 8192, 8192)));
+  LoopNests nests = analyze_schedule(tutorial_schedule(5, gemm(8192, 8192, 8192))).nests;
   CHECK(nests.tile_m == 128);
   REQUIRE(nests.roles.size() == 1);
   const RoleNest& all = nests.roles[0];
-  CHECK(all.role == Role::All);
-  CHECK(all.threads == 128);
+  CHECK(all.shape.name == "all");
+  CHECK(all.shape.threads() == 128);
   REQUIRE(all.body.size() == 1);
   const NestNode& m_o = all.body[0];
   CHECK(loop(m_o).axes == std::vector<std::string>{"m_o"});
@@ -57,12 +57,13 @@ TEST_CASE("v5: one nest of grid loops around the pipelined k loop, the epilogue 
 }
 
 TEST_CASE("v10: separate producer and consumer nests; the producer merges the tile and k loops") {
-  LoopNests nests = make_loop_nests(tutorial_schedule(10, gemm(8192, 8192, 8192)));
+  LoopNests nests = analyze_schedule(tutorial_schedule(10, gemm(8192, 8192, 8192))).nests;
   REQUIRE(nests.roles.size() == 2);
   const RoleNest& producer = nests.roles[0];
   const RoleNest& consumer = nests.roles[1];
-  CHECK(producer.role == Role::Producer);
-  CHECK(producer.regs == 40);
+  CHECK(producer.shape.name == "producer");
+  CHECK(producer.shape.declared);
+  CHECK(producer.shape.regs == 40);
   REQUIRE(producer.body.size() == 1);
   const NestLoop& stream = loop(producer.body[0]);
   CHECK(stream.axes == std::vector<std::string>{"tile", "k_o"});
@@ -73,9 +74,9 @@ TEST_CASE("v10: separate producer and consumer nests; the producer merges the ti
   CHECK(b.index == std::vector<std::string>{"tile.n", "k_o"});
   CHECK(b.multicast_ctas == 2);
 
-  CHECK(consumer.role == Role::Consumer);
-  CHECK(consumer.warpgroups == 2);
-  CHECK(consumer.threads == 256);
+  CHECK(consumer.shape.name == "consumer");
+  CHECK(consumer.shape.warpgroups == 2);
+  CHECK(consumer.shape.threads() == 256);
   const NestNode& tiles = consumer.body.at(0);
   CHECK(loop(tiles).binding == Binding::Persistent);
   REQUIRE(tiles.body.size() == 2);  // the k loop, then the epilogue: kept apart

@@ -46,7 +46,7 @@ Schedule step(int v, int64_t m = 512, int64_t n = 512, int64_t k = 512) {
 
 TEST_CASE("build_loop_nests: abstract per-k-tile steps inside the serial k loop, the write after it") {
   Schedule s = step(5);
-  Kernel k = build_loop_nests(s, plan_kernel(s));
+  Kernel k = build_loop_nests(s, plan_kernel(s, analyze_schedule(s)));
   auto c = kinds(k);
   CHECK(c[NodeKind::For] == 1);
   CHECK(c[NodeKind::LoadTile] == 2);
@@ -61,14 +61,14 @@ TEST_CASE("build_loop_nests: abstract per-k-tile steps inside the serial k loop,
 
 TEST_CASE("build_loop_nests: v1 has no k loop and fixed tile coordinates") {
   Schedule s = step(1, 128, 128, 64);
-  Kernel k = build_loop_nests(s, plan_kernel(s));
+  Kernel k = build_loop_nests(s, plan_kernel(s, analyze_schedule(s)));
   CHECK(kinds(k)[NodeKind::For] == 0);
   CHECK(dump(k.body).find("int m_tile = 0") != std::string::npos);
 }
 
 TEST_CASE("expand_circular_buffer: a prologue fills prefetch stages; the loop refills k+prefetch") {
   Schedule s = step(5);
-  Kernel k = expand_circular_buffer(build_loop_nests(s, plan_kernel(s)));
+  Kernel k = expand_circular_buffer(build_loop_nests(s, plan_kernel(s, analyze_schedule(s))));
   auto c = kinds(k);
   CHECK(c[NodeKind::For] == 2);
   CHECK(c[NodeKind::LoadTile] == 4);
@@ -80,7 +80,7 @@ TEST_CASE("expand_circular_buffer: a prologue fills prefetch stages; the loop re
 
 TEST_CASE("expand_circular_buffer: one stage is the degenerate ring, unchanged but for the stage index") {
   Schedule s = step(4);
-  Kernel before = build_loop_nests(s, plan_kernel(s));
+  Kernel before = build_loop_nests(s, plan_kernel(s, analyze_schedule(s)));
   Kernel after = expand_circular_buffer(before);
   CHECK(kinds(after)[NodeKind::For] == 1);
   CHECK(dump(after.body).find("LoadTile A tile=m_tile k_tile=k_tile stage=0") != std::string::npos);
@@ -88,7 +88,7 @@ TEST_CASE("expand_circular_buffer: one stage is the degenerate ring, unchanged b
 
 TEST_CASE("lower_operand_copies: TMA loads with expect-tx, or synchronous swizzled copies") {
   Schedule tma = step(5);
-  Kernel k = lower_operand_copies(expand_circular_buffer(build_loop_nests(tma, plan_kernel(tma))));
+  Kernel k = lower_operand_copies(expand_circular_buffer(build_loop_nests(tma, plan_kernel(tma, analyze_schedule(tma)))));
   auto c = kinds(k);
   CHECK(c[NodeKind::LoadTile] == 0);
   CHECK(c[NodeKind::TmaLoad] == 4);
@@ -96,7 +96,7 @@ TEST_CASE("lower_operand_copies: TMA loads with expect-tx, or synchronous swizzl
   CHECK(k.launch.tensor_maps.size() == 2);
 
   Schedule sync = step(3);
-  Kernel k3 = lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync))));
+  Kernel k3 = lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync, analyze_schedule(sync)))));
   CHECK(kinds(k3)[NodeKind::SyncCopyTile] == 2);
   CHECK(kinds(k3)[NodeKind::TmaLoad] == 0);
   CHECK(k3.launch.tensor_maps.empty());
@@ -104,7 +104,7 @@ TEST_CASE("lower_operand_copies: TMA loads with expect-tx, or synchronous swizzl
 
 TEST_CASE("insert_mbarriers: one full barrier per stage, acquire waits on parity, release is a CTA barrier") {
   Schedule s = step(5);
-  Kernel k = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s)))));
+  Kernel k = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s, analyze_schedule(s))))));
   auto c = kinds(k);
   CHECK(c[NodeKind::MbarrierInit] == 2);
   CHECK(c[NodeKind::FenceMbarrierInit] == 1);
@@ -114,14 +114,14 @@ TEST_CASE("insert_mbarriers: one full barrier per stage, acquire waits on parity
   CHECK(dump(k.body).find("MbarrierInit full_bar[0] arrivals=2") != std::string::npos);
 
   Schedule sync = step(3);
-  Kernel k3 = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync)))));
+  Kernel k3 = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync, analyze_schedule(sync))))));
   CHECK(kinds(k3)[NodeKind::MbarrierInit] == 0);
   CHECK(kinds(k3)[NodeKind::FenceProxyAsync] == 1);  // the MMA reads what generic stores wrote
 }
 
 TEST_CASE("select_mma: each k tile becomes fence, unrolled m64n128k16 issues, commit and wait") {
   Schedule s = step(5);
-  Kernel k = select_mma(insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s))))));
+  Kernel k = select_mma(insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(s, plan_kernel(s, analyze_schedule(s)))))));
   auto c = kinds(k);
   CHECK(c[NodeKind::ComputeTile] == 0);
   CHECK(c[NodeKind::WgmmaFence] == 1);
@@ -220,8 +220,8 @@ TEST_CASE("swizzle widths follow the tile: 64B operand rows for k tiles of 32, 6
   s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
   s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma).cache_write("cast", Place::Shared, CopyMethod::Tma);
   Kernel k = lower(s);
-  CHECK(k.plan.swizzle_bytes == 64);
-  CHECK(k.plan.store_swizzle_bytes == 64);
+  CHECK(k.plan.a_smem.swizzle_bytes == 64);
+  CHECK(k.plan.staging.buffer.swizzle_bytes == 64);
   CHECK(kinds(k)[NodeKind::TmaStore] == 3);  // 96 bf16 columns = 3 chunks of 32
   REQUIRE(k.launch.tensor_maps.size() == 3);
   CHECK(k.launch.tensor_maps[0].box_cols == 32);
@@ -238,7 +238,7 @@ TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
   s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
   s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma);
   Kernel k = lower(s);
-  CHECK(k.plan.k_atoms == 2);
+  CHECK(k.plan.a_smem.atoms() == 2);
   CHECK(kinds(k)[NodeKind::TmaLoad] == 4);  // A and B, two atoms each
   CHECK(k.launch.tensor_maps[0].box_cols == 64);
 }

@@ -34,10 +34,10 @@ TEST_CASE("v1: a synchronous copy of one tile, no barriers beyond __syncthreads"
   CHECK(item(r, "alignment padding").bytes == 1024);
   CHECK(r.smem_bytes == 2 * 16384 + 1024);
   CHECK(r.mbarrier_count == 0);
-  REQUIRE(r.registers.size() == 1);
-  CHECK(r.registers[0].role == "all");
-  CHECK(r.registers[0].regs_per_thread == 255);
-  CHECK(r.registers[0].accumulator_regs == 128);
+  REQUIRE(r.roles.size() == 1);
+  CHECK(r.roles[0].name == "all");
+  CHECK(r.roles[0].regs == 255);
+  CHECK(r.roles[0].accumulator_regs == 128);
   CHECK(r.threads == 128);
   CHECK(r.grid.ctas() == 1);
 }
@@ -73,13 +73,13 @@ TEST_CASE("v10: warp roles, full and empty barriers, two consumers, a persistent
   REQUIRE(r.mbarriers.size() == 2);
   CHECK(r.mbarriers[0].name == "full");
   CHECK(r.mbarriers[1].name == "empty");
-  REQUIRE(r.registers.size() == 2);
-  CHECK(r.registers[0].role == "producer");
-  CHECK(r.registers[0].regs_per_thread == 40);
-  CHECK(r.registers[1].role == "consumer");
-  CHECK(r.registers[1].warpgroups == 2);
-  CHECK(r.registers[1].regs_per_thread == 232);
-  CHECK(r.registers[1].accumulator_regs == 128);
+  REQUIRE(r.roles.size() == 2);
+  CHECK(r.roles[0].name == "producer");
+  CHECK(r.roles[0].regs == 40);
+  CHECK(r.roles[1].name == "consumer");
+  CHECK(r.roles[1].warpgroups == 2);
+  CHECK(r.roles[1].regs == 232);
+  CHECK(r.roles[1].accumulator_regs == 128);
   CHECK(r.total_registers == 128 * 40 + 256 * 232);
   CHECK(r.threads == 384);
   // each consumer warpgroup meets its own threads around its staging
@@ -108,8 +108,8 @@ TEST_CASE("without warp roles the per-thread cap is the register file over the t
   s.tile(192, 128, 64).split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup);
   ResourceSummary r = summarize_resources(s);
   CHECK(r.threads == 384);
-  CHECK(r.registers[0].regs_per_thread == 168);  // 65536 / 384 = 170, down to a multiple of 8
-  CHECK(r.registers[0].accumulator_regs == 192 * 128 / 384);
+  CHECK(r.roles[0].regs == 168);  // 65536 / 384 = 170, down to a multiple of 8
+  CHECK(r.roles[0].accumulator_regs == 192 * 128 / 384);
 }
 
 TEST_CASE("sm_100a: the accumulator takes TMEM columns and an mma-done barrier") {
@@ -117,7 +117,7 @@ TEST_CASE("sm_100a: the accumulator takes TMEM columns and an mma-done barrier")
   CHECK(r.target == Target::Sm100a);
   CHECK(r.tmem_columns == 128);
   CHECK(r.tmem_alloc_columns == 128);
-  CHECK(r.registers[1].accumulator_regs == 0);
+  CHECK(r.roles[1].accumulator_regs == 0);
   CHECK(r.mbarriers.back().name == "mma_done");
   CHECK(r.grid.x == 148);
 

@@ -182,7 +182,7 @@ std::vector<BugClass> bug_classes() {
                // the staged rows start at 0 and the TMA store places them.
                [](const KernelPlan& p) {
                  return !p.tma_store || sm90::accumulator_shape(p).blocks > 1 ||
-                        p.store_cols * dtype_bytes(p.out) > p.store_swizzle_bytes;
+                        p.staging.buffer.atoms() > 1;
                }});
   // Each bulk wait leaves one more store in flight: a staging buffer is rewritten (or the CTA
   // exits) while a TMA store may still read it.
@@ -199,7 +199,7 @@ std::vector<BugClass> bug_classes() {
   c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
                  if (auto l = as<TmaLoad>(s); l && l->map == "map_a") {
                    auto n = copy_of<TmaLoad>(s);
-                   n->dst.offset = l->dst.offset + imm(p.a_stage_bytes * p.pipeline.stages - 1024);
+                   n->dst.offset = l->dst.offset + imm(p.a_smem.bytes() * p.pipeline.stages - 1024);
                    return StmtPtr(n);
                  }
                  return keep();

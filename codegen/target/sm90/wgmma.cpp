@@ -20,7 +20,10 @@ class SelectWgmma : public Mutator {
 
   StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
     AccumulatorShape shape = accumulator_shape(p_);
-    const int64_t sb = p_.swizzle_bytes;
+    const SmemTileLayout& a = p_.a_smem;
+    const SmemTileLayout& b = p_.b_smem;
+    const int64_t sb = a.swizzle_bytes;
+    GG_INTERNAL_CHECK(b.swizzle_bytes == sb, "A and B stages swizzled alike (one k tile)");
     auto issue = std::make_shared<WgmmaIssue>();
     issue->m = kWgmmaM;
     issue->n = p_.mma.n;
@@ -32,9 +35,9 @@ class SelectWgmma : public Mutator {
     // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
     ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
     ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
-    issue->a = {"smem_A", c->stage * imm(p_.a_stage_bytes) + atom * imm(p_.tile_m * sb) + a_row * imm(sb) + within};
-    issue->b = {"smem_B", c->stage * imm(p_.b_stage_bytes) + atom * imm(p_.tile_n * sb) + within};
-    issue->swizzle_bytes = p_.swizzle_bytes;
+    issue->a = {"smem_A", c->stage * imm(a.bytes()) + atom * imm(a.atom_bytes()) + a_row * imm(sb) + within};
+    issue->b = {"smem_B", c->stage * imm(b.bytes()) + atom * imm(b.atom_bytes()) + within};
+    issue->swizzle_bytes = static_cast<int>(sb);
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
     // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets

@@ -1,0 +1,29 @@
+#pragma once
+// Per-device limits every schedule is checked against (DESIGN.md rule 5).
+#include <cstdint>
+#include <string>
+
+#include "dsl/schedule.h"
+
+namespace gg {
+
+struct DeviceLimits {
+  std::string name = "H100 (sm_90a)";
+  int64_t smem_bytes = 232448;  // 227 KB of dynamic shared memory per CTA
+  int64_t smem_per_sm = 233472; // 228 KB per SM, shared by its resident CTAs
+  int64_t smem_reserved_per_cta = 1024;  // the driver's per-CTA reservation
+  int max_threads_per_sm = 2048;
+  int sms = 132;
+  int registers = 65536;        // 32-bit registers per SM (and per CTA)
+  int max_regs_per_thread = 255;
+  int max_cluster = 8;          // portable cluster size
+  int max_box_elements = 256;   // per TMA box dimension
+  int named_barriers = 16;
+  int tmem_columns = 512;       // sm_100a only
+};
+
+DeviceLimits hopper();
+DeviceLimits blackwell();
+DeviceLimits limits_for(Target t);
+
+}  // namespace gg

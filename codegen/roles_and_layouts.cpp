@@ -1,0 +1,79 @@
+#include "codegen/roles_and_layouts.h"
+
+#include <algorithm>
+
+namespace gg {
+
+std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  auto mma = s.mma_shape();
+  Place acc_place = mma && mma->target == Target::Sm100a ? Place::Tmem : Place::Registers;
+  if (auto w = s.write_of(def.matmul_node().name)) acc_place = w->place;
+  const int consumers = s.consumer_warpgroups();
+  // Accumulator registers per thread: the tile's fp32 elements over the threads that share it.
+  auto accumulator = [&](int sharing_threads) {
+    const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N);
+    return acc_place == Place::Registers ? static_cast<int>(ceil_div(elements, sharing_threads)) : 0;
+  };
+  std::vector<RoleShape> roles;
+  if (auto ws = s.warp_roles()) {
+    RoleShape producer{"producer", 0, 1, ws->producer_regs, true, false, true, false, 0};
+    RoleShape consumer{"consumer", 1, consumers, ws->consumer_regs, true, true, false, true,
+                       accumulator(s.warpgroups_per_tile() * kWarpgroupThreads)};
+    roles = {producer, consumer};
+  } else {
+    const int threads = consumers * kWarpgroupThreads;
+    const int cap = std::min(limits.max_regs_per_thread, limits.registers / threads / 8 * 8);
+    roles = {RoleShape{"all", 0, consumers, cap, false, false, true, true, accumulator(threads)}};
+  }
+  return roles;
+}
+
+int total_threads(const std::vector<RoleShape>& roles) {
+  int threads = 0;
+  for (const RoleShape& r : roles) threads += r.threads();
+  return threads;
+}
+
+SmemTileLayout operand_layout(const Schedule& s, int operand) {
+  const Definition& def = s.definition();
+  const Domain& dom = s.domain();
+  SmemTileLayout l;
+  l.elem_bytes = dtype_bytes(def.input_dtype());
+  l.rows = dom.tile_extent(operand == 0 ? Root::M : Root::N);
+  l.row_bytes = dom.tile_extent(Root::K) * l.elem_bytes;
+  if (l.row_bytes == 32 || l.row_bytes == 64) l.swizzle_bytes = static_cast<int>(l.row_bytes);
+  else if (l.row_bytes % 128 == 0) l.swizzle_bytes = 128;
+  // Multicast pairs the cluster's CTAs along the other operand's tiles: each loads a slice of
+  // this operand's rows into all of them.
+  l.box_rows = l.rows;
+  const std::string& name = def.node(def.matmul_node().operands[operand]).name;
+  const auto& shared = s.multicast_operands();
+  if (std::find(shared.begin(), shared.end(), name) != shared.end())
+    if (auto c = s.cluster_dims()) l.box_rows = l.rows / std::max(1, c->x * c->y * c->z);
+  return l;
+}
+
+StagingShape staging_shape(const Schedule& s) {
+  const Domain& dom = s.domain();
+  StagingShape st;
+  const int64_t tile_m = dom.tile_extent(Root::M), tile_n = dom.tile_extent(Root::N);
+  st.owners = s.consumer_warpgroups();
+  st.cols = tile_n;
+  if (auto sub = s.store_subtile_of()) {
+    st.cols = sub->cols;
+    st.buffers = sub->buffers;
+  }
+  st.subtiles = st.cols > 0 ? tile_n / st.cols : 0;
+  SmemTileLayout& b = st.buffer;
+  b.elem_bytes = dtype_bytes(s.definition().output_dtype());
+  b.rows = tile_m / s.warpgroups_per_tile();
+  b.row_bytes = st.cols * b.elem_bytes;
+  for (int sb : {128, 64, 32})
+    if (b.swizzle_bytes == 0 && b.row_bytes % sb == 0) b.swizzle_bytes = sb;
+  b.box_rows = b.rows;
+  return st;
+}
+
+}  // namespace gg

@@ -1,0 +1,71 @@
+#pragma once
+// The warp roles and the shared-memory tile layouts a schedule fixes, each derived once, here.
+// The schedule analysis (analyze_schedule.h) holds them; the resource summary, explain's loop
+// nests and the kernel plan are built from these values instead of deriving their own.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/device_limits.h"
+#include "dsl/schedule.h"
+
+namespace gg {
+
+// One warp role: the warpgroups that run it, their registers, what they do.
+struct RoleShape {
+  std::string name;           // "all" without warp specialization, else "producer" or "consumer"
+  int first_warpgroup = 0, warpgroups = 1;
+  int regs = 0;               // per thread: the setmaxnreg target when declared, else the launch's cap
+  bool declared = false;      // setmaxnreg (warp_specialize) sets the count
+  bool increase = false;      // setmaxnreg.inc (take registers) or .dec (give them back)
+  bool issues_loads = false, computes = false;
+  int accumulator_regs = 0;   // fp32 accumulator registers per thread (0 in TMEM or for the producer)
+  int threads() const { return warpgroups * kWarpgroupThreads; }
+};
+
+// Without warp_specialize one "all" role of every warpgroup loads and computes; with it,
+// warpgroup 0 is the TMA producer and warpgroups 1.. the consumers.
+std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits);
+int total_threads(const std::vector<RoleShape>& roles);
+
+// A tile in shared memory as TMA writes it and WGMMA or a TMA store reads it: each row's
+// contiguous bytes are cut into `atoms` swizzle atoms of `swizzle_bytes`, laid out
+// [atoms][rows][swizzle_bytes]. A TMA box is one atom wide and `box_rows` tall; the WGMMA
+// descriptor steps 8 rows (one swizzle pattern) at a time.
+struct SmemTileLayout {
+  int elem_bytes = 2;
+  int64_t rows = 0;
+  int64_t row_bytes = 0;
+  int swizzle_bytes = 0;      // 32, 64 or 128; 0 when the row is no whole number of atoms
+  int64_t box_rows = 0;       // rows one TMA box moves (a multicast slice, a warpgroup's band)
+  int atoms() const { return swizzle_bytes > 0 ? static_cast<int>(row_bytes / swizzle_bytes) : 0; }
+  int atom_cols() const { return swizzle_bytes / elem_bytes; }
+  int64_t atom_bytes() const { return rows * swizzle_bytes; }  // one atom of every row
+  int64_t bytes() const { return rows * row_bytes; }
+  int64_t offset(int64_t atom, int64_t row) const { return atom * atom_bytes() + row * swizzle_bytes; }
+  int64_t group_stride_bytes() const { return 8 * int64_t(swizzle_bytes); }
+};
+
+// An MMA operand's stage (0: A, 1: B), K-major: rows of 32 or 64 bytes take that swizzle,
+// longer rows are cut into 128-byte atoms; other widths get swizzle 0. Under multicast of the
+// operand each CTA's TMA box is its slice of the rows.
+SmemTileLayout operand_layout(const Schedule& s, int operand);
+
+// How the output tile is staged for its TMA store. Each consumer warpgroup stages the rows it
+// computes (its band of the tile, or under ping-pong whole tiles) on its own, in subtiles of
+// `cols` columns, each into the next of its `buffers` buffers. A buffer's layout takes the
+// widest of 128, 64, 32-byte atoms dividing a subtile row; each atom column is one TMA box.
+// Without store_subtile a subtile is the whole row band and there is one buffer.
+struct StagingShape {
+  int owners = 1;             // consumer warpgroups, each with its own buffers, barrier and C barriers
+  int64_t cols = 0;
+  int buffers = 1;
+  int64_t subtiles = 1;       // per tile: tile n / cols
+  SmemTileLayout buffer;      // one buffer: rows x cols of the output type
+  int64_t rows() const { return buffer.rows; }
+  int64_t bytes() const { return owners * buffers * buffer.bytes(); }
+  int count() const { return owners * buffers; }  // buffers in the CTA, each with its C barrier
+};
+StagingShape staging_shape(const Schedule& s);
+
+}  // namespace gg
