@@ -227,44 +227,32 @@ class CudaPrinter : public Visitor {
     return code;
   }
 
-  // Column groups outermost: a column bias is loaded once per group and dies after the
-  // group's rows, and each group frees its accumulator registers as it goes.
-  void visit_EpilogueStore(const EpilogueStore& n) override {
-    using K = EpilogueOp::Kind;
-    auto uses = [&](K kind) {
-      for (const auto& op : n.ops)
-        if (op.kind == kind) return true;
-      return false;
-    };
-    const EpilogueOp* col_bias = nullptr;
+  // The shared-memory address of staged element (sr, sc) -- row and column within this
+  // warpgroup's rows of the subtile -- in the swizzled column chunks of the staging buffer;
+  // declares `byte` (within the chunk) and `dst_name`.
+  void staging_address(const EpilogueStore& n, const std::string& sr, const std::string& sc,
+                       const std::string& dst_name) {
+    const int bytes = dtype_bytes(parse_dtype(n.out_type));
+    const int sb = n.staging_swizzle_bytes, chunk_cols = sb / bytes;
+    line("const int byte = (" + sc + " % " + num(chunk_cols) + ") * " + num(bytes) + ";");
+    line("const unsigned " + dst_name + " = " + smem(n.staging) + " + (" + sc + " / " + num(chunk_cols) + ") * " +
+         num(int64_t(n.warpgroup_rows) * sb) + " + " + sr + " * " + num(sb) + " + (((byte / 16) ^ ((" + sr + " / " +
+         num(128 / sb) + ") % " + num(sb / 16) + ")) * 16) + byte % 16;");
+  }
+
+  // The subtile column of fragment column `c`, relative to the store's first column.
+  std::string subtile_col(const EpilogueStore& n, const std::string& c) {
+    int64_t first_col = -1;
+    const bool from_zero = is_const(n.col_begin, &first_col) && first_col == 0;
+    return from_zero ? c : "(" + c + " - " + to_c(n.col_begin) + ")";
+  }
+
+  // One fragment pair (v0, v1) of column group j, half h: loads what the ops read (C, bias),
+  // applies the ops. Opens no scope; the caller stores v0 and v1.
+  void fragment_pair(const EpilogueStore& n, bool needs_row, bool needs_c_address) {
     const EpilogueOp* row_bias = nullptr;
-    for (const auto& op : n.ops) {
-      if (op.kind == K::AddBiasCols) col_bias = &op;
-      if (op.kind == K::AddBiasRows) row_bias = &op;
-    }
-    const bool global_c = uses(K::AddScaled) && !n.c_staged;
-    bool needs_row = !n.staged || global_c || row_bias;
-    bool needs_col = !n.staged || global_c || col_bias;
-    open("");
-    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
-    line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
-    line("const int lane_row = ((threadIdx.x % 128) / 32) * 16 + (threadIdx.x % 32) / 4;");
-    line("const int lane_col = 2 * (threadIdx.x % 32 % 4);");
-    GG_INTERNAL_CHECK(n.cols % 8 == 0 && n.cols <= n.mma_n, "an epilogue subtile of whole 8-column fragment groups");
-    const ExprPtr first_group = n.col_begin / imm(8);
-    line("#pragma unroll");
-    open("for (int j = " + to_c(first_group) + "; j < " + to_c(first_group + imm(n.cols / 8)) + "; ++j)");
-    line("const int c = 8 * j + lane_col;");
-    if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + c, col1 = col + 1;");
-    if (col_bias) {
-      std::string load = "gg::dev::load_" + col_bias->operand_type + "(args.bias, ";
-      line("const float bias0 = col < args.n ? " + load + "col) : 0.0f;");
-      line("const float bias1 = col1 < args.n ? " + load + "col1) : 0.0f;");
-    }
-    line("#pragma unroll");
-    open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
-    line("#pragma unroll");
-    open("for (int h = 0; h < 2; ++h)");
+    for (const auto& op : n.ops)
+      if (op.kind == EpilogueOp::Kind::AddBiasRows) row_bias = &op;
     if (needs_row) {
       line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
       line("const long long row = (long long)" + to_c(n.row0) + " + r;");
@@ -273,23 +261,12 @@ class CudaPrinter : public Visitor {
     if (row_bias)
       line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
     line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
-    const int bytes = dtype_bytes(parse_dtype(n.out_type));
-    if (n.staged) {
-      int sb = n.staging_swizzle_bytes;
-      int chunk_cols = sb / bytes;
-      line("// staging: this warpgroup's rows of the subtile, chunks of " + num(chunk_cols) + " columns, [" +
-           num(n.warpgroup_rows) + "][" + num(sb) + " bytes], " + num(sb) + "B swizzle");
-      int64_t first_col = -1;
-      const bool from_zero = is_const(n.col_begin, &first_col) && first_col == 0;
-      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + lane_row + 8 * h, sc = c" +
-           (from_zero ? std::string() : " - " + to_c(n.col_begin)) + ";");
-      line("const int byte = (sc % " + num(chunk_cols) + ") * " + num(bytes) + ";");
-      line("const unsigned dst = " + smem(n.staging) + " + (sc / " + num(chunk_cols) + ") * " +
-           num(int64_t(n.warpgroup_rows) * sb) + " + sr * " + num(sb) + " + (((byte / 16) ^ ((sr / " + num(128 / sb) +
-           ") % " + num(sb / 16) + ")) * 16) + byte % 16;");
+    if (needs_c_address) {
+      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + lane_row + 8 * h, sc = " + subtile_col(n, "c") + ";");
+      staging_address(n, "sr", "sc", "dst");
     }
     if (n.c_staged) {
-      if (bytes == 2) {
+      if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
         line("const unsigned c_pair = gg::dev::ld_shared_u32(dst);  // C, staged by TMA");
         line("const float c0 = gg::dev::unpack_lo_" + n.out_type + "(c_pair), c1 = gg::dev::unpack_hi_" + n.out_type +
              "(c_pair);");
@@ -301,16 +278,105 @@ class CudaPrinter : public Visitor {
     std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
     if (!ops0.empty()) line(ops0);
     if (!ops1.empty()) line(ops1);
+  }
+
+  // Column groups outermost: a column bias is loaded once per group and dies after the
+  // group's rows, and each group frees its accumulator registers as it goes.
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    using K = EpilogueOp::Kind;
+    const EpilogueOp* col_bias = nullptr;
+    bool row_bias = false, c_global = false;
+    for (const auto& op : n.ops) {
+      if (op.kind == K::AddBiasCols) col_bias = &op;
+      row_bias = row_bias || op.kind == K::AddBiasRows;
+      c_global = c_global || (op.kind == K::AddScaled && !n.c_staged);
+    }
+    const bool needs_row = !n.staged || c_global || row_bias;
+    const bool needs_col = !n.staged || c_global || col_bias;
+    const int bytes = dtype_bytes(parse_dtype(n.out_type));
+    auto column = [&](const std::string& c) {
+      if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + " + c + ", col1 = col + 1;");
+    };
+    auto load_col_bias = [&](const std::string& col, const std::string& col1, const std::string& b0,
+                             const std::string& b1) {
+      std::string load = "gg::dev::load_" + col_bias->operand_type + "(args.bias, ";
+      line(b0 + " = " + col + " < args.n ? " + load + col + ") : 0.0f;");
+      line(b1 + " = " + col1 + " < args.n ? " + load + col1 + ") : 0.0f;");
+    };
+    open("");
+    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
+    line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
+    // stmatrix addresses rows itself: the fragment's own row and column only feed the ops' loads
+    if (!n.stmatrix || needs_row || n.c_staged)
+      line("const int lane_row = ((threadIdx.x % 128) / 32) * 16 + (threadIdx.x % 32) / 4;");
+    if (!n.stmatrix || needs_col || n.c_staged) line("const int lane_col = 2 * (threadIdx.x % 32 % 4);");
+    GG_INTERNAL_CHECK(n.cols % 8 == 0 && n.cols <= n.mma_n, "an epilogue subtile of whole 8-column fragment groups");
+    const ExprPtr first_group = n.col_begin / imm(8);
+    if (n.stmatrix) {
+      // A warp's 16 rows x 16 columns of a block are four 8x8 matrices, (group 2jj, rows +0),
+      // (2jj, +8), (2jj+1, +0), (2jj+1, +8): each lane's packed pair of matrix q is its fragment
+      // pair (j = 2jj + q/2, h = q%2), and lane l gives the address of row l%8 of matrix l/8.
+      GG_INTERNAL_CHECK(n.staged && bytes == 2 && n.cols % 16 == 0 && n.staging_swizzle_bytes >= 16,
+                        "stmatrix stores 16-bit 16x16 blocks of whole 16-byte rows");
+      line("// stmatrix.x4: lane l addresses row l % 8 of matrix l / 8 (rows +8 for odd matrices, columns +8 from the third)");
+      line("const int st_row = ((threadIdx.x % 128) / 32) * 16 + 8 * ((threadIdx.x % 32) / 8 % 2) + threadIdx.x % 8;");
+      line("const int st_col = 8 * ((threadIdx.x % 32) / 16);");
+      line("#pragma unroll");
+      open("for (int jj = " + to_c(first_group / imm(2)) + "; jj < " + to_c((first_group + imm(n.cols / 8)) / imm(2)) +
+           "; ++jj)");
+      if (col_bias) {
+        line("float bias_pair[2][2];");
+        line("#pragma unroll");
+        open("for (int g = 0; g < 2; ++g)");
+        line("const long long col_g = (long long)" + to_c(n.col0) + " + 16 * jj + 8 * g + lane_col, col_g1 = col_g + 1;");
+        load_col_bias("col_g", "col_g1", "bias_pair[g][0]", "bias_pair[g][1]");
+        close();
+      }
+      line("#pragma unroll");
+      open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+      line("unsigned pairs[4];");
+      line("#pragma unroll");
+      open("for (int q = 0; q < 4; ++q)");
+      line("const int j = 2 * jj + q / 2, h = q % 2;");
+      if (needs_col || n.c_staged) line("const int c = 8 * j + lane_col;");
+      column("c");
+      if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
+      fragment_pair(n, needs_row, n.c_staged);
+      line("pairs[q] = gg::dev::pack2_" + n.out_type + "(v0, v1);");
+      close();
+      open("");
+      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + st_row, sc = " + subtile_col(n, "16 * jj + st_col") +
+           ";");
+      staging_address(n, "sr", "sc", "row_dst");
+      line("gg::dev::stmatrix_x4(row_dst, pairs[0], pairs[1], pairs[2], pairs[3]);");
+      close();
+      close();
+      close();
+      close();
+      return;
+    }
+    line("#pragma unroll");
+    open("for (int j = " + to_c(first_group) + "; j < " + to_c(first_group + imm(n.cols / 8)) + "; ++j)");
+    line("const int c = 8 * j + lane_col;");
+    column("c");
+    if (col_bias) load_col_bias("col", "col1", "const float bias0", "const float bias1");
+    line("#pragma unroll");
+    open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("#pragma unroll");
+    open("for (int h = 0; h < 2; ++h)");
+    if (n.staged)
+      line("// staging: this warpgroup's rows of the subtile, chunks of " + num(n.staging_swizzle_bytes / bytes) +
+           " columns, [" + num(n.warpgroup_rows) + "][" + num(n.staging_swizzle_bytes) + " bytes], " +
+           num(n.staging_swizzle_bytes) + "B swizzle");
+    fragment_pair(n, needs_row, n.staged);
     if (!n.staged) {
       line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col, v0);");
       line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
+    } else if (bytes == 2) {
+      line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
     } else {
-      if (bytes == 2) {
-        line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
-      } else {
-        line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
-        line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
-      }
+      line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
+      line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
     }
     close();
     close();

@@ -16,7 +16,8 @@ constexpr const char* kVersion = "0.1.0";
 // Device helpers in dependency order; gemm_args.h first.
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
                                           "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh",
-                                          "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh"};
+                                          "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh",
+                                          "stmatrix.cuh"};
 
 std::string embed(std::string_view name) {
   std::string text(rt::device_header_source(name));

@@ -187,6 +187,9 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // and the subtile)
   SmemRef staging;
   int staging_swizzle_bytes = 128;
+  // staged 16-bit output in 16-column steps: each warp writes 16x16 blocks with stmatrix.x4
+  // (the fragment pairs are its 8x8 matrices) instead of one st.shared per pair
+  bool stmatrix = false;
   bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
 };
 

@@ -45,6 +45,7 @@ class LowerWrite : public Mutator {
     store->staging_swizzle_bytes = st_.buffer.swizzle_bytes;
     store->col_begin = sub * imm(st_.cols);
     store->cols = static_cast<int>(st_.cols);
+    store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
     std::vector<StmtPtr> stores;
     for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaStore>();

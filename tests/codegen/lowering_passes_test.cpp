@@ -147,6 +147,18 @@ TEST_CASE("lower_epilogue: staged output goes out in one TMA store per 128-byte 
   CHECK(dump(direct.body).find("direct") != std::string::npos);
 }
 
+TEST_CASE("lower_epilogue: 16-bit staging is written with stmatrix, f32 staging with st.shared") {
+  for (int v : {4, 5, 10}) {
+    CAPTURE(v);
+    const std::string bf16 = dump(lower(step(v)).body);
+    CHECK(bf16.find("by stmatrix") != std::string::npos);
+    CHECK(bf16.find("by st.shared") == std::string::npos);
+    const std::string f32 = dump(lower(tutorial_schedule(v, make_gemm(512, 512, 512, DType::BF16, DType::F32))).body);
+    CHECK(f32.find("by st.shared") != std::string::npos);
+    CHECK(f32.find("by stmatrix") == std::string::npos);
+  }
+}
+
 TEST_CASE("check_sync rejects a TMA load whose barrier expects no bytes") {
   auto load = std::make_shared<TmaLoad>();
   load->map = "map_a";
