@@ -10,7 +10,7 @@ PROSE = {
     1: ("One tile", "`tile(128, 128, 64)` splits m, n and k into tile loops (`m_o`, `n_o`, `k_o`) and the loops inside one tile (`m_i`, `n_i`, `k_i`). Nothing binds the tile loops yet, so the kernel is a single CTA computing a single 128x128 output tile from one 64-wide k slice: the operands reach shared memory by the default synchronous copy (all 128 threads load 16-byte chunks and store them in the 128-byte-swizzled layout WGMMA reads), `mma(64, 128, 16)` picks the `wgmma.m64n128k16` instruction (two 64-row blocks per warpgroup, four k16 steps), and each epilogue op of the definition is `inline`d into the writeback, which stores the accumulator fragments straight to global memory with bounds predicates. On a problem larger than one tile, `gemmgen` refuses with rule `coverage` and names the step to use instead."),
     2: ("A k loop", "`bind(k_o, serial)` turns the k tile axis into a loop: the CTA now walks all of K, copying each 128x64 slice of A and B, then computing on it. Two CTA barriers per iteration keep the copy and the MMA apart (fill visible before the MMA reads; all reads done before the next fill)."),
     3: ("A grid of CTAs", "`bind(m_o, block.y)` and `bind(n_o, block.x)` launch one CTA per output tile. The tile coordinates in the kernel come from `blockIdx` through the axes' split relations (with a guard where a split leaves a tail); M and N that are not multiples of 128 are handled by the predicated copies and stores."),
-    4: ("TMA loads and a TMA-store writeback", "`cache_read(A, tma)`, `cache_read(B, tma)` replace the synchronous copy with the Tensor Memory Accelerator: one elected thread issues `cp.async.bulk.tensor` for each operand tile, completing on an mbarrier that counts the bytes (`arrive.expect_tx`), and everyone waits on the barrier's phase parity. `cache_write(D, shared, tma)` stages the output tile in swizzled shared memory (column chunks one swizzle atom wide) and stores it with TMA, which clips at the matrix edge; a `fence.proxy.async` orders the generic-proxy staging writes before the async-proxy store."),
+    4: ("TMA loads and a TMA-store writeback", "`cache_read(A, tma)`, `cache_read(B, tma)` replace the synchronous copy with the Tensor Memory Accelerator: one elected thread issues `cp.async.bulk.tensor` for each operand tile, completing on an mbarrier that counts the bytes (`arrive.expect_tx`), and everyone waits on the barrier's phase parity. `cache_write(D, shared, tma)` stages the output tile in swizzled shared memory (column chunks one swizzle atom wide; for 16-bit outputs each warp writes its 16x16 fragment blocks with one `stmatrix.x4`) and stores it with TMA, which clips at the matrix edge; a `fence.proxy.async` orders the generic-proxy staging writes before the async-proxy store."),
     5: ("A 2-stage circular buffer", "`circular_buffer(k_o, 2)` gives the k loop a ring of two stages with prefetch distance 1: a prologue fills stage 0, and each iteration issues the load of k tile k+1 into the stage the previous iteration released before it waits on stage k % 2 (parity (k / 2) % 2). Loads now overlap the MMAs. With K below the pipeline depth the prologue and refill are guarded by the k-tile count."),
     6: ("Persistent, L2-friendly tile order", "`persist(m_o, n_o, row-major, group 8)` replaces the two grid bindings with one persistent tile loop: a grid that fills every resident CTA slot (132 SMs x 2 CTAs here) strides over the tiles, visiting them in bands of 8 m tiles so that neighbouring CTAs reuse the same B tiles from L2. The ring's stage and phase now count k tiles across all of a CTA's tiles, since the mbarrier phases carry over from tile to tile. The emitted tile order is checked against the index-math check's reference order."),
     7: ("Warp specialization", "`warp_specialize(40, 232)` splits the CTA into a producer warpgroup (its register budget cut to 40 by `setmaxnreg`), where one elected thread issues the TMA loads, and a consumer warpgroup (raised to 232 registers) that runs the MMAs and the epilogue. The producer's loop merges the tile and k loops (k tiles stream across tile boundaries); the consumer keeps them apart for its epilogue. Each stage now has a `full` and an `empty` mbarrier."),
@@ -26,13 +26,13 @@ Status: every step lowers to CUDA for sm_90a and compiles with nvcc with zero sp
 
 | step | 4096 TFLOP/s | ratio | 8192 TFLOP/s | ratio |
 |---|---|---|---|---|
-| v6 | 676 | 0.85 | 666 | 0.88 |
-| v7 | 325 | 0.41 | 335 | 0.42 |
-| v8 | 683 | 0.86 | 686 | 0.97 |
-| v9 | 653 | 0.82 | 627 | 0.87 |
-| v10 | 788 | 0.99 | 720 | 1.02 |
+| v6 | 663 | 0.84 | 643 | 0.87 |
+| v7 | 325 | 0.41 | 332 | 0.42 |
+| v8 | 691 | 0.88 | 665 | 0.98 |
+| v9 | 650 | 0.82 | 626 | 0.87 |
+| v10 | 782 | 0.99 | 726 | 1.02 |
 
-(v10 from the third session of 2026-11-23, after it took output subtiles and a fourth stage; at 8192^3 cuBLAS's own rate moved between 674 and 761 TFLOP/s within that session (power-limited), so read it as parity. v3 to v5 from 2026-11-22: 0.21, 0.71-0.73 and 0.80-0.84. v9's multicast does not pay for itself on one consumer warpgroup here.)
+(From the fourth session of 2026-11-23, with 16-bit staging written by `stmatrix`; at 8192^3 cuBLAS's own rate moved between 677 and 797 TFLOP/s within that run (power-limited), so read v10 there as parity and v8's 0.98 as cuBLAS's slow moment. v3 to v5 from 2026-11-22: 0.21, 0.71-0.73 and 0.80-0.84. v9's multicast does not pay for itself on one consumer warpgroup here.)
 
 Try it:
 
