@@ -139,7 +139,6 @@ class CudaPrinter : public Visitor {
     int chunk_elems = 16 / n.elem_bytes;
     int chunks_per_row = n.cols / chunk_elems;
     int chunks_per_atom = n.swizzle_bytes / 16;
-    int rows_per_pattern_step = 128 / n.swizzle_bytes;  // rows sharing one XOR value
     GG_INTERNAL_CHECK(chunks_per_row % chunks_per_atom == 0, "row not a whole number of swizzle atoms");
     open("");  // a scope for the copy's locals
     line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source + " into the " +
@@ -153,9 +152,8 @@ class CudaPrinter : public Visitor {
     line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
     line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
     line("const int atom = c / " + num(chunks_per_atom) + ", chunk16 = c % " + num(chunks_per_atom) + ";");
-    line("const unsigned dst = " + smem(n.dst) + " + atom * " + num(int64_t(n.rows) * n.swizzle_bytes) + " + r * " +
-         num(n.swizzle_bytes) + " + ((chunk16 ^ ((r / " + num(rows_per_pattern_step) + ") % " + num(chunks_per_atom) +
-         ")) * 16);");
+    line("const unsigned dst = " + smem(n.dst) + " + atom * " + num(int64_t(n.rows) * n.swizzle_bytes) +
+         " + gg::dev::swizzle_offset(r * " + num(n.swizzle_bytes) + " + chunk16 * 16, " + num(n.swizzle_bytes) + ");");
     line("gg::dev::st_shared_v4_u32(dst, v.x, v.y, v.z, v.w);");
     close();
     close();
@@ -236,8 +234,8 @@ class CudaPrinter : public Visitor {
     const int sb = n.staging_swizzle_bytes, chunk_cols = sb / bytes;
     line("const int byte = (" + sc + " % " + num(chunk_cols) + ") * " + num(bytes) + ";");
     line("const unsigned " + dst_name + " = " + smem(n.staging) + " + (" + sc + " / " + num(chunk_cols) + ") * " +
-         num(int64_t(n.warpgroup_rows) * sb) + " + " + sr + " * " + num(sb) + " + (((byte / 16) ^ ((" + sr + " / " +
-         num(128 / sb) + ") % " + num(sb / 16) + ")) * 16) + byte % 16;");
+         num(int64_t(n.warpgroup_rows) * sb) + " + gg::dev::swizzle_offset(" + sr + " * " + num(sb) + " + byte, " +
+         num(sb) + ");");
   }
 
   // The subtile column of fragment column `c`, relative to the store's first column.

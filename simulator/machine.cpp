@@ -4,14 +4,16 @@
 #include <cstring>
 
 #include "dsl/error.h"
+#include "runtime/device/smem_desc.h"
 #include "runtime/host_dtype.h"
 
 namespace gg::sim {
 
+// The device's own function (runtime/device/smem_desc.h), so the simulator places bytes where
+// the emitted kernels look for them; the XOR only touches bits 4..6, below any 32-bit overflow.
 int64_t swizzled(int64_t offset, int swizzle_bytes) {
-  if (swizzle_bytes == 0) return offset;
-  int64_t mask = swizzle_bytes / 16 - 1;  // 128B: 3 bits, 64B: 2, 32B: 1
-  return offset ^ (((offset >> 7) & mask) << 4);
+  const int64_t low = offset & 0xFFFFFFFF;
+  return offset - low + gg::dev::swizzle_offset(static_cast<unsigned>(low), swizzle_bytes);
 }
 
 int swizzle_bytes_of(rt::Swizzle s) {

@@ -1,8 +1,10 @@
 #ifndef GG_DEV_SMEM_DESC_H
 #define GG_DEV_SMEM_DESC_H
-// The WGMMA shared-memory matrix descriptor, as plain integer code that compiles for the host
-// too: gemmgen's printer takes the swizzle-mode encoding from here, and host unit tests check
-// the bit layout against the PTX ISA's table. Emitted before wgmma.cuh, which uses it.
+// The shared-memory tile layout WGMMA and TMA agree on -- the swizzle of a byte's address and
+// the WGMMA matrix descriptor -- as plain integer code that compiles for the host too: emitted
+// kernels address swizzled staging and copies with swizzle_offset, the CPU simulator places TMA
+// data with it, the printer takes the descriptor's swizzle-mode code from here, and host unit
+// tests check both against the PTX ISA's tables. Emitted before wgmma.cuh, which uses it.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define GG_HOST_DEVICE __host__ __device__ __forceinline__
 #else
@@ -10,6 +12,17 @@
 #endif
 
 namespace gg::dev {
+
+// Where a swizzle mode puts byte `offset` of a swizzled tile (offset from a base aligned to the
+// pattern: 8 x `swizzle_bytes`): the 16-byte chunk index (address bits 4 and up) is XORed with
+// the address bits from 7 up, log2(swizzle_bytes / 16) of them -- 3 for 128B, 2 for 64B, 1 for
+// 32B (the PTX ISA's tensor swizzling modes; CUTLASS's Swizzle<3,4,3>, <2,4,3>, <1,4,3>).
+// Any other `swizzle_bytes` (0: none) leaves the offset as it is.
+GG_HOST_DEVICE constexpr unsigned swizzle_offset(unsigned offset, int swizzle_bytes) {
+  return swizzle_bytes == 128 || swizzle_bytes == 64 || swizzle_bytes == 32
+             ? offset ^ (((offset >> 7) & static_cast<unsigned>(swizzle_bytes / 16 - 1)) << 4)
+             : offset;
+}
 
 // Swizzle mode as the descriptor encodes it (bits 62-63).
 constexpr unsigned kDescSwizzleNone = 0;

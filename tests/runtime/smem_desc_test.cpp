@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 using namespace gg::dev;
 
@@ -52,4 +53,46 @@ TEST_CASE("fields are masked to their width and the advance moves only the start
   CHECK(field(step, 0, 14) == (0x1000 + 32) >> 4);
   CHECK((step & ~uint64_t(0x3FFF)) == (base & ~uint64_t(0x3FFF)));
   CHECK(step == make_smem_desc(0x1000 + 32, 16, 1024, kDescSwizzle128B));
+}
+
+namespace {
+
+// The PTX ISA's tensor swizzling modes as tables: within one repeat of the pattern (8 rows of
+// `swizzle_bytes`), row r's 16-byte chunk at position p holds chunk table[r][p] of that row (the
+// XOR pattern is its own inverse, so it also says where chunk p goes). Written out by hand from
+// the ISA's figures, not computed with the function under test.
+constexpr int k128[8][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5},
+                            {3, 2, 1, 0, 7, 6, 5, 4}, {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2},
+                            {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}};
+constexpr int k64[8][4] = {{0, 1, 2, 3}, {0, 1, 2, 3}, {1, 0, 3, 2}, {1, 0, 3, 2},
+                           {2, 3, 0, 1}, {2, 3, 0, 1}, {3, 2, 1, 0}, {3, 2, 1, 0}};
+constexpr int k32[8][2] = {{0, 1}, {0, 1}, {0, 1}, {0, 1}, {1, 0}, {1, 0}, {1, 0}, {1, 0}};
+
+template <int Chunks>
+void check_table(const int (&table)[8][Chunks], int swizzle_bytes) {
+  CAPTURE(swizzle_bytes);
+  for (unsigned repeat : {0u, 1u, 5u}) {  // the pattern repeats every 8 rows
+    const unsigned base = repeat * 8u * unsigned(swizzle_bytes);
+    for (unsigned r = 0; r < 8; ++r) {
+      for (unsigned c = 0; c < unsigned(Chunks); ++c) {
+        for (unsigned byte : {0u, 5u, 15u}) {  // a byte keeps its place inside its chunk
+          CAPTURE(r);
+          CAPTURE(c);
+          const unsigned logical = base + r * unsigned(swizzle_bytes) + c * 16u + byte;
+          const unsigned expected = base + r * unsigned(swizzle_bytes) + unsigned(table[r][c]) * 16u + byte;
+          CHECK(swizzle_offset(logical, swizzle_bytes) == expected);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("swizzle_offset places 16-byte chunks as the PTX ISA's 128B, 64B and 32B swizzle tables do") {
+  check_table(k128, 128);
+  check_table(k64, 64);
+  check_table(k32, 32);
+  for (unsigned off : {0u, 17u, 1000u, 123456u}) CHECK(swizzle_offset(off, 0) == off);  // no swizzle
+  static_assert(swizzle_offset(128 + 16, 128) == 128);  // row 1 swaps chunks 0 and 1; usable in constexpr
 }
