@@ -38,6 +38,23 @@ std::map<NodeKind, int> kinds(const Kernel& k) {
   return c.count;
 }
 
+// True when the k loop's body ends with a CTA barrier (the release without warp roles).
+bool k_loop_ends_with_syncthreads(const StmtPtr& body) {
+  struct Find : Visitor {
+    bool found = false, ends_with_sync = false;
+    void visit_For(const For& f) override {
+      if (f.var == "k_tile") {
+        found = true;
+        const auto* b = as<Block>(f.body);
+        ends_with_sync = b && !b->body.empty() && as<SyncThreads>(b->body.back());
+      }
+      Visitor::visit_For(f);
+    }
+  } find;
+  find.visit(body);
+  return find.found && find.ends_with_sync;
+}
+
 Schedule step(int v, int64_t m = 512, int64_t n = 512, int64_t k = 512) {
   return tutorial_schedule(v, make_gemm(m, n, k, DType::BF16, DType::BF16));
 }
@@ -113,9 +130,13 @@ TEST_CASE("insert_mbarriers: one full barrier per stage, acquire waits on parity
   CHECK(c[NodeKind::ReleaseStage] == 0);
   CHECK(dump(k.body).find("MbarrierInit full_bar[0] arrivals=2") != std::string::npos);
 
+  // Without warp roles a stage is released by a CTA barrier: the k loop ends with __syncthreads.
+  CHECK(k_loop_ends_with_syncthreads(k.body));
+
   Schedule sync = step(3);
   Kernel k3 = insert_mbarriers(lower_operand_copies(expand_circular_buffer(build_loop_nests(sync, plan_kernel(sync, analyze_schedule(sync))))));
   CHECK(kinds(k3)[NodeKind::MbarrierInit] == 0);
+  CHECK(k_loop_ends_with_syncthreads(k3.body));
   CHECK(kinds(k3)[NodeKind::FenceProxyAsync] == 1);  // the MMA reads what generic stores wrote
 }
 
@@ -225,22 +246,37 @@ TEST_CASE("same input, same bytes") {
   CHECK(structurally_equal(lower(step(5)).body, lower(step(5)).body));
 }
 
-TEST_CASE("swizzle widths follow the tile: 64B operand rows for k tiles of 32, 64B staging chunks for 96 columns") {
+TEST_CASE("swizzle widths follow the tile: 32B operand rows for k tiles of 16, 64B staging chunks for 96 columns") {
+  // Operands and staging get different swizzles here, so a map or node reading the wrong one shows.
   Definition def = make_gemm(300, 264, 520, DType::BF16, DType::BF16);
   Schedule s(def);
-  s.tile(64, 96, 32).inline_op("cast").mma(64, 96, 16, Target::Sm90a);
+  s.tile(64, 96, 16).inline_op("cast").mma(64, 96, 16, Target::Sm90a);
   s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
   s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma).cache_write("cast", Place::Shared, CopyMethod::Tma);
   Kernel k = lower(s);
-  CHECK(k.plan.a_smem.swizzle_bytes == 64);
+  CHECK(k.plan.a_smem.swizzle_bytes == 32);
+  CHECK(k.plan.b_smem.swizzle_bytes == 32);
   CHECK(k.plan.staging.buffer.swizzle_bytes == 64);
   CHECK(kinds(k)[NodeKind::TmaStore] == 3);  // 96 bf16 columns = 3 chunks of 32
   REQUIRE(k.launch.tensor_maps.size() == 3);
-  CHECK(k.launch.tensor_maps[0].box_cols == 32);
-  CHECK(k.launch.tensor_maps[0].swizzle == rt::Swizzle::B64);
-  CHECK(k.launch.tensor_maps[2].box_cols == 32);
-  CHECK(k.launch.tensor_maps[2].swizzle == rt::Swizzle::B64);
-  CHECK(dump(k.body).find("swizzle=64") != std::string::npos);
+  const rt::TensorMapSpec& a = k.launch.tensor_maps[0];
+  const rt::TensorMapSpec& b = k.launch.tensor_maps[1];
+  const rt::TensorMapSpec& d = k.launch.tensor_maps[2];
+  CHECK(a.operand == rt::Operand::A);
+  CHECK(a.box_rows == 64);
+  CHECK(a.box_cols == 16);
+  CHECK(a.swizzle == rt::Swizzle::B32);
+  CHECK(b.operand == rt::Operand::B);
+  CHECK(b.box_rows == 96);
+  CHECK(b.box_cols == 16);
+  CHECK(b.swizzle == rt::Swizzle::B32);
+  CHECK(d.operand == rt::Operand::D);
+  CHECK(d.box_rows == 64);
+  CHECK(d.box_cols == 32);
+  CHECK(d.swizzle == rt::Swizzle::B64);
+  const std::string ir = dump(k.body);
+  CHECK(ir.find("swizzle=32") != std::string::npos);   // the wgmma descriptors
+  CHECK(ir.find("swizzle=64") == std::string::npos);   // ... never the staging's
 }
 
 TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
@@ -253,6 +289,18 @@ TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
   CHECK(k.plan.a_smem.atoms() == 2);
   CHECK(kinds(k)[NodeKind::TmaLoad] == 4);  // A and B, two atoms each
   CHECK(k.launch.tensor_maps[0].box_cols == 64);
+  CHECK(k.launch.tensor_maps[1].box_cols == 64);
+  const std::string ir = dump(k.body);
+  // Each barrier expects its operand's whole stage (128 rows x 256 bytes), both atoms.
+  CHECK(ir.find("MbarrierArriveExpectTx full_bar[0] bytes=32768") != std::string::npos);
+  // The second atom: 64 columns further in K, one atom (128 rows x 128 bytes) further in smem.
+  CHECK(ir.find("TmaLoad map_a row=(m_tile * 128) col=((k_tile * 128) + 64) -> smem_A+16384") != std::string::npos);
+  CHECK(ir.find("TmaLoad map_b row=(n_tile * 128) col=((k_tile * 128) + 64) -> smem_B+16384") != std::string::npos);
+  // k step kk reads atom (kk * 32) / 128 at byte (kk * 32) % 128 of its rows.
+  CHECK(ir.find("a=smem_A+(((((kk * 32) / 128) * 16384) + ((mb * 64) * 128)) + ((kk * 32) % 128))") !=
+        std::string::npos);
+  CHECK(ir.find("b=smem_B+((((kk * 32) / 128) * 16384) + ((kk * 32) % 128))") != std::string::npos);
+  CHECK(ir.find("for kk in [0, 8)") != std::string::npos);  // 128 / 16 k steps
 }
 
 TEST_CASE("persist: a grid-strided tile loop whose pipeline phases run across tiles") {
