@@ -101,7 +101,10 @@ class NestBuilder {
   // The k loop (or the one k step when K fits a tile) around `step`.
   StmtPtr k_loop(StmtPtr step) const {
     if (p_.k_loop.empty()) return block({comment("one k tile: K fits the tile"), step});
-    return for_loop("k_tile", imm(0), var("k_tiles"), step, "k loop over '" + p_.k_loop + "' (serial)");
+    auto loop = std::make_shared<For>(*as<For>(for_loop("k_tile", imm(0), var("k_tiles"), step,
+                                                         "k loop over '" + p_.k_loop + "' (serial)")));
+    loop->kind = LoopKind::KTiles;
+    return loop;
   }
 
   // `body` once per output tile of this CTA, with m_tile, n_tile (and k_done) bound. Dealt:
@@ -116,6 +119,7 @@ class NestBuilder {
     StmtPtr one_tile = block({let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile),
                               let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")), guarded});
     auto loop = std::make_shared<For>();
+    loop->kind = LoopKind::Tiles;
     loop->var = "tile";
     loop->begin = first_tile();
     loop->end = tile_end();
@@ -156,7 +160,7 @@ class NestBuilder {
   // The running count of k tiles this CTA has passed through the pipeline.
   ExprPtr k_run() const { return tile_axis_ ? var("k_done") + k_tile() : k_tile(); }
 
-  StmtPtr load(const char* operand, const char* tile) const {
+  StmtPtr load(rt::Operand operand, const char* tile) const {
     auto l = std::make_shared<LoadTile>();
     l->operand = operand;
     l->tile = var(tile);
@@ -235,12 +239,12 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
     if (r.issues_loads && r.computes) {
       // One role: each k step loads, waits, computes and releases in program order.
       body = nb.over_tiles(nb.accumulate(nb.k_loop(
-          block({nb.load("A", "m_tile"), nb.load("B", "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))));
+          block({nb.load(rt::Operand::A, "m_tile"), nb.load(rt::Operand::B, "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))));
     } else if (r.issues_loads) {
       // The producer: one elected thread walks the same tiles and k tiles as the consumers,
       // waiting for a free stage before each fill.
-      body = elect_one(nb.over_tiles(nb.k_loop(block({nb.acquire(true), nb.load("A", "m_tile"),
-                                                       nb.load("B", "n_tile")}))),
+      body = elect_one(nb.over_tiles(nb.k_loop(block({nb.acquire(true), nb.load(rt::Operand::A, "m_tile"),
+                                                       nb.load(rt::Operand::B, "n_tile")}))),
                        imm(int64_t(r.first_warpgroup) * 4));
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));

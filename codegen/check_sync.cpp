@@ -12,6 +12,7 @@
 
 #include "codegen/resources.h"
 #include "dsl/error.h"
+#include "runtime/tensor_map.h"
 
 namespace gg {
 
@@ -127,19 +128,6 @@ std::string operand_letter(const std::string& name) {
   return "";
 }
 
-const char* operand_name(rt::Operand o) {
-  switch (o) {
-    case rt::Operand::A:
-      return "A";
-    case rt::Operand::B:
-      return "B";
-    case rt::Operand::C:
-      return "C";
-    case rt::Operand::D:
-      return "D";
-  }
-  return "?";
-}
 
 // The plan's roles, pipeline and buffers and the launch's tensor maps describe a lowered
 // kernel; a kernel whose plan has no roles is a hand-assembled fragment (a test), and only
@@ -157,7 +145,7 @@ struct Facts {
   const rt::TensorMapSpec* map(const std::string& name) const {
     if (name.rfind("map_", 0) != 0) return nullptr;
     for (const auto& t : launch.tensor_maps)
-      if (operand_letter(name) == operand_name(t.operand)) return &t;
+      if (operand_letter(name) == rt::operand_name(t.operand)) return &t;
     return nullptr;
   }
   // Bytes of one pipeline stage of an operand buffer; 0 for other buffers.
@@ -618,7 +606,7 @@ class StructureCheck : public Visitor {
     for (const auto& t : f_.launch.tensor_maps) {
       const int64_t row_bytes = int64_t(t.box_cols) * rt::elem_bytes(t.elem);
       GG_INTERNAL_CHECK(row_bytes == swizzle_of(t.swizzle),
-                        "the tensor map of operand " + std::string(operand_name(t.operand)) + " has boxes " +
+                        "the tensor map of operand " + std::string(rt::operand_name(t.operand)) + " has boxes " +
                             str(row_bytes) + " bytes wide but a " + str(swizzle_of(t.swizzle)) +
                             "B swizzle: a box is one atom wide");
     }

@@ -56,7 +56,7 @@ class ExpandOneRoleRing : public Mutator {
   bool expanded = false;
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
-    if (f->var != "k_tile") return Mutator::mutate_For(f);
+    if (f->kind != LoopKind::KTiles) return Mutator::mutate_For(f);
     auto body = as<Block>(f->body);
     GG_INTERNAL_CHECK(body != nullptr, "k loop body is not a block");
     std::vector<const LoadTile*> loads;
@@ -67,7 +67,7 @@ class ExpandOneRoleRing : public Mutator {
     }
     GG_INTERNAL_CHECK(!loads.empty(), "k loop without loads");
     expanded = true;
-    ExprPtr S = imm(pl_.stages), P = imm(pl_.prefetch), k = var("k_tile"), k_tiles = var("k_tiles");
+    ExprPtr S = imm(pl_.stages), P = imm(pl_.prefetch), k = var(f->var), k_tiles = var("k_tiles");
     ExprPtr run = running(persistent_, k);
 
     std::vector<StmtPtr> prologue_loads, refill_loads;
@@ -109,10 +109,10 @@ class ExpandRoleRings : public Mutator {
       : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop) {}
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
-    if (f->var != "k_tile") return Mutator::mutate_For(f);
+    if (f->kind != LoopKind::KTiles) return Mutator::mutate_For(f);
     auto body = as<Block>(f->body);
     GG_INTERNAL_CHECK(body != nullptr, "k loop body is not a block");
-    ExprPtr S = imm(pl_.stages), k = var("k_tile"), run = running(persistent_, k);
+    ExprPtr S = imm(pl_.stages), k = var(f->var), run = running(persistent_, k);
     const int lag = pl_.mma_in_flight;
     GG_INTERNAL_CHECK(lag <= 1, "a release lag beyond one k step is not generated");
     bool computes = false;

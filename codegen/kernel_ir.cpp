@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "dsl/error.h"
+#include "runtime/tensor_map.h"
 
 namespace gg::kir {
 
@@ -27,6 +28,16 @@ StmtPtr comment(std::string text) {
   auto c = std::make_shared<Comment>();
   c->text = std::move(text);
   return c;
+}
+
+const char* loop_kind_name(LoopKind k) {
+  switch (k) {
+    case LoopKind::Other: return "";
+    case LoopKind::Tiles: return "tile loop";
+    case LoopKind::KTiles: return "k-tile loop";
+    case LoopKind::Subtiles: return "subtile loop";
+  }
+  return "";
 }
 
 StmtPtr for_loop(std::string v, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin, bool unroll) {
@@ -182,7 +193,8 @@ class Dumper : public Visitor {
     line(std::string(f.unroll ? "unrolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
          ") step " + to_c(f.step) +
          (f.dealt > 1 ? " dealt " + std::to_string(f.dealt) + "-way by " + f.dealt_by : std::string()) +
-         (f.origin.empty() ? "" : "  // " + f.origin));
+         (f.origin.empty() ? "" : "  // " + f.origin) +
+         (f.kind == LoopKind::Other ? "" : std::string(" [") + loop_kind_name(f.kind) + "]"));
     nested(f.body);
   }
   void visit_If(const If& i) override {
@@ -205,7 +217,7 @@ class Dumper : public Visitor {
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
   void visit_LoadTile(const LoadTile& n) override {
-    line("LoadTile " + n.operand + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage));
+    line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
     line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +

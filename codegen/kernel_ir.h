@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "runtime/launch_spec.h"
 
 namespace gg::kir {
 
@@ -58,8 +59,13 @@ struct SmemRef {
   ExprPtr offset;      // bytes
 };
 
+// What a loop iterates, so passes find the loop they rewrite by its role, not its variable name.
+enum class LoopKind { Other, Tiles, KTiles, Subtiles };
+const char* loop_kind_name(LoopKind k);  // "", "tile loop", "k-tile loop", "subtile loop"
+
 struct Block : NodeOf<NodeKind::Block> { std::vector<StmtPtr> body; };
 struct For : NodeOf<NodeKind::For> {
+  LoopKind kind = LoopKind::Other;
   std::string var;
   ExprPtr begin, end, step;
   bool unroll = false;
@@ -85,7 +91,7 @@ struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
 struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
 
 // Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) into pipeline stage `stage`.
-struct LoadTile : NodeOf<NodeKind::LoadTile> { std::string operand; ExprPtr tile, k_tile, stage; };
+struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage; };
 // Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
 // `to_fill`, until its readers released it so the producer may fill it again (`parity`:
 // which release).

@@ -85,6 +85,7 @@ class LowerWrite : public Mutator {
                             std::to_string(st_.buffers - 1) + ">)";
     if (one_subtile) return block({comment(why), block(body)});
     auto loop = std::make_shared<For>();
+    loop->kind = LoopKind::Subtiles;
     loop->var = "subtile";
     loop->begin = imm(0);
     loop->end = imm(st_.subtiles);

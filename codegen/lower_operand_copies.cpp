@@ -23,7 +23,7 @@ class LowerCopies : public Mutator {
   }
 
   StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {
-    bool is_a = l->operand == "A";
+    const bool is_a = l->operand == rt::Operand::A;
     const SmemTileLayout& layout = is_a ? p_.a_smem : p_.b_smem;
     const int64_t tile_rows = layout.rows;
     SmemRef dst{is_a ? "smem_A" : "smem_B", l->stage * imm(layout.bytes())};
