@@ -89,7 +89,10 @@ void bind_let(Env& env, const Let& l) {
   }
 }
 
-std::string bar_text(const BarrierRef& b) { return b.array + "[" + to_c(b.index) + "]"; }
+// The checker keys its barrier state by the names the kernel declares.
+const std::string kFull = barrier_name(Barrier::Full), kEmpty = barrier_name(Barrier::Empty);
+
+std::string bar_text(const BarrierRef& b) { return barrier_name(b.array) + "[" + to_c(b.index) + "]"; }
 std::string bar_text(const std::string& array, int64_t index) { return array + "[" + str(index) + "]"; }
 
 // ============================================================ what the code is checked against
@@ -142,22 +145,21 @@ struct Facts {
   std::map<std::string, int> init_arrivals;  // barrier array -> arrivals of one phase
   std::map<std::string, std::set<int64_t>> init_indices;
 
-  const rt::TensorMapSpec* map(const std::string& name) const {
-    if (name.rfind("map_", 0) != 0) return nullptr;
+  const rt::TensorMapSpec* map(rt::Operand operand) const {
     for (const auto& t : launch.tensor_maps)
-      if (operand_letter(name) == rt::operand_name(t.operand)) return &t;
+      if (t.operand == operand) return &t;
     return nullptr;
   }
   // Bytes of one pipeline stage of an operand buffer; 0 for other buffers.
   int64_t stage_bytes(const std::string& buffer) const {
     if (!declared) return 0;
-    if (buffer == "smem_A") return plan.a_smem.bytes();
-    if (buffer == "smem_B") return plan.b_smem.bytes();
+    if (buffer == buffer_name(Buffer::A)) return plan.a_smem.bytes();
+    if (buffer == buffer_name(Buffer::B)) return plan.b_smem.bytes();
     return 0;
   }
-  bool is_full(const std::string& array) const { return declared && array == plan.pipeline.full; }
-  bool has_empty() const { return declared && !plan.pipeline.empty.empty(); }
-  bool is_empty(const std::string& array) const { return has_empty() && array == plan.pipeline.empty; }
+  bool is_full(const std::string& array) const { return declared && array == kFull; }
+  bool has_empty() const { return declared && plan.pipeline.empty_barriers; }
+  bool is_empty(const std::string& array) const { return has_empty() && array == kEmpty; }
 };
 
 // Every element of a barrier array gets the same arrival count: stage indices are computed
@@ -171,12 +173,12 @@ class InitCollector : public Visitor {
                       "MbarrierInit " + bar_text(n.bar) + ": the index is not a constant");
     GG_INTERNAL_CHECK(n.arrivals >= 1, "MbarrierInit " + bar_text(n.bar) + " expects " + str(n.arrivals) +
                                            " arrivals: a phase needs at least one");
-    auto [it, fresh] = f_.init_arrivals.emplace(n.bar.array, n.arrivals);
+    auto [it, fresh] = f_.init_arrivals.emplace(barrier_name(n.bar.array), n.arrivals);
     GG_INTERNAL_CHECK(fresh || it->second == n.arrivals,
                       "MbarrierInit " + bar_text(n.bar) + " expects " + str(n.arrivals) + " arrivals but another " +
-                          n.bar.array + " stage expects " + str(it->second) +
+                          barrier_name(n.bar.array) + " stage expects " + str(it->second) +
                           ": stage indices are computed at run time, so every stage must expect the same arrivals");
-    GG_INTERNAL_CHECK(f_.init_indices[n.bar.array].insert(index).second,
+    GG_INTERNAL_CHECK(f_.init_indices[barrier_name(n.bar.array)].insert(index).second,
                       "MbarrierInit " + bar_text(n.bar) + " initializes the barrier twice");
   }
 
@@ -325,7 +327,7 @@ class StructureCheck : public Visitor {
     GG_INTERNAL_CHECK(elected_ == 1, "MbarrierInit " + bar_text(n.bar) + " runs on " + str(runners()) +
                                          " threads: one thread initializes a barrier");
     publish_ = Publish::Initialized;
-    init_arrays_.insert(n.bar.array);
+    init_arrays_.insert(barrier_name(n.bar.array));
   }
   void visit_FenceMbarrierInit(const FenceMbarrierInit&) override {
     if (!in_role_ && publish_ == Publish::Initialized) publish_ = Publish::Fenced;
@@ -381,7 +383,7 @@ class StructureCheck : public Visitor {
 
   // ---- rules 1, 2, 3: barrier accounting
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
-    arrived_.insert(n.bar.array);
+    arrived_.insert(barrier_name(n.bar.array));
     scopes_.back().expected.insert(bar_text(n.bar));
     Tally& t = tally(n.bar);
     t.tx = true;
@@ -389,39 +391,40 @@ class StructureCheck : public Visitor {
     for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners_of(n.bar);
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
-    arrived_.insert(n.bar.array);
+    arrived_.insert(barrier_name(n.bar.array));
     Tally& t = tally(n.bar);
-    if (n.cta) cross_cta_.insert(n.bar.array);
+    if (n.cta) cross_cta_.insert(barrier_name(n.bar.array));
     for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
-    waits_.push_back({bar_text(n.bar), n.bar.array, role_.name});
+    waits_.push_back({bar_text(n.bar), barrier_name(n.bar.array), role_.name});
   }
   void visit_TmaLoad(const TmaLoad& n) override {
     GG_INTERNAL_CHECK(scopes_.back().expected.count(bar_text(n.bar)),
                       "TMA load completes on " + bar_text(n.bar) + " in role '" + role_.name +
                           "' without an expect-tx before it in the same fill");
     if (!f_.declared) return;
-    const rt::TensorMapSpec* m = &use_map(n.dst.buffer, n.map, "TmaLoad into", "reads", "TmaLoad from ");
+    const rt::TensorMapSpec* m = &use_map(buffer_name(n.dst.buffer), n.map, "TmaLoad into", "reads", "TmaLoad from ");
     Tally& t = tally(n.bar);
     t.tx = true;
-    t.loads += (t.loads.empty() ? "" : "; ") + box_text(n.map, *m) +
+    t.loads += (t.loads.empty() ? "" : "; ") + box_text(tensor_map_field(n.map), *m) +
                (n.multicast_mask ? " multicast with mask " + str(n.multicast_mask) : "");
     for (int r = 0; r < f_.cluster; ++r)
       for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners_of(n.bar);
-    if (n.multicast_mask) cross_cta_.insert(n.bar.array);
+    if (n.multicast_mask) cross_cta_.insert(barrier_name(n.bar.array));
   }
 
   // ---- rule 7: layouts of shared buffers
   void visit_TmaStore(const TmaStore& n) override {
     if (!f_.declared) return;
-    use_map(n.src.buffer, n.map, "TmaStore from", "writes", "TmaStore to ");
+    use_map(buffer_name(n.src.buffer), n.map, "TmaStore from", "writes", "TmaStore to ");
   }
   // A TMA copy between `buffer` and tensor map `map`: the launch lists the map, and the
   // buffer's swizzle is the map's.
-  const rt::TensorMapSpec& use_map(const std::string& buffer, const std::string& map, const std::string& op,
+  const rt::TensorMapSpec& use_map(const std::string& buffer, rt::Operand operand, const std::string& op,
                                    const char* verb, const std::string& layout_what) {
-    const rt::TensorMapSpec* m = f_.map(map);
+    const std::string map = tensor_map_field(operand);
+    const rt::TensorMapSpec* m = f_.map(operand);
     GG_INTERNAL_CHECK(m != nullptr, op + " " + buffer + " " + verb + " tensor map " + map +
                                         ", which the launch does not list");
     layout(buffer, swizzle_of(m->swizzle), layout_what + map);
@@ -429,14 +432,14 @@ class StructureCheck : public Visitor {
     return *m;
   }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
-    layout(n.dst.buffer, n.swizzle_bytes, "SyncCopyTile of " + n.source);
+    layout(buffer_name(n.dst.buffer), n.swizzle_bytes, "SyncCopyTile of " + n.source);
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
-    layout(n.a.buffer, n.swizzle_bytes, "WgmmaIssue (operand A)");
-    layout(n.b.buffer, n.swizzle_bytes, "WgmmaIssue (operand B)");
+    layout(buffer_name(n.a.buffer), n.swizzle_bytes, "WgmmaIssue (operand A)");
+    layout(buffer_name(n.b.buffer), n.swizzle_bytes, "WgmmaIssue (operand B)");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
-    if (n.staged) layout(n.staging.buffer, n.staging_swizzle_bytes, "EpilogueStore (staging)");
+    if (n.staged) layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)");
   }
 
  private:
@@ -468,7 +471,7 @@ class StructureCheck : public Visitor {
   Tally& tally(const BarrierRef& b) {
     Tally& t = scopes_.back().bars[bar_text(b)];
     if (t.arrivals.empty()) {
-      t.array = b.array;
+      t.array = barrier_name(b.array);
       t.role = role_.name;
       t.arrivals.assign(size_t(f_.cluster), 0);
       t.landed.assign(size_t(f_.cluster), 0);
@@ -496,7 +499,7 @@ class StructureCheck : public Visitor {
     std::vector<int> out;
     for (int c = 0; c < 32; ++c) {
       if (!((n.multicast_mask >> c) & 1u)) continue;
-      GG_INTERNAL_CHECK(c < f_.cluster, "TmaLoad into " + n.dst.buffer + " multicasts to CTA " + str(c) +
+      GG_INTERNAL_CHECK(c < f_.cluster, "TmaLoad into " + buffer_name(n.dst.buffer) + " multicasts to CTA " + str(c) +
                                             " of a cluster of " + str(f_.cluster));
       out.push_back(c);
     }
@@ -751,48 +754,48 @@ class RoleRun : public Visitor {
     // the previous store's reads, as a barrier would (the staged C tile).
     each_buffers([&](Buffers& buffers) {
       for (auto& [name, b] : buffers)
-        std::erase_if(b.stores, [&](const StoreRead& st) { return st.read_done && st.reloaded_on == n.bar.array; });
+        std::erase_if(b.stores, [&](const StoreRead& st) { return st.read_done && st.reloaded_on == barrier_name(n.bar.array); });
     });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
-    if (f_.is_full(n.bar.array)) acquire(s, parity);
-    if (f_.is_empty(n.bar.array)) wait_for_release(s, parity);
+    if (f_.is_full(barrier_name(n.bar.array))) acquire(s, parity);
+    if (f_.is_empty(barrier_name(n.bar.array))) wait_for_release(s, parity);
   }
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
-    if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
+    if (f_.is_full(barrier_name(n.bar.array))) fill_write(s, bar_text(kFull, s));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
     // not a structured binding: clang 14 cannot capture one in a lambda
     const std::pair<int64_t, int64_t> range = box_range(n.dst, n.map);
     const int64_t lo = range.first, hi = range.second;
     each_buffers([&](Buffers& buffers) {
-      for (StoreRead& st : buffers[n.dst.buffer].stores) {
+      for (StoreRead& st : buffers[buffer_name(n.dst.buffer)].stores) {
         if (!overlap(st, lo, hi)) continue;
-        GG_INTERNAL_CHECK(st.read_done, who() + " TMA-loads into " + n.dst.buffer + " bytes " + range_text(lo, hi) +
+        GG_INTERNAL_CHECK(st.read_done, who() + " TMA-loads into " + buffer_name(n.dst.buffer) + " bytes " + range_text(lo, hi) +
                                             " at " + at() + " while the TMA store of bulk group #" + str(st.group) +
                                             " may still read bytes " + range_text(st.lo, st.hi) +
                                             ": a bulk_wait_group_read that retires that group comes first");
-        st.reloaded_on = n.bar.array;
+        st.reloaded_on = barrier_name(n.bar.array);
       }
     });
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
-    if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
-      const int64_t dst = must(n.dst.offset, "the destination of a TmaLoad into " + n.dst.buffer) / bytes;
-      GG_INTERNAL_CHECK(dst == s, who() + " loads stage " + str(dst) + " of " + n.dst.buffer + " but completes on " +
-                                      bar_text(n.bar.array, s) + ", the barrier of stage " + str(s) + " (at " + at() +
+    if (const int64_t bytes = f_.stage_bytes(buffer_name(n.dst.buffer))) {
+      const int64_t dst = must(n.dst.offset, "the destination of a TmaLoad into " + buffer_name(n.dst.buffer)) / bytes;
+      GG_INTERNAL_CHECK(dst == s, who() + " loads stage " + str(dst) + " of " + buffer_name(n.dst.buffer) + " but completes on " +
+                                      bar_text(barrier_name(n.bar.array), s) + ", the barrier of stage " + str(s) + " (at " + at() +
                                       ")");
     }
-    if (f_.is_full(n.bar.array)) fill_write(s, bar_text(f_.plan.pipeline.full, s));
+    if (f_.is_full(barrier_name(n.bar.array))) fill_write(s, bar_text(kFull, s));
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     filling_.reset();
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
     const bool here = !n.cta || must(n.cta, "the CTA of an arrive on " + bar_text(n.bar)) == rank_;
-    if (here && f_.is_empty(n.bar.array)) release(s);
+    if (here && f_.is_empty(barrier_name(n.bar.array))) release(s);
   }
 
   // ---- wgmma groups
@@ -803,15 +806,15 @@ class RoleRun : public Visitor {
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     GG_INTERNAL_CHECK(open_, "wgmma issued without a wgmma fence before it (" + who() + " at " + at() + ")");
-    async_read(n.a.buffer, "WgmmaIssue");
-    async_read(n.b.buffer, "WgmmaIssue");
-    const int64_t a_bytes = f_.stage_bytes(n.a.buffer), b_bytes = f_.stage_bytes(n.b.buffer);
+    async_read(buffer_name(n.a.buffer), "WgmmaIssue");
+    async_read(buffer_name(n.b.buffer), "WgmmaIssue");
+    const int64_t a_bytes = f_.stage_bytes(buffer_name(n.a.buffer)), b_bytes = f_.stage_bytes(buffer_name(n.b.buffer));
     if (!a_bytes || !b_bytes) return;
     const int64_t sa = must(n.a.offset, "the A address of a wgmma") / a_bytes;
     const int64_t sb = must(n.b.offset, "the B address of a wgmma") / b_bytes;
-    GG_INTERNAL_CHECK(sa == sb, who() + " issues a wgmma on stage " + str(sa) + " of " + n.a.buffer + " and stage " +
-                                    str(sb) + " of " + n.b.buffer + " (at " + at() + ")");
-    check_readable(sa, n.a.buffer);
+    GG_INTERNAL_CHECK(sa == sb, who() + " issues a wgmma on stage " + str(sa) + " of " + buffer_name(n.a.buffer) + " and stage " +
+                                    str(sb) + " of " + buffer_name(n.b.buffer) + " (at " + at() + ")");
+    check_readable(sa, buffer_name(n.a.buffer));
     open_stages_.insert(sa);
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override {
@@ -832,18 +835,18 @@ class RoleRun : public Visitor {
     if (!n.staged) return;
     const int64_t bytes = int64_t(n.warpgroup_rows) * n.cols * dtype_bytes(parse_dtype(n.out_type));
     const auto [lo, hi] = range_of(n.staging, bytes);
-    generic_write(n.staging.buffer, "EpilogueStore", lo, hi);
+    generic_write(buffer_name(n.staging.buffer), "EpilogueStore", lo, hi);
     if (!f_.declared) return;
     staging_at_[dealt_wg_ ? *dealt_wg_ : env_.vars.at("warpgroup")].insert({lo, hi});
-    staging_buffer_ = n.staging.buffer;
+    staging_buffer_ = buffer_name(n.staging.buffer);
   }
 
   // ---- shared memory through the generic and the async proxy
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
-    generic_write(n.dst.buffer, "SyncCopyTile", 0, kWholeBuffer);
-    if (const int64_t bytes = f_.stage_bytes(n.dst.buffer)) {
+    generic_write(buffer_name(n.dst.buffer), "SyncCopyTile", 0, kWholeBuffer);
+    if (const int64_t bytes = f_.stage_bytes(buffer_name(n.dst.buffer))) {
       const int64_t s = must(n.dst.offset, "the destination of a SyncCopyTile") / bytes;
-      fill_write(s, "stage " + str(s) + " of " + n.dst.buffer);
+      fill_write(s, "stage " + str(s) + " of " + buffer_name(n.dst.buffer));
     }
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override {
@@ -855,11 +858,11 @@ class RoleRun : public Visitor {
   // Bulk groups are counted per warpgroup (its storing thread commits them); a store belongs to
   // the group its warpgroup commits next.
   void visit_TmaStore(const TmaStore& n) override {
-    async_read(n.src.buffer, "TmaStore to " + n.map);
+    async_read(buffer_name(n.src.buffer), "TmaStore to " + tensor_map_field(n.map));
     const std::pair<int64_t, int64_t> range = box_range(n.src, n.map);
     const int64_t lo = range.first, hi = range.second;
     each_warpgroup([&](int64_t wg, Buffers& buffers) {
-      buffers[n.src.buffer].stores.push_back({committed_[wg], lo, hi, false, ""});
+      buffers[buffer_name(n.src.buffer)].stores.push_back({committed_[wg], lo, hi, false, ""});
     });
   }
   void visit_BulkCommit(const BulkCommit&) override {
@@ -949,7 +952,7 @@ class RoleRun : public Visitor {
     if (!v || bytes <= 0) return {0, kWholeBuffer};
     return {*v, *v + bytes};
   }
-  std::pair<int64_t, int64_t> box_range(const SmemRef& ref, const std::string& map) const {
+  std::pair<int64_t, int64_t> box_range(const SmemRef& ref, rt::Operand map) const {
     const rt::TensorMapSpec* m = f_.map(map);
     return range_of(ref, m ? int64_t(m->box_rows) * m->box_cols * rt::elem_bytes(m->elem) : 0);
   }
@@ -967,10 +970,10 @@ class RoleRun : public Visitor {
   }
   int64_t index_of(const BarrierRef& b) const {
     const int64_t s = must(b.index, "the index of " + bar_text(b));
-    auto init = f_.init_indices.find(b.array);
+    auto init = f_.init_indices.find(barrier_name(b.array));
     GG_INTERNAL_CHECK(
         init != f_.init_indices.end() && init->second.count(s),
-        who() + " uses " + bar_text(b.array, s) + ", which no MbarrierInit initializes (at " + at() + ")");
+        who() + " uses " + bar_text(barrier_name(b.array), s) + ", which no MbarrierInit initializes (at " + at() + ")");
     return s;
   }
 
@@ -978,7 +981,7 @@ class RoleRun : public Visitor {
   void acquire(int64_t s, int64_t parity) {
     StageState& st = stages_[s];
     const int64_t fill = st.waits++;
-    const std::string bar = bar_text(f_.plan.pipeline.full, s);
+    const std::string bar = bar_text(kFull, s);
     GG_INTERNAL_CHECK(turn_.trip < 0 || turn_.held,
                       who() + " waits on " + bar + " at " + at() + " in turn #" + str(turn_.trip) +
                           " of a loop dealt to its warpgroups without taking the turn (no bar.sync on the named "
@@ -1001,7 +1004,7 @@ class RoleRun : public Visitor {
   // n-1 (parity (n-1) % 2); before the first fill, parity 1 passes on the fresh barrier.
   void wait_for_release(int64_t s, int64_t parity) {
     StageState& st = stages_[s];
-    GG_INTERNAL_CHECK(parity == (st.fills + 1) % 2, who() + " waits on " + bar_text(f_.plan.pipeline.empty, s) +
+    GG_INTERNAL_CHECK(parity == (st.fills + 1) % 2, who() + " waits on " + bar_text(kEmpty, s) +
                                                         " with parity " + str(parity) + " before fill #" +
                                                         str(st.fills) + " of the stage, which needs parity " +
                                                         str((st.fills + 1) % 2) + " (at " + at() + ")");
@@ -1017,7 +1020,7 @@ class RoleRun : public Visitor {
     StageState& st = stages_[s];
     if (f_.has_empty()) {
       GG_INTERNAL_CHECK(st.release_waited, who() + " fills " + what + " without waiting on " +
-                                               bar_text(f_.plan.pipeline.empty, s) + " for its readers' release (at " +
+                                               bar_text(kEmpty, s) + " for its readers' release (at " +
                                                at() + ")");
       st.release_waited = false;
     }
@@ -1041,7 +1044,7 @@ class RoleRun : public Visitor {
     const StageState& st = stages_[s];
     if (f_.plan.tma_load)
       GG_INTERNAL_CHECK(st.held, who() + " reads stage " + str(s) + " of " + buffer + " at " + at() +
-                                     " without holding " + bar_text(f_.plan.pipeline.full, s) +
+                                     " without holding " + bar_text(kFull, s) +
                                      ": no wait on its fill since the stage was released or refilled");
     else
       GG_INTERNAL_CHECK(st.fills > 0 && st.synced, who() + " reads stage " + str(s) + " of " + buffer + " at " + at() +
@@ -1051,11 +1054,11 @@ class RoleRun : public Visitor {
   // Rule 9: releasing stage s lets the producer overwrite it, so no wgmma group reading it
   // may still run: after wgmma_wait_group<N>, the last N groups may.
   void release(int64_t s) {
-    const std::string bar = bar_text(f_.plan.pipeline.empty, s);
+    const std::string bar = bar_text(kEmpty, s);
     StageState& st = stages_[s];
     GG_INTERNAL_CHECK(st.held, who() + " releases " + bar + " at " + at() +
                                    " without holding the stage (never acquired on " +
-                                   bar_text(f_.plan.pipeline.full, s) + ", or released already)");
+                                   bar_text(kFull, s) + ", or released already)");
     for (size_t g = complete_; g < groups_.size(); ++g)
       GG_INTERNAL_CHECK(!groups_[g].stages.count(s),
                         who() + " releases " + bar + " at " + at() + " after wgmma_wait_group<" + str(last_wait_) +
@@ -1071,8 +1074,8 @@ class RoleRun : public Visitor {
   // Each acquired fill is released once, in the order acquired: else a producer's wait on
   // the empty barrier of a stage never completes, or it refills a stage still read.
   void check_released_as_acquired() const {
-    const std::string& full = f_.plan.pipeline.full;
-    const std::string& empty = f_.plan.pipeline.empty;
+    const std::string& full = kFull;
+    const std::string& empty = kEmpty;
     const size_t n = std::min(acquires.size(), releases.size());
     for (size_t i = 0; i < n; ++i)
       GG_INTERNAL_CHECK(acquires[i] == releases[i], who() + " releases " + bar_text(empty, releases[i]) +
@@ -1215,14 +1218,14 @@ class CtaRun {
 
 // The stages the loading role fills, in order, are the stages the computing role acquires:
 // a wait for a fill that never comes hangs, a fill nobody waits for overwrites a stage.
-void check_fills_acquired(const Facts& f, const std::vector<RoleRun>& runs) {
+void check_fills_acquired(const std::vector<RoleRun>& runs) {
   const RoleRun* loader = nullptr;
   for (const RoleRun& r : runs)
     if (!r.fills.empty()) {
       if (loader) return;  // several loading roles: their interleaving is not modelled
       loader = &r;
     }
-  const std::string& full = f.plan.pipeline.full;
+  const std::string& full = kFull;
   for (const RoleRun& r : runs) {
     if (r.acquires.empty()) continue;
     GG_INTERNAL_CHECK(loader != nullptr,
@@ -1245,7 +1248,7 @@ void check_pipeline(const Facts& f, const StmtPtr& body, bool has_roles) {
   for (int rank = 0; rank < f.cluster; ++rank) {
     CtaRun cta(f, rank);
     cta.run(body, has_roles);
-    if (f.declared && f.plan.tma_load) check_fills_acquired(f, cta.runs);
+    if (f.declared && f.plan.tma_load) check_fills_acquired(cta.runs);
   }
 }
 

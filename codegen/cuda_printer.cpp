@@ -22,10 +22,10 @@ std::string float_literal(double v) {
 
 std::string smem(const SmemRef& r) {
   int64_t off = 0;
-  if (is_const(r.offset, &off) && off == 0) return r.buffer;
-  return "(" + r.buffer + " + " + to_c(r.offset) + ")";
+  if (is_const(r.offset, &off) && off == 0) return buffer_name(r.buffer);
+  return "(" + buffer_name(r.buffer) + " + " + to_c(r.offset) + ")";
 }
-std::string bar(const BarrierRef& b) { return "(" + b.array + " + 8 * " + to_c(b.index) + ")"; }
+std::string bar(const BarrierRef& b) { return "(" + barrier_name(b.array) + " + 8 * " + to_c(b.index) + ")"; }
 
 class CudaPrinter : public Visitor {
  public:
@@ -118,18 +118,18 @@ class CudaPrinter : public Visitor {
       line("gg::dev::mbarrier_arrive(" + bar(n.bar) + ");");
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
-    line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ", \"" + n.bar.array + ", role " +
+    line("gg::dev::mbarrier_wait_parity(" + bar(n.bar) + ", " + to_c(n.parity) + ", \"" + barrier_name(n.bar.array) + ", role " +
          role + "\");");
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    std::string operands = smem(n.dst) + ", &args." + n.map + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " + to_c(n.row);
+    std::string operands = smem(n.dst) + ", &args." + tensor_map_field(n.map) + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " + to_c(n.row);
     if (n.multicast_mask)
       line("gg::dev::tma_load_2d_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
     else
       line("gg::dev::tma_load_2d(" + operands + ");");
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line("gg::dev::tma_store_2d(&args." + n.map + ", " + smem(n.src) + ", " + to_c(n.col) + ", " + to_c(n.row) + ");");
+    line("gg::dev::tma_store_2d(&args." + tensor_map_field(n.map) + ", " + smem(n.src) + ", " + to_c(n.col) + ", " + to_c(n.row) + ");");
   }
   void visit_BulkCommit(const BulkCommit&) override { line("gg::dev::bulk_commit_group();"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override {

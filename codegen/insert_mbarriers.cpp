@@ -18,22 +18,22 @@ class LowerStageSync : public Mutator {
 
   StmtPtr mutate_AcquireStage(const std::shared_ptr<const AcquireStage>& a) override {
     if (a->to_fill) {
-      GG_INTERNAL_CHECK(!p_.pipeline.empty.empty(), "a producer acquire without empty barriers");
-      return wait(p_.pipeline.empty, a->stage, a->parity);
+      GG_INTERNAL_CHECK(p_.pipeline.empty_barriers, "a producer acquire without empty barriers");
+      return wait(Barrier::Empty, a->stage, a->parity);
     }
-    if (p_.tma_load) return wait(p_.pipeline.full, a->stage, a->parity);
+    if (p_.tma_load) return wait(Barrier::Full, a->stage, a->parity);
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
   }
 
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
-    if (p_.pipeline.empty.empty()) return std::make_shared<SyncThreads>();
+    if (!p_.pipeline.empty_barriers) return std::make_shared<SyncThreads>();
     // One elected thread per consumer warpgroup arrives, once in each CTA whose producer
     // writes into this stage (all CTAs of a multicast group).
     std::vector<StmtPtr> arrivals;
     const bool multicast = p_.multicast_a || p_.multicast_b;
     for (int cta = 0; cta < (multicast ? p_.cluster_size : 1); ++cta) {
       auto arrive = std::make_shared<MbarrierArrive>();
-      arrive->bar = {p_.pipeline.empty, r->stage};
+      arrive->bar = {Barrier::Empty, r->stage};
       if (multicast) arrive->cta = imm(cta);
       arrivals.push_back(arrive);
     }
@@ -41,7 +41,7 @@ class LowerStageSync : public Mutator {
   }
 
  private:
-  static StmtPtr wait(const std::string& array, ExprPtr stage, ExprPtr parity) {
+  static StmtPtr wait(Barrier array, ExprPtr stage, ExprPtr parity) {
     auto w = std::make_shared<MbarrierWait>();
     w->bar = {array, std::move(stage)};
     w->parity = std::move(parity);
@@ -51,7 +51,7 @@ class LowerStageSync : public Mutator {
   const KernelPlan& p_;
 };
 
-StmtPtr init_array(const std::string& array, int stages, int arrivals) {
+StmtPtr init_array(Barrier array, int stages, int arrivals) {
   std::vector<StmtPtr> init;
   for (int s = 0; s < stages; ++s) {
     auto i = std::make_shared<MbarrierInit>();
@@ -74,17 +74,17 @@ Kernel insert_mbarriers(Kernel k) {
   std::vector<StmtPtr> init;
   std::string what = "mbarriers:";
   if (p.tma_load) {
-    init.push_back(init_array(pl.full, pl.stages, pl.full_arrivals));
+    init.push_back(init_array(Barrier::Full, pl.stages, pl.full_arrivals));
     what += " one 'full' barrier per stage";
   }
-  if (p.tma_load && !pl.empty.empty()) {
-    init.push_back(init_array(pl.empty, pl.stages, pl.empty_arrivals));
+  if (p.tma_load && pl.empty_barriers) {
+    init.push_back(init_array(Barrier::Empty, pl.stages, pl.empty_arrivals));
     what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
             std::to_string(warpgroups_per_tile(p)) + " consumer warpgroup(s) x " +
             std::to_string(pl.empty_arrivals / warpgroups_per_tile(p)) + " CTA(s) reading the stage)";
   }
   if (p.staged_c) {
-    init.push_back(init_array(kCBarrier, p.staging.count(), 1));
+    init.push_back(init_array(Barrier::C, p.staging.count(), 1));
     what += std::string(init.size() > 1 ? "," : "") +
             (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
   }

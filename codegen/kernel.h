@@ -23,15 +23,14 @@ struct SmemBuffer {
 // computes from or releases a stage reads its counts here.
 struct PipelinePlan {
   int stages = 1, prefetch = 0;  // 1 and 0 without a circular buffer
-  std::string full = "full_bar";  // mbarrier array: a stage's loads landed
-  std::string empty;              // mbarrier array: a stage's readers are done; empty when a CTA barrier releases
+  // kir::Barrier::Full: a stage's loads landed. kir::Barrier::Empty, when `empty_barriers`: a
+  // stage's readers are done (else a CTA barrier releases it).
+  bool empty_barriers = false;
   int full_arrivals = 2;          // one arrive.expect_tx per operand load of a fill
   int empty_arrivals = 0;         // one per consumer warpgroup of every CTA reading the stage
   int64_t tx_bytes = 0;           // bytes landing in one stage of one CTA (multicast slices from peers included)
   int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
 };
-
-inline constexpr const char* kCBarrier = "c_bar";  // the mbarrier C's staged tile completes on
 
 struct KernelPlan {
   Target target = Target::Sm90a;

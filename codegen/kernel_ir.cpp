@@ -40,6 +40,29 @@ const char* loop_kind_name(LoopKind k) {
   return "";
 }
 
+std::string buffer_name(Buffer b) {
+  switch (b) {
+    case Buffer::A: return "smem_A";
+    case Buffer::B: return "smem_B";
+    case Buffer::D: return "smem_D";
+  }
+  return "?";
+}
+
+std::string barrier_name(Barrier b) {
+  switch (b) {
+    case Barrier::Full: return "full_bar";
+    case Barrier::Empty: return "empty_bar";
+    case Barrier::C: return "c_bar";
+  }
+  return "?";
+}
+
+std::string tensor_map_field(rt::Operand o) {
+  std::string letter = rt::operand_name(o);
+  return "map_" + std::string(1, static_cast<char>(letter[0] - 'A' + 'a'));
+}
+
 StmtPtr for_loop(std::string v, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin, bool unroll) {
   auto f = std::make_shared<For>();
   f->var = std::move(v);
@@ -174,8 +197,8 @@ StmtPtr Mutator::mutate_If(const std::shared_ptr<const If>& i) {
 
 namespace {
 
-std::string bar(const BarrierRef& b) { return b.array + "[" + to_c(b.index) + "]"; }
-std::string smem(const SmemRef& r) { return r.buffer + "+" + to_c(r.offset); }
+std::string bar(const BarrierRef& b) { return barrier_name(b.array) + "[" + to_c(b.index) + "]"; }
+std::string smem(const SmemRef& r) { return buffer_name(r.buffer) + "+" + to_c(r.offset); }
 
 class Dumper : public Visitor {
  public:
@@ -249,11 +272,11 @@ class Dumper : public Visitor {
     line("MbarrierWait " + bar(n.bar) + " parity=" + to_c(n.parity));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    line("TmaLoad " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " -> " + smem(n.dst) + " bar=" +
+    line("TmaLoad " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " -> " + smem(n.dst) + " bar=" +
          bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line("TmaStore " + n.map + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " <- " + smem(n.src));
+    line("TmaStore " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " <- " + smem(n.src));
   }
   void visit_BulkCommit(const BulkCommit&) override { line("BulkCommit"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override { line("BulkWaitRead " + std::to_string(n.pending)); }

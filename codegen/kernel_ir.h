@@ -48,20 +48,32 @@ struct NodeOf : Node {
 };
 
 // A named mbarrier array in shared memory and one element of it.
+// The mbarrier arrays: a stage's loads landed (full), a stage's readers released it (empty),
+// C landed in a staging buffer (c).
+enum class Barrier { Full, Empty, C };
+std::string barrier_name(Barrier b);  // the symbol the kernel declares: "full_bar", "empty_bar", "c_bar"
+
 struct BarrierRef {
-  std::string array;  // "full_bar", "empty_bar"
+  Barrier array = Barrier::Full;
   ExprPtr index;
 };
 
-// A byte offset into a named shared-memory buffer.
+// The shared-memory buffers statements address: operand A's and B's stages, the output staging.
+enum class Buffer { A, B, D };
+std::string buffer_name(Buffer b);  // the symbol the kernel declares: "smem_A", "smem_B", "smem_D"
+
+// A byte offset into a shared-memory buffer.
 struct SmemRef {
-  std::string buffer;  // "smem_A", "smem_B", "smem_D"
-  ExprPtr offset;      // bytes
+  Buffer buffer = Buffer::A;
+  ExprPtr offset;  // bytes
 };
 
 // What a loop iterates, so passes find the loop they rewrite by its role, not its variable name.
 enum class LoopKind { Other, Tiles, KTiles, Subtiles };
 const char* loop_kind_name(LoopKind k);  // "", "tile loop", "k-tile loop", "subtile loop"
+
+// The GgGemmArgs field holding an operand's tensor map: "map_a", "map_b", "map_c", "map_d".
+std::string tensor_map_field(rt::Operand o);
 
 struct Block : NodeOf<NodeKind::Block> { std::vector<StmtPtr> body; };
 struct For : NodeOf<NodeKind::For> {
@@ -122,13 +134,13 @@ struct MbarrierWait : NodeOf<NodeKind::MbarrierWait> { BarrierRef bar; ExprPtr p
 // maps) at (row, col) into `dst`; with a `multicast_mask`, into `dst` of every CTA of the
 // cluster whose rank bit is set, each completing on its own `bar`.
 struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
-  std::string map;
+  rt::Operand map = rt::Operand::A;  // the operand whose tensor map (tensor_map_field) the box comes from
   SmemRef dst;
   ExprPtr row, col;
   BarrierRef bar;
   unsigned multicast_mask = 0;
 };
-struct TmaStore : NodeOf<NodeKind::TmaStore> { std::string map; SmemRef src; ExprPtr row, col; };
+struct TmaStore : NodeOf<NodeKind::TmaStore> { rt::Operand map = rt::Operand::D; SmemRef src; ExprPtr row, col; };
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a

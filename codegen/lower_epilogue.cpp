@@ -39,7 +39,7 @@ class LowerWrite : public Mutator {
     const bool one_subtile = st_.subtiles == 1;
     const ExprPtr sub = one_subtile ? imm(0) : var("subtile");
     const ExprPtr buffer = st_.subtiles == st_.buffers ? sub : sub % imm(st_.buffers);
-    const SmemRef staging = {"smem_D", staging_base() + buffer * imm(st_.buffer.bytes())};
+    const SmemRef staging = {Buffer::D, staging_base() + buffer * imm(st_.buffer.bytes())};
     store->staged = true;
     store->staging = staging;
     store->staging_swizzle_bytes = st_.buffer.swizzle_bytes;
@@ -49,7 +49,7 @@ class LowerWrite : public Mutator {
     std::vector<StmtPtr> stores;
     for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaStore>();
-      t->map = "map_d";
+      t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
       stores.push_back(t);
     }
@@ -120,7 +120,7 @@ class LowerWrite : public Mutator {
     return consumer() * imm(int64_t(st_.buffers) * st_.buffer.bytes());
   }
   BarrierRef c_barrier(const ExprPtr& buffer) const {
-    return {kCBarrier, consumer() * imm(st_.buffers) + buffer};
+    return {Barrier::C, consumer() * imm(st_.buffers) + buffer};
   }
   StmtPtr wait_buffer_read() const {
     auto wait = std::make_shared<BulkWaitRead>();
@@ -135,7 +135,7 @@ class LowerWrite : public Mutator {
     std::vector<StmtPtr> loads = {expect};
     for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaLoad>();
-      t->map = "map_c";
+      t->map = rt::Operand::C;
       chunk_box(store, staging, c, t->dst, t->row, t->col);
       t->bar = bar;
       loads.push_back(t);

@@ -26,10 +26,10 @@ class LowerCopies : public Mutator {
     const bool is_a = l->operand == rt::Operand::A;
     const SmemTileLayout& layout = is_a ? p_.a_smem : p_.b_smem;
     const int64_t tile_rows = layout.rows;
-    SmemRef dst{is_a ? "smem_A" : "smem_B", l->stage * imm(layout.bytes())};
+    SmemRef dst{is_a ? Buffer::A : Buffer::B, l->stage * imm(layout.bytes())};
     ExprPtr row0 = l->tile * imm(tile_rows), col0 = l->k_tile * imm(p_.tile_k);
     if (p_.tma_load) {
-      BarrierRef bar{p_.pipeline.full, l->stage};
+      BarrierRef bar{Barrier::Full, l->stage};
       // The barrier expects the whole stage of this operand, slices multicast by peers included.
       auto expect = std::make_shared<MbarrierArriveExpectTx>();
       expect->bar = bar;
@@ -40,7 +40,7 @@ class LowerCopies : public Mutator {
       ExprPtr slice_row = multicast ? var("cta_rank") * imm(layout.box_rows) : imm(0);
       for (int atom = 0; atom < layout.atoms(); ++atom) {  // one TMA box per swizzle atom along K
         auto load = std::make_shared<TmaLoad>();
-        load->map = is_a ? "map_a" : "map_b";
+        load->map = l->operand;
         load->dst = {dst.buffer, dst.offset + imm(layout.offset(atom, 0)) + slice_row * imm(layout.swizzle_bytes)};
         load->row = row0 + slice_row;
         load->col = col0 + imm(int64_t(atom) * layout.atom_cols());

@@ -62,7 +62,7 @@ void plan_pipeline(KernelPlan& p) {
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
   int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
-  pl.empty = "empty_bar";
+  pl.empty_barriers = true;
   pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
   pl.mma_in_flight = 1;
 }
@@ -219,15 +219,15 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     // The mbarrier region holds the full barriers, then the empty ones, then C's.
     int64_t full_bytes = 8 * p.pipeline.stages, at = item.offset;
     if (p.tma_load) {
-      p.smem.push_back({p.pipeline.full, at, full_bytes, "mbarriers: a stage's loads landed"});
+      p.smem.push_back({kir::barrier_name(kir::Barrier::Full), at, full_bytes, "mbarriers: a stage's loads landed"});
       at += full_bytes;
     }
-    if (!p.pipeline.empty.empty()) {
-      p.smem.push_back({p.pipeline.empty, at, full_bytes, "mbarriers: a stage was released"});
+    if (p.pipeline.empty_barriers) {
+      p.smem.push_back({kir::barrier_name(kir::Barrier::Empty), at, full_bytes, "mbarriers: a stage was released"});
       at += full_bytes;
     }
     if (p.staged_c) {
-      p.smem.push_back({kCBarrier, at, 8 * p.staging.count(), "mbarriers: C landed in a staging buffer"});
+      p.smem.push_back({kir::barrier_name(kir::Barrier::C), at, 8 * p.staging.count(), "mbarriers: C landed in a staging buffer"});
       at += 8 * p.staging.count();
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "codegen/kernel_ir.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -69,9 +70,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.smem.push_back({std::move(symbol), std::move(what), std::move(formula), at, bytes, stage_bytes});
     offset = at + bytes;
   };
-  region("smem_A", def.node(mma_operands[0]).name + " stages", x_join({r.stages, a_tile.rows, r.tile_k, in_bytes}, "B"),
+  region(kir::buffer_name(kir::Buffer::A), def.node(mma_operands[0]).name + " stages", x_join({r.stages, a_tile.rows, r.tile_k, in_bytes}, "B"),
          r.stages * a_tile.bytes(), 1024, a_tile.bytes());
-  region("smem_B", def.node(mma_operands[1]).name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
+  region(kir::buffer_name(kir::Buffer::B), def.node(mma_operands[1]).name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
          r.stages * b_tile.bytes(), 1024, b_tile.bytes());
   if (staged_out) {
     // Per consumer warpgroup (when several) and per buffer (when several): rows x cols x bytes.
@@ -79,7 +80,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     if (staging.owners > 1) formula += std::to_string(staging.owners) + " warpgroups x ";
     if (staging.buffers > 1) formula += std::to_string(staging.buffers) + " buffers x ";
     formula += x_join({staging.rows(), staging.cols, out_bytes}, "B");
-    region("smem_D", "epilogue staging", formula, staging.bytes(), 1024);
+    region(kir::buffer_name(kir::Buffer::D), "epilogue staging", formula, staging.bytes(), 1024);
   }
 
   if (tma_load) {

@@ -121,12 +121,10 @@ class Simulator {
     d_.poison();
   }
 
-  const rt::TensorMapSpec& map(const std::string& name) {
-    rt::Operand op = name == "map_a" ? rt::Operand::A : name == "map_b" ? rt::Operand::B
-                     : name == "map_c" ? rt::Operand::C : rt::Operand::D;
+  const rt::TensorMapSpec& map(rt::Operand op) {
     for (const auto& t : k_.launch.tensor_maps)
       if (t.operand == op) return t;
-    GG_INTERNAL_CHECK(false, "the kernel uses tensor map " + name + " but the launch encodes none");
+    GG_INTERNAL_CHECK(false, "the kernel uses tensor map " + tensor_map_field(op) + " but the launch encodes none");
   }
   GlobalTensor& tensor(rt::Operand op) { return op == rt::Operand::A ? a_ : op == rt::Operand::B ? b_ : op == rt::Operand::C ? c_ : d_; }
 
@@ -426,15 +424,15 @@ class Simulator {
             "fence.mbarrier_init, then __syncthreads or the cluster barrier)");
   }
   int64_t barrier_offset(const Warp& w, const BarrierRef& ref) {
-    const SmemBuffer& b = buffer(ref.array);
+    const SmemBuffer& b = buffer(kir::barrier_name(ref.array));
     int64_t index = eval(w, ref.index);
     if (index < 0 || 8 * index >= b.bytes)
-      error("mbarrier " + ref.array + "[" + std::to_string(index) + "] lies outside its array of " +
+      error("mbarrier " + kir::barrier_name(ref.array) + "[" + std::to_string(index) + "] lies outside its array of " +
             std::to_string(b.bytes / 8));
     return b.offset + 8 * index;
   }
   Mbarrier& barrier(int cta, int64_t offset) { return ctas_[static_cast<size_t>(cta)].smem.barriers[offset]; }
-  std::string barrier_name(const Warp& w, const BarrierRef& ref) { return ref.array + "[" + std::to_string(eval(w, ref.index)) + "]"; }
+  std::string barrier_name(const Warp& w, const BarrierRef& ref) { return kir::barrier_name(ref.array) + "[" + std::to_string(eval(w, ref.index)) + "]"; }
 
   Mbarrier& initialized(const Warp& w, int cta, const BarrierRef& ref, const char* op) {
     Mbarrier& b = barrier(cta, barrier_offset(w, ref));
@@ -499,11 +497,11 @@ class Simulator {
   // The absolute offset of `ref`; its access covers `bytes` from `ref` rounded down to `align`
   // (a wgmma descriptor points into the middle of its first row) and must stay in the buffer.
   int64_t smem_offset(const Warp& w, const SmemRef& ref, int64_t bytes, const char* what, int64_t align = 1) {
-    const SmemBuffer& b = buffer(ref.buffer);
+    const SmemBuffer& b = buffer(buffer_name(ref.buffer));
     int64_t off = eval(w, ref.offset), lo = off - off % align;
     if (lo < 0 || lo + bytes > b.bytes)
       error(std::string(what) + " touches bytes [" + std::to_string(lo) + ", " + std::to_string(lo + bytes) + ") of " +
-            ref.buffer + ", which holds " + std::to_string(b.bytes));
+            buffer_name(ref.buffer) + ", which holds " + std::to_string(b.bytes));
     return b.offset + off;
   }
   // A write through the generic proxy (st.shared): the async proxy may not read it unfenced.
@@ -579,7 +577,7 @@ class Simulator {
         load.cta = cta;
         load.barrier = bar;
         load.bytes = box_bytes;
-        load.what = n.map + " box at (" + std::to_string(row) + ", " + std::to_string(col) + ")";
+        load.what = tensor_map_field(n.map) + " box at (" + std::to_string(row) + ", " + std::to_string(col) + ")";
         SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
@@ -635,7 +633,7 @@ class Simulator {
       st.col = eval(w, n.col);
       st.lo = st.src;
       st.hi = st.src + box_bytes;
-      async_read_check(w.cta, st.lo, st.hi, "TMA store of " + n.map);
+      async_read_check(w.cta, st.lo, st.hi, "TMA store of " + tensor_map_field(n.map));
       ctas_[static_cast<size_t>(w.cta)].smem.readers.push_back({st.lo, st.hi, w.index, st.group, "a TMA store"});
       stores_.push_back(st);
       ++r_.tma_stores;

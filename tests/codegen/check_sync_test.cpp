@@ -159,19 +159,17 @@ StmtPtr remove(std::shared_ptr<T>) {
 // The index of the consumer's wait on the full barrier in its k loop: the stage it reads now.
 ExprPtr current_stage(const Kernel& k) {
   struct Find : Visitor {
-    std::string full;
     int k_loop = 0;
     ExprPtr stage;
     void visit_For(const For& f) override {
-      k_loop += f.var == "k_tile";
+      k_loop += f.kind == LoopKind::KTiles;
       Visitor::visit_For(f);
-      k_loop -= f.var == "k_tile";
+      k_loop -= f.kind == LoopKind::KTiles;
     }
     void visit_MbarrierWait(const MbarrierWait& w) override {
-      if (k_loop && w.bar.array == full) stage = w.bar.index;
+      if (k_loop && w.bar.array == Barrier::Full) stage = w.bar.index;
     }
   } find;
-  find.full = k.plan.pipeline.full;
   find.visit(k.body);
   REQUIRE(find.stage != nullptr);
   return find.stage;
@@ -284,9 +282,9 @@ std::vector<BugClass> bug_classes() {
       {"TmaLoad box map swapped (A reads map_b)", tma,
        [](const Kernel& k) {
          return plant<TmaLoad>(
-             k, [](const TmaLoad& n, const Spot&) { return n.map == "map_a"; },
+             k, [](const TmaLoad& n, const Spot&) { return n.map == rt::Operand::A; },
              [](auto n) -> StmtPtr {
-               n->map = "map_b";
+               n->map = rt::Operand::B;
                return n;
              },
              1);
@@ -298,7 +296,7 @@ std::vector<BugClass> bug_classes() {
       {"full_bar init arrivals +1", tma,
        [](const Kernel& k) {
          return plant<MbarrierInit>(
-             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == "full_bar"; },
+             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == Barrier::Full; },
              [](auto n) -> StmtPtr {
                n->arrivals += 1;
                return n;
@@ -308,7 +306,7 @@ std::vector<BugClass> bug_classes() {
       {"one full_bar stage's init arrivals -1", tma,
        [](const Kernel& k) {
          return plant<MbarrierInit>(
-             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == "full_bar"; },
+             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == Barrier::Full; },
              [](auto n) -> StmtPtr {
                n->arrivals -= 1;
                return n;
@@ -319,7 +317,7 @@ std::vector<BugClass> bug_classes() {
       {"empty_bar init arrivals +1", ws,
        [](const Kernel& k) {
          return plant<MbarrierInit>(
-             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == "empty_bar"; },
+             k, [](const MbarrierInit& n, const Spot&) { return n.bar.array == Barrier::Empty; },
              [](auto n) -> StmtPtr {
                n->arrivals += 1;
                return n;
@@ -330,7 +328,7 @@ std::vector<BugClass> bug_classes() {
        [](const Kernel& k) {
          if (!ws(k)) return drop_last_sync_in_k_loop(k);  // one role: the CTA barrier after the MMAs
          return plant<MbarrierArrive>(
-             k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == "empty_bar"; },
+             k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == Barrier::Empty; },
              remove<MbarrierArrive>);
        },
        [](const Kernel& k) {
@@ -339,7 +337,7 @@ std::vector<BugClass> bug_classes() {
       {"every empty_bar arrive deleted", ws,
        [](const Kernel& k) {
          return plant<MbarrierArrive>(
-             k, [](const MbarrierArrive& n, const Spot&) { return n.bar.array == "empty_bar"; },
+             k, [](const MbarrierArrive& n, const Spot&) { return n.bar.array == Barrier::Empty; },
              remove<MbarrierArrive>);
        },
        empty},
@@ -411,7 +409,7 @@ std::vector<BugClass> bug_classes() {
                });
          ExprPtr now = current_stage(k);
          return plant<MbarrierArrive>(
-             k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == "empty_bar"; },
+             k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == Barrier::Empty; },
              [now](auto n) -> StmtPtr {
                n->bar.index = now;
                return n;
@@ -421,7 +419,7 @@ std::vector<BugClass> bug_classes() {
       {"full_bar wait parity flipped", tma,
        [](const Kernel& k) {
          return plant<MbarrierWait>(
-             k, [](const MbarrierWait& n, const Spot&) { return n.bar.array == "full_bar"; },
+             k, [](const MbarrierWait& n, const Spot&) { return n.bar.array == Barrier::Full; },
              [](auto n) -> StmtPtr {
                n->parity = (n->parity + imm(1)) % imm(2);
                return n;
@@ -701,7 +699,7 @@ TEST_CASE("check_sync messages say what broke: bytes, arrivals, the release afte
       arrivals);
   ExprPtr now = current_stage(k);
   std::string early = sync_error(plant<MbarrierArrive>(
-      k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == "empty_bar"; },
+      k, [](const MbarrierArrive& n, const Spot& p) { return p.k_loop && n.bar.array == Barrier::Empty; },
       [now](auto n) -> StmtPtr {
         n->bar.index = now;
         return n;

@@ -43,7 +43,7 @@ bool k_loop_ends_with_syncthreads(const StmtPtr& body) {
   struct Find : Visitor {
     bool found = false, ends_with_sync = false;
     void visit_For(const For& f) override {
-      if (f.var == "k_tile") {
+      if (f.kind == LoopKind::KTiles) {
         found = true;
         const auto* b = as<Block>(f.body);
         ends_with_sync = b && !b->body.empty() && as<SyncThreads>(b->body.back());
@@ -182,16 +182,16 @@ TEST_CASE("lower_epilogue: 16-bit staging is written with stmatrix, f32 staging 
 
 TEST_CASE("check_sync rejects a TMA load whose barrier expects no bytes") {
   auto load = std::make_shared<TmaLoad>();
-  load->map = "map_a";
-  load->dst = {"smem_A", imm(0)};
+  load->map = rt::Operand::A;
+  load->dst = {Buffer::A, imm(0)};
   load->row = imm(0);
   load->col = imm(0);
-  load->bar = {"full_bar", imm(0)};
+  load->bar = {Barrier::Full, imm(0)};
   Kernel k;
   k.body = block({load});
   CHECK_THROWS_AS(check_sync(k), InternalError);
   auto expect = std::make_shared<MbarrierArriveExpectTx>();
-  expect->bar = {"full_bar", imm(0)};
+  expect->bar = {Barrier::Full, imm(0)};
   expect->bytes = 16384;
   k.body = block({expect, load});
   CHECK_NOTHROW(check_sync(k));
@@ -211,7 +211,7 @@ TEST_CASE("check_sync rejects abstract nodes and wgmma outside a fenced group") 
   CHECK_THROWS_AS(check_sync(k), InternalError);
   auto issue = std::make_shared<WgmmaIssue>();
   issue->block = imm(0);
-  issue->a = issue->b = {"smem_A", imm(0)};
+  issue->a = issue->b = {Buffer::A, imm(0)};
   k.body = block({issue});
   CHECK_THROWS_AS(check_sync(k), InternalError);
 }

@@ -74,21 +74,21 @@ std::optional<StmtPtr> keep() { return std::nullopt; }
 
 std::vector<BugClass> bug_classes() {
   std::vector<BugClass> c;
-  c.push_back({"missing wait on a full barrier", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
+  c.push_back({"missing wait on a full barrier", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
                  auto w = as<MbarrierWait>(s);
-                 if (w && w->bar.array == p.pipeline.full) return StmtPtr(nullptr);
+                 if (w && w->bar.array == Barrier::Full) return StmtPtr(nullptr);
                  return keep();
                }});
-  c.push_back({"wrong wait parity", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
-                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == p.pipeline.full) {
+  c.push_back({"wrong wait parity", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == Barrier::Full) {
                    auto n = copy_of<MbarrierWait>(s);
                    n->parity = (w->parity + imm(1)) % imm(2);
                    return StmtPtr(n);
                  }
                  return keep();
                }});
-  c.push_back({"phase not flipped at the wrap", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
-                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == p.pipeline.full) {
+  c.push_back({"phase not flipped at the wrap", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto w = as<MbarrierWait>(s); w && w->bar.array == Barrier::Full) {
                    auto n = copy_of<MbarrierWait>(s);
                    n->parity = imm(0);
                    return StmtPtr(n);
@@ -161,7 +161,7 @@ std::vector<BugClass> bug_classes() {
                },
                [](const KernelPlan& p) { return p.persistent; }});
   c.push_back({"TMA box at the wrong column", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
-                 if (auto l = as<TmaLoad>(s); l && l->map == "map_b") {
+                 if (auto l = as<TmaLoad>(s); l && l->map == rt::Operand::B) {
                    auto n = copy_of<TmaLoad>(s);
                    n->col = l->col + imm(8);
                    return StmtPtr(n);
@@ -197,7 +197,7 @@ std::vector<BugClass> bug_classes() {
                },
                [](const KernelPlan& p) { return p.tma_store; }});
   c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
-                 if (auto l = as<TmaLoad>(s); l && l->map == "map_a") {
+                 if (auto l = as<TmaLoad>(s); l && l->map == rt::Operand::A) {
                    auto n = copy_of<TmaLoad>(s);
                    n->dst.offset = l->dst.offset + imm(p.a_smem.bytes() * p.pipeline.stages - 1024);
                    return StmtPtr(n);
@@ -205,8 +205,8 @@ std::vector<BugClass> bug_classes() {
                  return keep();
                },
                [](const KernelPlan& p) { return p.tma_load; }});
-  c.push_back({"empty barrier arrival count off by one", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
-                 if (auto i = as<MbarrierInit>(s); i && i->bar.array == p.pipeline.empty) {
+  c.push_back({"empty barrier arrival count off by one", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto i = as<MbarrierInit>(s); i && i->bar.array == Barrier::Empty) {
                    auto n = copy_of<MbarrierInit>(s);
                    n->arrivals += 1;
                    return StmtPtr(n);
@@ -308,7 +308,7 @@ TEST_CASE("simulate: a deadlock names the barrier, role, phase and CTA") {
   Definition def = make_gemm(256, 256, 1024, DType::BF16, DType::BF16);  // more k tiles than stages
   Kernel k = lower(tutorial_schedule(8, def));
   Plant drop_release([](const StmtPtr& s) -> std::optional<StmtPtr> {
-    if (auto a = as<MbarrierArrive>(s); a && a->bar.array == "empty_bar") return StmtPtr(nullptr);
+    if (auto a = as<MbarrierArrive>(s); a && a->bar.array == Barrier::Empty) return StmtPtr(nullptr);
     return std::nullopt;
   });
   k.body = drop_release.mutate(k.body);
@@ -374,13 +374,13 @@ TEST_CASE("simulate: the staged C tile's load, wait and parity are checked") {
       return simulate_kernel(k, def);
     };
     SimulationReport no_wait = planted([](const StmtPtr& s) -> std::optional<StmtPtr> {
-      if (auto w = as<MbarrierWait>(s); w && w->bar.array == kCBarrier) return StmtPtr(nullptr);
+      if (auto w = as<MbarrierWait>(s); w && w->bar.array == Barrier::C) return StmtPtr(nullptr);
       return std::nullopt;
     });
     CHECK_FALSE(no_wait.passed);
     CHECK(no_wait.to_string().find("the epilogue's read of C from the staging buffer") != std::string::npos);
     SimulationReport parity = planted([](const StmtPtr& s) -> std::optional<StmtPtr> {
-      if (auto w = as<MbarrierWait>(s); w && w->bar.array == kCBarrier) {
+      if (auto w = as<MbarrierWait>(s); w && w->bar.array == Barrier::C) {
         auto n = std::make_shared<MbarrierWait>(*w);
         n->parity = imm(0);
         return StmtPtr(n);

@@ -35,8 +35,8 @@ class SelectWgmma : public Mutator {
     // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
     ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
     ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
-    issue->a = {"smem_A", c->stage * imm(a.bytes()) + atom * imm(a.atom_bytes()) + a_row * imm(sb) + within};
-    issue->b = {"smem_B", c->stage * imm(b.bytes()) + atom * imm(b.atom_bytes()) + within};
+    issue->a = {Buffer::A, c->stage * imm(a.bytes()) + atom * imm(a.atom_bytes()) + a_row * imm(sb) + within};
+    issue->b = {Buffer::B, c->stage * imm(b.bytes()) + atom * imm(b.atom_bytes()) + within};
     issue->swizzle_bytes = static_cast<int>(sb);
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
