@@ -20,7 +20,7 @@ PROSE = {
 }
 HEAD = """# Tutorial: from one tile to a warp-specialized, persistent, 2-CTA, two-consumer kernel
 
-Ten schedules, `v1` to `v10`, walk from the simplest correct Hopper GEMM to the structure of the fastest ones. Each step is the previous step plus primitive calls (`schedules/tutorial.cpp`), except that v10 also widens the tile (and with it the pipeline depth that fits); every step lowers through the same passes. The excerpts below are real `gemmgen` output for M = N = K = 4096, bf16 (`gemmgen explain --diff vA vB --m 4096 --n 4096 --k 4096`); `scripts/gen_tutorial_doc.py` regenerates this page.
+Ten schedules, `v1` to `v10`, walk from the simplest correct Hopper GEMM to the structure of the fastest ones. Each step is the previous step plus primitive calls (`schedules/tutorial.cpp`), except that v10 also widens the tile (and with it the pipeline depth that fits); every step lowers through the same passes. The excerpts below are real `gemmgen` output for M = N = K = 4096, bf16: per step the directives it adds and how the loop nests and resources change (`gemmgen explain --diff vA vB --m 4096 --n 4096 --k 4096`), then the key lines of the kernel it emits (`gemmgen emit`); `scripts/gen_tutorial_doc.py` regenerates this page.
 
 Status: every step lowers to CUDA for sm_90a and compiles with nvcc with zero spills, passes the CPU simulator (`gemmgen simulate`) on edge shapes, and has run on an H100 against cuBLAS and an fp64 reference. Measured on an H100 (2026-11-23, bf16, M = N = K, ratio to cuBLAS interleaved in the same process; `docs/performance.md` has f16 and the method):
 
@@ -49,6 +49,43 @@ def run(args):
     return subprocess.run([G] + args, capture_output=True, text=True).stdout
 
 
+# Per step, the generated lines that show what the step's primitives turned into: the first line
+# of the emitted kernel matching each pattern, in order (`gemmgen emit`).
+KEY_LINES = {
+    1: [r'swizzle_offset\(r \* 128', r'wgmma_m64n128k16_f32_bf16', r'store_bf16\(args\.d'],
+    2: [r'for \(int k_tile = 0', r'__syncthreads\(\);'],
+    3: [r'm_tile = blockIdx\.y', r'n_tile = blockIdx\.x'],
+    4: [r'mbarrier_arrive_expect_tx', r'tma_load_2d\(', r'mbarrier_wait_parity', r'stmatrix_x4\(row_dst',
+        r'fence_proxy_async', r'tma_store_2d'],
+    5: [r'circular buffer prologue', r'if \(\(\(k_tile \+ 1\) < k_tiles\)\)', r'tma_load_2d\(.*k_tile \+ 1',
+        r'mbarrier_wait_parity'],
+    6: [r'for \(int tile = blockIdx\.x', r'm_tile = ', r'k_done = '],
+    7: [r'setmaxnreg_dec', r'mbarrier_wait_parity\(\(empty_bar', r'setmaxnreg_inc', r'wgmma_wait_group<1>',
+        r'mbarrier_arrive\(\(empty_bar'],
+    8: [r'mbarrier_wait_parity\(\(empty_bar', r'mbarrier_wait_parity\(\(full_bar'],
+    9: [r'cluster_sync', r'cta_rank = ', r'tma_load_2d_multicast', r'mbarrier_arrive_cluster'],
+    10: [r'const int consumer = ', r'wgmma_m64n256k16', r'bulk_wait_group_read<1>', r'named_barrier_sync\(\(1 \+ consumer\), 128\)',
+         r'stmatrix_x4\(row_dst', r'tma_store_2d'],
+}
+KEY_SIZES = {1: ['--m', '128', '--n', '128', '--k', '64'], 2: ['--m', '128', '--n', '128', '--k', '4096']}
+
+
+def key_lines(v):
+    import re
+    args = KEY_SIZES.get(v, SIZE[:6])
+    code = run(['emit', '--schedule', f'v{v}'] + args + ['-o', '-'])
+    kernel = code[code.index('// ---- kernel'):].splitlines()
+    picked = []
+    for pattern in KEY_LINES[v]:
+        for line in kernel:
+            if re.search(pattern, line):
+                picked.append(line.strip())
+                break
+        else:
+            raise SystemExit(f'v{v}: no generated line matches {pattern!r}')
+    return ["Key generated lines (`gemmgen emit --schedule v%d %s`):" % (v, ' '.join(args)), "", "```cuda"] + picked + ["```", ""]
+
+
 out = [HEAD]
 for v in range(1, 11):
     title, text = PROSE[v]
@@ -56,6 +93,7 @@ for v in range(1, 11):
     if v == 1:
         body = run(['explain', '--schedule', 'v1', '--m', '128', '--n', '128', '--k', '64', '--final'])
         out += ["```", body[body.index('directives:'):].rstrip(), "```", ""]
+        out += key_lines(v)
         continue
     body = run(['explain', '--diff', f'v{v - 1}', f'v{v}'] + SIZE)
     end = body.index('\n  resources')
@@ -63,6 +101,7 @@ for v in range(1, 11):
     changed = [l for l in body[end:].splitlines() if l.startswith(('+', '-'))]
     if changed:
         out += ["Resources and checks that change:", "", "```diff"] + changed + ["```", ""]
+    out += key_lines(v)
 PING_PONG = ("`ping_pong()` is the other way to use two consumer warpgroups: instead of splitting each tile (v10, cooperative), each consumer computes whole tiles and they take the persistent loop's tiles in turn, so one consumer's epilogue can run while the other's MMAs use the tensor cores. The built-in schedule `pingpong` is v9 plus `ping_pong`. In the kernel the consumers' tile loop is dealt: consumer w starts at the CTA's tile w and strides by twice the grid. Before its k loop a consumer waits for its turn (`bar.sync` on its own named barrier, 256 threads) and after it passes the turn on (`bar.arrive` on the other's): that keeps the consumers' waits on the ring in fill order, so neither can pass a parity wait on a phase two fills old. Each consumer has its own staging buffers (subtiles, as in v10), staging barrier and storing thread, and a stage is released by the one consumer that read it. Measured on an H100 it is correct and sanitizer-clean but slower than v10 (0.81-0.86x cuBLAS against 0.99-1.02x): two 128x128 tiles move more bytes per flop than one 128x256 tile.")
 out += ["## Beside v10: ping-pong consumers", "", PING_PONG, ""]
 body = run(['explain', '--diff', 'v9', 'pingpong'] + SIZE)
