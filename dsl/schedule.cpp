@@ -1,6 +1,7 @@
 #include "dsl/schedule.h"
 
 #include "dsl/error.h"
+#include "targets/mma_shapes.h"
 
 namespace gg {
 
@@ -285,21 +286,14 @@ Schedule& Schedule::multicast(const std::string& op) {
 }
 
 namespace {
-// mma-shape: the instruction must exist on the target.
+// mma-shape: the instruction must exist on the target (its table in targets/).
 void check_mma_shape(int m, int n, int k, Target target) {
-  std::string shape = "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
-  bool ok = false;
-  std::string legal;
-  if (target == Target::Sm90a) {
-    ok = m == 64 && k == 16 && n >= 8 && n <= 256 && n % 8 == 0;
-    legal = "wgmma m64nNk16 with N a multiple of 8 in 8..256 (f16/bf16 operands)";
-  } else {
-    ok = (m == 64 || m == 128 || m == 256) && k == 16 && n >= 16 && n <= 256 && n % 16 == 0;
-    legal = "tcgen05.mma with M 64, 128 (one CTA) or 256 (a CTA pair), N a multiple of 16 in 16..256, K 16";
-  }
-  if (!ok)
-    throw_user_error("mma-shape", "mma " + shape + ": " + std::string(target_name(target)) +
-                     " has no such instruction; legal is " + legal);
+  const targets::MmaShapes& shapes =
+      target == Target::Sm90a ? targets::sm90a_mma_shapes() : targets::sm100a_mma_shapes();
+  if (shapes.legal(m, n, k)) return;
+  const std::string shape = "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k);
+  throw_user_error("mma-shape", "mma " + shape + ": " + std::string(target_name(target)) +
+                   " has no such instruction; legal is " + shapes.legal_text);
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "codegen/target/sm90/wgmma.h"
 
 #include "dsl/error.h"
+#include "targets/mma_shapes.h"
 
 namespace gg::sm90 {
 
@@ -24,6 +25,8 @@ class SelectWgmma : public Mutator {
     const SmemTileLayout& b = p_.b_smem;
     const int64_t sb = a.swizzle_bytes;
     GG_INTERNAL_CHECK(b.swizzle_bytes == sb, "A and B stages swizzled alike (one k tile)");
+    GG_INTERNAL_CHECK(targets::sm90a_mma_shapes().legal(kWgmmaM, p_.mma.n, kWgmmaK),
+                      "selected a wgmma shape the sm_90a table does not list");
     auto issue = std::make_shared<WgmmaIssue>();
     issue->m = kWgmmaM;
     issue->n = p_.mma.n;
