@@ -1,0 +1,31 @@
+# ctest `package_example`: install this build into a scratch prefix, build examples/package
+# against it with find_package(gemmgen), and run the program (it writes a .cu; with a GPU it
+# also runs the kernel against cuBLAS).
+#   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DGENERATOR=... -P cmake/package_test.cmake
+set(work ${BUILD_DIR}/package_test)
+file(REMOVE_RECURSE ${work})
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package test: ${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${work}/prefix)
+run("configuring examples/package" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/package -B ${work}/build
+    -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${work}/prefix -DCMAKE_BUILD_TYPE=Release)
+run("building examples/package" ${CMAKE_COMMAND} --build ${work}/build)
+run("running the example" ${work}/build/gemm_bias_relu ${work}/out.cu)
+message("${last_output}")
+file(READ ${work}/out.cu source)
+string(FIND "${source}" "extern \"C\" __global__" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "package test: ${work}/out.cu holds no kernel")
+endif()
+foreach(path bin/gemmgen include/gemmgen/dsl/schedule.h include/gemmgen/codegen/emit.h lib/cmake/gemmgen/gemmgenConfig.cmake)
+  if(NOT EXISTS ${work}/prefix/${path})
+    message(FATAL_ERROR "package test: the install has no ${path}")
+  endif()
+endforeach()
