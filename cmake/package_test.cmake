@@ -13,9 +13,24 @@ function(run what)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# The README's C++ usage program must compile as written: the first ```cpp block after the heading.
+file(READ ${SOURCE_DIR}/README.md readme)
+string(FIND "${readme}" "## C++ usage" at)
+string(SUBSTRING "${readme}" ${at} -1 readme)
+string(FIND "${readme}" "```cpp\n" begin)
+string(FIND "${readme}" "\n```\n" end)
+if(at EQUAL -1 OR begin EQUAL -1 OR end LESS begin)
+  message(FATAL_ERROR "package test: README.md has no ```cpp block under '## C++ usage'")
+endif()
+math(EXPR begin "${begin} + 7")
+math(EXPR length "${end} - ${begin} + 1")
+string(SUBSTRING "${readme}" ${begin} ${length} program)
+file(WRITE ${work}/readme_program.cpp "${program}")
+
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${work}/prefix)
 run("configuring examples/package" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/package -B ${work}/build
-    -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${work}/prefix -DCMAKE_BUILD_TYPE=Release)
+    -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${work}/prefix -DCMAKE_BUILD_TYPE=Release
+    -DREADME_PROGRAM=${work}/readme_program.cpp)
 run("building examples/package" ${CMAKE_COMMAND} --build ${work}/build)
 run("running the example" ${work}/build/gemm_bias_relu ${work}/out.cu)
 message("${last_output}")
