@@ -1,0 +1,38 @@
+#pragma once
+// One call for users who do not schedule: D = alpha * A * B^T on device pointers, with a
+// built-in schedule chosen for the problem and the kernel JIT-compiled on first use (cached in
+// this process, and on disk by the kernel cache underneath).
+//
+//   gg::gemm(d_a, d_b, d_d, m, n, k);                      // bf16 in, bf16 out
+//   gg::gemm(d_a, d_b, d_d, m, n, k, {.in = gg::DType::F16, .out = gg::DType::F32});
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "dsl/definition.h"
+
+namespace gg {
+
+struct GemmOptions {
+  DType in = DType::BF16;    // A and B
+  DType out = DType::BF16;   // D
+  double alpha = 1.0;        // compiled into the kernel: each alpha is its own kernel
+  std::string schedule;      // a built-in schedule (`gemmgen list`); empty: pick_schedule
+  cudaStream_t stream = nullptr;
+};
+
+// The definition gemm() computes for these sizes and options.
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+
+// The built-in schedule gemm() runs for a definition: the furthest tutorial step that is legal
+// and lowers for it (v10 first; the tuned `auto` choice replaces this heuristic later). Throws
+// CompileError `no-schedule`, naming each step's reason, when none does.
+std::string pick_schedule(const Definition& def);
+
+// D[M,N] = alpha * A[M,K] * B[N,K]^T, all row-major device pointers. Asynchronous on
+// options.stream. Throws CompileError for a problem no schedule takes, rt::CudaError when there
+// is no GPU or CUDA refuses a call.
+void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+
+}  // namespace gg

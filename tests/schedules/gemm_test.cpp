@@ -1,0 +1,38 @@
+// gg::gemm's schedule choice, on the CPU: the furthest tutorial step that lowers, and a clear
+// error when none does; without a GPU the call reports that instead of crashing.
+#include <doctest/doctest.h>
+
+#include "dsl/error.h"
+#include "runtime/cuda_error.h"
+#include "runtime/device_info.h"
+#include "schedules/gemm.h"
+
+using namespace gg;
+
+TEST_CASE("pick_schedule takes the furthest tutorial step that lowers for the problem") {
+  CHECK(pick_schedule(gemm_definition(4096, 4096, 4096)) == "v10");
+  CHECK(pick_schedule(gemm_definition(1, 8, 8)) == "v10");
+  GemmOptions f32;
+  f32.in = DType::F16;
+  f32.out = DType::F32;
+  f32.alpha = 0.5;
+  CHECK(pick_schedule(gemm_definition(300, 200, 136, f32)) == "v10");
+  const Definition scaled = gemm_definition(64, 64, 64, f32);
+  CHECK(scaled.to_string().find("0.5") != std::string::npos);
+}
+
+TEST_CASE("no-schedule: a problem no built-in schedule lowers names each step's rule") {
+  try {
+    pick_schedule(gemm_definition(128, 128, 100));  // K not a multiple of 8
+    FAIL("expected no-schedule");
+  } catch (const CompileError& e) {
+    CHECK(e.rule() == "no-schedule");
+    CHECK(std::string(e.message()).find("no built-in schedule lowers for M=128 N=128 K=100 (v10: k-alignment") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("gg::gemm without a GPU throws CudaError, not a crash") {
+  if (rt::gpu_available()) return;  // tests/gpu runs it for real
+  CHECK_THROWS_AS(gemm(nullptr, nullptr, nullptr, 256, 256, 256), rt::CudaError);
+}
