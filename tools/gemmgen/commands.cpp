@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <ostream>
 
 #include "codegen/emit.h"
@@ -12,6 +13,8 @@
 #include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
+#include "schedules/bench_report.h"
+#include "schedules/gemm.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
@@ -148,6 +151,67 @@ int cmd_run(const Args& args, Io io) {
   return r.passed ? 0 : 1;
 }
 
+// Each shape of a shapes file: the schedule (a built-in, or `auto`: gg::gemm's choice) checked
+// against cuBLAS and fp64, then timed interleaved with cuBLAS in this process. A table with the
+// geometric mean; optionally JSON and an SVG chart. Exit 1 when a shape that ran failed its check.
+int cmd_bench(const Args& args, Io io) {
+  const auto file = args.value("shapes");
+  if (!file) usage_error("bench needs --shapes FILE (lines 'M N K [label]'; benchmarks/shapes.txt is one)");
+  const std::vector<BenchShape> shapes = parse_shapes(read_text_file(*file, "shapes file"), *file);
+  GemmOptions gemm;
+  if (auto d = args.value("dtype")) gemm.in = parse_dtype(*d);
+  gemm.out = gemm.in;
+  if (auto d = args.value("out-dtype")) gemm.out = parse_dtype(*d);
+  const std::string schedule = args.value("schedule").value_or("auto");
+  if (schedule != "auto") builtin_schedule(schedule, gemm_definition(128, 128, 64, gemm));  // unknown-schedule first
+  CheckOptions options;
+  options.bench = true;
+  if (auto reps = args.positive("reps")) options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+  // Output files are opened before any timing, so a bad path fails in a second, not after the run.
+  auto open_output = [&](const char* flag) -> std::unique_ptr<std::ofstream> {
+    auto path = args.value(flag);
+    if (!path) return nullptr;
+    auto out = std::make_unique<std::ofstream>(*path);
+    if (!*out) throw_user_error("cannot-write", "cannot write '" + *path + "' (--" + flag + ")");
+    return out;
+  };
+  const auto json = open_output("json"), plot = open_output("plot");
+  if (!rt::gpu_available())
+    throw_user_error("no-gpu", "gemmgen bench needs a GPU and found none (the shapes file parsed: " +
+                                   std::to_string(shapes.size()) + " shapes)");
+  const std::string device = rt::device_info().name;
+  std::vector<BenchRow> rows;
+  bool all_passed = true;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const BenchShape& shape = shapes[i];
+    BenchRow row;
+    row.shape = shape;
+    const Definition def = gemm_definition(shape.m, shape.n, shape.k, gemm);
+    io.err << "[" << i + 1 << "/" << shapes.size() << "] " << shape.m << "x" << shape.n << "x" << shape.k << " "
+           << std::flush;
+    try {
+      row.schedule = schedule == "auto" ? pick_schedule(def) : schedule;
+      const CheckReport r = check_on_gpu(builtin_schedule(row.schedule, def), options);
+      row.ran = true;
+      row.kernel = r.kernel_name;
+      row.passed = r.passed;
+      row.tflops = r.tflops;
+      row.cublas_tflops = r.cublas_tflops;
+      all_passed = all_passed && r.passed;
+      io.err << row.schedule << ": " << r.tflops << " vs cuBLAS " << r.cublas_tflops << " TFLOP/s\n";
+    } catch (const CompileError& e) {
+      row.refused = e.rule() + ": " + e.message();
+      io.err << "refused (" << e.rule() << ")\n";
+    }
+    rows.push_back(row);
+  }
+  const std::string dtype = std::string(dtype_name(gemm.in)) + " -> " + std::string(dtype_name(gemm.out));
+  io.out << format_bench_table(rows, device, dtype);
+  if (json) *json << format_bench_json(rows, device, dtype);
+  if (plot) *plot << format_bench_svg(rows, device, dtype);
+  return all_passed ? 0 : 1;
+}
+
 // Lowers and executes the kernel IR on the CPU: no GPU needed. Exit 1 when the simulation
 // finds a hazard, a deadlock or a wrong element.
 int cmd_simulate(const Args& args, Io io) {
@@ -198,6 +262,16 @@ const std::vector<Command>& commands() {
                 {"reps", "N", "timed runs for --bench, the median is reported (default 50)"},
                 {"repeat", "N", "launch N more times on the same inputs; each output must be bit-identical"}}}),
        cmd_run},
+      {"bench",
+       "time a schedule (or auto) against cuBLAS on every shape of a shapes file (needs a GPU)",
+       {{"shapes", "FILE", "shapes file: lines 'M N K [label]' (benchmarks/shapes.txt)"},
+        {"schedule", "NAME", "a built-in schedule, or auto (default): the one gg::gemm picks per shape"},
+        {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
+        {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+        {"reps", "N", "timed runs per shape, the median is reported (default 50)"},
+        {"json", "FILE", "also write the results as JSON"},
+        {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
+       cmd_bench},
       {"simulate",
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
        concat({schedule_flags(), problem_flags(),
@@ -214,7 +288,7 @@ std::string usage() {
   for (const auto& c : commands()) width = std::max(width, c.name.size());
   for (const auto& c : commands()) s += "  " + c.name + std::string(width + 2 - c.name.size(), ' ') + c.summary + "\n";
   s += "\n`gemmgen COMMAND --help` lists a command's flags.\n"
-       "exit codes: 0 ok, 1 check failed (gemmgen run), 2 usage or compile error, 3 internal error\n";
+       "exit codes: 0 ok, 1 check failed (gemmgen run, bench, simulate), 2 usage or compile error, 3 internal error\n";
   return s;
 }
 

@@ -36,45 +36,9 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   return p;
 }
 
-// `-` is standard input; anything else must be a regular file (a directory or /proc entry
-// would otherwise read as an empty schedule).
-std::string read_file(const std::string& path) {
-  std::ostringstream os;
-  if (path == "-") {
-    os << std::cin.rdbuf();
-    return os.str();
-  }
-  const auto not_found = [&] { throw_user_error("file-not-found", "cannot read schedule file '" + path + "'"); };
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) not_found();
-  if (!std::filesystem::is_regular_file(status))
-    throw_user_error("not-a-file", "schedule file '" + path + "' is not a regular file" +
-                                       (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) not_found();
-  os << in.rdbuf();
-  return os.str();
-}
-
-// A schedule file is text: a NUL or another control byte (besides tab, CR, LF) means a binary file,
-// refused before its bytes reach a message.
-void require_text(const std::string& path, const std::string& text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02x", c);
-      throw_user_error("not-text", "schedule file '" + path + "' is not text (byte " + hex + " at offset " +
-                                       std::to_string(i) + ")");
-    }
-  }
-}
-
 Schedule from_file(const std::string& path, const Args& args) {
-  std::string text = read_file(path);
+  std::string text = read_text_file(path, "schedule file");
   const std::string shown = path == "-" ? "<stdin>" : path;  // the name messages use
-  require_text(shown, text);
   try {
     ScheduleFile file = parse_schedule_file(text);
     Problem p = resolve_problem(args, file.problem);
@@ -96,6 +60,48 @@ Schedule builtin(const std::string& name, const Args& args) {
 }
 
 }  // namespace
+
+// `-` is standard input; anything else must be a regular file (a directory or /proc entry
+// would otherwise read as an empty schedule).
+std::string read_text_file(const std::string& path, const std::string& what) {
+  const std::string text = read_file_bytes(path, what);
+  require_text(path == "-" ? "<stdin>" : path, text, what);
+  return text;
+}
+
+std::string read_file_bytes(const std::string& path, const std::string& what) {
+  std::ostringstream os;
+  if (path == "-") {
+    os << std::cin.rdbuf();
+    return os.str();
+  }
+  const auto not_found = [&] { throw_user_error("file-not-found", "cannot read " + what + " '" + path + "'"); };
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) not_found();
+  if (!std::filesystem::is_regular_file(status))
+    throw_user_error("not-a-file", what + " '" + path + "' is not a regular file" +
+                                       (std::filesystem::is_directory(status) ? " (it is a directory)" : ""));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) not_found();
+  os << in.rdbuf();
+  return os.str();
+}
+
+// The file is text: a NUL or another control byte (besides tab, CR, LF) means a binary file,
+// refused before its bytes reach a message.
+void require_text(const std::string& path, const std::string& text, const std::string& what) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      throw_user_error("not-text", what + " '" + path + "' is not text (byte " + hex + " at offset " +
+                                       std::to_string(i) + ")");
+    }
+  }
+}
+
 
 std::vector<FlagSpec> schedule_flags() {
   return {
