@@ -59,15 +59,6 @@ Schedule builtin(const std::string& name, const Args& args) {
   return builtin_schedule(name, def, arch_flag(args).value_or(Target::Sm90a));
 }
 
-}  // namespace
-
-// `-` is standard input; anything else must be a regular file (a directory or /proc entry
-// would otherwise read as an empty schedule).
-std::string read_text_file(const std::string& path, const std::string& what) {
-  const std::string text = read_file_bytes(path, what);
-  require_text(path == "-" ? "<stdin>" : path, text, what);
-  return text;
-}
 
 std::string read_file_bytes(const std::string& path, const std::string& what) {
   std::ostringstream os;
@@ -101,6 +92,17 @@ void require_text(const std::string& path, const std::string& text, const std::s
     }
   }
 }
+
+}  // namespace
+
+// `-` is standard input; anything else must be a regular file (a directory or /proc entry
+// would otherwise read as an empty schedule).
+std::string read_text_file(const std::string& path, const std::string& what) {
+  const std::string text = read_file_bytes(path, what);
+  require_text(path == "-" ? "<stdin>" : path, text, what);
+  return text;
+}
+
 
 
 std::vector<FlagSpec> schedule_flags() {

@@ -25,8 +25,6 @@ Schedule load_schedule_named(const std::string& name_or_path, const Args& args);
 // The text of a file (`-`: standard input); CompileError `file-not-found`, `not-a-file` or
 // `not-text` naming it as `what` ("schedule file", "shapes file").
 std::string read_text_file(const std::string& path, const std::string& what);
-std::string read_file_bytes(const std::string& path, const std::string& what);
-void require_text(const std::string& path, const std::string& text, const std::string& what);
 
 // The --arch flag, when given.
 std::optional<Target> arch_flag(const Args& args);
