@@ -30,8 +30,7 @@ int total_threads(const std::vector<RoleShape>& roles);
 
 // A tile in shared memory as TMA writes it and WGMMA or a TMA store reads it: each row's
 // contiguous bytes are cut into `atoms` swizzle atoms of `swizzle_bytes`, laid out
-// [atoms][rows][swizzle_bytes]. A TMA box is one atom wide and `box_rows` tall; the WGMMA
-// descriptor steps 8 rows (one swizzle pattern) at a time.
+// [atoms][rows][swizzle_bytes]. A TMA box is one atom wide and `box_rows` tall.
 struct SmemTileLayout {
   int elem_bytes = 2;
   int64_t rows = 0;
@@ -43,7 +42,6 @@ struct SmemTileLayout {
   int64_t atom_bytes() const { return rows * swizzle_bytes; }  // one atom of every row
   int64_t bytes() const { return rows * row_bytes; }
   int64_t offset(int64_t atom, int64_t row) const { return atom * atom_bytes() + row * swizzle_bytes; }
-  int64_t group_stride_bytes() const { return 8 * int64_t(swizzle_bytes); }
 };
 
 // An MMA operand's stage (0: A, 1: B), K-major: rows of 32 or 64 bytes take that swizzle,
