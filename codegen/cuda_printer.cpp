@@ -149,8 +149,14 @@ class CudaPrinter : public Visitor {
     line("const long long row = (long long)" + to_c(n.row0) + " + r;");
     line("const long long col = (long long)" + to_c(n.col0) + " + c * " + num(chunk_elems) + ";");
     line("uint4 v = make_uint4(0u, 0u, 0u, 0u);");
-    line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
-    line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
+    if (n.load_bytes == 16) {
+      line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
+      line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
+    } else {  // rows not 16-byte aligned: element loads, the row's tail past the limit zero
+      line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
+      line("  v = gg::dev::load16_elements<" + num(n.elem_bytes) + ">(src + (row * " + to_c(n.ld) + " + col) * " +
+           num(n.elem_bytes) + ", int(" + to_c(n.col_limit) + " - col));");
+    }
     line("const int atom = c / " + num(chunks_per_atom) + ", chunk16 = c % " + num(chunks_per_atom) + ";");
     line("const unsigned dst = " + smem(n.dst) + " + atom * " + num(int64_t(n.rows) * n.swizzle_bytes) +
          " + gg::dev::swizzle_offset(r * " + num(n.swizzle_bytes) + " + chunk16 * 16, " + num(n.swizzle_bytes) + ");");

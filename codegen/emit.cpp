@@ -17,7 +17,7 @@ constexpr const char* kVersion = "0.1.0";
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
                                           "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh",
                                           "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh",
-                                          "stmatrix.cuh"};
+                                          "stmatrix.cuh",  "global_copy.cuh"};
 
 std::string embed(std::string_view name) {
   std::string text(rt::device_header_source(name));
@@ -94,8 +94,12 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
      << "// kernel: " << k.name << "\n"
      << "// target: " << target_name(p.target) << "\n"
      << "// problem: " << shape.str() << " (A[M,K], B[N,K] K-major; D[M,N] row-major)\n"
-     << comment_block("definition", def.to_string()) << comment_block("schedule", schedule_text)
-     << "// launch: grid {" << k.launch.grid[0] << "," << k.launch.grid[1] << "," << k.launch.grid[2] << "}, block {"
+     << comment_block("definition", def.to_string()) << comment_block("schedule", schedule_text);
+  std::string choices;  // what each `auto` copy became for this problem
+  for (const auto& d : s.directives())
+    if (auto why = copy_choice_of(s, d)) choices += *why + "\n";
+  if (!choices.empty()) os << comment_block("copies", choices);
+  os << "// launch: grid {" << k.launch.grid[0] << "," << k.launch.grid[1] << "," << k.launch.grid[2] << "}, block {"
      << k.launch.block[0] << ",1,1}, cluster {" << k.launch.cluster[0] << "," << k.launch.cluster[1] << ","
      << k.launch.cluster[2] << "}, " << k.launch.dynamic_smem_bytes << " bytes of dynamic shared memory\n\n";
   // Each kernel uses a subset of the helpers; the rest are unused statics, not mistakes.

@@ -1,5 +1,6 @@
 #include "codegen/explain.h"
 
+#include <optional>
 #include <sstream>
 
 #include "codegen/analyze_schedule.h"
@@ -92,6 +93,7 @@ std::string explain(const Schedule& s, const ExplainOptions& options) {
       replay.apply(ds[i]);
       std::string now = prefix_nests(replay, limits);
       os << "\n[" << i + 1 << "] " << print_directive(ds[i]) << "\n";
+      if (auto why = copy_choice_of(replay, ds[i])) os << "    " << *why << "\n";
       if (now == previous)
         os << "    (the loop nests do not change; the directive takes effect in the resources or the check)\n";
       else
@@ -100,6 +102,8 @@ std::string explain(const Schedule& s, const ExplainOptions& options) {
     }
   } else {
     os << "\ndirectives:\n" << indent(print_directives(s.directives()), "  ");
+    for (const auto& d : s.directives())
+      if (auto why = copy_choice_of(s, d)) os << "  " << *why << "\n";
   }
   if (!options.resources && !options.check && options.steps) return os.str();
   const ScheduleAnalysis analysis = analyze_schedule(s, limits);

@@ -284,7 +284,7 @@ class Dumper : public Visitor {
     line("SyncCopyTile " + n.source + " " + std::to_string(n.rows) + "x" + std::to_string(n.cols) + " from (" +
          to_c(n.row0) + ", " + to_c(n.col0) + ") limits (" + to_c(n.row_limit) + ", " + to_c(n.col_limit) +
          ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
-         " swizzle=" + std::to_string(n.swizzle_bytes));
+         " swizzle=" + std::to_string(n.swizzle_bytes) + (n.load_bytes == 16 ? "" : " by element"));
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
   void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }

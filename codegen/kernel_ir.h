@@ -144,8 +144,9 @@ struct TmaStore : NodeOf<NodeKind::TmaStore> { rt::Operand map = rt::Operand::D;
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a
-// global matrix into the swizzled layout that TMA would write; out-of-bounds chunks are
-// zero-filled.
+// global matrix into the swizzled layout that TMA would write; out-of-bounds elements are
+// zero-filled. With 16-byte aligned rows each chunk is one 16-byte load (and a chunk is wholly
+// in or out of bounds); otherwise each element is its own load, bounded element by element.
 struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   std::string source;          // "a" or "b" (GgGemmArgs field)
   SmemRef dst;
@@ -153,6 +154,7 @@ struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   ExprPtr row_limit, col_limit, ld;  // extents and leading dimension in elements
   int rows = 0, cols = 0, elem_bytes = 2, threads = 128;
   int swizzle_bytes = 128;     // the layout of [cols * elem_bytes / swizzle_bytes][rows][swizzle_bytes]
+  int load_bytes = 16;         // bytes per global load: 16, or elem_bytes (rows not 16-byte aligned)
 };
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};

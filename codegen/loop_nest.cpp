@@ -82,6 +82,7 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
     l.rows = i == 0 ? c.tm : c.tn;
     l.cols = c.tk;
     l.method = c.s.read_method(l.tensor).value_or(CopyMethod::Sync);
+    l.element_copy = l.method == CopyMethod::Sync && !tma_rows_aligned(c.def.node(ops[i]));
     l.stages = c.stages;
     if (c.stages > 1) l.stage_index = stage_index;
     for (const auto& m : multicast)
@@ -299,7 +300,7 @@ std::string load_line(const LoadStmt& l) {
   std::ostringstream os;
   os << "load " << l.tensor << "[" << join(l.index, ", ") << "] " << l.rows << " x " << l.cols << " -> smem";
   if (l.stages > 1) os << " stage " << l.stage_index;
-  os << " (" << (l.method == CopyMethod::Tma ? "TMA" : "synchronous copy");
+  os << " (" << (l.method == CopyMethod::Tma ? "TMA" : l.element_copy ? "synchronous element copy" : "synchronous copy");
   if (l.multicast_ctas > 0) os << ", multicast to " << l.multicast_ctas << " CTAs";
   os << ")";
   return os.str();

@@ -34,6 +34,7 @@ struct LoadStmt {
   std::vector<std::string> index;     // tile coordinates: {"m_o", "k_o"}, {"tile.m", "k_o"}; "0" where untiled
   int64_t rows = 0, cols = 0;         // the tile, in elements
   CopyMethod method = CopyMethod::Sync;
+  bool element_copy = false;  // a synchronous copy of rows not 16-byte aligned: one load per element
   int stages = 1;                     // > 1: into stage `stage_index` of a circular buffer
   std::string stage_index;            // "k_o % 4"
   int multicast_ctas = 0;             // > 0: one TMA load multicast to this many CTAs of the cluster

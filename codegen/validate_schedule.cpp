@@ -41,24 +41,27 @@ void check_problem_size(const Schedule& s) {
                      " tile steps, which a generated kernel counts in 32-bit ints; split the problem or use larger tiles");
 }
 
+// TMA needs 16-byte aligned row strides. An explicit `tma` on a tensor without them is refused,
+// naming the `auto` fallback; `auto` never resolves to TMA there (Schedule::read_method).
 void check_alignment(const Schedule& s) {
   const Definition& def = s.definition();
-  const int in_bytes = dtype_bytes(def.input_dtype());
-  const int64_t per16 = 16 / in_bytes;
-  if (def.k() * in_bytes % 16 != 0)
-    throw_user_error("k-alignment", "K=" + str(def.k()) + ": A and B rows must be 16-byte aligned for TMA and "
-                     "vectorized copies, but a row of " + str(def.k()) + " " + std::string(dtype_name(def.input_dtype())) +
-                     " elements is " + str(def.k() * in_bytes) + " bytes; K must be a multiple of " + str(per16) +
-                     " (pad K to " + str((def.k() + per16 - 1) / per16 * per16) + ")");
-  const std::string& out = def.node(def.output()).name;
-  auto w = s.write_of(out);
-  const int out_bytes = dtype_bytes(def.output_dtype());
-  if (w && w->method == CopyMethod::Tma && def.n() * out_bytes % 16 != 0) {
-    int64_t per = 16 / out_bytes;
-    throw_user_error("n-alignment", "cache_write " + out + " shared tma: the TMA store needs 16-byte aligned output "
-                     "rows, but a row of N=" + str(def.n()) + " " + std::string(dtype_name(def.output_dtype())) +
-                     " elements is " + str(def.n() * out_bytes) + " bytes; N must be a multiple of " + str(per) +
-                     " (pad N to " + str((def.n() + per - 1) / per * per) + ") for a TMA store");
+  for (const auto& op : operands(def)) {
+    const Node& n = *def.find(op);
+    if (s.read_method(op) != CopyMethod::Tma || tma_rows_aligned(n)) continue;
+    const int64_t per16 = 16 / dtype_bytes(n.dtype);
+    throw_user_error("k-alignment", "cache_read " + op + " tma: a TMA load needs 16-byte aligned rows, but " +
+                     row_bytes_text(def, n) + "; pad K to a multiple of " + str(per16) + " (" +
+                     str((def.k() + per16 - 1) / per16 * per16) + "), or write cache_read " + op +
+                     " auto to fall back to a synchronous element copy with bounds");
+  }
+  const Node& out = def.node(def.output());
+  auto w = s.write_of(out.name);
+  if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(out)) {
+    const int64_t per16 = 16 / dtype_bytes(out.dtype);
+    throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: the TMA store needs 16-byte aligned "
+                     "output rows, but " + row_bytes_text(def, out) + "; pad N to a multiple of " + str(per16) +
+                     " (" + str((def.n() + per16 - 1) / per16 * per16) + "), or write cache_write " + out.name +
+                     " shared auto to fall back to stores from registers with bounds");
   }
 }
 
@@ -165,6 +168,12 @@ void check_inlined(const Schedule& s) {
                      " (or compute_at OP AXIS) to apply them in the writeback");
 }
 
+// " (cache_read A auto: a synchronous element copy ...)" when `auto` chose the copy.
+std::string auto_reason(const Schedule& s, const std::string& tensor) {
+  auto why = s.copy_choice(tensor);
+  return why ? " (" + *why + ")" : "";
+}
+
 void check_copies(const Schedule& s, const ResourceSummary& r) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
@@ -172,12 +181,17 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
   for (const auto& op : operands(def))
     if (s.read_method(op) != CopyMethod::Tma) not_tma.push_back(op);
   if (s.warp_roles() && !not_tma.empty()) {
-    std::vector<std::string> fixes;
-    for (const auto& op : not_tma) fixes.push_back("cache_read " + op + " tma");
+    std::vector<std::string> adds;
+    for (const auto& op : not_tma) adds.push_back("cache_read " + op + " tma");
+    // When `auto` fell back, asking for tma would only be refused: the fix is K itself.
+    const std::string fix = s.copy_choice(not_tma.front())
+                                ? "pad K to a multiple of " + str(16 / dtype_bytes(def.input_dtype())) +
+                                      " for TMA, or drop warp_specialize"
+                                : "add " + join(adds, ", ") + " (tutorial v4)";
     throw_user_error("warp-specialize-needs-tma", "warp_specialize: the producer warpgroup issues the operand loads "
                      "asynchronously and needs TMA, but " + join(not_tma, " and ") + " " +
-                     (not_tma.size() > 1 ? "are" : "is") + " copied synchronously; add " + join(fixes, ", ") +
-                     " (tutorial v4)");
+                     (not_tma.size() > 1 ? "are" : "is") + " copied synchronously" + auto_reason(s, not_tma.front()) +
+                     "; " + fix);
   }
   for (const auto& op : s.multicast_operands()) {
     if (r.cluster_size < 2)
@@ -186,7 +200,7 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
                        str(r.cluster.z) + " (one CTA); use cluster 2 (or larger)");
     if (s.read_method(op) != CopyMethod::Tma)
       throw_user_error("multicast-needs-tma", "multicast " + op + ": only a TMA load can be multicast to the cluster, "
-                       "but " + op + " is copied synchronously; add cache_read " + op + " tma");
+                       "but " + op + " is copied synchronously" + auto_reason(s, op) + "; add cache_read " + op + " tma");
     if (!r.grid.persistent) {
       // CTAs sharing B differ only in their m tile (and sharing A, only in n): the cluster
       // must extend along the grid index bound to that dimension.

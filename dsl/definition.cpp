@@ -1,5 +1,6 @@
 #include "dsl/definition.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -252,6 +253,19 @@ Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
   Tensor b = def.input("B", {n, k}, in);
   def.set_output(def.cast(def.matmul(a, b), out));
   return def;
+}
+
+int64_t row_elems(const Node& n) { return n.shape.empty() ? 1 : n.shape.back(); }
+
+bool tma_rows_aligned(const Node& n) { return row_elems(n) * dtype_bytes(n.dtype) % 16 == 0; }
+
+std::string row_bytes_text(const Definition& def, const Node& n) {
+  const auto& operands = def.matmul_node().operands;
+  const bool operand = std::find(operands.begin(), operands.end(), n.id) != operands.end();
+  const char* extent = operand ? "K" : "N";  // operands are K-major; C and the output have N columns
+  const int64_t elems = row_elems(n);
+  return "a row of " + std::string(extent) + "=" + std::to_string(elems) + " " + std::string(dtype_name(n.dtype)) +
+         " elements is " + std::to_string(elems * dtype_bytes(n.dtype)) + " bytes";
 }
 
 }  // namespace gg

@@ -99,6 +99,14 @@ class Definition {
   int output_ = -1;
 };
 
+// A 2-D tensor's rows in memory: their length in elements (the last extent of the shape, so K
+// for the K-major operands, N for the output) and whether that many bytes is the 16-byte
+// multiple a TMA tensor map needs as its row stride.
+int64_t row_elems(const Node& n);
+bool tma_rows_aligned(const Node& n);
+// "a row of K=71 bf16 elements is 142 bytes"
+std::string row_bytes_text(const Definition& def, const Node& n);
+
 // The usual definition: D[M,N] = cast(A[M,K] * B[N,K]^T) with `in` operands and `out` result.
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out);
 

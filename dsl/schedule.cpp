@@ -147,7 +147,7 @@ const Node& Schedule::operand(const std::string& tensor, const char* primitive) 
 
 Schedule& Schedule::cache_read(const std::string& tensor, CopyMethod method) {
   operand(tensor, "cache_read");
-  if (read_method(tensor))
+  if (declared_read(tensor))
     throw_user_error("duplicate-directive", "cache_read " + tensor + ": the operand is already cached in shared memory");
   record(CacheReadD{tensor, method});
   return *this;
@@ -168,7 +168,7 @@ Schedule& Schedule::cache_write(const std::string& tensor, Place place, CopyMeth
     throw_user_error("cache-write-tensor", "cache_write " + tensor + ": legal tensors are the accumulator '" + acc +
                      "' and the output '" + out + "'");
   }
-  if (write_of(tensor))
+  if (declared_write(tensor))
     throw_user_error("duplicate-directive", "cache_write " + tensor + ": already placed by an earlier cache_write");
   record(CacheWriteD{tensor, place, method});
   return *this;
@@ -316,7 +316,7 @@ Schedule& Schedule::ping_pong() {
 }
 
 Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
-  if (store_subtile_of()) throw_user_error("duplicate-directive", "store_subtile: the output subtile is already chosen");
+  if (last<StoreSubtileD>()) throw_user_error("duplicate-directive", "store_subtile: the output subtile is already chosen");
   if (cols <= 0 || buffers < 1 || buffers > kMaxStoreBuffers)
     throw_user_error("store-subtile", "store_subtile " + std::to_string(cols) + " " + std::to_string(buffers) +
                      ": a subtile has at least one column and there are 1.." + std::to_string(kMaxStoreBuffers) +
@@ -351,16 +351,50 @@ Schedule& Schedule::apply(const Directive& d) {
   return *this;
 }
 
-std::optional<CopyMethod> Schedule::read_method(const std::string& tensor) const {
+const CacheReadD* Schedule::declared_read(const std::string& tensor) const {
   for (const auto& d : directives_)
-    if (auto* c = std::get_if<CacheReadD>(&d); c && c->tensor == tensor) return c->method;
-  return std::nullopt;
+    if (auto* c = std::get_if<CacheReadD>(&d); c && c->tensor == tensor) return c;
+  return nullptr;
+}
+
+const CacheWriteD* Schedule::declared_write(const std::string& tensor) const {
+  for (const auto& d : directives_)
+    if (auto* c = std::get_if<CacheWriteD>(&d); c && c->tensor == tensor) return c;
+  return nullptr;
+}
+
+std::optional<CopyMethod> Schedule::read_method(const std::string& tensor) const {
+  const CacheReadD* c = declared_read(tensor);
+  if (!c) return std::nullopt;
+  if (c->method != CopyMethod::Auto) return c->method;
+  return tma_rows_aligned(*def_.find(tensor)) ? CopyMethod::Tma : CopyMethod::Sync;
 }
 
 std::optional<CacheWriteD> Schedule::write_of(const std::string& tensor) const {
-  for (const auto& d : directives_)
-    if (auto* c = std::get_if<CacheWriteD>(&d); c && c->tensor == tensor) return *c;
+  const CacheWriteD* c = declared_write(tensor);
+  if (!c) return std::nullopt;
+  if (c->method != CopyMethod::Auto || tensor == def_.matmul_node().name) return *c;
+  if (!tma_rows_aligned(*def_.find(tensor))) return std::nullopt;
+  return CacheWriteD{c->tensor, c->place, CopyMethod::Tma};
+}
+
+std::optional<std::string> copy_choice_of(const Schedule& s, const Directive& d) {
+  if (auto* r = std::get_if<CacheReadD>(&d); r && r->method == CopyMethod::Auto) return s.copy_choice(r->tensor);
+  if (auto* w = std::get_if<CacheWriteD>(&d); w && w->method == CopyMethod::Auto) return s.copy_choice(w->tensor);
   return std::nullopt;
+}
+
+std::optional<std::string> Schedule::copy_choice(const std::string& tensor) const {
+  const CacheReadD* r = declared_read(tensor);
+  const CacheWriteD* w = declared_write(tensor);
+  const bool read = r && r->method == CopyMethod::Auto;
+  if (!read && !(w && w->method == CopyMethod::Auto && tensor != def_.matmul_node().name)) return std::nullopt;
+  const Node& n = *def_.find(tensor);
+  const std::string head = read ? "cache_read " + tensor + " auto: " : "cache_write " + tensor + " shared auto: ";
+  const std::string rows = row_bytes_text(def_, n);
+  if (tma_rows_aligned(n)) return head + "TMA (" + rows + ", 16-byte aligned)";
+  return head + (read ? "a synchronous element copy with bounds" : "stores from registers with bounds") + ", since " +
+         rows + ", not the 16-byte multiple TMA needs";
 }
 
 std::optional<CircularBufferD> Schedule::circular_buffer_of() const {
@@ -380,6 +414,9 @@ std::optional<ClusterD> Schedule::cluster_dims() const {
   return std::nullopt;
 }
 std::optional<StoreSubtileD> Schedule::store_subtile_of() const {
+  const std::string& out = def_.node(def_.output()).name;
+  if (const CacheWriteD* w = declared_write(out); w && w->method == CopyMethod::Auto && !write_of(out))
+    return std::nullopt;
   if (auto* d = last<StoreSubtileD>()) return *d;
   return std::nullopt;
 }

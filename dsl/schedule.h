@@ -17,7 +17,11 @@ enum class Target { Sm90a, Sm100a };
 std::string_view target_name(Target t);      // "sm_90a"
 Target parse_target(std::string_view name);  // CompileError `unknown-arch`
 
-enum class CopyMethod { Sync, Tma };
+// How a tile moves between global and shared memory. `Auto` is TMA where the tensor's rows
+// allow it (16-byte aligned strides) and otherwise the fallback: a bounded synchronous copy for
+// an operand, stores from registers with bounds for the output. The choice depends on the
+// problem, so read_method/write_of answer with the method the kernel uses, and copy_choice says why.
+enum class CopyMethod { Sync, Tma, Auto };
 // Where cache_write puts a tensor: the accumulator in registers (sm_90a) or TMEM (sm_100a),
 // or the output staged in shared memory for the store.
 enum class Place { Registers, Tmem, Shared };
@@ -52,6 +56,10 @@ enum class ConsumerMode { Cooperative, PingPong };
 inline constexpr int kPingPongConsumers = 2;
 
 bool operator==(const Directive& a, const Directive& b);
+class Schedule;
+// What a `cache_read/cache_write ... auto` directive became for s's problem (Schedule::copy_choice);
+// nullopt for any other directive.
+std::optional<std::string> copy_choice_of(const Schedule& s, const Directive& d);
 std::string directive_name(const Directive& d);  // "split", "cache_read", ...
 
 // Hardware limits the primitives check against.
@@ -100,8 +108,15 @@ class Schedule {
   const std::vector<Directive>& directives() const { return directives_; }
 
   // What the directives recorded so far say; nullopt/empty where nothing was asked for.
+  // read_method and write_of give the copy the kernel uses: `auto` resolved for this problem
+  // (an output whose `auto` store falls back is not staged: write_of is nullopt).
   std::optional<CopyMethod> read_method(const std::string& tensor) const;
   std::optional<CacheWriteD> write_of(const std::string& tensor) const;
+  // For a tensor whose cache_read/cache_write says `auto`: what it became and why, e.g.
+  // "cache_read A auto: a synchronous element copy with bounds, since a row of K=71 bf16
+  // elements is 142 bytes, not the 16-byte multiple TMA needs".
+  std::optional<std::string> copy_choice(const std::string& tensor) const;
+  // store_subtile, unless the output's `auto` store fell back to registers (then it lapses).
   std::optional<CircularBufferD> circular_buffer_of() const;
   std::optional<WarpSpecializeD> warp_roles() const;
   std::optional<PersistD> persistence() const;
@@ -125,6 +140,8 @@ class Schedule {
 
  private:
   template <class D> const D* last() const;
+  const CacheReadD* declared_read(const std::string& tensor) const;
+  const CacheWriteD* declared_write(const std::string& tensor) const;
   const Node& operand(const std::string& tensor, const char* primitive) const;
   const Node& epilogue_op(const std::string& op, const char* primitive) const;
   void record(Directive d);

@@ -28,7 +28,17 @@ std::string_view place_name(Place p) {
   GG_INTERNAL_CHECK(false, "unhandled place");
 }
 
-std::string_view method_name(CopyMethod m) { return m == CopyMethod::Tma ? "tma" : "sync"; }
+std::string_view method_name(CopyMethod m) {
+  switch (m) {
+    case CopyMethod::Sync: return "sync";
+    case CopyMethod::Tma: return "tma";
+    case CopyMethod::Auto: return "auto";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled copy method");
+}
+
+const std::initializer_list<std::pair<const char*, CopyMethod>> kCopyMethods = {
+    {"sync", CopyMethod::Sync}, {"tma", CopyMethod::Tma}, {"auto", CopyMethod::Auto}};
 std::string_view raster_name(Raster r) { return r == Raster::RowMajor ? "row" : "column"; }
 
 // ---- tokens ---------------------------------------------------------------------------
@@ -56,8 +66,8 @@ constexpr Usage kUsages[] = {
     {"reorder", "AXIS AXIS..."},
     {"bind", "AXIS BINDING"},
     {"tile", "M N K"},
-    {"cache_read", "TENSOR sync|tma"},
-    {"cache_write", "TENSOR registers|tmem|shared [sync|tma]"},
+    {"cache_read", "TENSOR sync|tma|auto"},
+    {"cache_write", "TENSOR registers|tmem|shared [sync|tma|auto]"},
     {"inline", "OP"},
     {"compute_at", "OP AXIS"},
     {"circular_buffer", "AXIS STAGES [PREFETCH]"},
@@ -180,15 +190,14 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
   }
   if (name == "cache_read") {
     l.arity(2, 2);
-    return CacheReadD{l.word(1), l.keyword<CopyMethod>(2, {{"sync", CopyMethod::Sync}, {"tma", CopyMethod::Tma}},
-                                                        "a copy method")};
+    return CacheReadD{l.word(1), l.keyword<CopyMethod>(2, kCopyMethods, "a copy method")};
   }
   if (name == "cache_write") {
     l.arity(2, 3);
     Place p = l.keyword<Place>(2, {{"registers", Place::Registers}, {"tmem", Place::Tmem}, {"shared", Place::Shared}},
                                "a place");
     CopyMethod m = CopyMethod::Sync;
-    if (l.size() == 4) m = l.keyword<CopyMethod>(3, {{"sync", CopyMethod::Sync}, {"tma", CopyMethod::Tma}}, "a copy method");
+    if (l.size() == 4) m = l.keyword<CopyMethod>(3, kCopyMethods, "a copy method");
     return CacheWriteD{l.word(1), p, m};
   }
   if (name == "inline") {
@@ -316,7 +325,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, CacheReadD>) os << " " << x.tensor << " " << method_name(x.method);
         if constexpr (std::is_same_v<D, CacheWriteD>) {
           os << " " << x.tensor << " " << place_name(x.place);
-          if (x.method == CopyMethod::Tma) os << " tma";
+          if (x.method != CopyMethod::Sync) os << " " << method_name(x.method);
         }
         if constexpr (std::is_same_v<D, InlineD>) os << " " << x.op;
         if constexpr (std::is_same_v<D, ComputeAtD>) os << " " << x.op << " " << x.axis;

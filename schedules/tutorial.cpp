@@ -23,10 +23,18 @@ void grid_of_ctas(Schedule& s) {
   s.bind("n_o", Binding::BlockX);
 }
 
+// TMA where the tensor's rows allow it; otherwise `auto`, which falls back (a synchronous
+// element copy for A and B when K is not a multiple of 8, stores from registers when N is not),
+// so every step takes every problem and explain says what each copy became.
 void tma_loads_and_store(Schedule& s) {
-  s.cache_read("A", CopyMethod::Tma);
-  s.cache_read("B", CopyMethod::Tma);
-  s.cache_write(s.definition().node(s.definition().output()).name, Place::Shared, CopyMethod::Tma);
+  const Definition& def = s.definition();
+  const auto method = [&](const std::string& tensor) {
+    return tma_rows_aligned(*def.find(tensor)) ? CopyMethod::Tma : CopyMethod::Auto;
+  };
+  s.cache_read("A", method("A"));
+  s.cache_read("B", method("B"));
+  const std::string& out = def.node(def.output()).name;
+  s.cache_write(out, Place::Shared, method(out));
 }
 
 int64_t k_trips(const Schedule& s) { return s.domain().axis("k_o").extent; }

@@ -685,8 +685,14 @@ class Simulator {
         int64_t r = chunk / chunks_per_row, c = chunk % chunks_per_row;
         int64_t row = row0 + r, col = col0 + c * chunk_elems;
         uint8_t v[16] = {};
-        if (row < row_limit && col < col_limit)
-          std::memcpy(v, g.data.data() + (row * g.cols + col) * n.elem_bytes, 16);
+        if (row < row_limit && col < col_limit) {
+          const int64_t at = (row * eval(w, n.ld) + col) * n.elem_bytes;
+          const int64_t valid = std::min<int64_t>(chunk_elems, col_limit - col);
+          if (n.load_bytes == 16 && (at % 16 != 0 || valid < chunk_elems))
+            error("synchronous copy of " + n.source + ": a 16-byte load at element (" + std::to_string(row) + ", " +
+                  std::to_string(col) + ") is " + (at % 16 != 0 ? "not 16-byte aligned" : "past the end of its row"));
+          std::memcpy(v, g.data.data() + at, size_t(valid * n.elem_bytes));
+        }
         int64_t atom = (c * 16) / n.swizzle_bytes, in_atom = (c * 16) % n.swizzle_bytes;
         int64_t at = sim::swizzled(base + atom * n.rows * n.swizzle_bytes + r * n.swizzle_bytes + in_atom, n.swizzle_bytes);
         generic_write(w, at, v, 16, "synchronous copy");

@@ -51,18 +51,33 @@ TEST_CASE("the tutorial schedules are legal where they cover the problem") {
   }
 }
 
+// A v4 schedule written with explicit TMA copies; the tutorial itself writes `auto` where TMA cannot.
+std::string v4_text(const char* read, const char* write) {
+  return std::string("tile 128 128 64\ninline cast\nmma 64 128 16\nbind k_o serial\nbind m_o block.y\n"
+                     "bind n_o block.x\ncache_read A ") + read + "\ncache_read B " + read + "\ncache_write cast shared " +
+         write + "\n";
+}
+
 TEST_CASE("k-alignment") {
-  check_rule(tutorial_schedule(5, gemm(1024, 1024, 1004)), "k-alignment",
-             "K=1004: A and B rows must be 16-byte aligned for TMA and vectorized copies, but a row of 1004 bf16 "
-             "elements is 2008 bytes; K must be a multiple of 8 (pad K to 1008)");
+  check_rule(sched(gemm(1024, 1024, 1004), v4_text("tma", "tma")), "k-alignment",
+             "cache_read A tma: a TMA load needs 16-byte aligned rows, but a row of K=1004 bf16 elements is 2008 bytes; "
+             "pad K to a multiple of 8 (1008), or write cache_read A auto to fall back to a synchronous element copy "
+             "with bounds");
+  // `auto` takes the fallback, and so does a synchronous copy: one load per element.
+  CHECK_NOTHROW(validate_schedule(sched(gemm(1024, 1024, 1004), v4_text("auto", "tma"))));
+  CHECK_NOTHROW(validate_schedule(sched(gemm(1024, 1024, 1004), v4_text("sync", "tma"))));
+  CHECK_NOTHROW(validate_schedule(tutorial_schedule(5, gemm(1024, 1024, 1004))));
 }
 
 TEST_CASE("n-alignment") {
-  check_rule(tutorial_schedule(5, gemm(1024, 1004, 1024)), "n-alignment",
+  check_rule(sched(gemm(1024, 1004, 1024), v4_text("tma", "tma")), "n-alignment",
              "cache_write cast shared tma: the TMA store needs 16-byte aligned output rows, but a row of N=1004 bf16 "
-             "elements is 2008 bytes; N must be a multiple of 8 (pad N to 1008)");
-  // A synchronous store has no such constraint.
+             "elements is 2008 bytes; pad N to a multiple of 8 (1008), or write cache_write cast shared auto to fall "
+             "back to stores from registers with bounds");
+  // A store from registers has no such constraint, and `auto` falls back to it.
   CHECK_NOTHROW(validate_schedule(tutorial_schedule(3, gemm(1024, 1004, 1024))));
+  CHECK_NOTHROW(validate_schedule(sched(gemm(1024, 1004, 1024), v4_text("tma", "auto"))));
+  for (int v = 4; v <= kTutorialSteps; ++v) CHECK_NOTHROW(validate_schedule(tutorial_schedule(v, gemm(1024, 1004, 1024))));
 }
 
 TEST_CASE("coverage") {

@@ -210,7 +210,7 @@ TEST_CASE("parse errors name the line, the text and what was expected") {
   check_error([] { parse_schedule_file("bind k_o"); }, "parse-error",
               "line 1: 'bind k_o': expected 2 argument(s), got 1 (usage: bind AXIS BINDING)");
   check_error([] { parse_schedule_file("cache_read A dma"); }, "parse-error",
-              "expected a copy method (one of sync, tma), got 'dma'");
+              "expected a copy method (one of sync, tma, auto), got 'dma' (usage: cache_read TENSOR sync|tma|auto)");
   check_error([] { parse_schedule_file("persist m_o n_o tile diagonal"); }, "parse-error",
               "expected a raster order (one of row, column), got 'diagonal'");
   check_error([] { parse_schedule_file("\n\nbind k_o sideways"); }, "unknown-binding",

@@ -23,13 +23,20 @@ TEST_CASE("pick_schedule takes the furthest tutorial step that lowers for the pr
 
 TEST_CASE("no-schedule: a problem no built-in schedule lowers names each step's rule") {
   try {
-    pick_schedule(gemm_definition(128, 128, 100));  // K not a multiple of 8
+    pick_schedule(gemm_definition(1 << 30, 1 << 30, 64));  // more tiles than a kernel counts in 32 bits
     FAIL("expected no-schedule");
   } catch (const CompileError& e) {
     CHECK(e.rule() == "no-schedule");
-    CHECK(std::string(e.message()).find("no built-in schedule lowers for M=128 N=128 K=100 (v10: k-alignment") !=
-          std::string::npos);
+    CHECK(std::string(e.message()).find("no built-in schedule lowers for M=1073741824 N=1073741824 K=64 (v10: "
+                                        "problem-too-large; v8: problem-too-large") != std::string::npos);
   }
+}
+
+TEST_CASE("ragged problems: N and K that TMA cannot take still get a schedule") {
+  CHECK(pick_schedule(gemm_definition(77, 129, 72)) == "v10");    // stores from registers
+  CHECK(pick_schedule(gemm_definition(255, 257, 264)) == "v10");
+  CHECK(pick_schedule(gemm_definition(128, 128, 100)) == "v4");   // element copies: no ring without TMA
+  CHECK(pick_schedule(gemm_definition(1, 1, 1)) == "v4");
 }
 
 TEST_CASE("gg::gemm without a GPU throws CudaError, not a crash") {

@@ -63,10 +63,11 @@ Schedule random_schedule(Draw& d, const Definition& def) {
   s.bind("m_o", Binding::BlockY);
   s.bind("n_o", Binding::BlockX);
   const bool tma = d.coin(85);
-  if (tma) {
-    s.cache_read("A", CopyMethod::Tma);
-    s.cache_read("B", CopyMethod::Tma);
-    if (d.coin(80)) s.cache_write(def.node(def.output()).name, Place::Shared, CopyMethod::Tma);
+  if (tma) {  // `auto` falls back where a ragged N or K leaves rows TMA cannot take
+    const CopyMethod method = d.coin(50) ? CopyMethod::Tma : CopyMethod::Auto;
+    s.cache_read("A", method);
+    s.cache_read("B", method);
+    if (d.coin(80)) s.cache_write(def.node(def.output()).name, Place::Shared, method);
   }
   const bool ws = tma && d.coin(60);
   const int64_t k_trips = s.domain().axis("k_o").extent;
@@ -103,8 +104,8 @@ TEST_CASE("fuzz: random schedules are refused with a rule, or lower and simulate
   DeviceLimits limits = hopper();
   limits.sms = 2;
   for (int64_t c = 0; c < cases; ++c) {
-    const int64_t m = d.pick({1, 64, 100, 129, 256, 300}), n = d.pick({8, 64, 136, 200, 256}),
-                  k = d.pick({8, 64, 72, 136, 256});
+    const int64_t m = d.pick({1, 64, 100, 129, 256, 300}), n = d.pick({8, 64, 136, 200, 256, 7, 129}),
+                  k = d.pick({8, 64, 72, 136, 256, 71});
     std::string what = "case " + std::to_string(c) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     try {
       Definition def = random_definition(d, m, n, k);
@@ -158,7 +159,7 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
   std::filesystem::create_directories(dir);
   int compiled = 0, failures = 0;
   for (int64_t c = 0; compiled < wanted && c < wanted * 50; ++c) {
-    const int64_t m = d.pick({100, 256, 300, 1000}), n = d.pick({64, 136, 256, 1000}), k = d.pick({64, 136, 1024});
+    const int64_t m = d.pick({100, 256, 300, 1000}), n = d.pick({64, 136, 256, 1000, 1001}), k = d.pick({64, 136, 1024, 130});
     EmittedKernel e;
     Schedule s(make_gemm(8, 8, 8, DType::BF16, DType::BF16));
     try {
