@@ -3,9 +3,10 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,variants,profile]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
-# (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE.
+# (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
+# (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
 # variants: every schedule file in BIN_DIR/sched timed against cuBLAS; profile: Nsight Compute
 # sections of PROFILE (default v8 v9 v10) at 8192^3.
 set -uo pipefail
@@ -59,6 +60,13 @@ if has bench; then
   B=${BENCH_SCHEDULES:-v6,v7,v8,v9,v10,pingpong}
   timeout 300 "$BIN/bench_tutorials" --schedules $B --sizes 4096,6144,8192 --reps 30 2>&1 | tee "$OUT/bench_bf16.log"
   timeout 300 "$BIN/bench_tutorials" --schedules $B --sizes 4096,6144,8192 --dtype f16 --reps 30 2>&1 | tee "$OUT/bench_f16.log"
+fi
+
+if has shapes; then
+  for dt in ${SHAPES_DTYPES:-bf16 f16}; do
+    timeout 400 "$BIN/gemmgen" bench --shapes benchmarks/shapes.txt --schedule auto --dtype $dt --reps 30 \
+      --json "$OUT/shapes_$dt.json" --plot "$OUT/shapes_$dt.svg" 2>&1 | tee "$OUT/shapes_$dt.log"
+  done
 fi
 
 if has variants; then
