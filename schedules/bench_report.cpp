@@ -99,10 +99,10 @@ double geometric_mean_ratio(const std::vector<BenchRow>& rows) {
 std::string format_bench_table(const std::vector<BenchRow>& rows, const std::string& device, const std::string& dtype) {
   std::ostringstream os;
   os << "device: " << device << ", " << dtype << "\n\n";
-  os << "| shape | label | schedule | TFLOP/s | cuBLAS TFLOP/s | ratio | check |\n";
-  os << "|---|---|---|---|---|---|---|\n";
+  os << "| shape | label | schedule | config | TFLOP/s | cuBLAS TFLOP/s | ratio | check |\n";
+  os << "|---|---|---|---|---|---|---|---|\n";
   for (const BenchRow& r : rows) {
-    os << "| " << shape_text(r.shape) << " | " << r.shape.label << " | " << r.schedule << " | ";
+    os << "| " << shape_text(r.shape) << " | " << r.shape.label << " | " << r.schedule << " | " << r.config << " | ";
     if (!r.ran)
       os << "- | - | - | refused: " << r.refused << " |\n";
     else
@@ -125,7 +125,7 @@ std::string format_bench_json(const std::vector<BenchRow>& rows, const std::stri
     const BenchRow& r = rows[i];
     os << (i ? ", " : "") << "{\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
        << ", \"label\": " << json_string(r.shape.label) << ", \"schedule\": " << json_string(r.schedule)
-       << ", \"kernel\": " << json_string(r.kernel) << ", \"ran\": " << (r.ran ? "true" : "false")
+       << ", \"kernel\": " << json_string(r.kernel) << ", \"config\": " << json_string(r.config) << ", \"ran\": " << (r.ran ? "true" : "false")
        << ", \"refused\": " << json_string(r.refused) << ", \"passed\": " << (r.passed ? "true" : "false")
        << ", \"tflops\": " << fixed(r.tflops, 2) << ", \"cublas_tflops\": " << fixed(r.cublas_tflops, 2)
        << ", \"ratio\": " << fixed(r.ratio(), 4) << "}";

@@ -21,6 +21,7 @@ struct BenchRow {
   BenchShape shape;
   std::string schedule;         // the built-in schedule that ran (or was refused)
   std::string kernel;           // its kernel name
+  std::string config;           // for `auto`: the heuristic's choice (AutoParams::to_string)
   bool ran = false;             // false: refused before running (see `refused`)
   std::string refused;          // "rule: message"
   bool passed = false;          // the result checked against cuBLAS and fp64 before timing

@@ -21,4 +21,8 @@ int deepest_pipeline(const Schedule& s, const std::string& axis, int desired) {
   return 2;
 }
 
+CopyMethod copy_method_for(const Definition& def, const std::string& tensor) {
+  return tma_rows_aligned(*def.find(tensor)) ? CopyMethod::Tma : CopyMethod::Auto;
+}
+
 }  // namespace gg

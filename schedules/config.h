@@ -17,4 +17,8 @@ int pipeline_stages(int64_t k_trips, int desired);
 // limit; never fewer than two stages.
 int deepest_pipeline(const Schedule& s, const std::string& axis, int desired);
 
+// TMA where the tensor's rows allow it, else `auto` (which then falls back: element copies for an
+// operand, stores from registers for the output), so a schedule takes every problem.
+CopyMethod copy_method_for(const Definition& def, const std::string& tensor);
+
 }  // namespace gg

@@ -14,8 +14,8 @@ namespace gg {
 
 namespace {
 
-// Fastest first; each later step asks less of the problem.
-constexpr const char* kPreference[] = {"v10", "v8", "v6", "v5", "v4", "v3"};
+// Fastest first; each later step asks less of the problem (auto and v5..v10 need TMA loads).
+constexpr const char* kPreference[] = {"auto", "v10", "v8", "v6", "v5", "v4", "v3"};
 
 struct KernelCache {
   std::mutex mutex;

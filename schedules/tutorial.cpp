@@ -1,6 +1,7 @@
 #include "schedules/tutorial.h"
 
 #include "dsl/error.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/config.h"
 
 namespace gg {
@@ -23,18 +24,15 @@ void grid_of_ctas(Schedule& s) {
   s.bind("n_o", Binding::BlockX);
 }
 
-// TMA where the tensor's rows allow it; otherwise `auto`, which falls back (a synchronous
-// element copy for A and B when K is not a multiple of 8, stores from registers when N is not),
-// so every step takes every problem and explain says what each copy became.
+// TMA where the tensor's rows allow it; otherwise `auto` (copy_method_for), which falls back (a
+// synchronous element copy for A and B when K is not a multiple of 8, stores from registers when
+// N is not), so every step takes every problem and explain says what each copy became.
 void tma_loads_and_store(Schedule& s) {
   const Definition& def = s.definition();
-  const auto method = [&](const std::string& tensor) {
-    return tma_rows_aligned(*def.find(tensor)) ? CopyMethod::Tma : CopyMethod::Auto;
-  };
-  s.cache_read("A", method("A"));
-  s.cache_read("B", method("B"));
+  s.cache_read("A", copy_method_for(def, "A"));
+  s.cache_read("B", copy_method_for(def, "B"));
   const std::string& out = def.node(def.output()).name;
-  s.cache_write(out, Place::Shared, method(out));
+  s.cache_write(out, Place::Shared, copy_method_for(def, out));
 }
 
 int64_t k_trips(const Schedule& s) { return s.domain().axis("k_o").extent; }
@@ -85,6 +83,7 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
       {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong), stored in subtiles"},
+      {"auto", "the heuristic's config for the problem: tile, consumers, stages, cluster (schedules/auto_schedule.h)"},
   };
   return all;
 }
@@ -118,6 +117,7 @@ Schedule builtin_schedule(const std::string& name, const Definition& def, Target
   for (int v = 1; v <= kTutorialSteps; ++v)
     if (name == "v" + std::to_string(v)) return tutorial_schedule(v, def, target);
   if (name == "pingpong") return ping_pong_schedule(def, target);
+  if (name == "auto") return auto_schedule(def, choose_auto_params(def, limits_for(target)), target);
   std::string names;
   for (const auto& b : builtin_schedules()) names += (names.empty() ? "" : ", ") + b.name;
   throw_user_error("unknown-schedule", "unknown schedule '" + name + "': built-in schedules are " + names +

@@ -549,7 +549,7 @@ TEST_CASE("unknown-schedule") {
   check_error([] { tutorial_schedule(11, gemm()); }, "unknown-schedule",
               "tutorial step v11 does not exist; steps are v1..v10");
   check_error([] { builtin_schedule("v12", gemm()); }, "unknown-schedule",
-              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, pingpong (or pass "
+              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, pingpong, auto (or pass "
               "--schedule-file FILE)");
 }
 

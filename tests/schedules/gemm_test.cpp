@@ -1,5 +1,6 @@
-// gg::gemm's schedule choice, on the CPU: the furthest tutorial step that lowers, and a clear
-// error when none does; without a GPU the call reports that instead of crashing.
+// gg::gemm's schedule choice, on the CPU: `auto` where it lowers, else the furthest tutorial step
+// that does, and a clear error when none does; without a GPU the call reports that instead of
+// crashing.
 #include <doctest/doctest.h>
 
 #include "dsl/error.h"
@@ -9,14 +10,14 @@
 
 using namespace gg;
 
-TEST_CASE("pick_schedule takes the furthest tutorial step that lowers for the problem") {
-  CHECK(pick_schedule(gemm_definition(4096, 4096, 4096)) == "v10");
-  CHECK(pick_schedule(gemm_definition(1, 8, 8)) == "v10");
+TEST_CASE("pick_schedule takes auto, else the furthest tutorial step that lowers for the problem") {
+  CHECK(pick_schedule(gemm_definition(4096, 4096, 4096)) == "auto");
+  CHECK(pick_schedule(gemm_definition(1, 8, 8)) == "auto");
   GemmOptions f32;
   f32.in = DType::F16;
   f32.out = DType::F32;
   f32.alpha = 0.5;
-  CHECK(pick_schedule(gemm_definition(300, 200, 136, f32)) == "v10");
+  CHECK(pick_schedule(gemm_definition(300, 200, 136, f32)) == "auto");
   const Definition scaled = gemm_definition(64, 64, 64, f32);
   CHECK(scaled.to_string().find("0.5") != std::string::npos);
 }
@@ -27,14 +28,14 @@ TEST_CASE("no-schedule: a problem no built-in schedule lowers names each step's 
     FAIL("expected no-schedule");
   } catch (const CompileError& e) {
     CHECK(e.rule() == "no-schedule");
-    CHECK(std::string(e.message()).find("no built-in schedule lowers for M=1073741824 N=1073741824 K=64 (v10: "
-                                        "problem-too-large; v8: problem-too-large") != std::string::npos);
+    CHECK(std::string(e.message()).find("no built-in schedule lowers for M=1073741824 N=1073741824 K=64 (auto: "
+                                        "no-schedule; v10: problem-too-large; v8: problem-too-large") != std::string::npos);
   }
 }
 
 TEST_CASE("ragged problems: N and K that TMA cannot take still get a schedule") {
-  CHECK(pick_schedule(gemm_definition(77, 129, 72)) == "v10");    // stores from registers
-  CHECK(pick_schedule(gemm_definition(255, 257, 264)) == "v10");
+  CHECK(pick_schedule(gemm_definition(77, 129, 72)) == "auto");   // stores from registers
+  CHECK(pick_schedule(gemm_definition(255, 257, 264)) == "auto");
   CHECK(pick_schedule(gemm_definition(128, 128, 100)) == "v4");   // element copies: no ring without TMA
   CHECK(pick_schedule(gemm_definition(1, 1, 1)) == "v4");
 }

@@ -13,6 +13,7 @@
 #include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/bench_report.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
@@ -64,6 +65,7 @@ int cmd_explain(const Args& args, Io io) {
     return 0;
   }
   Schedule s = load_schedule(args);
+  if (args.value("schedule") == std::optional<std::string>("auto")) io.out << explain_auto(s.definition(), limits_of(s)) << "\n";
   ExplainOptions options;
   options.steps = !args.has("final");
   io.out << explain(s, options);
@@ -191,6 +193,7 @@ int cmd_bench(const Args& args, Io io) {
            << std::flush;
     try {
       row.schedule = schedule == "auto" ? pick_schedule(def) : schedule;
+      if (row.schedule == "auto") row.config = choose_auto_params(def, hopper()).to_string();
       const CheckReport r = check_on_gpu(builtin_schedule(row.schedule, def), options);
       row.ran = true;
       row.kernel = r.kernel_name;

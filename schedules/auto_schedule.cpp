@@ -1,0 +1,181 @@
+#include "schedules/auto_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "codegen/lower.h"
+#include "dsl/error.h"
+#include "runtime/hash.h"
+#include "schedules/config.h"
+
+namespace gg {
+
+namespace {
+
+
+// Throughputs the model assumes for an H100 SXM: 989 dense bf16 TFLOP/s over 132 SMs, HBM3 at
+// 3.35 TB/s, L2 at about 3x that. A CTA's TMA loads reach about 2.5 us of latency under load,
+// so one SM streams (bytes in flight across its stages) / 2.5 us: measured on an H100, a 1 x
+// 4096 x 4096 problem ran at 22 GB/s per SM with 64 KB in flight and 55 GB/s with 128 KB.
+struct Rates {
+  double mma_flops_per_sm = 989e12 / 132;
+  double dram_bytes_per_s = 3.35e12;
+  double l2_bytes_per_s = 10e12;
+  double load_latency_s = 2.5e-6;
+  double launch_s = 3e-6;
+};
+
+// A narrow wgmma issues as often as a wide one for less work: the share of peak an N-wide
+// instruction reaches, by assumption N / (N + 32) (0.89 at 256, 0.67 at 64).
+double mma_efficiency(int64_t n) { return double(n) / double(n + 32); }
+
+// Predicted seconds: the persistent CTAs' waves of tiles, each tile bound by its MMAs or by the
+// bytes its CTA loads (rows inside the problem; TMA reads nothing for rows past M or N), and
+// never faster than reading the operands once from DRAM.
+double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
+  const Rates r;
+  const int64_t m = def.m(), n = def.n(), k = def.k();
+  const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
+  p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n);
+  const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
+  p.waves = ceil_div(p.tiles, ctas);
+  const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
+  const double in_flight = row_bytes * double(p.tile_k * p.stages);
+  const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
+  const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
+                                row_bytes / load_rate);
+  const double mainloop = double(p.waves) * double(k) * per_k;
+  p.mainloop_us = mainloop * 1e6;
+  const double dram = (double(m * k + n * k) * in_b + double(m * n) * out_b) / r.dram_bytes_per_s;
+  return std::max(mainloop, dram) + r.launch_s;
+}
+
+// A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
+// narrower atoms made a tile's store many small TMA boxes (a 128x240 tile in 16-column subtiles
+// ran at 0.80x cuBLAS on 3000x5000x1024 where 128x256 in 64-column subtiles ran at 0.93x).
+int64_t store_subtile_cols(int out_bytes) { return 128 / out_bytes; }
+
+}  // namespace
+
+std::string AutoParams::to_string() const {
+  std::ostringstream os;
+  os << "tile " << tile_m << "x" << tile_n << "x" << tile_k << ", " << consumers << " consumer"
+     << (consumers > 1 ? "s" : "") << ", " << stages << " stages, "
+     << (cluster > 1 ? "cluster " + std::to_string(cluster) + " (B multicast)" : std::string("no cluster"))
+     << ", group " << group << ", " << (subtile_cols ? "store subtiles of " + std::to_string(subtile_cols) : std::string("stores from registers"));
+  return os.str();
+}
+
+uint64_t AutoParams::hash() const {
+  std::ostringstream os;
+  os << tile_m << ' ' << tile_n << ' ' << tile_k << ' ' << consumers << ' ' << stages << ' ' << cluster << ' ' << group
+     << ' ' << subtile_cols << ' ' << store_buffers;
+  return rt::fnv1a64(os.str());
+}
+
+Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target) {
+  Schedule s(def);
+  s.tile(p.tile_m, p.tile_n, p.tile_k);
+  for (int op : def.epilogue()) s.inline_op(def.node(op).name);
+  s.mma(64, static_cast<int>(p.tile_n), 16, target);
+  s.bind("k_o", Binding::Serial);
+  s.bind("m_o", Binding::BlockY);
+  s.bind("n_o", Binding::BlockX);
+  s.cache_read("A", copy_method_for(def, "A"));
+  s.cache_read("B", copy_method_for(def, "B"));
+  const std::string& out = def.node(def.output()).name;
+  s.cache_write(out, Place::Shared, copy_method_for(def, out));
+  s.persist("m_o", "n_o", Raster::RowMajor, p.group);
+  s.warp_specialize(40, 232);
+  if (p.cluster > 1) {
+    s.cluster(p.cluster, 1, 1);
+    s.multicast("B");
+  }
+  if (p.consumers > 1) {
+    s.split("m_i", p.tile_m / p.consumers, "m_wg", "m_mma");
+    s.bind("m_wg", Binding::Warpgroup);
+  }
+  if (p.subtile_cols > 0) s.store_subtile(p.subtile_cols, p.store_buffers);
+  s.circular_buffer("k_o", p.stages);
+  return s;
+}
+
+std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
+  std::vector<AutoParams> out;
+  const int out_b = dtype_bytes(def.output_dtype());
+  const bool staged = tma_rows_aligned(def.node(def.output()));
+  const int64_t n_step = staged ? store_subtile_cols(out_b) : 16;  // whole subtiles per tile
+  for (int64_t tile_m : {64, 128}) {
+    if (tile_m > 64 && def.m() <= 64) continue;  // rows past M are padding: no second consumer for them
+    for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
+      AutoParams p;
+      p.tile_m = tile_m;
+      p.tile_n = tile_n;
+      p.tile_k = 128 / dtype_bytes(def.input_dtype());  // one 128-byte swizzle atom of K
+      p.consumers = tile_m == 128 ? 2 : 1;
+      const int64_t m_tiles = ceil_div(def.m(), tile_m);
+      p.cluster = tile_m == 128 && m_tiles >= 2 && m_tiles % 2 == 0 ? 2 : 1;
+      p.subtile_cols = staged ? n_step : 0;
+      p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
+      p.stages = 2;
+      try {
+        p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
+      } catch (const CompileError&) {
+        continue;  // not even a schedule (a primitive refused it)
+      }
+      p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+      out.push_back(p);
+    }
+  }
+  // Fastest first. Within 1%: when DRAM bounds both, the one whose loads leave more slack under
+  // that bound; else the larger tile (less traffic through L2), then the wider one.
+  const auto near = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); };
+  std::stable_sort(out.begin(), out.end(), [&](const AutoParams& a, const AutoParams& b) {
+    if (!near(a.predicted_us, b.predicted_us)) return a.predicted_us < b.predicted_us;
+    if (!near(a.mainloop_us, b.mainloop_us)) return a.mainloop_us < b.mainloop_us;
+    if (a.tile_m * a.tile_n != b.tile_m * b.tile_n) return a.tile_m * a.tile_n > b.tile_m * b.tile_n;
+    return a.tile_n > b.tile_n;
+  });
+  return out;
+}
+
+AutoParams choose_auto_params(const Definition& def, const DeviceLimits& limits) {
+  std::string last;
+  for (const AutoParams& p : rank_auto_params(def, limits)) {
+    try {
+      LowerOptions options;
+      options.limits = limits;
+      lower(auto_schedule(def, p), options);
+      return p;
+    } catch (const CompileError& e) {
+      last = e.rule() + ": " + e.message();
+    }
+  }
+  throw_user_error("no-schedule", "the auto heuristic found no config that lowers for M=" + std::to_string(def.m()) +
+                   " N=" + std::to_string(def.n()) + " K=" + std::to_string(def.k()) +
+                   (last.empty() ? std::string() : " (the last refusal: " + last + ")"));
+}
+
+std::string explain_auto(const Definition& def, const DeviceLimits& limits, int top) {
+  const std::vector<AutoParams> ranked = rank_auto_params(def, limits);
+  std::ostringstream os;
+  os << "auto: the heuristic's ranking for M=" << def.m() << " N=" << def.n() << " K=" << def.k() << " on "
+     << limits.name << " (" << limits.sms << " SMs), best first:\n";
+  uint64_t chosen = 0;
+  try {
+    chosen = choose_auto_params(def, limits).hash();
+  } catch (const CompileError& e) {
+    os << "  (no candidate lowers: " << e.rule() << ")\n";
+  }
+  for (size_t i = 0; i < ranked.size() && i < size_t(top); ++i) {
+    const AutoParams& p = ranked[i];
+    os << "  " << i + 1 << ". " << p.to_string() << ": predicted " << std::fixed;
+    os.precision(1);
+    os << p.predicted_us << " us (tiles " << p.mainloop_us << " us), " << p.tiles << " tiles in " << p.waves
+       << " wave" << (p.waves > 1 ? "s" : "") << (p.hash() == chosen ? "  <- chosen" : "") << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace gg

@@ -1,0 +1,46 @@
+#pragma once
+// The `auto` schedule: a heuristic that picks a config from the problem and the device, kept
+// apart from the mechanism. AutoParams is the whole choice (printable, hashable);
+// auto_schedule turns it into primitive calls, as a tutorial step does.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/device_limits.h"
+#include "dsl/schedule.h"
+
+namespace gg {
+
+struct AutoParams {
+  int64_t tile_m = 128, tile_n = 256, tile_k = 64;
+  int consumers = 2;          // consumer warpgroups splitting the tile's rows (64 each)
+  int stages = 4;             // pipeline depth (the deepest that fits, up to kMaxAutoStages)
+  int cluster = 1;            // CTAs along m sharing B by multicast (1: no cluster)
+  int64_t group = 8;          // grouped row-major tile order: m tiles per group
+  int64_t subtile_cols = 64;  // output store subtile (0: the output is stored from registers)
+  int store_buffers = 2;      // staging buffers per consumer (1 when the tile is one subtile)
+  double predicted_us = 0;    // the model's time, for explain and bench
+  double mainloop_us = 0;     // its waves of tiles alone, before the DRAM bound
+  int64_t tiles = 0, waves = 0;
+
+  std::string to_string() const;  // "tile 64x32x64, 1 consumer, 8 stages, no cluster, ..."
+  uint64_t hash() const;          // of the choice (not the prediction)
+};
+
+inline constexpr int kMaxAutoStages = 8;
+
+// The candidate configs for a problem, each with the model's predicted time, best first. A
+// candidate is listed only when its schedule validates and lowers.
+std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits);
+
+// The best candidate; CompileError `no-schedule` when none lowers (e.g. K not a multiple of 8:
+// `auto` needs TMA loads for its warp roles).
+AutoParams choose_auto_params(const Definition& def, const DeviceLimits& limits);
+
+Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target = Target::Sm90a);
+
+// The ranking explain prints for `--schedule auto`: the best `top` candidates with the model's
+// figures, and which one was chosen (the first that lowers).
+std::string explain_auto(const Definition& def, const DeviceLimits& limits, int top = 6);
+
+}  // namespace gg
