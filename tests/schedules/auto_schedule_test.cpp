@@ -3,10 +3,15 @@
 // hash as the record of the choice.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <set>
 
+#include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "nvcc_compile.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/bench_report.h"
 #include "schedules/gemm.h"
@@ -106,4 +111,52 @@ TEST_CASE("auto: K that TMA cannot take leaves auto without a config; gg::gemm f
                                         "last refusal: warp-specialize-needs-tma") != std::string::npos);
   }
   CHECK(pick_schedule(gemm_definition(128, 128, 100)) == "v4");
+}
+
+// Every config `auto` can choose compiles for sm_90a with no spill and no stack frame: the whole
+// space rank_auto_params enumerates (tile m x tile n, with and without the 2-CTA cluster, the
+// output staged or stored from registers, 16-bit and f32 outputs), each at the deepest pipeline
+// that fits. f16 inputs share bf16's code but for the conversions, so bf16 stands for both.
+// GEMMGEN_AUTO_NVCC=0 skips it.
+TEST_CASE("auto: every config in the space compiles with nvcc, without spills") {
+  const std::string nvcc = GEMMGEN_NVCC;
+  const char* env = std::getenv("GEMMGEN_AUTO_NVCC");
+  if ((env && std::string(env) == "0") || nvcc.empty() || !std::filesystem::exists(nvcc)) {
+    MESSAGE("auto config space skipped: GEMMGEN_AUTO_NVCC=0 or no nvcc at '" << nvcc << "'");
+    return;
+  }
+  struct Problem {
+    int64_t m, n;
+    DType out;
+  };
+  // 4096 rows pair their 128-row tiles into clusters, 384 rows (3 tiles) cannot; N=4095 is not
+  // TMA-storable (stores from registers, 16-column steps).
+  std::vector<std::string> sources, names;
+  std::set<std::string> seen;
+  for (Problem pr : {Problem{4096, 4096, DType::BF16}, Problem{384, 4096, DType::BF16}, Problem{4096, 4095, DType::BF16},
+                     Problem{384, 4095, DType::BF16}, Problem{4096, 4096, DType::F32}, Problem{384, 4096, DType::F32}}) {
+    GemmOptions o;
+    o.out = pr.out;
+    const Definition def = gemm_definition(pr.m, pr.n, 4096, o);
+    for (const AutoParams& p : rank_auto_params(def, hopper())) {
+      const std::string name = p.to_string() + (pr.out == DType::F32 ? ", f32 out" : "");
+      if (!seen.insert(name).second) continue;
+      try {
+        sources.push_back(emit_cuda(auto_schedule(def, p)).source);
+        names.push_back(name);
+      } catch (const CompileError&) {  // a candidate that does not lower is never chosen
+      }
+    }
+  }
+  std::cout << "auto config space: " << sources.size() << " configs to compile\n";
+  const std::vector<test::NvccResult> results = test::compile_sm90a(nvcc, sources, "auto");
+  int failures = 0;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!results[i].clean) {
+      ++failures;
+      std::cout << names[i] << ": nvcc failed or spilled\n" << results[i].log << "\n";
+    }
+  std::cout << "  " << results.size() - size_t(failures) << " of " << results.size() << " compiled clean\n";
+  CHECK(sources.size() >= 60);
+  CHECK(failures == 0);
 }

@@ -19,6 +19,7 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "nvcc_compile.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
@@ -152,45 +153,31 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
   std::cout << "schedule fuzzer, nvcc sample: " << wanted << " accepted schedules, seed " << seed << "\n";
   std::mt19937_64 rng(seed);
   Draw d{rng};
-  // One folder per process: two suites running at once (a CI clone beside a build) must not
-  // delete each other's files.
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("gemmgen_fuzz_nvcc_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  int compiled = 0, failures = 0;
-  for (int64_t c = 0; compiled < wanted && c < wanted * 50; ++c) {
+  std::vector<std::string> sources, shown;
+  int failures = 0;
+  for (int64_t c = 0; int64_t(sources.size()) < wanted && c < wanted * 50; ++c) {
     const int64_t m = d.pick({100, 256, 300, 1000}), n = d.pick({64, 136, 256, 1000, 1001}), k = d.pick({64, 136, 1024, 130});
-    EmittedKernel e;
     Schedule s(make_gemm(8, 8, 8, DType::BF16, DType::BF16));
     try {
       Definition def = random_definition(d, m, n, k);
       s = random_schedule(d, def);
-      e = emit_cuda(s);
+      sources.push_back(emit_cuda(s).source);
+      shown.push_back("case " + std::to_string(c) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                      std::to_string(k) + "\n" + print_schedule(s));
     } catch (const CompileError&) {
       continue;
     } catch (const InternalError& err) {
       ++failures;
       std::cout << "case " << c << " internal error: " << err.what() << "\n";
-      continue;
-    }
-    ++compiled;
-    const auto cu = dir / ("case" + std::to_string(c) + ".cu"), log = dir / ("case" + std::to_string(c) + ".log");
-    std::ofstream(cu) << e.source;
-    const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_90a,code=sm_90a -c -Xptxas -v '" + cu.string() +
-                            "' -o /dev/null > '" + log.string() + "' 2>&1";
-    const int rc = std::system(cmd.c_str());
-    std::stringstream text;
-    text << std::ifstream(log).rdbuf();
-    const std::string out = text.str();
-    const bool clean = rc == 0 && out.find(" 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") != std::string::npos &&
-                       out.find("bytes stack frame, 0 bytes spill stores") != std::string::npos;
-    if (!clean) {
-      ++failures;
-      std::cout << "case " << c << " " << m << "x" << n << "x" << k << ": nvcc rc " << rc << " or spills\n"
-                << print_schedule(s) << out << "\n";
     }
   }
-  std::filesystem::remove_all(dir);
+  const int64_t compiled = int64_t(sources.size());
+  const std::vector<test::NvccResult> results = test::compile_sm90a(nvcc, sources, "fuzz" + std::to_string(seed));
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!results[i].clean) {
+      ++failures;
+      std::cout << shown[i] << "nvcc failed or spilled:\n" << results[i].log << "\n";
+    }
   std::cout << "  " << compiled << " compiled, " << failures << " with a spill, a stack frame or an nvcc error\n";
   CHECK(compiled == wanted);
   CHECK(failures == 0);

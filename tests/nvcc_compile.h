@@ -1,0 +1,54 @@
+#pragma once
+// Compiles emitted kernels with nvcc for sm_90a (CPU only) and reads ptxas's verdict: a kernel is
+// clean when nvcc succeeds and ptxas reports no stack frame and no spill. Used by the tests that
+// require every kernel of a family (fuzzed schedules, the `auto` config space) to compile clean.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gg::test {
+
+struct NvccResult {
+  bool clean = false;
+  std::string log;  // nvcc's and ptxas's output
+};
+
+// Compiles each source in its own process, `jobs` at a time, in a scratch folder that one
+// process owns (two suites running at once must not delete each other's files).
+inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std::vector<std::string>& sources,
+                                             const std::string& tag, unsigned jobs = 0) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gemmgen_nvcc_" + tag + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<NvccResult> results(sources.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i; (i = next++) < sources.size();) {
+      const auto cu = dir / ("k" + std::to_string(i) + ".cu"), log = dir / ("k" + std::to_string(i) + ".log");
+      std::ofstream(cu) << sources[i];
+      const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_90a,code=sm_90a -c -Xptxas -v '" + cu.string() +
+                              "' -o /dev/null > '" + log.string() + "' 2>&1";
+      const int rc = std::system(cmd.c_str());
+      std::stringstream text;
+      text << std::ifstream(log).rdbuf();
+      results[i].log = text.str();
+      results[i].clean = rc == 0 && results[i].log.find(" 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") !=
+                                        std::string::npos;
+    }
+  };
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  std::filesystem::remove_all(dir);
+  return results;
+}
+
+}  // namespace gg::test
