@@ -25,6 +25,11 @@ std::string smem(const SmemRef& r) {
   if (is_const(r.offset, &off) && off == 0) return buffer_name(r.buffer);
   return "(" + buffer_name(r.buffer) + " + " + to_c(r.offset) + ")";
 }
+// The linear index of (row, col) in an unstaged output (and in C, which has its layout).
+std::string global_index(const EpilogueStore& n, const std::string& row, const std::string& col) {
+  return n.column_major ? col + " * args.m + " + row : row + " * args.n + " + col;
+}
+
 std::string bar(const BarrierRef& b) { return "(" + barrier_name(b.array) + " + 8 * " + to_c(b.index) + ")"; }
 
 class CudaPrinter : public Visitor {
@@ -219,7 +224,7 @@ class CudaPrinter : public Visitor {
           if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + v.substr(1) + "; ";
           else
             code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
-                    " * gg::dev::load_" + op.operand_type + "(args.c, row * args.n + " + col + "); ";
+                    " * gg::dev::load_" + op.operand_type + "(args.c, " + global_index(n, "row", col) + "); ";
           break;
         case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
         case EpilogueOp::Kind::AddBiasCols: code += v + " += " + bias_v + "; "; break;
@@ -374,8 +379,8 @@ class CudaPrinter : public Visitor {
            num(n.staging_swizzle_bytes) + "B swizzle");
     fragment_pair(n, needs_row, n.staged);
     if (!n.staged) {
-      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col, v0);");
-      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, row * args.n + col1, v1);");
+      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col") + ", v0);");
+      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col1") + ", v1);");
     } else if (bytes == 2) {
       line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
     } else {

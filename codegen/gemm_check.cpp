@@ -128,13 +128,15 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   rt::HostReference host = rt::host_gemm_reference(a.host, b.host, r.m, r.n, r.k, rt::EpilogueRef{});
   r.checked_rows = host.rows.size();
   std::vector<double> ref, mine, theirs;
+  const bool column_major = def.output_layout() == OutputLayout::ColumnMajor;  // ours; cuBLAS's is row-major
   for (size_t i = 0; i < host.rows.size(); ++i) {
     int64_t row = host.rows[i];
     for (int64_t col = 0; col < r.n; ++col) {
-      size_t at = static_cast<size_t>(row * r.n + col);
+      const size_t at = static_cast<size_t>(row * r.n + col);
+      const size_t ours_at = column_major ? static_cast<size_t>(col * r.m + row) : at;
       ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row, col,
                                    c.host, bias.host));
-      mine.push_back(ours[at]);
+      mine.push_back(ours[ours_at]);
       double cb = plain ? cublas_values[at]
                         : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c.host, bias.host));
       theirs.push_back(cb);

@@ -39,6 +39,7 @@ struct KernelPlan {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
+  bool output_column_major = false;     // D (and C) indexed [n * M + m]; stored from registers
   int consumer_warpgroups = 1;
   // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's
   // tiles in turn; else (cooperative) the consumers split every tile's rows.

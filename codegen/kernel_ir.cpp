@@ -311,7 +311,8 @@ class Dumper : public Visitor {
     for (const auto& op : n.ops) ops += " op" + std::to_string(int(op.kind)) + "(" + std::to_string(op.scalar) + "," + op.operand_type + ")";
     line("EpilogueStore " + n.accumulator + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
          " rows/wg=" + std::to_string(n.warpgroup_rows) + " wg=" + to_c(n.warpgroup) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") cols [" + to_c(n.col_begin) + " +" + std::to_string(n.cols) + ") -> " +
-         n.out_type + (n.staged ? " staged " + smem(n.staging) + (n.stmatrix ? " by stmatrix" : " by st.shared") : " direct") +
+         n.out_type + (n.staged ? " staged " + smem(n.staging) + (n.stmatrix ? " by stmatrix" : " by st.shared")
+                  : n.column_major ? " direct column-major" : " direct") +
          ops);
   }
 };

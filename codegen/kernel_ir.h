@@ -211,6 +211,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // (the fragment pairs are its 8x8 matrices) instead of one st.shared per pair
   bool stmatrix = false;
   bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
+  bool column_major = false;      // unstaged: D and C at [col * M + row], not [row * N + col]
 };
 
 // ---- construction

@@ -29,6 +29,7 @@ class LowerWrite : public Mutator {
     store->cols = p_.tile_n;
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
+    store->column_major = p_.output_column_major;
     if (!p_.tma_store) return store;
     GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
     GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&

@@ -181,6 +181,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
+  p.output_column_major = def.output_layout() == OutputLayout::ColumnMajor;
+  GG_INTERNAL_CHECK(!(p.tma_store && p.output_column_major), "a TMA store of a column-major output passed validation");
   p.staging = analysis.staging;
   if (p.tma_store && p.staging.buffer.swizzle_bytes == 0)
     not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
@@ -190,6 +192,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     not_lowered("the accumulator in TMEM on sm_90a");
 
   int c_reads = 0, bias_reads = 0;
+  if (p.output_column_major)
+    for (int id : def.epilogue())
+      if (def.node(id).kind == OpKind::AddScaled) not_lowered("a C operand beside a column-major output");
   int prev = mm.id;  // the epilogue is generated as a chain acc -> op -> ... -> output
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);

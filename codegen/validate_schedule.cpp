@@ -56,6 +56,10 @@ void check_alignment(const Schedule& s) {
   }
   const Node& out = def.node(def.output());
   auto w = s.write_of(out.name);
+  if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor)
+    throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a TMA store writes the tile's "
+                     "rows, but the output is column-major; write cache_write " + out.name +
+                     " shared auto to store from registers with bounds");
   if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(out)) {
     const int64_t per16 = 16 / dtype_bytes(out.dtype);
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: the TMA store needs 16-byte aligned "

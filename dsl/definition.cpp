@@ -195,7 +195,8 @@ Tensor Definition::cast(Tensor x, DType to) {
   return add(std::move(n));
 }
 
-void Definition::set_output(Tensor out) {
+void Definition::set_output(Tensor out, OutputLayout layout) {
+  output_layout_ = layout;
   const Node& n = checked(out, "set_output");
   if (n.kind == OpKind::Input) throw_user_error("bad-output", "set_output: '" + n.name + "' is an input, not a result");
   output_ = n.id;
@@ -242,7 +243,8 @@ std::string Definition::to_string() const {
       if (n.kind == OpKind::AddBias) os << (n.bias_along == BiasAlong::Rows ? ", rows" : ", cols");
       os << ") -> " << dtype_name(n.dtype);
     }
-    os << (id == output_ ? "  [output]" : "") << "\n";
+    os << (id == output_ ? (output_layout_ == OutputLayout::ColumnMajor ? "  [output, column-major]" : "  [output]") : "")
+       << "\n";
   }
   return os.str();
 }
@@ -258,6 +260,10 @@ Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
 int64_t row_elems(const Node& n) { return n.shape.empty() ? 1 : n.shape.back(); }
 
 bool tma_rows_aligned(const Node& n) { return row_elems(n) * dtype_bytes(n.dtype) % 16 == 0; }
+
+bool tma_storable_output(const Definition& def) {
+  return def.output_layout() == OutputLayout::RowMajor && tma_rows_aligned(def.node(def.output()));
+}
 
 std::string row_bytes_text(const Definition& def, const Node& n) {
   const auto& operands = def.matmul_node().operands;

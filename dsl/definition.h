@@ -16,6 +16,10 @@ enum class Layout { KMajor, MNMajor };
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 
+// How the output [M,N] lies in memory: rows contiguous (D[m * N + n]) or columns contiguous
+// (D[n * M + m]). A column-major output is what computing D^T = B * A^T in place of D needs.
+enum class OutputLayout { RowMajor, ColumnMajor };
+
 // A bias vector is indexed by the output row (one value per m) or column (one per n).
 enum class BiasAlong { Rows, Cols };
 
@@ -66,7 +70,8 @@ class Definition {
   Tensor gelu(Tensor x);  // tanh form
   Tensor silu(Tensor x);
   Tensor cast(Tensor x, DType to);
-  void set_output(Tensor out);
+  void set_output(Tensor out, OutputLayout layout = OutputLayout::RowMajor);
+  OutputLayout output_layout() const { return output_layout_; }
 
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;
@@ -97,6 +102,7 @@ class Definition {
   std::vector<Node> nodes_;
   Dag graph_;
   int output_ = -1;
+  OutputLayout output_layout_ = OutputLayout::RowMajor;
 };
 
 // A 2-D tensor's rows in memory: their length in elements (the last extent of the shape, so K
@@ -104,6 +110,9 @@ class Definition {
 // multiple a TMA tensor map needs as its row stride.
 int64_t row_elems(const Node& n);
 bool tma_rows_aligned(const Node& n);
+// Whether a TMA store can write the output: 16-byte aligned rows, and row-major (a column-major
+// output is stored from registers).
+bool tma_storable_output(const Definition& def);
 // "a row of K=71 bf16 elements is 142 bytes"
 std::string row_bytes_text(const Definition& def, const Node& n);
 

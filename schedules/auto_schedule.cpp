@@ -104,11 +104,12 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
   std::vector<AutoParams> out;
   const int out_b = dtype_bytes(def.output_dtype());
-  const bool staged = tma_rows_aligned(def.node(def.output()));
+  const bool staged = tma_storable_output(def);
   const int64_t n_step = staged ? store_subtile_cols(out_b) : 16;  // whole subtiles per tile
   for (int64_t tile_m : {64, 128}) {
     if (tile_m > 64 && def.m() <= 64) continue;  // rows past M are padding: no second consumer for them
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
+      if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
       AutoParams p;
       p.tile_m = tile_m;
       p.tile_n = tile_n;

@@ -27,7 +27,7 @@ struct AutoParams {
   uint64_t hash() const;          // of the choice (not the prediction)
 };
 
-inline constexpr int kMaxAutoStages = 8;
+inline constexpr int kMaxAutoStages = 16;  // circular_buffer's own limit; shared memory binds first
 
 // The candidate configs for a problem, each with the model's predicted time, best first. A
 // candidate is listed only when its schedule validates and lowers.

@@ -22,7 +22,8 @@ int deepest_pipeline(const Schedule& s, const std::string& axis, int desired) {
 }
 
 CopyMethod copy_method_for(const Definition& def, const std::string& tensor) {
-  return tma_rows_aligned(*def.find(tensor)) ? CopyMethod::Tma : CopyMethod::Auto;
+  const bool output = tensor == def.node(def.output()).name;
+  return (output ? tma_storable_output(def) : tma_rows_aligned(*def.find(tensor))) ? CopyMethod::Tma : CopyMethod::Auto;
 }
 
 }  // namespace gg

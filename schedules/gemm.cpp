@@ -3,11 +3,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/launch.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 
 namespace gg {
@@ -17,9 +19,14 @@ namespace {
 // Fastest first; each later step asks less of the problem (auto and v5..v10 need TMA loads).
 constexpr const char* kPreference[] = {"auto", "v10", "v8", "v6", "v5", "v4", "v3"};
 
+struct CachedKernel {
+  std::unique_ptr<rt::LoadedKernel> kernel;
+  bool swapped = false;  // launched with A and B (and M and N) exchanged
+};
+
 struct KernelCache {
   std::mutex mutex;
-  std::map<std::string, std::unique_ptr<rt::LoadedKernel>> kernels;  // by problem key
+  std::map<std::string, CachedKernel> kernels;  // by problem key
 };
 
 KernelCache& kernel_cache() {
@@ -29,13 +36,45 @@ KernelCache& kernel_cache() {
 
 }  // namespace
 
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o, OutputLayout layout) {
   Definition def;
   Tensor a = def.input("A", {m, k}, o.in), b = def.input("B", {n, k}, o.in);
   Tensor acc = def.matmul(a, b);
   if (o.alpha != 1.0) acc = def.scale(acc, o.alpha);
-  def.set_output(def.cast(acc, o.out));
+  def.set_output(def.cast(acc, o.out), layout);
   return def;
+}
+
+GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+  GemmPlan plan;
+  plan.def = gemm_definition(m, n, k, o);
+  if (!o.schedule.empty()) {
+    plan.schedule = o.schedule;
+    return plan;
+  }
+  const DeviceLimits limits = hopper();
+  std::optional<AutoParams> straight, swapped;
+  const Definition swapped_def = gemm_definition(n, m, k, o, OutputLayout::ColumnMajor);
+  try {
+    straight = choose_auto_params(plan.def, limits);
+  } catch (const CompileError&) {
+  }
+  try {
+    swapped = choose_auto_params(swapped_def, limits);
+  } catch (const CompileError&) {
+  }
+  if (swapped && (!straight || swapped->predicted_us < 0.95 * straight->predicted_us)) {
+    plan.def = swapped_def;
+    plan.swapped = true;
+    plan.schedule = "auto";
+    plan.config = "swap A/B; " + swapped->to_string();
+  } else if (straight) {
+    plan.schedule = "auto";
+    plan.config = straight->to_string();
+  } else {
+    plan.schedule = pick_schedule(plan.def);
+  }
+  return plan;
 }
 
 std::string pick_schedule(const Definition& def) {
@@ -54,31 +93,36 @@ std::string pick_schedule(const Definition& def) {
 }
 
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
-  const Definition def = gemm_definition(m, n, k, o);
   const std::string key = o.schedule + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                           "|" + std::string(dtype_name(o.in)) + "|" + std::string(dtype_name(o.out)) + "|" +
                           std::to_string(o.alpha);
   KernelCache& cache = kernel_cache();
   const rt::LoadedKernel* kernel = nullptr;
+  bool swapped = false;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     auto it = cache.kernels.find(key);
     if (it == cache.kernels.end()) {
-      const std::string name = o.schedule.empty() ? pick_schedule(def) : o.schedule;
-      const EmittedKernel e = emit_cuda(builtin_schedule(name, def));
-      auto loaded = std::make_unique<rt::LoadedKernel>(
-          rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
-          e.launch);
-      it = cache.kernels.emplace(key, std::move(loaded)).first;
+      const GemmPlan plan = plan_gemm(m, n, k, o);
+      const EmittedKernel e = emit_cuda(builtin_schedule(plan.schedule, plan.def));
+      CachedKernel entry{std::make_unique<rt::LoadedKernel>(
+                             rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)),
+                                                rt::JitOptions{}),
+                             e.launch),
+                         plan.swapped};
+      it = cache.kernels.emplace(key, std::move(entry)).first;
     }
-    kernel = it->second.get();
+    kernel = it->second.kernel.get();
+    swapped = it->second.swapped;
   }
+  // The swapped orientation computes D^T = B * A^T: B is its first operand, and its column-major
+  // [N,M] output is D's row-major [M,N].
   rt::GemmProblem problem;
-  problem.a = a;
-  problem.b = b;
+  problem.a = swapped ? b : a;
+  problem.b = swapped ? a : b;
   problem.d = d;
-  problem.m = m;
-  problem.n = n;
+  problem.m = swapped ? n : m;
+  problem.n = swapped ? m : n;
   problem.k = k;
   problem.alpha = static_cast<float>(o.alpha);
   problem.in_type = runtime_elem(o.in);

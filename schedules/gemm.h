@@ -22,8 +22,23 @@ struct GemmOptions {
   cudaStream_t stream = nullptr;
 };
 
-// The definition gemm() computes for these sizes and options.
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+// The definition gemm() computes for these sizes and options (D row-major; column-major is the
+// swapped orientation's output, D^T's rows being D's columns).
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {},
+                           OutputLayout layout = OutputLayout::RowMajor);
+
+// How gemm() runs a problem: the definition it lowers, whether it is the swapped orientation
+// (D^T[N,M] = B * A^T stored column-major, so a skinny M becomes the wgmma's N instead of a
+// 64-row tile of padding), and the schedule.
+struct GemmPlan {
+  Definition def;
+  bool swapped = false;
+  std::string schedule;  // a built-in name
+  std::string config;    // for auto: AutoParams::to_string(), prefixed "swap A/B; " when swapped
+};
+// Without options.schedule: `auto` in the orientation the heuristic predicts faster (the swap
+// must win by 5%), else the furthest tutorial step that lowers (pick_schedule).
+GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 
 // The built-in schedule gemm() runs for a definition: the furthest tutorial step that is legal
 // and lowers for it (v10 first; the tuned `auto` choice replaces this heuristic later). Throws

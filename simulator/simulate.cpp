@@ -115,8 +115,8 @@ class Simulator {
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
     }
     d_.elem = runtime_elem(p_.out);
-    d_.rows = p_.m;
-    d_.cols = p_.n;
+    d_.rows = p_.output_column_major ? p_.n : p_.m;  // as it lies in memory
+    d_.cols = p_.output_column_major ? p_.m : p_.n;
     d_.data.assign(static_cast<size_t>(p_.m * p_.n * d_.bytes()), 0);
     d_.poison();
   }
@@ -832,8 +832,8 @@ class Simulator {
                 staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
               }
               for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, staged_c);
-              if (!n.staged) {
-                if (row < p_.m && col < p_.n) d_.set(row, col, v);
+              if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
+                if (row < p_.m && col < p_.n) n.column_major ? d_.set(col, row, v) : d_.set(row, col, v);
                 continue;
               }
               uint8_t bytes[4];
@@ -864,7 +864,8 @@ class Simulator {
     const auto& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
     for (int64_t i = 0; i < p_.m; ++i)
       for (int64_t j = 0; j < p_.n; ++j) {
-        if (d_.is_poison(i, j)) {
+        const int64_t di = p_.output_column_major ? j : i, dj = p_.output_column_major ? i : j;
+        if (d_.is_poison(di, dj)) {
           if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
             r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] never written";
           continue;
@@ -873,7 +874,7 @@ class Simulator {
         for (int64_t kk = 0; kk < p_.k; ++kk)
           acc += double(av[static_cast<size_t>(i * p_.k + kk)]) * bv[static_cast<size_t>(j * p_.k + kk)];
         double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c, bias));
-        double got = d_.get(i, j);
+        double got = d_.get(di, dj);
         bool exact_ops = true;
         for (const auto& op : p_.epilogue)
           exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;

@@ -80,6 +80,16 @@ TEST_CASE("n-alignment") {
   for (int v = 4; v <= kTutorialSteps; ++v) CHECK_NOTHROW(validate_schedule(tutorial_schedule(v, gemm(1024, 1004, 1024))));
 }
 
+TEST_CASE("column-major-store") {
+  Definition def;
+  Tensor a = def.input("A", {256, 128}, DType::BF16), b = def.input("B", {256, 128}, DType::BF16);
+  def.set_output(def.cast(def.matmul(a, b), DType::BF16), OutputLayout::ColumnMajor);
+  check_rule(sched(def, v4_text("tma", "tma")), "column-major-store",
+             "cache_write cast shared tma: a TMA store writes the tile's rows, but the output is column-major; write "
+             "cache_write cast shared auto to store from registers with bounds");
+  CHECK_NOTHROW(validate_schedule(sched(def, v4_text("tma", "auto"))));
+}
+
 TEST_CASE("coverage") {
   check_rule(tutorial_schedule(1, gemm(8192, 8192, 8192)), "coverage",
              "m_o: the schedule covers one 128-row tile of M=8192, but m_o runs over 64 tiles and is bound to nothing "

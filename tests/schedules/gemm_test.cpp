@@ -44,3 +44,22 @@ TEST_CASE("gg::gemm without a GPU throws CudaError, not a crash") {
   if (rt::gpu_available()) return;  // tests/gpu runs it for real
   CHECK_THROWS_AS(gemm(nullptr, nullptr, nullptr, 256, 256, 256), rt::CudaError);
 }
+
+TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T lands column-major") {
+  const GemmPlan decode = plan_gemm(1, 4096, 4096);
+  CHECK(decode.swapped);
+  CHECK(decode.def.m() == 4096);
+  CHECK(decode.def.n() == 1);
+  CHECK(decode.def.output_layout() == OutputLayout::ColumnMajor);
+  CHECK(decode.config.rfind("swap A/B; tile 64x16x64", 0) == 0);
+  CHECK(plan_gemm(16, 4096, 4096).swapped);
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}, {77, 129}}) {
+    const GemmPlan p = plan_gemm(m, n, 4096);
+    CAPTURE(m);
+    CHECK(!p.swapped);
+    CHECK(p.def.output_layout() == OutputLayout::RowMajor);
+  }
+  GemmOptions named;
+  named.schedule = "v8";
+  CHECK(!plan_gemm(1, 4096, 4096, named).swapped);  // a named schedule runs as asked
+}

@@ -11,6 +11,7 @@
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
@@ -441,4 +442,23 @@ TEST_CASE("simulate: a vector load on unaligned rows is reported") {
   SimulationReport r = simulate_kernel(k, def);
   REQUIRE(!r.errors.empty());
   CHECK(r.errors[0].find("a 16-byte load at element (1, 0) is not 16-byte aligned") != std::string::npos);
+}
+
+// The swapped orientation gg::gemm takes for skinny M: D^T = B * A^T with a column-major output
+// (stores from registers at [col * M + row]); exact, tiles hanging over both edges.
+TEST_CASE("simulate: a column-major output under the auto configs") {
+  for (Shape sh : {Shape{256, 1, 256}, Shape{200, 16, 136}, Shape{129, 9, 72}, Shape{64, 64, 64}}) {
+    Definition def;
+    Tensor a = def.input("A", {sh.m, sh.k}, DType::BF16), b = def.input("B", {sh.n, sh.k}, DType::BF16);
+    def.set_output(def.cast(def.matmul(a, b), DType::BF16), OutputLayout::ColumnMajor);
+    const Schedule s = auto_schedule(def, choose_auto_params(def, few_sms(2)));
+    Kernel k = lower(s);
+    CHECK(k.plan.output_column_major);
+    CHECK(!k.plan.tma_store);
+    SimulationReport r = simulate(s, {}, few_sms(2));
+    CAPTURE(sh.m);
+    CAPTURE(sh.n);
+    CAPTURE(r.to_string());
+    CHECK(r.passed);
+  }
 }

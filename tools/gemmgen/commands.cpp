@@ -192,9 +192,14 @@ int cmd_bench(const Args& args, Io io) {
     io.err << "[" << i + 1 << "/" << shapes.size() << "] " << shape.m << "x" << shape.n << "x" << shape.k << " "
            << std::flush;
     try {
-      row.schedule = schedule == "auto" ? pick_schedule(def) : schedule;
-      if (row.schedule == "auto") row.config = choose_auto_params(def, hopper()).to_string();
-      const CheckReport r = check_on_gpu(builtin_schedule(row.schedule, def), options);
+      // `auto`: gg::gemm's plan, in the orientation it runs (a swapped one computes D^T = B A^T)
+      GemmPlan plan;
+      plan.def = def;
+      plan.schedule = schedule;
+      if (schedule == "auto") plan = plan_gemm(shape.m, shape.n, shape.k, gemm);
+      row.schedule = plan.schedule;
+      row.config = plan.config;
+      const CheckReport r = check_on_gpu(builtin_schedule(plan.schedule, plan.def), options);
       row.ran = true;
       row.kernel = r.kernel_name;
       row.passed = r.passed;
