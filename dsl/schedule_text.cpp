@@ -276,7 +276,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 }
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
-  Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32");
+  Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [d_major=n|m]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -300,7 +300,11 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
     else if (key == "k") extent(p.k);
     else if (key == "dtype") dtype(p.dtype);
     else if (key == "out") dtype(p.out);
-    else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out");
+    else if (key == "d_major") {
+      if (p.d_layout) l.fail("d_major is given twice");
+      if (value != "n" && value != "m") l.fail("expected d_major=n (row-major D) or d_major=m (column-major), got '" + std::string(value) + "'");
+      p.d_layout = value == "m" ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
+    } else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, d_major");
   }
 }
 
@@ -392,7 +396,8 @@ std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
   os << "# gemmgen schedule: " << s.directives().size() << " directive(s)\n";
   os << "problem m=" << def.m() << " n=" << def.n() << " k=" << def.k() << " dtype=" << dtype_name(def.input_dtype())
-     << " out=" << dtype_name(def.output_dtype()) << "\n";
+     << " out=" << dtype_name(def.output_dtype())
+     << (def.output_layout() == OutputLayout::ColumnMajor ? " d_major=m" : "") << "\n";
   if (auto specs = epilogue_specs_of(def)) {
     for (const auto& e : *specs) {
       os << "epilogue ";
@@ -450,8 +455,15 @@ ScheduleFile parse_schedule_file(std::string_view text) {
   return file;
 }
 
+OutputLayout parse_d_major(std::string_view text) {
+  if (text == "n") return OutputLayout::RowMajor;
+  if (text == "m") return OutputLayout::ColumnMajor;
+  throw_user_error("parse-error", "expected a D layout n (row-major: n contiguous) or m (column-major), got '" +
+                                      std::string(text) + "'");
+}
+
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue) {
+                           const std::vector<EpilogueSpec>& epilogue, OutputLayout d_layout) {
   Definition def;
   Tensor a = def.input("A", {m, k}, in);
   Tensor b = def.input("B", {n, k}, in);
@@ -476,7 +488,7 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
                          ": legal epilogue ops are scale, add_c, bias, relu, gelu, silu");
     }
   }
-  def.set_output(def.cast(x, out));
+  def.set_output(def.cast(x, out), d_layout);
   return def;
 }
 

@@ -47,6 +47,7 @@ struct EpilogueSpec {
 struct ProblemSpec {
   std::optional<int64_t> m, n, k;
   std::optional<DType> dtype, out;
+  std::optional<OutputLayout> d_layout;  // d_major=n (row-major, the default) or m (column-major)
   bool operator==(const ProblemSpec&) const = default;
 };
 
@@ -77,7 +78,10 @@ ScheduleFile parse_schedule_file(std::string_view text);
 // The epilogue ops are named by Definition: scale, add_c, bias, relu, gelu, silu, cast
 // (a repeated op gets a numeric suffix: relu1).
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue = {});
+                           const std::vector<EpilogueSpec>& epilogue = {},
+                           OutputLayout d_layout = OutputLayout::RowMajor);
+// "n" -> row-major (n contiguous), "m" -> column-major; CompileError `parse-error` otherwise.
+OutputLayout parse_d_major(std::string_view text);
 
 // The epilogue of a definition built like make_definition's, or nullopt when the definition
 // has another shape (then print_schedule cannot describe it in a file).

@@ -23,6 +23,7 @@ struct Rates {
   double dram_bytes_per_s = 3.35e12;
   double l2_bytes_per_s = 10e12;
   double load_latency_s = 2.5e-6;
+  double k_tile_s = 50e-9;
   double launch_s = 3e-6;
 };
 
@@ -45,7 +46,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
   const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
                                 row_bytes / load_rate);
-  const double mainloop = double(p.waves) * double(k) * per_k;
+  // Each k tile also costs its barrier round trips, about 50 ns (fit to the k-tile sweep above).
+  const double mainloop = double(p.waves) * (double(k) * per_k + double(ceil_div(k, p.tile_k)) * r.k_tile_s);
   p.mainloop_us = mainloop * 1e6;
   const double dram = (double(m * k + n * k) * in_b + double(m * n) * out_b) / r.dram_bytes_per_s;
   return std::max(mainloop, dram) + r.launch_s;
@@ -110,23 +112,31 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     if (tile_m > 64 && def.m() <= 64) continue;  // rows past M are padding: no second consumer for them
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
       if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
-      AutoParams p;
-      p.tile_m = tile_m;
-      p.tile_n = tile_n;
-      p.tile_k = 128 / dtype_bytes(def.input_dtype());  // one 128-byte swizzle atom of K
-      p.consumers = tile_m == 128 ? 2 : 1;
-      const int64_t m_tiles = ceil_div(def.m(), tile_m);
-      p.cluster = tile_m == 128 && m_tiles >= 2 && m_tiles % 2 == 0 ? 2 : 1;
-      p.subtile_cols = staged ? n_step : 0;
-      p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
-      p.stages = 2;
-      try {
-        p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
-      } catch (const CompileError&) {
-        continue;  // not even a schedule (a primitive refused it)
+      // One 128-byte swizzle atom of K per k tile; narrow tiles (the swapped skinny M) also try 2
+      // and 4, since their k loop is bound by its iterations (H100, 4096x1x4096 in 64x16 tiles:
+      // k tiles of 64 0.82x cuBLAS, 128 0.95x, 256 0.98x; wide tiles lost: 256x8192x8192 in
+      // 128x128x128 tiles 0.84x against 0.93x at 64).
+      const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
+      for (int64_t atoms : {1, 2, 4}) {
+        if (atoms > 1 && (tile_n > 32 || def.k() < 16 * atom_k * atoms)) break;  // a long k loop only
+        AutoParams p;
+        p.tile_m = tile_m;
+        p.tile_n = tile_n;
+        p.tile_k = atom_k * atoms;
+        p.consumers = tile_m == 128 ? 2 : 1;
+        const int64_t m_tiles = ceil_div(def.m(), tile_m);
+        p.cluster = tile_m == 128 && m_tiles >= 2 && m_tiles % 2 == 0 ? 2 : 1;
+        p.subtile_cols = staged ? n_step : 0;
+        p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
+        p.stages = 2;
+        try {
+          p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
+        } catch (const CompileError&) {
+          continue;  // not even a schedule (a primitive refused it)
+        }
+        p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+        out.push_back(p);
       }
-      p.predicted_us = predict_seconds(def, limits, p) * 1e6;
-      out.push_back(p);
     }
   }
   // Fastest first. Within 1%: when DRAM bounds both, the one whose loads leave more slack under

@@ -78,15 +78,15 @@ TEST_CASE("gg::gemm on a ragged shape grid matches fp64 and cuBLAS, exact on sma
   gg::rt::CublasReference cublas;
   int passed = 0, total = 0;
   for (const Shape& s : grid()) {
-    const gg::Definition def = gg::gemm_definition(s.m, s.n, s.k);
-    const std::string schedule = gg::pick_schedule(def);
+    const gg::GemmPlan plan = gg::plan_gemm(s.m, s.n, s.k);  // what gg::gemm runs
+    const std::string schedule = plan.schedule + (plan.swapped ? "/swap" : "");
     for (bool exact : {false, true}) {
       const gg::DType out = exact ? gg::DType::F32 : gg::DType::BF16;  // small-integer sums are exact in f32
       const Outcome o = run(s, out, exact, cublas);
       const double bound = out == gg::DType::F32 ? 1e-5 : 4e-3;
       const bool ok = o.unwritten == 0 && o.guard_touched == 0 && o.error <= bound &&
                       o.error <= 2 * o.cublas_error + 1e-7 && (!exact || o.exact);
-      std::printf("%5lld x %5lld x %5lld %-4s %-5s: error %.3g (cuBLAS %.3g) unwritten %zu guard %zu%s %s\n",
+      std::printf("%5lld x %5lld x %5lld %-9s %-5s: error %.3g (cuBLAS %.3g) unwritten %zu guard %zu%s %s\n",
                   (long long)s.m, (long long)s.n, (long long)s.k, schedule.c_str(), exact ? "exact" : "rand",
                   o.error, o.cublas_error, o.unwritten, o.guard_touched, exact ? (o.exact ? " exact" : " NOT EXACT") : "",
                   ok ? "ok" : "FAIL");

@@ -51,7 +51,7 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
   CHECK(decode.def.m() == 4096);
   CHECK(decode.def.n() == 1);
   CHECK(decode.def.output_layout() == OutputLayout::ColumnMajor);
-  CHECK(decode.config.rfind("swap A/B; tile 64x16x64", 0) == 0);
+  CHECK(decode.config.rfind("swap A/B; tile 64x16x128", 0) == 0);  // H100: 0.95x cuBLAS (k tile 64: 0.82x)
   CHECK(plan_gemm(16, 4096, 4096).swapped);
   for (auto [m, n] : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}, {77, 129}}) {
     const GemmPlan p = plan_gemm(m, n, 4096);

@@ -447,7 +447,8 @@ TEST_CASE("simulate: a vector load on unaligned rows is reported") {
 // The swapped orientation gg::gemm takes for skinny M: D^T = B * A^T with a column-major output
 // (stores from registers at [col * M + row]); exact, tiles hanging over both edges.
 TEST_CASE("simulate: a column-major output under the auto configs") {
-  for (Shape sh : {Shape{256, 1, 256}, Shape{200, 16, 136}, Shape{129, 9, 72}, Shape{64, 64, 64}}) {
+  // 256x1x4096: a long K, where narrow tiles take k tiles of 2 or 4 swizzle atoms
+  for (Shape sh : {Shape{256, 1, 256}, Shape{200, 16, 136}, Shape{129, 9, 72}, Shape{64, 64, 64}, Shape{256, 1, 4096}}) {
     Definition def;
     Tensor a = def.input("A", {sh.m, sh.k}, DType::BF16), b = def.input("B", {sh.n, sh.k}, DType::BF16);
     def.set_output(def.cast(def.matmul(a, b), DType::BF16), OutputLayout::ColumnMajor);
@@ -455,6 +456,7 @@ TEST_CASE("simulate: a column-major output under the auto configs") {
     Kernel k = lower(s);
     CHECK(k.plan.output_column_major);
     CHECK(!k.plan.tma_store);
+    if (sh.k == 4096) CHECK(k.plan.tile_k > 64);
     SimulationReport r = simulate(s, {}, few_sms(2));
     CAPTURE(sh.m);
     CAPTURE(sh.n);

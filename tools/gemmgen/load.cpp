@@ -19,6 +19,7 @@ constexpr int64_t kDefaultExtent = 8192;
 struct Problem {
   int64_t m = kDefaultExtent, n = kDefaultExtent, k = kDefaultExtent;
   DType in = DType::BF16, out = DType::BF16;
+  OutputLayout d_layout = OutputLayout::RowMajor;
 };
 
 // Flags override the file's `problem` line, which overrides the defaults; the output dtype
@@ -33,6 +34,8 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   if (auto d = args.value("out-dtype")) p.out = parse_dtype(*d);
   else if (file.out) p.out = *file.out;
   else p.out = p.in;
+  if (auto d = args.value("d-major")) p.d_layout = parse_d_major(*d);
+  else if (file.d_layout) p.d_layout = *file.d_layout;
   return p;
 }
 
@@ -45,7 +48,7 @@ Schedule from_file(const std::string& path, const Args& args) {
     if (auto t = arch_flag(args))
       for (auto& d : file.directives)
         if (auto* m = std::get_if<MmaD>(&d)) m->target = *t;
-    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue);
+    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.d_layout);
     return apply_directives(def, file.directives, file.directive_lines);
   } catch (const CompileError& e) {
     // "line 3: ..." becomes "bad.sched: line 3: ...".
@@ -55,7 +58,7 @@ Schedule from_file(const std::string& path, const Args& args) {
 
 Schedule builtin(const std::string& name, const Args& args) {
   Problem p = resolve_problem(args, {});
-  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out);
+  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, {}, p.d_layout);
   return builtin_schedule(name, def, arch_flag(args).value_or(Target::Sm90a));
 }
 
@@ -119,6 +122,7 @@ std::vector<FlagSpec> problem_flags() {
       {"k", "K", "the reduction extent (default 8192)"},
       {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
       {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+      {"d-major", "n|m", "D's contiguous dimension: n (row-major, default) or m (column-major)"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
 }
