@@ -53,8 +53,9 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
   CHECK(decode.def.output_layout() == OutputLayout::ColumnMajor);
   CHECK(decode.config.rfind("swap A/B; tile 64x16x128", 0) == 0);  // H100: 0.95x cuBLAS (k tile 64: 0.82x)
   CHECK(plan_gemm(16, 4096, 4096).swapped);
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}, {77, 129}}) {
-    const GemmPlan p = plan_gemm(m, n, 4096);
+  for (const auto& mn : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}, {77, 129}}) {
+    const int64_t m = mn.first;  // clang 14 cannot capture structured bindings (CAPTURE)
+    const GemmPlan p = plan_gemm(m, mn.second, 4096);
     CAPTURE(m);
     CHECK(!p.swapped);
     CHECK(p.def.output_layout() == OutputLayout::RowMajor);
