@@ -8,6 +8,7 @@
 #include "runtime/device_buffer.h"
 #include "runtime/device_info.h"
 #include "runtime/error_metrics.h"
+#include "runtime/gpu_telemetry.h"
 #include "runtime/host_dtype.h"
 #include "runtime/host_reference.h"
 #include "runtime/jit.h"
@@ -181,6 +182,11 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
                                            o.warmup, o.reps);
     r.ms = times.ours_ms;
     r.cublas_ms = times.reference_ms;
+    for (int i = 0; i < o.reps; ++i) timed.launch(problem);  // a burst to read the clock under
+    const rt::GpuTelemetry under_load = rt::sample_gpu_telemetry();
+    timed.launch_and_wait(problem);  // waits for the burst too (one stream)
+    r.sm_clock_mhz = under_load.sm_clock_mhz.value_or(0);
+    r.power_w = under_load.power_w.value_or(0);
     r.tflops = rt::tflops(r.m, r.n, r.k, r.ms);
     r.cublas_tflops = rt::tflops(r.m, r.n, r.k, r.cublas_ms);
   }
@@ -203,6 +209,8 @@ std::string format_report(const CheckReport& r) {
     os << "time:              " << r.ms << " ms, " << r.tflops << " TFLOP/s\n"
        << "cuBLAS:            " << r.cublas_ms << " ms, " << r.cublas_tflops << " TFLOP/s\n"
        << "ratio to cuBLAS:   " << r.tflops / r.cublas_tflops << "\n";
+  if (r.ms > 0 && r.sm_clock_mhz > 0)
+    os << "under load:        SM clock " << r.sm_clock_mhz << " MHz, " << r.power_w << " W\n";
   if (r.resident_ctas > 0 && r.grid_ctas > r.resident_ctas)
     os << "note:              the grid's " << r.grid_ctas << " CTAs exceed the " << r.resident_ctas
        << " the device holds at once: the rest run as a tail wave\n";
@@ -218,7 +226,8 @@ std::string format_report_json(const CheckReport& r) {
      << ", \"error_vs_host\": " << r.error_vs_host << ", \"cublas_error_vs_host\": " << r.cublas_error_vs_host
      << ", \"bound\": " << r.bound << ", \"unwritten\": " << r.unwritten << ", \"checked_rows\": " << r.checked_rows
      << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms
-     << ", \"cublas_tflops\": " << r.cublas_tflops << ", \"grid_ctas\": " << r.grid_ctas
+     << ", \"cublas_tflops\": " << r.cublas_tflops << ", \"sm_clock_mhz\": " << r.sm_clock_mhz
+     << ", \"power_w\": " << r.power_w << ", \"grid_ctas\": " << r.grid_ctas
      << ", \"resident_ctas\": " << r.resident_ctas << ", \"repeats\": " << r.repeats
      << ", \"repeats_differing\": " << r.repeats_differing << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
      << ", \"passed\": " << (r.passed ? "true" : "false") << "}";

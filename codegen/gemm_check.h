@@ -28,6 +28,10 @@ struct CheckReport {
   bool passed = false;
   std::string verdict;       // why it failed, or "ok"
   double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
+  // When benchmarked and NVML answers: the SM clock (MHz) and board power (W) under a burst of
+  // our kernel right after the timed runs; 0 when unknown.
+  unsigned sm_clock_mhz = 0;
+  double power_w = 0;
   // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
   unsigned grid_ctas = 0, resident_ctas = 0;
   int repeats = 0, repeats_differing = 0;  // the repeated launches, and those not bit-identical to the first

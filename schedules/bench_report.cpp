@@ -99,15 +99,16 @@ double geometric_mean_ratio(const std::vector<BenchRow>& rows) {
 std::string format_bench_table(const std::vector<BenchRow>& rows, const std::string& device, const std::string& dtype) {
   std::ostringstream os;
   os << "device: " << device << ", " << dtype << "\n\n";
-  os << "| shape | label | schedule | config | TFLOP/s | cuBLAS TFLOP/s | ratio | check |\n";
-  os << "|---|---|---|---|---|---|---|---|\n";
+  os << "| shape | label | schedule | config | TFLOP/s | cuBLAS TFLOP/s | ratio | SM MHz | W | check |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const BenchRow& r : rows) {
     os << "| " << shape_text(r.shape) << " | " << r.shape.label << " | " << r.schedule << " | " << r.config << " | ";
     if (!r.ran)
-      os << "- | - | - | refused: " << r.refused << " |\n";
+      os << "- | - | - | - | - | refused: " << r.refused << " |\n";
     else
       os << fixed(r.tflops, 1) << " | " << fixed(r.cublas_tflops, 1) << " | " << fixed(r.ratio(), 3) << " | "
-         << (r.passed ? "pass" : "FAIL") << " |\n";
+         << (r.sm_clock_mhz ? std::to_string(r.sm_clock_mhz) : "-") << " | " << (r.power_w > 0 ? fixed(r.power_w, 0) : "-")
+         << " | " << (r.passed ? "pass" : "FAIL") << " |\n";
   }
   const double g = geometric_mean_ratio(rows);
   int counted = 0;
@@ -128,7 +129,8 @@ std::string format_bench_json(const std::vector<BenchRow>& rows, const std::stri
        << ", \"kernel\": " << json_string(r.kernel) << ", \"config\": " << json_string(r.config) << ", \"ran\": " << (r.ran ? "true" : "false")
        << ", \"refused\": " << json_string(r.refused) << ", \"passed\": " << (r.passed ? "true" : "false")
        << ", \"tflops\": " << fixed(r.tflops, 2) << ", \"cublas_tflops\": " << fixed(r.cublas_tflops, 2)
-       << ", \"ratio\": " << fixed(r.ratio(), 4) << "}";
+       << ", \"ratio\": " << fixed(r.ratio(), 4) << ", \"sm_clock_mhz\": " << r.sm_clock_mhz
+       << ", \"power_w\": " << fixed(r.power_w, 1) << "}";
   }
   os << "]}\n";
   return os.str();

@@ -26,6 +26,8 @@ struct BenchRow {
   std::string refused;          // "rule: message"
   bool passed = false;          // the result checked against cuBLAS and fp64 before timing
   double tflops = 0, cublas_tflops = 0;
+  unsigned sm_clock_mhz = 0;    // under a burst of our kernel after timing (0: NVML unavailable)
+  double power_w = 0;
   double ratio() const { return cublas_tflops > 0 ? tflops / cublas_tflops : 0; }
 };
 

@@ -66,6 +66,8 @@ TEST_CASE("the shipped shapes file parses") {
 TEST_CASE("the report: geometric mean over the shapes that ran and passed; table, JSON and SVG") {
   std::vector<BenchRow> rows = {row(1, 400, 800), row(2, 900, 900), row(3, 100, 800, false)};
   rows[0].config = "tile 64x128x64";
+  rows[0].sm_clock_mhz = 1755;
+  rows[0].power_w = 612.4;
   BenchRow refused;
   refused.shape = {77, 129, 72, ""};
   refused.schedule = "auto";
@@ -75,14 +77,15 @@ TEST_CASE("the report: geometric mean over the shapes that ran and passed; table
   CHECK(geometric_mean_ratio({}) == 0);
 
   const std::string table = format_bench_table(rows, "H100", "bf16 -> bf16");
-  CHECK(table.find("| 1x256x256 | label <1> | v10 | tile 64x128x64 | 400.0 | 800.0 | 0.500 | pass |") != std::string::npos);
-  CHECK(table.find("| 3x256x256 | label <3> | v10 |  | 100.0 | 800.0 | 0.125 | FAIL |") != std::string::npos);
-  CHECK(table.find("| 77x129x72 |  | auto |  | - | - | - | refused: no-schedule: none lowers |") != std::string::npos);
+  CHECK(table.find("| 1x256x256 | label <1> | v10 | tile 64x128x64 | 400.0 | 800.0 | 0.500 | 1755 | 612 | pass |") != std::string::npos);
+  CHECK(table.find("| 3x256x256 | label <3> | v10 |  | 100.0 | 800.0 | 0.125 | - | - | FAIL |") != std::string::npos);
+  CHECK(table.find("| 77x129x72 |  | auto |  | - | - | - | - | - | refused: no-schedule: none lowers |") != std::string::npos);
   CHECK(table.find("geometric mean of the ratio over 2 of 4 shapes: 0.707") != std::string::npos);
 
   const std::string json = format_bench_json(rows, "H100 \"SXM\"", "bf16 -> bf16");
   CHECK(json.find("\"device\": \"H100 \\\"SXM\\\"\"") != std::string::npos);
   CHECK(json.find("\"geomean_ratio\": 0.7071") != std::string::npos);
+  CHECK(json.find("\"ratio\": 0.5000, \"sm_clock_mhz\": 1755, \"power_w\": 612.4}") != std::string::npos);
   CHECK(json.find("{\"m\": 77, \"n\": 129, \"k\": 72, \"label\": \"\", \"schedule\": \"auto\", \"kernel\": \"\", "
                   "\"config\": \"\", \"ran\": false, \"refused\": \"no-schedule: none lowers\"") != std::string::npos);
 

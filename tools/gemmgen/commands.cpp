@@ -205,6 +205,8 @@ int cmd_bench(const Args& args, Io io) {
       row.passed = r.passed;
       row.tflops = r.tflops;
       row.cublas_tflops = r.cublas_tflops;
+      row.sm_clock_mhz = r.sm_clock_mhz;
+      row.power_w = r.power_w;
       all_passed = all_passed && r.passed;
       io.err << row.schedule << ": " << r.tflops << " vs cuBLAS " << r.cublas_tflops << " TFLOP/s\n";
     } catch (const CompileError& e) {
