@@ -13,7 +13,6 @@ namespace gg {
 
 namespace {
 
-
 // Throughputs the model assumes for an H100 SXM: 989 dense bf16 TFLOP/s over 132 SMs, HBM3 at
 // 3.35 TB/s, L2 at about 3x that. A CTA's TMA loads reach about 2.5 us of latency under load,
 // so one SM streams (bytes in flight across its stages) / 2.5 us: measured on an H100, a 1 x
@@ -46,7 +45,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
   const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
                                 row_bytes / load_rate);
-  // Each k tile also costs its barrier round trips, about 50 ns (fit to the k-tile sweep above).
+  // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
+  // tiles noted in rank_auto_params).
   const double mainloop = double(p.waves) * (double(k) * per_k + double(ceil_div(k, p.tile_k)) * r.k_tile_s);
   p.mainloop_us = mainloop * 1e6;
   const double dram = (double(m * k + n * k) * in_b + double(m * n) * out_b) / r.dram_bytes_per_s;
