@@ -32,6 +32,7 @@ struct CheckReport {
   // our kernel right after the timed runs; 0 when unknown.
   unsigned sm_clock_mhz = 0;
   double power_w = 0;
+  int input_copies = 1;  // timed: copies of A and B the runs cycle through (small problems: past L2)
   // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
   unsigned grid_ctas = 0, resident_ctas = 0;
   int repeats = 0, repeats_differing = 0;  // the repeated launches, and those not bit-identical to the first
