@@ -38,6 +38,7 @@ struct KernelPlan {
   int64_t m = 0, n = 0, k = 0;
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
+  bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   bool output_column_major = false;     // D (and C) indexed [n * M + m]; stored from registers
   int consumer_warpgroups = 1;

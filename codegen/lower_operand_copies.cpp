@@ -63,8 +63,7 @@ class LowerCopies : public Mutator {
     copy->elem_bytes = dtype_bytes(p_.in);
     copy->threads = p_.threads;
     copy->swizzle_bytes = layout.swizzle_bytes;
-    const bool rows_aligned = p_.k * copy->elem_bytes % 16 == 0;
-    copy->load_bytes = rows_aligned ? 16 : copy->elem_bytes;
+    copy->load_bytes = p_.operand_rows_aligned ? 16 : copy->elem_bytes;
     return copy;
   }
 

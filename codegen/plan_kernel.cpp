@@ -175,6 +175,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
+  p.operand_rows_aligned = tma_rows_aligned(def.node(mm.operands[0]));  // B's rows have the same K and dtype
   if (p.pipeline.stages > 1 && !p.tma_load) {
     auto why = s.copy_choice(def.node(mm.operands[0]).name);
     not_lowered("a circular buffer fed by synchronous copies (" + (why ? *why : "use cache_read tma") + ")");

@@ -265,6 +265,10 @@ bool tma_storable_output(const Definition& def) {
   return def.output_layout() == OutputLayout::RowMajor && tma_rows_aligned(def.node(def.output()));
 }
 
+bool tma_can_copy(const Definition& def, const std::string& tensor) {
+  return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_rows_aligned(*def.find(tensor));
+}
+
 std::string row_bytes_text(const Definition& def, const Node& n) {
   const auto& operands = def.matmul_node().operands;
   const bool operand = std::find(operands.begin(), operands.end(), n.id) != operands.end();

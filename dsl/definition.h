@@ -113,6 +113,8 @@ bool tma_rows_aligned(const Node& n);
 // Whether a TMA store can write the output: 16-byte aligned rows, and row-major (a column-major
 // output is stored from registers).
 bool tma_storable_output(const Definition& def);
+// What `auto` asks of a tensor: TMA can load it (an operand) or store it (the output).
+bool tma_can_copy(const Definition& def, const std::string& tensor);
 // "a row of K=71 bf16 elements is 142 bytes"
 std::string row_bytes_text(const Definition& def, const Node& n);
 

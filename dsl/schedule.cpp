@@ -367,14 +367,14 @@ std::optional<CopyMethod> Schedule::read_method(const std::string& tensor) const
   const CacheReadD* c = declared_read(tensor);
   if (!c) return std::nullopt;
   if (c->method != CopyMethod::Auto) return c->method;
-  return tma_rows_aligned(*def_.find(tensor)) ? CopyMethod::Tma : CopyMethod::Sync;
+  return tma_can_copy(def_, tensor) ? CopyMethod::Tma : CopyMethod::Sync;
 }
 
 std::optional<CacheWriteD> Schedule::write_of(const std::string& tensor) const {
   const CacheWriteD* c = declared_write(tensor);
   if (!c) return std::nullopt;
   if (c->method != CopyMethod::Auto || tensor == def_.matmul_node().name) return *c;
-  if (!tma_storable_output(def_)) return std::nullopt;
+  if (!tma_can_copy(def_, tensor)) return std::nullopt;
   return CacheWriteD{c->tensor, c->place, CopyMethod::Tma};
 }
 
@@ -392,9 +392,9 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
   const Node& n = *def_.find(tensor);
   const std::string head = read ? "cache_read " + tensor + " auto: " : "cache_write " + tensor + " shared auto: ";
   const std::string rows = row_bytes_text(def_, n);
+  if (tma_can_copy(def_, tensor)) return head + "TMA (" + rows + ", 16-byte aligned)";
   if (!read && def_.output_layout() == OutputLayout::ColumnMajor)
     return head + "stores from registers with bounds, since the output is column-major (a TMA store writes rows)";
-  if (tma_rows_aligned(n)) return head + "TMA (" + rows + ", 16-byte aligned)";
   return head + (read ? "a synchronous element copy with bounds" : "stores from registers with bounds") + ", since " +
          rows + ", not the 16-byte multiple TMA needs";
 }

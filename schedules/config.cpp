@@ -22,8 +22,7 @@ int deepest_pipeline(const Schedule& s, const std::string& axis, int desired) {
 }
 
 CopyMethod copy_method_for(const Definition& def, const std::string& tensor) {
-  const bool output = tensor == def.node(def.output()).name;
-  return (output ? tma_storable_output(def) : tma_rows_aligned(*def.find(tensor))) ? CopyMethod::Tma : CopyMethod::Auto;
+  return tma_can_copy(def, tensor) ? CopyMethod::Tma : CopyMethod::Auto;
 }
 
 }  // namespace gg

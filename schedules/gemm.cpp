@@ -9,7 +9,6 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/launch.h"
-#include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 
 namespace gg {
@@ -68,14 +67,18 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
     plan.swapped = true;
     plan.schedule = "auto";
     plan.config = "swap A/B; " + swapped->to_string();
+    plan.params = swapped;
   } else if (straight) {
     plan.schedule = "auto";
     plan.config = straight->to_string();
+    plan.params = straight;
   } else {
     plan.schedule = pick_schedule(plan.def);
   }
   return plan;
 }
+
+Schedule GemmPlan::build() const { return params ? auto_schedule(def, *params) : builtin_schedule(schedule, def); }
 
 std::string pick_schedule(const Definition& def) {
   std::string reasons;
@@ -104,7 +107,7 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
     auto it = cache.kernels.find(key);
     if (it == cache.kernels.end()) {
       const GemmPlan plan = plan_gemm(m, n, k, o);
-      const EmittedKernel e = emit_cuda(builtin_schedule(plan.schedule, plan.def));
+      const EmittedKernel e = emit_cuda(plan.build());
       CachedKernel entry{std::make_unique<rt::LoadedKernel>(
                              rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)),
                                                 rt::JitOptions{}),

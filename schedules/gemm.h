@@ -8,9 +8,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "dsl/definition.h"
+#include "schedules/auto_schedule.h"
 
 namespace gg {
 
@@ -33,8 +35,11 @@ Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o
 struct GemmPlan {
   Definition def;
   bool swapped = false;
-  std::string schedule;  // a built-in name
-  std::string config;    // for auto: AutoParams::to_string(), prefixed "swap A/B; " when swapped
+  std::string schedule;               // a built-in name
+  std::string config;                 // for auto: AutoParams::to_string(), prefixed "swap A/B; " when swapped
+  std::optional<AutoParams> params;   // for auto: the config chosen, so building it ranks nothing again
+
+  Schedule build() const;  // the schedule of the plan
 };
 // Without options.schedule: `auto` in the orientation the heuristic predicts faster (the swap
 // must win by 5%), else the furthest tutorial step that lowers (pick_schedule).

@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
 #include "schedules/gemm.h"
+#include "schedules/tutorial.h"
 
 using namespace gg;
 
@@ -59,6 +61,11 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
     CAPTURE(m);
     CHECK(!p.swapped);
     CHECK(p.def.output_layout() == OutputLayout::RowMajor);
+  }
+  // The plan keeps the config it chose: building it gives the schedule `auto` would rank again.
+  for (const GemmPlan& p : {decode, plan_gemm(4096, 4096, 4096)}) {
+    REQUIRE(p.params);
+    CHECK(print_schedule(p.build()) == print_schedule(builtin_schedule("auto", p.def)));
   }
   GemmOptions named;
   named.schedule = "v8";

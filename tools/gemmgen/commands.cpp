@@ -199,7 +199,7 @@ int cmd_bench(const Args& args, Io io) {
       if (schedule == "auto") plan = plan_gemm(shape.m, shape.n, shape.k, gemm);
       row.schedule = plan.schedule;
       row.config = plan.config;
-      const CheckReport r = check_on_gpu(builtin_schedule(plan.schedule, plan.def), options);
+      const CheckReport r = check_on_gpu(plan.build(), options);
       row.ran = true;
       row.kernel = r.kernel_name;
       row.passed = r.passed;
