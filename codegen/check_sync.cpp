@@ -427,16 +427,16 @@ class StructureCheck : public Visitor {
     const rt::TensorMapSpec* m = f_.map(operand);
     GG_INTERNAL_CHECK(m != nullptr, op + " " + buffer + " " + verb + " tensor map " + map +
                                         ", which the launch does not list");
-    layout(buffer, swizzle_of(m->swizzle), layout_what + map);
+    layout(buffer, swizzle_of(m->swizzle), layout_what + map, m->transposed);
     map_uses_.push_back({buffer, map, op});
     return *m;
   }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
-    layout(buffer_name(n.dst.buffer), n.swizzle_bytes, "SyncCopyTile of " + n.source);
+    layout(buffer_name(n.dst.buffer), n.swizzle_bytes, "SyncCopyTile of " + n.source, n.mn_major);
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
-    layout(buffer_name(n.a.buffer), n.swizzle_bytes, "WgmmaIssue (operand A)");
-    layout(buffer_name(n.b.buffer), n.swizzle_bytes, "WgmmaIssue (operand B)");
+    layout(buffer_name(n.a.buffer), n.a_layout.swizzle_bytes, "WgmmaIssue (operand A)", n.a_layout.mn_major);
+    layout(buffer_name(n.b.buffer), n.b_layout.swizzle_bytes, "WgmmaIssue (operand B)", n.b_layout.mn_major);
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     if (n.staged) layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)");
@@ -454,6 +454,7 @@ class StructureCheck : public Visitor {
   };
   struct Access {
     int swizzle = 0;
+    bool mn_major = false;  // the rows run along K (a transposed operand)
     std::string who;
   };
   struct MapUse {
@@ -583,16 +584,22 @@ class StructureCheck : public Visitor {
     return s;
   }
 
-  void layout(const std::string& buffer, int swizzle, const std::string& who) {
-    layouts_[buffer].push_back({swizzle, who + " in role '" + role_.name + "'"});
+  void layout(const std::string& buffer, int swizzle, const std::string& who, bool mn_major = false) {
+    layouts_[buffer].push_back({swizzle, mn_major, who + " in role '" + role_.name + "'"});
   }
   void check_layouts() const {
     for (const auto& [buffer, uses] : layouts_)
-      for (const Access& a : uses)
+      for (const Access& a : uses) {
         GG_INTERNAL_CHECK(a.swizzle == uses.front().swizzle,
                           buffer + ": " + uses.front().who + " lays it out with the " + str(uses.front().swizzle) +
                               "B swizzle, but " + a.who + " with " + str(a.swizzle) +
                               "B: writer and readers of a shared buffer must agree on its layout");
+        GG_INTERNAL_CHECK(a.mn_major == uses.front().mn_major,
+                          buffer + ": " + uses.front().who + " lays its rows along " +
+                              (uses.front().mn_major ? "K" : "M or N") + ", but " + a.who + " along " +
+                              (a.mn_major ? "K" : "M or N") +
+                              ": writer and readers of a shared buffer must agree on which dimension is contiguous");
+      }
   }
   // Each map moves its own operand's tiles; C's tile may also land in D's staging buffer (the
   // staged beta*C, read back and overwritten by the epilogue).

@@ -26,8 +26,10 @@ std::string smem(const SmemRef& r) {
   return "(" + buffer_name(r.buffer) + " + " + to_c(r.offset) + ")";
 }
 // The linear index of (row, col) in an unstaged output (and in C, which has its layout).
-std::string global_index(const EpilogueStore& n, const std::string& row, const std::string& col) {
-  return n.column_major ? col + " * args.m + " + row : row + " * args.n + " + col;
+// Element (row, col) of D (or, `c`, of C) in memory.
+std::string global_index(const EpilogueStore& n, const std::string& row, const std::string& col, bool c = false) {
+  const std::string ld = to_c(c ? n.c_ld : n.ld);
+  return n.column_major ? col + " * " + ld + " + " + row : row + " * " + ld + " + " + col;
 }
 
 std::string bar(const BarrierRef& b) { return "(" + barrier_name(b.array) + " + 8 * " + to_c(b.index) + ")"; }
@@ -194,16 +196,21 @@ class CudaPrinter : public Visitor {
     line("gg::dev::wgmma_fence();");
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
-    // K-major, swizzled: leading offset unused (16), stride 8 rows x swizzle bytes between
-    // 8-row groups; the descriptor's layout code is 1 (128B), 2 (64B) or 3 (32B).
-    const unsigned layout = gg::dev::descriptor_swizzle_mode(n.swizzle_bytes);
-    GG_INTERNAL_CHECK(layout != gg::dev::kDescSwizzleNone, "wgmma operand rows swizzled in " +
-                                                               std::to_string(n.swizzle_bytes) + " bytes");
-    auto desc = [&](const SmemRef& r) {
-      return "gg::dev::make_smem_desc(" + smem(r) + ", 16, " + num(8 * n.swizzle_bytes) + ", " + num(layout) + ")";
+    // Stride byte offset: 8 rows x swizzle bytes between 8-row groups. Leading byte offset:
+    // unused K-major (16 by convention), MN-major the distance between swizzle atoms along M or
+    // N. The layout code is 1 (128B), 2 (64B) or 3 (32B).
+    auto desc = [&](const SmemRef& r, const WgmmaLayout& l) {
+      const unsigned mode = gg::dev::descriptor_swizzle_mode(l.swizzle_bytes);
+      GG_INTERNAL_CHECK(mode != gg::dev::kDescSwizzleNone, "wgmma operand rows swizzled in " +
+                                                               std::to_string(l.swizzle_bytes) + " bytes");
+      return "gg::dev::make_smem_desc(" + smem(r) + ", " + num(l.mn_major ? l.atom_bytes : 16) + ", " +
+             num(8 * l.swizzle_bytes) + ", " + num(mode) + ")";
     };
-    line("gg::dev::wgmma_m" + num(n.m) + "n" + num(n.n) + "k" + num(n.k) + "_f32_" + n.dtype + "(" + n.accumulator +
-         "[" + to_c(n.block) + "], " + desc(n.a) + ", " + desc(n.b) + ", 1u);");
+    const bool transposed = n.a_layout.mn_major || n.b_layout.mn_major;
+    const std::string trans =
+        transposed ? "<" + num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + ">" : "";
+    line("gg::dev::wgmma_m" + num(n.m) + "n" + num(n.n) + "k" + num(n.k) + "_f32_" + n.dtype + trans + "(" +
+         n.accumulator + "[" + to_c(n.block) + "], " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", 1u);");
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }
   void visit_WgmmaWait(const WgmmaWait& n) override {
@@ -224,7 +231,7 @@ class CudaPrinter : public Visitor {
           if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + v.substr(1) + "; ";
           else
             code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
-                    " * gg::dev::load_" + op.operand_type + "(args.c, " + global_index(n, "row", col) + "); ";
+                    " * gg::dev::load_" + op.operand_type + "(args.c, " + global_index(n, "row", col, true) + "); ";
           break;
         case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
         case EpilogueOp::Kind::AddBiasCols: code += v + " += " + bias_v + "; "; break;

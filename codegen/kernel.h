@@ -41,6 +41,9 @@ struct KernelPlan {
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   bool output_column_major = false;     // D (and C) indexed [n * M + m]; stored from registers
+  // Where the problem's matrices lie (resolved from the definition: majors, leading dimensions,
+  // batch and batch strides); the kernel reads the same values from GgGemmArgs.
+  rt::MatrixLayouts layouts;
   int consumer_warpgroups = 1;
   // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's
   // tiles in turn; else (cooperative) the consumers split every tile's rows.
@@ -84,10 +87,12 @@ int warpgroups_per_tile(const KernelPlan& p);
 // role when the consumers split the tile, 0 under ping-pong (each owns the whole tile).
 kir::ExprPtr consumer_band(const KernelPlan& p);
 
-// A 2-D tiled tensor map over a rows x cols matrix landing in (or read from) `layout`: its box
-// is one swizzle atom wide and the layout's box rows tall.
-rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols,
-                                   const SmemTileLayout& layout);
+// The tiled tensor map of `operand` (its stored matrix as plan.layouts has it) landing in (or
+// read from) `layout`: its box is one swizzle atom wide and the layout's box rows tall.
+rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
+
+// The problem's memory layouts, resolved from a definition.
+rt::MatrixLayouts matrix_layouts(const Definition& def);
 
 struct Kernel {
   std::string name;

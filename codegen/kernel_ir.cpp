@@ -284,7 +284,8 @@ class Dumper : public Visitor {
     line("SyncCopyTile " + n.source + " " + std::to_string(n.rows) + "x" + std::to_string(n.cols) + " from (" +
          to_c(n.row0) + ", " + to_c(n.col0) + ") limits (" + to_c(n.row_limit) + ", " + to_c(n.col_limit) +
          ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
-         " swizzle=" + std::to_string(n.swizzle_bytes) + (n.load_bytes == 16 ? "" : " by element"));
+         " swizzle=" + std::to_string(n.swizzle_bytes) + (n.load_bytes == 16 ? "" : " by element") +
+         (n.mn_major ? " mn-major" : ""));
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
   void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }
@@ -299,10 +300,14 @@ class Dumper : public Visitor {
   }
   void visit_AccumulatorZero(const AccumulatorZero& n) override { line("AccumulatorZero " + n.name); }
   void visit_WgmmaFence(const WgmmaFence&) override { line("WgmmaFence"); }
+  static std::string layout(const WgmmaLayout& l) {
+    return "swizzle=" + std::to_string(l.swizzle_bytes) +
+           (l.mn_major ? " mn-major atoms " + std::to_string(l.atom_bytes) + "B apart" : "");
+  }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     line("WgmmaIssue m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." +
-         n.dtype + " " + n.accumulator + "[" + to_c(n.block) + "] a=" + smem(n.a) + " b=" + smem(n.b) +
-         " swizzle=" + std::to_string(n.swizzle_bytes));
+         n.dtype + " " + n.accumulator + "[" + to_c(n.block) + "] a=" + smem(n.a) + " " + layout(n.a_layout) +
+         " b=" + smem(n.b) + " " + layout(n.b_layout));
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("WgmmaCommit"); }
   void visit_WgmmaWait(const WgmmaWait& n) override { line("WgmmaWait " + std::to_string(n.pending)); }
@@ -312,7 +317,7 @@ class Dumper : public Visitor {
     line("EpilogueStore " + n.accumulator + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
          " rows/wg=" + std::to_string(n.warpgroup_rows) + " wg=" + to_c(n.warpgroup) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") cols [" + to_c(n.col_begin) + " +" + std::to_string(n.cols) + ") -> " +
          n.out_type + (n.staged ? " staged " + smem(n.staging) + (n.stmatrix ? " by stmatrix" : " by st.shared")
-                  : n.column_major ? " direct column-major" : " direct") +
+                  : (n.column_major ? " direct column-major" : " direct") + (n.ld ? " ld=" + to_c(n.ld) : "")) +
          ops);
   }
 };

@@ -155,6 +155,7 @@ struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   int rows = 0, cols = 0, elem_bytes = 2, threads = 128;
   int swizzle_bytes = 128;     // the layout of [cols * elem_bytes / swizzle_bytes][rows][swizzle_bytes]
   int load_bytes = 16;         // bytes per global load: 16, or elem_bytes (rows not 16-byte aligned)
+  bool mn_major = false;       // an MN-major operand: the tile's rows run along K
 };
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
@@ -168,6 +169,15 @@ struct NamedBarrierArrive : NodeOf<NodeKind::NamedBarrierArrive> { ExprPtr id; i
 struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
 struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };
 struct WgmmaFence : NodeOf<NodeKind::WgmmaFence> {};
+// How a WGMMA operand lies in shared memory: rows swizzled in `swizzle_bytes` (32, 64 or 128),
+// 8-row groups 8 x swizzle_bytes apart. K-major: a row per M or N index, K along the row.
+// MN-major (the instruction's transpose bit): a row per k, M or N along it in swizzle atoms of
+// swizzle_bytes, `atom_bytes` apart (the descriptor's leading byte offset).
+struct WgmmaLayout {
+  int swizzle_bytes = 128;
+  bool mn_major = false;
+  int64_t atom_bytes = 0;
+};
 // One wgmma.mma_async m64nNk16 of one warpgroup; A and B from shared-memory descriptors.
 struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   int m = 64, n = 0, k = 16;
@@ -175,7 +185,7 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   std::string accumulator;       // name[block]
   ExprPtr block;
   SmemRef a, b;                  // start of the 64 x 16 A slice and the N x 16 B slice
-  int swizzle_bytes = 128;       // 32, 64 or 128: the rows' swizzle; 8-row groups of 8 x swizzle_bytes
+  WgmmaLayout a_layout, b_layout;
 };
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
@@ -211,7 +221,8 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // (the fragment pairs are its 8x8 matrices) instead of one st.shared per pair
   bool stmatrix = false;
   bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
-  bool column_major = false;      // unstaged: D and C at [col * M + row], not [row * N + col]
+  bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
+  ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
 };
 
 // ---- construction

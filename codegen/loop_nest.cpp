@@ -82,7 +82,7 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
     l.rows = i == 0 ? c.tm : c.tn;
     l.cols = c.tk;
     l.method = c.s.read_method(l.tensor).value_or(CopyMethod::Sync);
-    l.element_copy = l.method == CopyMethod::Sync && !tma_rows_aligned(c.def.node(ops[i]));
+    l.element_copy = l.method == CopyMethod::Sync && !vector_rows(c.def, c.def.node(ops[i]));
     l.stages = c.stages;
     if (c.stages > 1) l.stage_index = stage_index;
     for (const auto& m : multicast)

@@ -30,6 +30,9 @@ class LowerWrite : public Mutator {
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
     store->column_major = p_.output_column_major;
+    // Constants: the kernel is generated for one layout (the launch checks the problem's).
+    store->ld = imm(p_.layouts.ldd);
+    store->c_ld = imm(p_.layouts.ldc);
     if (!p_.tma_store) return store;
     GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
     GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
@@ -169,9 +172,9 @@ Kernel lower_epilogue(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerWrite(p).mutate(k.body);
   if (p.tma_store) {
-    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::D, p.out, p.m, p.n, p.staging.buffer));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::D, p.staging.buffer));
   }
-  if (p.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::C, p.out, p.m, p.n, p.staging.buffer));
+  if (p.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::C, p.staging.buffer));
   return k;
 }
 

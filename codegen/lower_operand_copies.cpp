@@ -27,7 +27,9 @@ class LowerCopies : public Mutator {
     const SmemTileLayout& layout = is_a ? p_.a_smem : p_.b_smem;
     const int64_t tile_rows = layout.rows;
     SmemRef dst{is_a ? Buffer::A : Buffer::B, l->stage * imm(layout.bytes())};
-    ExprPtr row0 = l->tile * imm(tile_rows), col0 = l->k_tile * imm(p_.tile_k);
+    // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
+    ExprPtr mn0 = l->tile * imm(layout.mn_extent()), k0 = l->k_tile * imm(p_.tile_k);
+    ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
       BarrierRef bar{Barrier::Full, l->stage};
       // The barrier expects the whole stage of this operand, slices multicast by peers included.
@@ -35,15 +37,21 @@ class LowerCopies : public Mutator {
       expect->bar = bar;
       expect->bytes = layout.bytes();
       std::vector<StmtPtr> issue = {expect};
-      // Under multicast each CTA's box is its slice of the rows, landing in every CTA.
-      const bool multicast = layout.box_rows != tile_rows;
-      ExprPtr slice_row = multicast ? var("cta_rank") * imm(layout.box_rows) : imm(0);
-      for (int atom = 0; atom < layout.atoms(); ++atom) {  // one TMA box per swizzle atom along K
+      // Under multicast each CTA loads its slice, landing in every CTA: a K-major operand's
+      // slice of the rows, an MN-major one's slice of the swizzle atoms (each a whole box).
+      const bool multicast = is_a ? p_.multicast_a : p_.multicast_b;
+      GG_INTERNAL_CHECK(multicast == (layout.box_rows != tile_rows) || layout.mn_major,
+                        "a K-major multicast operand's boxes are its slice of the rows");
+      ExprPtr slice_row = multicast && !layout.mn_major ? var("cta_rank") * imm(layout.box_rows) : imm(0);
+      const int own_atoms = multicast && layout.mn_major ? layout.atoms() / p_.cluster_size : layout.atoms();
+      ExprPtr first_atom = multicast && layout.mn_major ? var("cta_rank") * imm(own_atoms) : imm(0);
+      for (int i = 0; i < own_atoms; ++i) {  // one TMA box per swizzle atom along the row
+        ExprPtr atom = first_atom + imm(i);
         auto load = std::make_shared<TmaLoad>();
         load->map = l->operand;
-        load->dst = {dst.buffer, dst.offset + imm(layout.offset(atom, 0)) + slice_row * imm(layout.swizzle_bytes)};
+        load->dst = {dst.buffer, dst.offset + atom * imm(layout.atom_bytes()) + slice_row * imm(layout.swizzle_bytes)};
         load->row = row0 + slice_row;
-        load->col = col0 + imm(int64_t(atom) * layout.atom_cols());
+        load->col = col0 + atom * imm(layout.atom_cols());
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
         issue.push_back(load);
@@ -55,15 +63,17 @@ class LowerCopies : public Mutator {
     copy->dst = dst;
     copy->row0 = row0;
     copy->col0 = col0;
-    copy->row_limit = var(is_a ? "args.m" : "args.n");
-    copy->col_limit = var("args.k");
-    copy->ld = var("args.k");
+    ExprPtr mn_limit = var(is_a ? "args.m" : "args.n");
+    copy->row_limit = layout.mn_major ? var("args.k") : mn_limit;
+    copy->col_limit = layout.mn_major ? mn_limit : var("args.k");
+    copy->ld = imm(is_a ? p_.layouts.lda : p_.layouts.ldb);  // a constant: the launch checks the problem's
     copy->rows = static_cast<int>(tile_rows);
-    copy->cols = p_.tile_k;
+    copy->cols = static_cast<int>(layout.row_bytes / layout.elem_bytes);
     copy->elem_bytes = dtype_bytes(p_.in);
     copy->threads = p_.threads;
     copy->swizzle_bytes = layout.swizzle_bytes;
     copy->load_bytes = p_.operand_rows_aligned ? 16 : copy->elem_bytes;
+    copy->mn_major = layout.mn_major;
     return copy;
   }
 
@@ -80,8 +90,8 @@ Kernel lower_operand_copies(Kernel k) {
   if (p.tma_load) {
     GG_INTERNAL_CHECK(p.a_smem.bytes() + p.b_smem.bytes() == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
-    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::A, p.in, p.m, p.k, p.a_smem));
-    k.launch.tensor_maps.push_back(tiled_tensor_map(rt::Operand::B, p.in, p.n, p.k, p.b_smem));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::A, p.a_smem));
+    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::B, p.b_smem));
   }
   return k;
 }

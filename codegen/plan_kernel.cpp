@@ -47,6 +47,13 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
   if (p.cluster.y != 1 || p.cluster.z != 1)
     not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");
   const SmemTileLayout& shared = p.multicast_a ? p.a_smem : p.b_smem;
+  if (shared.mn_major) {  // each CTA loads whole swizzle atoms of the tile
+    if (shared.atoms() % p.cluster_size != 0)
+      not_lowered("multicast of an MN-major tile of " + std::to_string(shared.atoms()) + " swizzle atoms over " +
+                  std::to_string(p.cluster_size) + " CTAs (each loads whole atoms: a multiple of " +
+                  std::to_string(p.cluster_size) + " atoms of " + std::to_string(shared.atom_cols()) + " elements)");
+    return;
+  }
   const int64_t rows = shared.rows;
   if (rows % (8 * p.cluster_size) != 0 || shared.box_rows * p.cluster_size != rows)
     not_lowered("multicast of a " + std::to_string(rows) + "-row tile over " + std::to_string(p.cluster_size) +
@@ -90,16 +97,55 @@ rt::ElemType runtime_elem(DType t) {
   }
 }
 
-rt::TensorMapSpec tiled_tensor_map(rt::Operand operand, DType elem, int64_t rows, int64_t cols,
-                                   const SmemTileLayout& layout) {
+rt::MatrixLayouts matrix_layouts(const Definition& def) {
+  const auto& ops = def.matmul_node().operands;
+  const Node &a = def.node(ops[0]), &b = def.node(ops[1]), &d = def.node(def.output());
+  const Node* c = &d;  // C lies as D does unless the definition gives it its own stride
+  for (int id : def.epilogue())
+    if (def.node(id).kind == OpKind::AddScaled) c = &def.node(def.node(id).operands[1]);
+  rt::MatrixLayouts l;
+  l.a_mn_major = a.layout == Layout::MNMajor;
+  l.b_mn_major = b.layout == Layout::MNMajor;
+  l.d_column_major = def.output_layout() == OutputLayout::ColumnMajor;
+  l.lda = leading_dim(def, a);
+  l.ldb = leading_dim(def, b);
+  l.ldc = leading_dim(def, *c);
+  l.ldd = leading_dim(def, d);
+  l.batch = def.batch();
+  l.stride_a = batch_stride(def, a);
+  l.stride_b = batch_stride(def, b);
+  l.stride_c = batch_stride(def, *c);
+  l.stride_d = batch_stride(def, d);
+  return l;
+}
+
+rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout) {
   const int sb = layout.swizzle_bytes;
   GG_INTERNAL_CHECK(sb == 32 || sb == 64 || sb == 128, "bad swizzle width");
+  const bool input = operand == rt::Operand::A || operand == rt::Operand::B;
+  const DType elem = input ? p.in : p.out;
   GG_INTERNAL_CHECK(layout.elem_bytes == dtype_bytes(elem), "tensor map and layout disagree on the element size");
+  const rt::MatrixLayouts& l = p.layouts;
+  const bool transposed = operand == rt::Operand::A ? l.a_mn_major : operand == rt::Operand::B ? l.b_mn_major
+                                                                                               : l.d_column_major;
+  GG_INTERNAL_CHECK(transposed == layout.mn_major || !input, "tensor map and shared layout disagree on the major");
+  const int64_t major = operand == rt::Operand::B ? p.n : p.m, minor = input ? p.k : p.n;
+  const int64_t stride = operand == rt::Operand::A   ? l.stride_a
+                         : operand == rt::Operand::B ? l.stride_b
+                         : operand == rt::Operand::C ? l.stride_c
+                                                     : l.stride_d;
   rt::TensorMapSpec t;
   t.operand = operand;
   t.elem = runtime_elem(elem);
-  t.rows = static_cast<uint64_t>(rows);
-  t.cols = static_cast<uint64_t>(cols);
+  t.transposed = transposed;
+  t.rows = static_cast<uint64_t>(transposed ? minor : major);
+  t.cols = static_cast<uint64_t>(transposed ? major : minor);
+  t.row_stride = static_cast<uint64_t>(operand == rt::Operand::A   ? l.lda
+                                       : operand == rt::Operand::B ? l.ldb
+                                       : operand == rt::Operand::C ? l.ldc
+                                                                   : l.ldd);
+  t.batches = stride == 0 ? 1 : static_cast<uint64_t>(l.batch);
+  t.batch_stride = static_cast<uint64_t>(stride);
   t.box_rows = static_cast<uint32_t>(layout.box_rows);
   t.box_cols = static_cast<uint32_t>(layout.atom_cols());
   t.swizzle = sb == 128 ? rt::Swizzle::B128 : sb == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
@@ -117,9 +163,13 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
   if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
   const Node& mm = def.matmul_node();
-  for (int id : mm.operands)
-    if (def.node(id).layout != Layout::KMajor) not_lowered("an MN-major operand ('" + def.node(id).name + "')");
   p.in = def.input_dtype();
+  for (int id : mm.operands)
+    if (def.node(id).layout == Layout::MNMajor && dtype_bytes(p.in) != 2)
+      not_lowered("an MN-major " + std::string(dtype_name(p.in)) + " operand ('" + def.node(id).name +
+                  "'; WGMMA transposes 16-bit operands only)");
+  if (def.batch() > 1) not_lowered("a batch of " + std::to_string(def.batch()) + " matrices");
+  p.layouts = matrix_layouts(def);
   p.out = def.output_dtype();
   p.m = def.m();
   p.n = def.n();
@@ -152,10 +202,15 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   p.a_smem = analysis.a;
   p.b_smem = analysis.b;
-  if (p.a_smem.swizzle_bytes == 0) {
+  for (const SmemTileLayout* l : {&p.a_smem, &p.b_smem})
+    if (l->mn_major && l->swizzle_bytes == 0)
+      not_lowered("an MN-major operand tile " + std::to_string(l->mn_extent()) + " elements wide (rows of " +
+                  std::to_string(l->row_bytes) + " bytes; swizzled MN-major rows are 32, 64 or a multiple of 128 bytes)");
+  const SmemTileLayout& k_rows = !p.a_smem.mn_major ? p.a_smem : p.b_smem;  // a layout whose rows run along K
+  if (!k_rows.mn_major && k_rows.swizzle_bytes == 0) {
     const int in_bytes = dtype_bytes(p.in);
     not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " +
-                std::to_string(p.a_smem.row_bytes) + " bytes; swizzled operand rows are 32, 64 or a multiple of 128 "
+                std::to_string(k_rows.row_bytes) + " bytes; swizzled operand rows are 32, 64 or a multiple of 128 "
                 "bytes: k tiles of " + std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) +
                 " or a multiple of " + std::to_string(128 / in_bytes) + ")");
   }
@@ -175,7 +230,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
-  p.operand_rows_aligned = tma_rows_aligned(def.node(mm.operands[0]));  // B's rows have the same K and dtype
+  p.operand_rows_aligned = vector_rows(def, def.node(mm.operands[0])) && vector_rows(def, def.node(mm.operands[1]));
   if (p.pipeline.stages > 1 && !p.tma_load) {
     auto why = s.copy_choice(def.node(mm.operands[0]).name);
     not_lowered("a circular buffer fed by synchronous copies (" + (why ? *why : "use cache_read tma") + ")");
@@ -255,6 +310,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
                    static_cast<unsigned>(resources.grid.z)};
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
+  k.launch.layouts = p.layouts;
   return k;
 }
 

@@ -41,8 +41,10 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   const Domain& dom = s.domain();
   SmemTileLayout l;
   l.elem_bytes = dtype_bytes(def.input_dtype());
-  l.rows = dom.tile_extent(operand == 0 ? Root::M : Root::N);
-  l.row_bytes = dom.tile_extent(Root::K) * l.elem_bytes;
+  l.mn_major = def.node(def.matmul_node().operands[operand]).layout == Layout::MNMajor;
+  const int64_t mn = dom.tile_extent(operand == 0 ? Root::M : Root::N), k = dom.tile_extent(Root::K);
+  l.rows = l.mn_major ? k : mn;
+  l.row_bytes = (l.mn_major ? mn : k) * l.elem_bytes;
   if (l.row_bytes == 32 || l.row_bytes == 64) l.swizzle_bytes = static_cast<int>(l.row_bytes);
   else if (l.row_bytes % 128 == 0) l.swizzle_bytes = 128;
   // Multicast pairs the cluster's CTAs along the other operand's tiles: each loads a slice of
@@ -50,7 +52,7 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   l.box_rows = l.rows;
   const std::string& name = def.node(def.matmul_node().operands[operand]).name;
   const auto& shared = s.multicast_operands();
-  if (std::find(shared.begin(), shared.end(), name) != shared.end())
+  if (!l.mn_major && std::find(shared.begin(), shared.end(), name) != shared.end())
     if (auto c = s.cluster_dims()) l.box_rows = l.rows / std::max(1, c->x * c->y * c->z);
   return l;
 }

@@ -32,6 +32,9 @@ int total_threads(const std::vector<RoleShape>& roles);
 // contiguous bytes are cut into `atoms` swizzle atoms of `swizzle_bytes`, laid out
 // [atoms][rows][swizzle_bytes]. A TMA box is one atom wide and `box_rows` tall.
 struct SmemTileLayout {
+  // An MN-major operand's rows run along K and its rows' bytes along M or N (the WGMMA
+  // transpose); otherwise rows run along M or N and bytes along K.
+  bool mn_major = false;
   int elem_bytes = 2;
   int64_t rows = 0;
   int64_t row_bytes = 0;
@@ -42,11 +45,15 @@ struct SmemTileLayout {
   int64_t atom_bytes() const { return rows * swizzle_bytes; }  // one atom of every row
   int64_t bytes() const { return rows * row_bytes; }
   int64_t offset(int64_t atom, int64_t row) const { return atom * atom_bytes() + row * swizzle_bytes; }
+  // The operand tile's extent along M or N (A: tile m, B: tile n) and along K.
+  int64_t mn_extent() const { return mn_major ? row_bytes / elem_bytes : rows; }
+  int64_t k_extent() const { return mn_major ? rows : row_bytes / elem_bytes; }
 };
 
-// An MMA operand's stage (0: A, 1: B), K-major: rows of 32 or 64 bytes take that swizzle,
-// longer rows are cut into 128-byte atoms; other widths get swizzle 0. Under multicast of the
-// operand each CTA's TMA box is its slice of the rows.
+// An MMA operand's stage (0: A, 1: B): rows along M or N of K elements (K-major), or along K of
+// M or N elements (MN-major). Rows of 32 or 64 bytes take that swizzle, longer rows are cut into
+// 128-byte atoms; other widths get swizzle 0. Under multicast of a K-major operand each CTA's
+// TMA box is its slice of the rows.
 SmemTileLayout operand_layout(const Schedule& s, int operand);
 
 // How the output tile is staged for its TMA store. Each consumer warpgroup stages the rows it

@@ -47,12 +47,14 @@ void check_alignment(const Schedule& s) {
   const Definition& def = s.definition();
   for (const auto& op : operands(def)) {
     const Node& n = *def.find(op);
-    if (s.read_method(op) != CopyMethod::Tma || tma_rows_aligned(n)) continue;
-    const int64_t per16 = 16 / dtype_bytes(n.dtype);
-    throw_user_error("k-alignment", "cache_read " + op + " tma: a TMA load needs 16-byte aligned rows, but " +
-                     row_bytes_text(def, n) + "; pad K to a multiple of " + str(per16) + " (" +
-                     str((def.k() + per16 - 1) / per16 * per16) + "), or write cache_read " + op +
-                     " auto to fall back to a synchronous element copy with bounds");
+    if (s.read_method(op) != CopyMethod::Tma || tma_rows_aligned(def, n)) continue;
+    const int64_t per16 = 16 / dtype_bytes(n.dtype), row = leading_dim(def, n);
+    const std::string extent = n.layout == Layout::KMajor ? "K" : n.id == def.matmul_node().operands[0] ? "M" : "N";
+    const std::string pad = n.ld > 0 ? "the leading dimension" : extent;
+    throw_user_error(n.layout == Layout::KMajor ? "k-alignment" : "mn-alignment",
+                     "cache_read " + op + " tma: a TMA load needs 16-byte aligned rows, but " + row_bytes_text(def, n) +
+                     "; pad " + pad + " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
+                     "), or write cache_read " + op + " auto to fall back to a synchronous element copy with bounds");
   }
   const Node& out = def.node(def.output());
   auto w = s.write_of(out.name);
@@ -60,11 +62,12 @@ void check_alignment(const Schedule& s) {
     throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a TMA store writes the tile's "
                      "rows, but the output is column-major; write cache_write " + out.name +
                      " shared auto to store from registers with bounds");
-  if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(out)) {
-    const int64_t per16 = 16 / dtype_bytes(out.dtype);
+  if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(def, out)) {
+    const int64_t per16 = 16 / dtype_bytes(out.dtype), row = leading_dim(def, out);
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: the TMA store needs 16-byte aligned "
-                     "output rows, but " + row_bytes_text(def, out) + "; pad N to a multiple of " + str(per16) +
-                     " (" + str((def.n() + per16 - 1) / per16 * per16) + "), or write cache_write " + out.name +
+                     "output rows, but " + row_bytes_text(def, out) + "; pad " + (out.ld > 0 ? "the leading dimension" : "N") +
+                     " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
+                     "), or write cache_write " + out.name +
                      " shared auto to fall back to stores from registers with bounds");
   }
 }

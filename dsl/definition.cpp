@@ -200,6 +200,43 @@ void Definition::set_output(Tensor out, OutputLayout layout) {
   const Node& n = checked(out, "set_output");
   if (n.kind == OpKind::Input) throw_user_error("bad-output", "set_output: '" + n.name + "' is an input, not a result");
   output_ = n.id;
+  check_leading_dim(n);
+}
+
+void Definition::check_leading_dim(const Node& n) const {
+  if (n.ld == 0 || n.shape.size() != 2 || !find("acc")) return;
+  const int64_t row = row_elems(*this, n);
+  if (n.ld < row)
+    throw_user_error("bad-leading-dim", "'" + n.name + "': a leading dimension of " + std::to_string(n.ld) +
+                     " elements is shorter than its rows of " + std::to_string(row) +
+                     " (the leading dimension is the distance from one stored row to the next)");
+}
+
+void Definition::set_leading_dim(Tensor t, int64_t ld) {
+  const Node& n = checked(t, "set_leading_dim");
+  if (n.shape.size() != 2 || (n.kind != OpKind::Input && n.id != output_))
+    throw_user_error("bad-leading-dim", "set_leading_dim: '" + n.name + "' is not a 2-D input or the output");
+  if (ld < 1 || ld > kMaxExtent)
+    throw_user_error("bad-leading-dim", "set_leading_dim: '" + n.name + "': " + std::to_string(ld) +
+                     " is out of range; legal is 1.." + std::to_string(kMaxExtent));
+  nodes_[static_cast<size_t>(n.id)].ld = ld;
+  check_leading_dim(nodes_[static_cast<size_t>(n.id)]);
+}
+
+void Definition::set_batch(int64_t count) {
+  if (count < 1 || count > 65535)
+    throw_user_error("bad-batch", "set_batch: " + std::to_string(count) + " matrices; legal is 1..65535");
+  batch_ = count;
+}
+
+void Definition::set_batch_stride(Tensor t, int64_t stride) {
+  const Node& n = checked(t, "set_batch_stride");
+  if (n.kind != OpKind::Input && n.id != output_)
+    throw_user_error("bad-batch-stride", "set_batch_stride: '" + n.name + "' is not an input or the output");
+  if (stride < 0 || (stride == 0 && n.kind != OpKind::Input))
+    throw_user_error("bad-batch-stride", "set_batch_stride: '" + n.name + "': a stride of " + std::to_string(stride) +
+                     (stride == 0 ? " would write every batch's output to one matrix" : " is negative"));
+  nodes_[static_cast<size_t>(n.id)].batch_stride = stride;
 }
 
 int Definition::output() const {
@@ -229,6 +266,7 @@ std::vector<int> Definition::epilogue() const {
 
 std::string Definition::to_string() const {
   std::ostringstream os;
+  if (batch_ > 1) os << "batch " << batch_ << "\n";
   for (int id : topological_order()) {
     const Node& n = node(id);
     os << n.name << " = " << op_name(n.kind);
@@ -236,6 +274,8 @@ std::string Definition::to_string() const {
       os << " " << dtype_name(n.dtype) << "[";
       for (size_t i = 0; i < n.shape.size(); ++i) os << (i ? "," : "") << n.shape[i];
       os << "]" << (n.shape.size() == 2 ? (n.layout == Layout::KMajor ? " k-major" : " mn-major") : "");
+      if (n.ld > 0) os << " ld=" << n.ld;
+      if (batch_ > 1 && n.batch_stride >= 0) os << " batch_stride=" << n.batch_stride;
     } else {
       os << "(";
       for (size_t i = 0; i < n.operands.size(); ++i) os << (i ? ", " : "") << node(n.operands[i]).name;
@@ -243,10 +283,59 @@ std::string Definition::to_string() const {
       if (n.kind == OpKind::AddBias) os << (n.bias_along == BiasAlong::Rows ? ", rows" : ", cols");
       os << ") -> " << dtype_name(n.dtype);
     }
-    os << (id == output_ ? (output_layout_ == OutputLayout::ColumnMajor ? "  [output, column-major]" : "  [output]") : "")
-       << "\n";
+    if (id == output_) {
+      os << (output_layout_ == OutputLayout::ColumnMajor ? "  [output, column-major" : "  [output");
+      if (n.ld > 0) os << ", ld=" << n.ld;
+      if (batch_ > 1 && n.batch_stride >= 0) os << ", batch_stride=" << n.batch_stride;
+      os << "]";
+    }
+    os << "\n";
   }
   return os.str();
+}
+
+ProblemLayout problem_layout(const Definition& def) {
+  const auto& ops = def.matmul_node().operands;
+  const Node &a = def.node(ops[0]), &b = def.node(ops[1]), &d = def.node(def.output());
+  ProblemLayout l;
+  l.a = a.layout;
+  l.b = b.layout;
+  l.d = def.output_layout();
+  l.lda = a.ld;
+  l.ldb = b.ld;
+  l.ldd = d.ld;
+  l.batch = def.batch();
+  return l;
+}
+
+std::string problem_layout_text(const ProblemLayout& l) {
+  std::vector<std::string> parts;
+  if (l.a == Layout::MNMajor) parts.push_back("A m-major");
+  if (l.b == Layout::MNMajor) parts.push_back("B n-major");
+  if (l.d == OutputLayout::ColumnMajor) parts.push_back("D column-major");
+  if (l.lda) parts.push_back("lda=" + std::to_string(l.lda));
+  if (l.ldb) parts.push_back("ldb=" + std::to_string(l.ldb));
+  if (l.ldd) parts.push_back("ldd=" + std::to_string(l.ldd));
+  if (l.batch > 1) parts.push_back("batch " + std::to_string(l.batch));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in,
+                                      const ProblemLayout& l) {
+  Tensor a = def.input("A", {m, k}, in, l.a);
+  Tensor b = def.input("B", {n, k}, in, l.b);
+  def.set_batch(l.batch);
+  return {a, b};
+}
+
+void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
+  def.set_output(out, l.d);
+  const auto& ops = def.matmul_node().operands;
+  if (l.lda) def.set_leading_dim(def.tensor(ops[0]), l.lda);
+  if (l.ldb) def.set_leading_dim(def.tensor(ops[1]), l.ldb);
+  if (l.ldd) def.set_leading_dim(out, l.ldd);
 }
 
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
@@ -257,25 +346,63 @@ Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
   return def;
 }
 
-int64_t row_elems(const Node& n) { return n.shape.empty() ? 1 : n.shape.back(); }
+namespace {
+bool is_operand(const Definition& def, const Node& n) {
+  const auto& ops = def.matmul_node().operands;
+  return std::find(ops.begin(), ops.end(), n.id) != ops.end();
+}
+bool is_output(const Definition& def, const Node& n) { return n.id == def.output(); }
+// The name of the extent a stored row runs along: "K", "M" or "N".
+const char* row_extent_name(const Definition& def, const Node& n) {
+  if (is_operand(def, n)) {
+    if (n.layout == Layout::KMajor) return "K";
+    return n.id == def.matmul_node().operands[0] ? "M" : "N";
+  }
+  return is_output(def, n) && def.output_layout() == OutputLayout::ColumnMajor ? "M" : "N";
+}
+}  // namespace
 
-bool tma_rows_aligned(const Node& n) { return row_elems(n) * dtype_bytes(n.dtype) % 16 == 0; }
+int64_t row_elems(const Definition& def, const Node& n) {
+  if (n.shape.size() < 2) return n.shape.empty() ? 1 : n.shape[0];
+  const bool transposed = is_operand(def, n) ? n.layout == Layout::MNMajor
+                                             : is_output(def, n) && def.output_layout() == OutputLayout::ColumnMajor;
+  return transposed ? n.shape[0] : n.shape[1];
+}
+
+int64_t stored_rows(const Definition& def, const Node& n) {
+  if (n.shape.size() < 2) return 1;
+  return n.shape[0] * n.shape[1] / row_elems(def, n);
+}
+
+int64_t leading_dim(const Definition& def, const Node& n) { return n.ld > 0 ? n.ld : row_elems(def, n); }
+
+int64_t batch_stride(const Definition& def, const Node& n) {
+  return n.batch_stride >= 0 ? n.batch_stride : leading_dim(def, n) * stored_rows(def, n);
+}
+
+bool tma_rows_aligned(const Definition& def, const Node& n) {
+  return leading_dim(def, n) * dtype_bytes(n.dtype) % 16 == 0;
+}
+
+bool vector_rows(const Definition& def, const Node& n) {
+  return tma_rows_aligned(def, n) && row_elems(def, n) * dtype_bytes(n.dtype) % 16 == 0;
+}
 
 bool tma_storable_output(const Definition& def) {
-  return def.output_layout() == OutputLayout::RowMajor && tma_rows_aligned(def.node(def.output()));
+  return def.output_layout() == OutputLayout::RowMajor && tma_rows_aligned(def, def.node(def.output()));
 }
 
 bool tma_can_copy(const Definition& def, const std::string& tensor) {
-  return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_rows_aligned(*def.find(tensor));
+  return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_rows_aligned(def, *def.find(tensor));
 }
 
 std::string row_bytes_text(const Definition& def, const Node& n) {
-  const auto& operands = def.matmul_node().operands;
-  const bool operand = std::find(operands.begin(), operands.end(), n.id) != operands.end();
-  const char* extent = operand ? "K" : "N";  // operands are K-major; C and the output have N columns
-  const int64_t elems = row_elems(n);
-  return "a row of " + std::string(extent) + "=" + std::to_string(elems) + " " + std::string(dtype_name(n.dtype)) +
-         " elements is " + std::to_string(elems * dtype_bytes(n.dtype)) + " bytes";
+  const int64_t elems = row_elems(def, n), bytes = dtype_bytes(n.dtype);
+  const std::string row = "a row of " + std::string(row_extent_name(def, n)) + "=" + std::to_string(elems) + " " +
+                          std::string(dtype_name(n.dtype)) + " elements";
+  if (n.ld <= 0 || n.ld == elems) return row + " is " + std::to_string(elems * bytes) + " bytes";
+  return row + " starts " + std::to_string(n.ld) + " elements (" + std::to_string(n.ld * bytes) +
+         " bytes) after the previous one";
 }
 
 }  // namespace gg

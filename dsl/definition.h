@@ -10,8 +10,8 @@
 
 namespace gg {
 
-// Which dimension of an operand is contiguous in memory. K-major is the only one lowered
-// today; MN-major is recorded so that an MN-major B can follow.
+// Which dimension of an operand is contiguous in memory: K (A[m * lda + k], B[n * ldb + k]) or
+// M / N (A[k * lda + m], B[k * ldb + n]; WGMMA reads 16-bit MN-major tiles with its transpose bit).
 enum class Layout { KMajor, MNMajor };
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
@@ -33,6 +33,8 @@ struct Node {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;    // inputs and matmul: [rows, cols]; bias: [len]
   Layout layout = Layout::KMajor;
+  int64_t ld = 0;                // 2-D tensors in memory: elements from one row to the next; 0: dense
+  int64_t batch_stride = -1;     // batched: elements from one matrix to the next; -1: dense, 0: broadcast
   double scalar = 0.0;           // Scale: alpha; AddScaled: beta
   BiasAlong bias_along = BiasAlong::Cols;
   std::vector<int> operands;     // node ids, in order
@@ -72,6 +74,15 @@ class Definition {
   Tensor cast(Tensor x, DType to);
   void set_output(Tensor out, OutputLayout layout = OutputLayout::RowMajor);
   OutputLayout output_layout() const { return output_layout_; }
+  // A strided view: `ld` elements from one stored row of `t` (an input or the output) to the
+  // next, at least the row's own length (row_elems). CompileError `bad-leading-dim` otherwise.
+  void set_leading_dim(Tensor t, int64_t ld);
+  // `count` matrices computed in one launch: D[b] = A[b] * B[b]^T. Each 2-D tensor's matrices lie
+  // batch_stride elements apart (default: dense, one after the other); a stride of 0 broadcasts
+  // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`.
+  void set_batch(int64_t count);
+  void set_batch_stride(Tensor t, int64_t stride);
+  int64_t batch() const { return batch_; }
 
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;
@@ -101,22 +112,52 @@ class Definition {
 
   std::vector<Node> nodes_;
   Dag graph_;
+  void check_leading_dim(const Node& n) const;
+
   int output_ = -1;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
+  int64_t batch_ = 1;
 };
 
-// A 2-D tensor's rows in memory: their length in elements (the last extent of the shape, so K
-// for the K-major operands, N for the output) and whether that many bytes is the 16-byte
-// multiple a TMA tensor map needs as its row stride.
-int64_t row_elems(const Node& n);
-bool tma_rows_aligned(const Node& n);
+// A 2-D tensor's rows in memory: their length in elements (the contiguous extent: K for K-major
+// operands, M or N for MN-major ones, N for a row-major output and C, M for a column-major
+// output), the leading dimension (ld, or the row length when dense), and the elements one batch
+// matrix takes (0 when broadcast).
+int64_t row_elems(const Definition& def, const Node& n);
+int64_t leading_dim(const Definition& def, const Node& n);
+int64_t stored_rows(const Definition& def, const Node& n);  // rows of the stored matrix
+int64_t batch_stride(const Definition& def, const Node& n);
+// Whether the row stride is the 16-byte multiple a TMA tensor map needs (its extent may be ragged:
+// TMA zero-fills and clips at the edge).
+bool tma_rows_aligned(const Definition& def, const Node& n);
+// Whether 16-byte vector loads cover the rows exactly: row length and stride 16-byte multiples.
+bool vector_rows(const Definition& def, const Node& n);
 // Whether a TMA store can write the output: 16-byte aligned rows, and row-major (a column-major
 // output is stored from registers).
 bool tma_storable_output(const Definition& def);
 // What `auto` asks of a tensor: TMA can load it (an operand) or store it (the output).
 bool tma_can_copy(const Definition& def, const std::string& tensor);
-// "a row of K=71 bf16 elements is 142 bytes"
+// "a row of K=71 bf16 elements is 142 bytes"; with a leading dimension "rows of ... lie 144 elements apart"
 std::string row_bytes_text(const Definition& def, const Node& n);
+
+// How a GEMM's matrices lie in memory, for the definition builders (make_definition,
+// gg::gemm_definition): the operands' majors, D's layout, leading dimensions (0: dense) and the
+// batch count (matrices dense one after another).
+struct ProblemLayout {
+  Layout a = Layout::KMajor, b = Layout::KMajor;
+  OutputLayout d = OutputLayout::RowMajor;
+  int64_t lda = 0, ldb = 0, ldd = 0;
+  int64_t batch = 1;
+  bool operator==(const ProblemLayout&) const = default;
+};
+// The layout of a definition's A, B and output.
+ProblemLayout problem_layout(const Definition& def);
+// "A m-major, ldb=4104, batch 3" for what differs from the default; "" when nothing does.
+std::string problem_layout_text(const ProblemLayout& l);
+// Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
+std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);
+// Sets the output as `l` says (after the epilogue is built).
+void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l);
 
 // The usual definition: D[M,N] = cast(A[M,K] * B[N,K]^T) with `in` operands and `out` result.
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out);

@@ -276,7 +276,8 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 }
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
-  Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [d_major=n|m]");
+  Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
+         "[lda=L] [ldb=L] [ldd=L] [batch=B]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -304,7 +305,16 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       if (p.d_layout) l.fail("d_major is given twice");
       if (value != "n" && value != "m") l.fail("expected d_major=n (row-major D) or d_major=m (column-major), got '" + std::string(value) + "'");
       p.d_layout = value == "m" ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
-    } else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, d_major");
+    } else if (key == "a_major" || key == "b_major") {
+      auto& slot = key == "a_major" ? p.a_layout : p.b_layout;
+      if (slot) l.fail(std::string(key) + " is given twice");
+      slot = parse_operand_major(value, key == "a_major" ? "A" : "B", key == "a_major" ? "m" : "n");
+    } else if (key == "lda") extent(p.lda);
+    else if (key == "ldb") extent(p.ldb);
+    else if (key == "ldd") extent(p.ldd);
+    else if (key == "batch") extent(p.batch);
+    else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
+                "lda, ldb, ldd, batch");
   }
 }
 
@@ -355,8 +365,11 @@ std::string print_directives(const std::vector<Directive>& ds) {
 std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def) {
   const Node& mm = def.matmul_node();
   if (def.node(mm.operands[0]).name != "A" || def.node(mm.operands[1]).name != "B") return std::nullopt;
-  for (int id : mm.operands)
-    if (def.node(id).layout != Layout::KMajor) return std::nullopt;
+  for (int id = 0; id < def.size(); ++id) {  // the problem line states majors, A's, B's and D's ld and the batch
+    const Node& n = def.node(id);
+    if (n.batch_stride >= 0 || (n.ld > 0 && n.kind == OpKind::Input && id != mm.operands[0] && id != mm.operands[1]))
+      return std::nullopt;
+  }
   std::vector<int> ops = def.epilogue();
   if (ops.empty()) return std::nullopt;
   const Node& last = def.node(ops.back());
@@ -396,8 +409,16 @@ std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
   os << "# gemmgen schedule: " << s.directives().size() << " directive(s)\n";
   os << "problem m=" << def.m() << " n=" << def.n() << " k=" << def.k() << " dtype=" << dtype_name(def.input_dtype())
-     << " out=" << dtype_name(def.output_dtype())
-     << (def.output_layout() == OutputLayout::ColumnMajor ? " d_major=m" : "") << "\n";
+     << " out=" << dtype_name(def.output_dtype());
+  const ProblemLayout l = problem_layout(def);
+  if (l.a == Layout::MNMajor) os << " a_major=m";
+  if (l.b == Layout::MNMajor) os << " b_major=n";
+  if (l.d == OutputLayout::ColumnMajor) os << " d_major=m";
+  if (l.lda) os << " lda=" << l.lda;
+  if (l.ldb) os << " ldb=" << l.ldb;
+  if (l.ldd) os << " ldd=" << l.ldd;
+  if (l.batch > 1) os << " batch=" << l.batch;
+  os << "\n";
   if (auto specs = epilogue_specs_of(def)) {
     for (const auto& e : *specs) {
       os << "epilogue ";
@@ -462,11 +483,18 @@ OutputLayout parse_d_major(std::string_view text) {
                                       std::string(text) + "'");
 }
 
+Layout parse_operand_major(std::string_view text, std::string_view operand, std::string_view mn) {
+  if (text == "k") return Layout::KMajor;
+  if (text == mn) return Layout::MNMajor;
+  throw_user_error("parse-error", "expected " + std::string(operand) + "'s major k (K contiguous) or " + std::string(mn) +
+                                      " (" + std::string(mn == "m" ? "M" : "N") + " contiguous), got '" +
+                                      std::string(text) + "'");
+}
+
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue, OutputLayout d_layout) {
+                           const std::vector<EpilogueSpec>& epilogue, const ProblemLayout& layout) {
   Definition def;
-  Tensor a = def.input("A", {m, k}, in);
-  Tensor b = def.input("B", {n, k}, in);
+  auto [a, b] = gemm_inputs(def, m, n, k, in, layout);
   Tensor x = def.matmul(a, b);
   auto fresh = [&def](const std::string& base) {
     if (!def.find(base)) return base;
@@ -488,7 +516,7 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
                          ": legal epilogue ops are scale, add_c, bias, relu, gelu, silu");
     }
   }
-  def.set_output(def.cast(x, out), d_layout);
+  set_gemm_output(def, def.cast(x, out), layout);
   return def;
 }
 

@@ -48,6 +48,8 @@ struct ProblemSpec {
   std::optional<int64_t> m, n, k;
   std::optional<DType> dtype, out;
   std::optional<OutputLayout> d_layout;  // d_major=n (row-major, the default) or m (column-major)
+  std::optional<Layout> a_layout, b_layout;  // a_major=k|m, b_major=k|n
+  std::optional<int64_t> lda, ldb, ldd, batch;
   bool operator==(const ProblemSpec&) const = default;
 };
 
@@ -78,10 +80,11 @@ ScheduleFile parse_schedule_file(std::string_view text);
 // The epilogue ops are named by Definition: scale, add_c, bias, relu, gelu, silu, cast
 // (a repeated op gets a numeric suffix: relu1).
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue = {},
-                           OutputLayout d_layout = OutputLayout::RowMajor);
+                           const std::vector<EpilogueSpec>& epilogue = {}, const ProblemLayout& layout = {});
 // "n" -> row-major (n contiguous), "m" -> column-major; CompileError `parse-error` otherwise.
 OutputLayout parse_d_major(std::string_view text);
+// An operand's major: "k", or `mn` ("m" for A, "n" for B); CompileError `parse-error` otherwise.
+Layout parse_operand_major(std::string_view text, std::string_view operand, std::string_view mn);
 
 // The epilogue of a definition built like make_definition's, or nullopt when the definition
 // has another shape (then print_schedule cannot describe it in a file).

@@ -64,9 +64,22 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
 }  // namespace
 
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
+  const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
   const bool is_input = spec.operand == Operand::A || spec.operand == Operand::B;
-  const int64_t rows = spec.operand == Operand::A ? problem.m : spec.operand == Operand::B ? problem.n : problem.m;
-  const int64_t cols = is_input ? problem.k : problem.n;
+  const bool transposed = spec.operand == Operand::A   ? l.a_mn_major
+                          : spec.operand == Operand::B ? l.b_mn_major
+                                                       : l.d_column_major;
+  const int64_t major = spec.operand == Operand::A ? problem.m : spec.operand == Operand::B ? problem.n : problem.m;
+  const int64_t minor = is_input ? problem.k : problem.n;
+  const int64_t rows = transposed ? minor : major, cols = transposed ? major : minor;
+  const int64_t ld = spec.operand == Operand::A   ? l.lda
+                     : spec.operand == Operand::B ? l.ldb
+                     : spec.operand == Operand::C ? l.ldc
+                                                  : l.ldd;
+  const int64_t stride = spec.operand == Operand::A   ? l.stride_a
+                         : spec.operand == Operand::B ? l.stride_b
+                         : spec.operand == Operand::C ? l.stride_c
+                                                      : l.stride_d;
   const ElemType elem = is_input ? problem.in_type : problem.out_type;
   const std::string which = std::string("tensor map for operand ") + operand_name(spec.operand);
   if (spec.elem != elem) {
@@ -76,10 +89,17 @@ TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProbl
   if (spec.rows == 0 && spec.cols == 0) {
     resolved.rows = static_cast<uint64_t>(rows);
     resolved.cols = static_cast<uint64_t>(cols);
-  } else if (spec.rows != static_cast<uint64_t>(rows) || spec.cols != static_cast<uint64_t>(cols)) {
-    throw CudaError(which + " was generated for " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) +
-                    " but the problem's operand is " + std::to_string(rows) + "x" + std::to_string(cols));
+    resolved.transposed = transposed;
+  } else if (spec.rows != static_cast<uint64_t>(rows) || spec.cols != static_cast<uint64_t>(cols) ||
+             spec.transposed != transposed) {
+    throw CudaError(which + " was generated for a stored " + std::to_string(spec.rows) + "x" +
+                    std::to_string(spec.cols) + (spec.transposed ? " (transposed)" : "") +
+                    " matrix but the problem's operand is " + std::to_string(rows) + "x" + std::to_string(cols) +
+                    (transposed ? " (transposed)" : ""));
   }
+  resolved.row_stride = static_cast<uint64_t>(ld);
+  resolved.batches = stride == 0 ? 1 : static_cast<uint64_t>(l.batch);
+  resolved.batch_stride = static_cast<uint64_t>(stride);
   return resolved;
 }
 
@@ -148,6 +168,19 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& problem) const {
   args.k = problem.k;
   args.alpha = problem.alpha;
   args.beta = problem.beta;
+  const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
+  const std::string differs =
+      layout_differences(resolve_layouts(spec_.layouts, problem.m, problem.n, problem.k), l);
+  if (!differs.empty()) throw CudaError(describe() + ": the problem's layout differs from the kernel's: " + differs);
+  args.lda = l.lda;
+  args.ldb = l.ldb;
+  args.ldc = l.ldc;
+  args.ldd = l.ldd;
+  args.batch = l.batch;
+  args.stride_a = l.stride_a;
+  args.stride_b = l.stride_b;
+  args.stride_c = l.stride_c;
+  args.stride_d = l.stride_d;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
       *map_slot(spec.operand, args) =

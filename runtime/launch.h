@@ -13,8 +13,8 @@
 
 namespace gg::rt {
 
-// D[M,N] = epilogue(alpha * A[M,K] * B[N,K]^T + beta * C[M,N], bias); all row-major
-// device pointers.
+// D[M,N] = epilogue(alpha * A[M,K] * B[N,K]^T + beta * C[M,N], bias) on device pointers laid out
+// as `layouts` says (default: one dense matrix each, A and B K-major, C and D row-major).
 struct GemmProblem {
   const void* a = nullptr;
   const void* b = nullptr;
@@ -25,10 +25,12 @@ struct GemmProblem {
   float alpha = 1.0f, beta = 0.0f;
   ElemType in_type = ElemType::BF16;   // A and B
   ElemType out_type = ElemType::BF16;  // C, D and bias
+  MatrixLayouts layouts;
 };
 
-// The tensor map spec with its matrix shape filled in from the problem when the spec
-// leaves rows and cols at 0 (A: M x K, B: N x K, C and D: M x N). Throws CudaError if
+// The tensor map spec with its stored matrix filled in from the problem (A: M x K, or K x M when
+// MN-major; B likewise; C and D: M x N, or N x M when column-major; the problem's leading
+// dimension, batch and batch stride) when the spec leaves rows and cols at 0. Throws CudaError if
 // a shape or element type the spec states disagrees with the problem.
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem);
 

@@ -13,4 +13,45 @@ const char* elem_name(ElemType t) {
   return "?";
 }
 
+MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int64_t k) {
+  MatrixLayouts r = l;
+  auto dense = [](int64_t& ld, int64_t row) {
+    if (ld <= 0) ld = row;
+  };
+  dense(r.lda, l.a_mn_major ? m : k);
+  dense(r.ldb, l.b_mn_major ? n : k);
+  dense(r.ldc, l.d_column_major ? m : n);
+  dense(r.ldd, l.d_column_major ? m : n);
+  auto stride = [](int64_t& s, int64_t ld, int64_t rows) {
+    if (s < 0) s = ld * rows;
+  };
+  stride(r.stride_a, r.lda, l.a_mn_major ? k : m);
+  stride(r.stride_b, r.ldb, l.b_mn_major ? k : n);
+  stride(r.stride_c, r.ldc, l.d_column_major ? n : m);
+  stride(r.stride_d, r.ldd, l.d_column_major ? n : m);
+  return r;
+}
+
+std::string layout_differences(const MatrixLayouts& e, const MatrixLayouts& g) {
+  std::string out;
+  auto field = [&](const char* name, int64_t want, int64_t got) {
+    if (want != got)
+      out += std::string(out.empty() ? "" : ", ") + name + " " + std::to_string(got) + " (generated for " +
+             std::to_string(want) + ")";
+  };
+  field("A MN-major", e.a_mn_major, g.a_mn_major);
+  field("B MN-major", e.b_mn_major, g.b_mn_major);
+  field("D column-major", e.d_column_major, g.d_column_major);
+  field("lda", e.lda, g.lda);
+  field("ldb", e.ldb, g.ldb);
+  field("ldc", e.ldc, g.ldc);
+  field("ldd", e.ldd, g.ldd);
+  field("batch", e.batch, g.batch);
+  field("stride_a", e.stride_a, g.stride_a);
+  field("stride_b", e.stride_b, g.stride_b);
+  field("stride_c", e.stride_c, g.stride_c);
+  field("stride_d", e.stride_d, g.stride_d);
+  return out;
+}
+
 }  // namespace gg::rt

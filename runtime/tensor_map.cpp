@@ -61,7 +61,7 @@ const char* operand_name(Operand operand) {
 
 std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base) {
   const auto elem = static_cast<uint64_t>(elem_bytes(spec.elem));
-  const uint64_t row_pitch = spec.cols * elem;
+  const uint64_t row_pitch = (spec.row_stride ? spec.row_stride : spec.cols) * elem;
   const uint64_t box_row_bytes = uint64_t{spec.box_cols} * elem;
   if (base == nullptr) return "its base pointer is null";
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "its base pointer is not 16-byte aligned";
@@ -69,6 +69,10 @@ std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base)
   if (spec.rows > (uint64_t{1} << 32) || spec.cols > (uint64_t{1} << 32)) return "a dimension exceeds 2^32";
   if (spec.rows > 1 && row_pitch % 16 != 0) {
     return "its row pitch (" + std::to_string(row_pitch) + " bytes) is not a multiple of 16";
+  }
+  if (spec.row_stride != 0 && spec.row_stride < spec.cols) return "its row stride is shorter than a row";
+  if (spec.batches > 1 && (spec.batch_stride * elem) % 16 != 0) {
+    return "its batch stride (" + std::to_string(spec.batch_stride * elem) + " bytes) is not a multiple of 16";
   }
   if (spec.box_rows == 0 || spec.box_cols == 0 || spec.box_rows > 256 || spec.box_cols > 256) {
     return "box dimensions must be in [1, 256]";
@@ -84,11 +88,17 @@ std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base)
 TiledMapArgs tiled_map_args(const TensorMapSpec& spec) {
   TiledMapArgs a;
   a.data_type = data_type(spec.elem);
+  const auto elem = static_cast<cuuint64_t>(elem_bytes(spec.elem));
   a.global_dims[0] = spec.cols;  // innermost first
   a.global_dims[1] = spec.rows;
-  a.global_strides[0] = spec.cols * static_cast<cuuint64_t>(elem_bytes(spec.elem));  // bytes between rows
+  a.global_strides[0] = (spec.row_stride ? spec.row_stride : spec.cols) * elem;  // bytes between rows
   a.box_dims[0] = spec.box_cols;
   a.box_dims[1] = spec.box_rows;
+  if (spec.batches > 1) {
+    a.rank = 3;
+    a.global_dims[2] = spec.batches;
+    a.global_strides[1] = spec.batch_stride * elem;
+  }
   a.swizzle = swizzle_mode(spec.swizzle);
   return a;
 }
@@ -100,7 +110,7 @@ GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base) {
   TiledMapArgs a = tiled_map_args(spec);
   CUtensorMap map;
   const CUresult status = driver_api().tensor_map_encode_tiled(
-      &map, a.data_type, 2, const_cast<void*>(base), a.global_dims, a.global_strides, a.box_dims, a.element_strides,
+      &map, a.data_type, a.rank, const_cast<void*>(base), a.global_dims, a.global_strides, a.box_dims, a.element_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, a.swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, a.oob_fill);
   if (status != CUDA_SUCCESS) {
     throw CudaError("cuTensorMapEncodeTiled failed for " + describe(spec) + ": " + driver_error_text(status));

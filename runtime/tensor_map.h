@@ -16,21 +16,23 @@ const char* operand_name(Operand operand);  // "A", "B", "C", "D"
 std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base);
 
 // The arguments cuTensorMapEncodeTiled receives for a spec, in the driver's terms: dimensions
-// innermost (contiguous) first, the row stride in bytes, the box, the swizzle. Pure: the unit
-// tests check it against the driver API's documented layout without a GPU.
+// innermost (contiguous) first, the row (and batch) stride in bytes, the box (one matrix deep
+// along the batch), the swizzle. Pure: the unit tests check it against the driver API's
+// documented layout without a GPU.
 struct TiledMapArgs {
   CUtensorMapDataType data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  cuuint64_t global_dims[2] = {0, 0};
-  cuuint64_t global_strides[1] = {0};
-  cuuint32_t box_dims[2] = {0, 0};
-  cuuint32_t element_strides[2] = {1, 1};
+  cuuint32_t rank = 2;  // 3 with a batch dimension
+  cuuint64_t global_dims[3] = {0, 0, 1};
+  cuuint64_t global_strides[2] = {0, 0};
+  cuuint32_t box_dims[3] = {0, 0, 1};
+  cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;  // NONE reads zeros outside
 };
 TiledMapArgs tiled_map_args(const TensorMapSpec& spec);
 
-// 2-D tiled map over a row-major matrix at `base` (cols contiguous): elements
-// outside the matrix read as zero and are not written. Throws CudaError.
+// Tiled map over the stored matrices at `base` (cols contiguous): elements outside a matrix read
+// as zero and are not written. Throws CudaError.
 GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base);
 
 }  // namespace gg::rt

@@ -46,12 +46,17 @@ void encode(rt::ElemType t, float v, uint8_t* p) {
   std::memcpy(p, &bits, 2);
 }
 
-float GlobalTensor::get(int64_t r, int64_t c) const {
-  return decode(elem, data.data() + (r * cols + c) * bytes());
+void GlobalTensor::allocate(int64_t r, int64_t c, int64_t stride) {
+  rows = r;
+  cols = c;
+  ld = stride;
+  data.assign(static_cast<size_t>(((rows - 1) * ld + cols) * bytes()), 0);
+  poison();
 }
-void GlobalTensor::set(int64_t r, int64_t c, float v) { encode(elem, v, data.data() + (r * cols + c) * bytes()); }
+float GlobalTensor::get(int64_t r, int64_t c) const { return decode(elem, data.data() + offset(r, c)); }
+void GlobalTensor::set(int64_t r, int64_t c, float v) { encode(elem, v, data.data() + offset(r, c)); }
 bool GlobalTensor::is_poison(int64_t r, int64_t c) const {
-  const uint8_t* p = data.data() + (r * cols + c) * bytes();
+  const uint8_t* p = data.data() + offset(r, c);
   for (int i = 0; i < bytes(); ++i)
     if (p[i] != 0xFF) return false;
   return true;

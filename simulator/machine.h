@@ -18,11 +18,16 @@ int64_t swizzled(int64_t offset, int swizzle_bytes);
 int swizzle_bytes_of(rt::Swizzle s);
 
 // A row-major matrix in global memory, stored in its element type.
+// A stored matrix: rows x cols elements, cols contiguous, rows `ld` elements apart (the
+// padding between holds poison, which a kernel must neither read into a result nor overwrite).
 struct GlobalTensor {
   rt::ElemType elem = rt::ElemType::BF16;
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0, ld = 0;
   std::vector<uint8_t> data;
   int bytes() const { return rt::elem_bytes(elem); }
+  int64_t offset(int64_t r, int64_t c) const { return (r * ld + c) * bytes(); }
+  // rows x cols, `stride` elements between rows (at least cols), every element poison.
+  void allocate(int64_t rows, int64_t cols, int64_t stride);
   float get(int64_t r, int64_t c) const;
   void set(int64_t r, int64_t c, float v);  // rounds to the element type
   bool is_poison(int64_t r, int64_t c) const;

@@ -95,15 +95,19 @@ class Simulator {
   void make_tensors() {
     const gg::Node& mm = def_.matmul_node();
     uint64_t seed = o_.seed;
+    // The host keeps the logical rows x cols values; the tensor holds them as they lie in
+    // memory (transposed for an MN-major operand, rows `leading_dim` apart, poison between).
     auto input = [&](GlobalTensor& t, const gg::Node& n, int64_t rows, int64_t cols) {
       t.elem = runtime_elem(n.dtype);
-      t.rows = rows;
-      t.cols = cols;
-      t.data.assign(static_cast<size_t>(rows * cols * t.bytes()), 0);
+      const bool transposed = n.shape.size() == 2 && row_elems(def_, n) != cols;
+      t.allocate(transposed ? cols : rows, transposed ? rows : cols, n.shape.size() == 2 ? leading_dim(def_, n) : cols);
       auto values = rt::small_integer_values(static_cast<size_t>(rows * cols), seed++);
       host_[n.name] = values;
       for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j) t.set(i, j, values[static_cast<size_t>(i * cols + j)]);
+        for (int64_t j = 0; j < cols; ++j) {
+          const float v = values[static_cast<size_t>(i * cols + j)];
+          transposed ? t.set(j, i, v) : t.set(i, j, v);
+        }
     };
     input(a_, def_.node(mm.operands[0]), p_.m, p_.k);
     input(b_, def_.node(mm.operands[1]), p_.n, p_.k);
@@ -115,10 +119,7 @@ class Simulator {
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
     }
     d_.elem = runtime_elem(p_.out);
-    d_.rows = p_.output_column_major ? p_.n : p_.m;  // as it lies in memory
-    d_.cols = p_.output_column_major ? p_.m : p_.n;
-    d_.data.assign(static_cast<size_t>(p_.m * p_.n * d_.bytes()), 0);
-    d_.poison();
+    d_.allocate(p_.output_column_major ? p_.n : p_.m, p_.output_column_major ? p_.m : p_.n, p_.layouts.ldd);
   }
 
   const rt::TensorMapSpec& map(rt::Operand op) {
@@ -159,7 +160,9 @@ class Simulator {
             warp.vars = {{"blockIdx.x", c.x}, {"blockIdx.y", c.y}, {"blockIdx.z", c.z},
                          {"gridDim.x", k_.launch.grid[0]}, {"gridDim.y", k_.launch.grid[1]},
                          {"gridDim.z", k_.launch.grid[2]}, {"warpgroup", w / kWarpsPerWarpgroup},
-                         {"args.m", p_.m}, {"args.n", p_.n}, {"args.k", p_.k}};
+                         {"args.m", p_.m}, {"args.n", p_.n}, {"args.k", p_.k},
+                         {"args.lda", p_.layouts.lda}, {"args.ldb", p_.layouts.ldb},
+                         {"args.ldc", p_.layouts.ldc}, {"args.ldd", p_.layouts.ldd}};
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -583,7 +586,7 @@ class Simulator {
           for (int64_t j = 0; j < m.box_cols; ++j) {
             uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds: zero fill
             if (row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
-              std::memcpy(elem, g.data.data() + ((row + i) * g.cols + col + j) * eb, static_cast<size_t>(eb));
+              std::memcpy(elem, g.data.data() + g.offset(row + i, col + j), static_cast<size_t>(eb));
             for (int e = 0; e < eb; ++e) {
               int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
               if (at < 0 || at >= int64_t(s.bytes.size())) continue;
@@ -652,7 +655,7 @@ class Simulator {
         if (st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) continue;  // clipped at the edge
         for (int e = 0; e < eb; ++e) {
           int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
-          g.data[static_cast<size_t>(((st.row + r) * g.cols + st.col + c) * eb + e)] = s.bytes[static_cast<size_t>(at)];
+          g.data[static_cast<size_t>(g.offset(st.row + r, st.col + c) + e)] = s.bytes[static_cast<size_t>(at)];
         }
       }
   }
@@ -733,27 +736,56 @@ class Simulator {
     w.blocked = "wgmma issue: waits for the other warps of its warpgroup (" + std::to_string(meet.arrived) + " of 4 here)";
     return false;
   }
+  // Where element (mn, kk) of a wgmma operand lies, from the descriptor's start address `start`.
+  // K-major: row mn starts mn * swizzle_bytes in (8-row groups 8 x swizzle_bytes apart), element
+  // kk at 2 kk bytes. MN-major: row kk starts kk * swizzle_bytes in, index mn in swizzle atom
+  // mn / W (W = swizzle_bytes / 2 elements) at atom_bytes per atom, 2 (mn % W) bytes into the row.
+  // The hardware swizzles the resulting address.
+  static int64_t operand_address(const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
+    const int64_t sb = l.swizzle_bytes;
+    if (!l.mn_major) return sim::swizzled(start + mn * sb + kk * 2, l.swizzle_bytes);
+    const int64_t w = sb / 2;
+    return sim::swizzled(start + mn / w * l.atom_bytes + kk * sb + mn % w * 2, l.swizzle_bytes);
+  }
+  // The shared bytes a wgmma reads for operand rows [mn, mn + count) of its 16 k: one range of
+  // whole rows K-major, one per swizzle atom (16 rows of it) MN-major.
+  static std::vector<std::pair<int64_t, int64_t>> operand_ranges(const WgmmaLayout& l, int64_t start, int64_t mn,
+                                                                 int64_t count) {
+    const int64_t sb = l.swizzle_bytes;
+    if (!l.mn_major) {
+      const int64_t lo = (start + mn * sb) & ~(sb - 1);
+      return {{lo, lo + count * sb}};
+    }
+    std::vector<std::pair<int64_t, int64_t>> out;
+    const int64_t w = sb / 2, lo = start & ~(sb - 1);
+    for (int64_t atom = mn / w; atom <= (mn + count - 1) / w; ++atom)
+      out.push_back({lo + atom * l.atom_bytes, lo + atom * l.atom_bytes + 16 * sb});
+    return out;
+  }
+  static int64_t operand_extent(const WgmmaLayout& l, int64_t count) {
+    const int64_t sb = l.swizzle_bytes;
+    return l.mn_major ? (count - 1) / (sb / 2) * l.atom_bytes + 16 * sb : count * sb;
+  }
   void mma_quarter(Warp& w, const WgmmaIssue& n) {
     ++r_.wgmmas;
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
     const auto elem = n.dtype == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
-    const int sb = n.swizzle_bytes, quarter = w.index % kWarpsPerWarpgroup;
-    const int64_t a = smem_offset(w, n.a, 64 * sb, "wgmma A operand", sb);
-    const int64_t b = smem_offset(w, n.b, int64_t(n.n) * sb, "wgmma B operand", sb);
-    // K-major, swizzled: row i of the operand starts i * swizzle_bytes after the descriptor's
-    // address (8-row groups 8 x swizzle_bytes apart), element k at 2 k bytes; the hardware
-    // swizzles the resulting address.
-    auto element = [&](int64_t start, int64_t row, int64_t kk) {
-      int64_t at = sim::swizzled(start + row * sb + kk * 2, sb);
-      return sim::decode(elem, cta.smem.bytes.data() + at);
+    const int quarter = w.index % kWarpsPerWarpgroup;
+    const int64_t a = smem_offset(w, n.a, operand_extent(n.a_layout, 64), "wgmma A operand", n.a_layout.swizzle_bytes);
+    const int64_t b = smem_offset(w, n.b, operand_extent(n.b_layout, n.n), "wgmma B operand", n.b_layout.swizzle_bytes);
+    auto element = [&](const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
+      return sim::decode(elem, cta.smem.bytes.data() + operand_address(l, start, mn, kk));
     };
     std::string what = "wgmma of warp " + std::to_string(w.index);
-    const int64_t a_lo = (a + quarter * 16 * sb) & ~int64_t(sb - 1), b_lo = b & ~int64_t(sb - 1);
-    async_read_check(w.cta, a_lo, a_lo + 16 * sb, what + " (A)", &w);
-    async_read_check(w.cta, b_lo, b_lo + int64_t(n.n) * sb, what + " (B)", &w);
     const int owner = w.index / kWarpsPerWarpgroup * kWarpsPerWarpgroup;  // groups belong to the warpgroup
-    cta.smem.readers.push_back({a_lo, a_lo + 16 * sb, owner, w.wgmma_groups, "a wgmma group"});
-    cta.smem.readers.push_back({b_lo, b_lo + int64_t(n.n) * sb, owner, w.wgmma_groups, "a wgmma group"});
+    for (auto [lo, hi] : operand_ranges(n.a_layout, a, quarter * 16, 16)) {
+      async_read_check(w.cta, lo, hi, what + " (A)", &w);
+      cta.smem.readers.push_back({lo, hi, owner, w.wgmma_groups, "a wgmma group"});
+    }
+    for (auto [lo, hi] : operand_ranges(n.b_layout, b, 0, n.n)) {
+      async_read_check(w.cta, lo, hi, what + " (B)", &w);
+      cta.smem.readers.push_back({lo, hi, owner, w.wgmma_groups, "a wgmma group"});
+    }
     auto& acc = w.acc[n.accumulator.substr(0, n.accumulator.find('['))];
     const int64_t block = eval(w, n.block), N = n.n;
     if (acc.empty() || (block + 1) * 16 * N > int64_t(acc.size())) {
@@ -762,9 +794,9 @@ class Simulator {
     }
     float av[16][16], bv[256][16];
     for (int i = 0; i < 16; ++i)
-      for (int kk = 0; kk < 16; ++kk) av[i][kk] = element(a, quarter * 16 + i, kk);
+      for (int kk = 0; kk < 16; ++kk) av[i][kk] = element(n.a_layout, a, quarter * 16 + i, kk);
     for (int64_t j = 0; j < N; ++j)
-      for (int kk = 0; kk < 16; ++kk) bv[j][kk] = element(b, j, kk);
+      for (int kk = 0; kk < 16; ++kk) bv[j][kk] = element(n.b_layout, b, j, kk);
     for (int i = 0; i < 16; ++i)
       for (int64_t j = 0; j < N; ++j) {
         float sum = 0;
@@ -833,7 +865,14 @@ class Simulator {
               }
               for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, staged_c);
               if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
-                if (row < p_.m && col < p_.n) n.column_major ? d_.set(col, row, v) : d_.set(row, col, v);
+                if (row < p_.m && col < p_.n) {  // where the printed index puts it, rows ld apart
+                  const int64_t ld = eval(w, n.ld), at_d = n.column_major ? col * ld + row : row * ld + col;
+                  if (at_d < 0 || (at_d + 1) * ob > int64_t(d_.data.size()))
+                    error("the epilogue stores D[" + std::to_string(row) + "][" + std::to_string(col) +
+                          "] at element " + std::to_string(at_d) + ", outside D");
+                  else
+                    sim::encode(out, v, d_.data.data() + at_d * ob);
+                }
                 continue;
               }
               uint8_t bytes[4];
@@ -858,6 +897,16 @@ class Simulator {
   }
 
   void compare_output() {
+    // A strided D: the elements between its rows belong to someone else and stay untouched.
+    for (int64_t r = 0; r + 1 < d_.rows; ++r)
+      for (int64_t c = d_.cols; c < d_.ld; ++c)
+        if (!d_.is_poison(r, c)) {
+          error("the kernel wrote D's padding: stored row " + std::to_string(r) + ", element " + std::to_string(c) +
+                " lies past the row's " + std::to_string(d_.cols) + " elements (leading dimension " +
+                std::to_string(d_.ld) + ")");
+          r = d_.rows;
+          break;
+        }
     std::vector<float> c = host_.count(c_name_) ? host_[c_name_] : std::vector<float>{};
     std::vector<float> bias = host_.count(bias_name_) ? host_[bias_name_] : std::vector<float>{};
     const auto& av = host_[def_.node(def_.matmul_node().operands[0]).name];

@@ -10,13 +10,16 @@ struct alignas(128) GgTensorMap {  // CUDA 13 aligns CUtensorMap to 128 bytes
 
 struct GgGemmArgs {
   GgTensorMap map_a, map_b, map_c, map_d;  // filled for the operands LaunchSpec lists
-  const void* a;                           // [M, K] row-major (K contiguous)
-  const void* b;                           // [N, K] row-major (K contiguous)
-  const void* c;                           // [M, N] row-major, read when beta != 0
-  void* d;                                 // [M, N] row-major output
+  const void* a;                           // [M, K]: a[b * stride_a + m * lda + k] (MN-major: k * lda + m)
+  const void* b;                           // [N, K]: b[b * stride_b + n * ldb + k] (MN-major: k * ldb + n)
+  const void* c;                           // [M, N] as D, ldc and stride_c; read when beta != 0
+  void* d;                                 // [M, N]: d[b * stride_d + m * ldd + n] (column-major: n * ldd + m)
   const void* bias;                        // [N] or [M], output dtype
   long long m, n, k;
   float alpha, beta;
+  long long lda, ldb, ldc, ldd;            // elements between stored rows
+  long long batch;                         // matrices per launch
+  long long stride_a, stride_b, stride_c, stride_d;  // elements between matrices (0: one for all)
 };
 
 #endif  // GG_GEMM_ARGS_H

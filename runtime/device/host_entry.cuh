@@ -17,10 +17,11 @@ namespace gg::host {
 enum ElemKind { kElemF16 = 0, kElemBF16 = 1, kElemF32 = 2 };
 enum SwizzleKind { kSwizzleNone = 0, kSwizzle32B = 1, kSwizzle64B = 2, kSwizzle128B = 3 };
 
-// A 2-D tiled tensor map over a row-major rows x cols matrix, cols contiguous.
+// A tiled tensor map over stored rows x cols matrices, cols contiguous, rows row_stride elements
+// apart; batches > 1 adds a third dimension of matrices batch_stride elements apart.
 struct TensorMapDesc {
   int elem;  // ElemKind
-  unsigned long long rows, cols;
+  unsigned long long rows, cols, row_stride, batches, batch_stride;
   unsigned box_rows, box_cols;
   int swizzle;  // SwizzleKind
 };
@@ -45,7 +46,7 @@ static EncodeTiledFn encode_tiled_fn() {
 }
 
 // Returns 0 (CUDA_SUCCESS) or the failing CUresult / -1 when the driver lacks the function.
-static int encode_tensor_map_2d(GgTensorMap* out, const void* base, const TensorMapDesc& desc,
+static int encode_tensor_map(GgTensorMap* out, const void* base, const TensorMapDesc& desc,
                                 const char* kernel_name, const char* operand_name) {
   EncodeTiledFn encode = encode_tiled_fn();
   if (encode == nullptr) {
@@ -58,13 +59,13 @@ static int encode_tensor_map_2d(GgTensorMap* out, const void* base, const Tensor
   const unsigned long long elem_bytes[] = {2, 2, 4};
   const CUtensorMapSwizzle swizzles[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
                                          CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B};
-  const cuuint64_t dims[2] = {desc.cols, desc.rows};  // innermost first
-  const cuuint64_t strides[1] = {desc.cols * elem_bytes[desc.elem]};
-  const cuuint32_t box[2] = {desc.box_cols, desc.box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
+  const cuuint64_t dims[3] = {desc.cols, desc.rows, desc.batches};  // innermost first
+  const cuuint64_t strides[2] = {desc.row_stride * elem_bytes[desc.elem], desc.batch_stride * elem_bytes[desc.elem]};
+  const cuuint32_t box[3] = {desc.box_cols, desc.box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMap map;
   const CUresult status =
-      encode(&map, types[desc.elem], 2, const_cast<void*>(base), dims, strides, box, element_strides,
+      encode(&map, types[desc.elem], desc.batches > 1 ? 3 : 2, const_cast<void*>(base), dims, strides, box, element_strides,
              CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[desc.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS) {

@@ -77,9 +77,9 @@ int main() {
   cudaMemset(out, 0, n * n * 2);
 
   GgGemmArgs args = {};
-  const gg::host::TensorMapDesc desc = {gg::host::kElemBF16, n, n, kTile, kTile, gg::host::kSwizzle128B};
-  if (gg::host::encode_tensor_map_2d(&args.map_a, in, desc, "tma_copy_tile", "A") != 0) return 1;
-  if (gg::host::encode_tensor_map_2d(&args.map_d, out, desc, "tma_copy_tile", "D") != 0) return 1;
+  const gg::host::TensorMapDesc desc = {gg::host::kElemBF16, n, n, n, 1, 0, kTile, kTile, gg::host::kSwizzle128B};
+  if (gg::host::encode_tensor_map(&args.map_a, in, desc, "tma_copy_tile", "A") != 0) return 1;
+  if (gg::host::encode_tensor_map(&args.map_d, out, desc, "tma_copy_tile", "D") != 0) return 1;
   if (gg::host::launch_kernel(reinterpret_cast<const void*>(tma_copy_tile), "tma_copy_tile", dim3(2, 2, 1),
                               dim3(128, 1, 1), dim3(1, 1, 1), kTileBytes, args, nullptr) != cudaSuccess) {
     return 1;

@@ -47,7 +47,7 @@ struct IrFacts : kir::Visitor {
   std::vector<int> wgmma_swizzles;
   std::vector<std::pair<int, int>> staging;  // (swizzle bytes, columns) of each staged EpilogueStore
   void visit_SetMaxNReg(const kir::SetMaxNReg& n) override { setmaxnreg.push_back(n.regs); }
-  void visit_WgmmaIssue(const kir::WgmmaIssue& n) override { wgmma_swizzles.push_back(n.swizzle_bytes); }
+  void visit_WgmmaIssue(const kir::WgmmaIssue& n) override { wgmma_swizzles.push_back(n.a_layout.swizzle_bytes); }
   void visit_EpilogueStore(const kir::EpilogueStore& n) override {
     if (n.staged) staging.push_back({n.staging_swizzle_bytes, n.cols});
   }

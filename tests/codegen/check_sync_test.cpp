@@ -385,7 +385,7 @@ std::vector<BugClass> bug_classes() {
       {"wgmma swizzle 64, operands 128", [](const Kernel& k) { return k.plan.a_smem.swizzle_bytes == 128; },
        [](const Kernel& k) {
          return plant<WgmmaIssue>(k, anywhere<WgmmaIssue>, [](auto n) -> StmtPtr {
-           n->swizzle_bytes = 64;
+           n->a_layout.swizzle_bytes = n->b_layout.swizzle_bytes = 64;
            return n;
          });
        },

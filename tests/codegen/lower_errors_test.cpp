@@ -92,11 +92,17 @@ TEST_CASE("not-lowered: definitions beyond A*B -> chain of epilogue ops") {
   auto two_inputs = [](Definition& d, Layout a_layout) {
     return std::pair{d.input("A", {1024, 1024}, DType::BF16, a_layout), d.input("B", {1024, 1024}, DType::BF16)};
   };
-  {  // An MN-major operand would be read as K-major.
-    Definition d;
-    auto [a, b] = two_inputs(d, Layout::MNMajor);
-    d.set_output(d.cast(d.matmul(a, b), DType::BF16));
-    check_not_lowered(tutorial_schedule(5, d), "an MN-major operand ('A')");
+  {  // A multicast slice of an MN-major operand is whole swizzle atoms: one atom cannot be split.
+    ProblemLayout n_major;
+    n_major.b = Layout::MNMajor;
+    std::string text = print_schedule(tutorial_schedule(9, make_definition(1024, 1024, 1024, DType::BF16, DType::BF16)));
+    for (auto [from, to] : {std::pair<std::string, std::string>{"tile 128 128 64", "tile 128 64 64"},
+                            {"mma 64 128 16", "mma 64 64 16"}})
+      text.replace(text.find(from), from.size(), to);
+    ScheduleFile file = parse_schedule_file(text);
+    Schedule s = apply_directives(make_definition(1024, 1024, 1024, DType::BF16, DType::BF16, {}, n_major),
+                                  file.directives, {});
+    check_not_lowered(s, "multicast of an MN-major tile of 1 swizzle atoms over 2 CTAs (each loads whole atoms: a multiple of 2 atoms of 64 elements)");
   }
   {  // Two branches from the accumulator would be applied one after the other.
     Definition d;

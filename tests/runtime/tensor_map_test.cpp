@@ -83,7 +83,7 @@ TEST_CASE("tensor map shapes are resolved from, and checked against, the problem
 
   TensorMapSpec stale = bf16_spec(512, 64, 64, 64, Swizzle::B128);
   CHECK_THROWS_WITH_AS(gg::rt::resolve_tensor_map_spec(stale, problem),
-                       "tensor map for operand A was generated for 512x64 but the problem's operand is 512x128",
+                       "tensor map for operand A was generated for a stored 512x64 matrix but the problem's operand is 512x128",
                        gg::rt::CudaError);
 }
 

@@ -109,7 +109,7 @@ std::vector<BugClass> bug_classes() {
                [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
                  if (as<WgmmaIssue>(s)) {
                    auto n = copy_of<WgmmaIssue>(s);
-                   n->swizzle_bytes = 64;
+                   n->a_layout.swizzle_bytes = n->b_layout.swizzle_bytes = 64;
                    return StmtPtr(n);
                  }
                  return keep();

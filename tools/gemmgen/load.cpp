@@ -19,7 +19,7 @@ constexpr int64_t kDefaultExtent = 8192;
 struct Problem {
   int64_t m = kDefaultExtent, n = kDefaultExtent, k = kDefaultExtent;
   DType in = DType::BF16, out = DType::BF16;
-  OutputLayout d_layout = OutputLayout::RowMajor;
+  ProblemLayout layout;
 };
 
 // Flags override the file's `problem` line, which overrides the defaults; the output dtype
@@ -34,8 +34,16 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   if (auto d = args.value("out-dtype")) p.out = parse_dtype(*d);
   else if (file.out) p.out = *file.out;
   else p.out = p.in;
-  if (auto d = args.value("d-major")) p.d_layout = parse_d_major(*d);
-  else if (file.d_layout) p.d_layout = *file.d_layout;
+  if (auto d = args.value("d-major")) p.layout.d = parse_d_major(*d);
+  else if (file.d_layout) p.layout.d = *file.d_layout;
+  if (auto a = args.value("a-major")) p.layout.a = parse_operand_major(*a, "A", "m");
+  else if (file.a_layout) p.layout.a = *file.a_layout;
+  if (auto b = args.value("b-major")) p.layout.b = parse_operand_major(*b, "B", "n");
+  else if (file.b_layout) p.layout.b = *file.b_layout;
+  p.layout.lda = args.positive("lda").value_or(file.lda.value_or(0));
+  p.layout.ldb = args.positive("ldb").value_or(file.ldb.value_or(0));
+  p.layout.ldd = args.positive("ldd").value_or(file.ldd.value_or(0));
+  p.layout.batch = args.positive("batch").value_or(file.batch.value_or(1));
   return p;
 }
 
@@ -48,7 +56,7 @@ Schedule from_file(const std::string& path, const Args& args) {
     if (auto t = arch_flag(args))
       for (auto& d : file.directives)
         if (auto* m = std::get_if<MmaD>(&d)) m->target = *t;
-    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.d_layout);
+    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.layout);
     return apply_directives(def, file.directives, file.directive_lines);
   } catch (const CompileError& e) {
     // "line 3: ..." becomes "bad.sched: line 3: ...".
@@ -58,7 +66,7 @@ Schedule from_file(const std::string& path, const Args& args) {
 
 Schedule builtin(const std::string& name, const Args& args) {
   Problem p = resolve_problem(args, {});
-  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, {}, p.d_layout);
+  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, {}, p.layout);
   return builtin_schedule(name, def, arch_flag(args).value_or(Target::Sm90a));
 }
 
@@ -122,7 +130,13 @@ std::vector<FlagSpec> problem_flags() {
       {"k", "K", "the reduction extent (default 8192)"},
       {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
       {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+      {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
+      {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
       {"d-major", "n|m", "D's contiguous dimension: n (row-major, default) or m (column-major)"},
+      {"lda", "L", "elements between A's stored rows (default: dense)"},
+      {"ldb", "L", "elements between B's stored rows (default: dense)"},
+      {"ldd", "L", "elements between D's stored rows (default: dense)"},
+      {"batch", "B", "matrices computed in one launch, dense one after another (default 1)"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
 }

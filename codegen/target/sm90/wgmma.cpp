@@ -23,8 +23,8 @@ class SelectWgmma : public Mutator {
     AccumulatorShape shape = accumulator_shape(p_);
     const SmemTileLayout& a = p_.a_smem;
     const SmemTileLayout& b = p_.b_smem;
-    const int64_t sb = a.swizzle_bytes;
-    GG_INTERNAL_CHECK(b.swizzle_bytes == sb, "A and B stages swizzled alike (one k tile)");
+    GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
+                      "K-major A and B stages swizzled alike (one k tile)");
     GG_INTERNAL_CHECK(targets::sm90a_mma_shapes().legal(kWgmmaM, p_.mma.n, kWgmmaK),
                       "selected a wgmma shape the sm_90a table does not list");
     auto issue = std::make_shared<WgmmaIssue>();
@@ -35,12 +35,10 @@ class SelectWgmma : public Mutator {
     issue->accumulator = "acc";
     issue->block = var("mb");
     ExprPtr a_row = (consumer_band(p_) * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
-    // k step kk starts kk * 32 bytes into the row: in atom (kk*32) / sb, at byte (kk*32) % sb.
-    ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
-    ExprPtr atom = k_bytes / imm(sb), within = k_bytes % imm(sb);
-    issue->a = {Buffer::A, c->stage * imm(a.bytes()) + atom * imm(a.atom_bytes()) + a_row * imm(sb) + within};
-    issue->b = {Buffer::B, c->stage * imm(b.bytes()) + atom * imm(b.atom_bytes()) + within};
-    issue->swizzle_bytes = static_cast<int>(sb);
+    issue->a = {Buffer::A, c->stage * imm(a.bytes()) + slice_offset(a, a_row)};
+    issue->b = {Buffer::B, c->stage * imm(b.bytes()) + slice_offset(b, imm(0))};
+    issue->a_layout = wgmma_layout(a);
+    issue->b_layout = wgmma_layout(b);
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
     // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets
@@ -48,6 +46,19 @@ class SelectWgmma : public Mutator {
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = c->in_flight;
     return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
+  }
+
+  // Where k step kk's slice starting at M or N index `mn` begins within a stage. K-major: kk * 32
+  // bytes into row mn, i.e. in atom (kk*32) / sb at byte (kk*32) % sb. MN-major: row 16 kk, in
+  // the atom holding index mn (mn is a whole number of atoms).
+  ExprPtr slice_offset(const SmemTileLayout& l, const ExprPtr& mn) const {
+    const int64_t sb = l.swizzle_bytes;
+    if (l.mn_major) return var("kk") * imm(kWgmmaK * sb) + mn / imm(l.atom_cols()) * imm(l.atom_bytes());
+    ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
+    return k_bytes / imm(sb) * imm(l.atom_bytes()) + mn * imm(sb) + k_bytes % imm(sb);
+  }
+  static WgmmaLayout wgmma_layout(const SmemTileLayout& l) {
+    return {static_cast<int>(l.swizzle_bytes), l.mn_major, l.mn_major ? l.atom_bytes() : 0};
   }
 
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {
