@@ -30,16 +30,40 @@ double error_bound(DType out) {
 
 namespace {
 
+// A tensor's logical values (row-major over its shape) on the host and the matrix as it is
+// stored on the device: transposed for an MN-major operand, rows `leading_dim` apart with NaN
+// between them, so a kernel reading past a row's end shows up in the result.
 struct Operands {
   rt::DeviceBuffer buffer;
   std::vector<float> host;
+  std::vector<float> stored;  // what `buffer` holds
 };
 
-Operands make_input(const Node& n, bool exact, uint64_t seed) {
-  size_t count = 1;
-  for (int64_t e : n.shape) count *= static_cast<size_t>(e);
-  Operands o{rt::DeviceBuffer(runtime_elem(n.dtype), count), {}};
-  o.host = exact ? rt::fill_small_integers(o.buffer, seed) : rt::fill_random_uniform(o.buffer, seed);
+// Where logical element (r, c) of `n` lies in its stored matrix.
+int64_t stored_index(const Definition& def, const Node& n, int64_t r, int64_t c) {
+  return stored_transposed(def, n) ? c * leading_dim(def, n) + r : r * leading_dim(def, n) + c;
+}
+
+size_t stored_count(const Definition& def, const Node& n) {
+  if (n.shape.size() < 2) return static_cast<size_t>(n.shape[0]);
+  return static_cast<size_t>((stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
+}
+
+Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t seed) {
+  const int64_t rows = n.shape[0], cols = n.shape.size() == 2 ? n.shape[1] : 1;
+  const rt::ElemType type = runtime_elem(n.dtype);
+  const size_t count = static_cast<size_t>(rows * cols);
+  Operands o{rt::DeviceBuffer(type, stored_count(def, n)), {}, {}};
+  o.host = exact ? rt::small_integer_values(count, seed) : rt::random_uniform_values(type, count, seed);
+  if (n.shape.size() < 2) {
+    o.stored = o.host;
+  } else {
+    o.stored.assign(stored_count(def, n), std::nanf(""));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        o.stored[static_cast<size_t>(stored_index(def, n, r, c))] = o.host[static_cast<size_t>(r * cols + c)];
+  }
+  o.buffer.upload(o.stored);
   return o;
 }
 
@@ -92,17 +116,18 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   r.n = def.n();
   r.k = def.k();
   const Node& mm = def.matmul_node();
-  Operands a = make_input(def.node(mm.operands[0]), o.exact, o.seed);
-  Operands b = make_input(def.node(mm.operands[1]), o.exact, o.seed + 1);
+  Operands a = make_input(def, def.node(mm.operands[0]), o.exact, o.seed);
+  Operands b = make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
   Operands c, bias;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
-    if (n.kind == OpKind::AddScaled) c = make_input(def.node(n.operands[1]), o.exact, o.seed + 2);
-    if (n.kind == OpKind::AddBias) bias = make_input(def.node(n.operands[1]), o.exact, o.seed + 3);
+    if (n.kind == OpKind::AddScaled) c = make_input(def, def.node(n.operands[1]), o.exact, o.seed + 2);
+    if (n.kind == OpKind::AddBias) bias = make_input(def, def.node(n.operands[1]), o.exact, o.seed + 3);
   }
   rt::ElemType out_type = runtime_elem(def.output_dtype());
-  size_t mn = static_cast<size_t>(r.m * r.n);
-  rt::DeviceBuffer d(out_type, mn);
+  const Node& out_node = def.node(def.output());
+  const size_t d_count = stored_count(def, out_node);
+  rt::DeviceBuffer d(out_type, d_count);
   rt::fill_poison(d);
 
   rt::GemmProblem problem;
@@ -116,27 +141,41 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   problem.k = r.k;
   problem.in_type = runtime_elem(def.input_dtype());
   problem.out_type = out_type;
+  problem.layouts = e.launch.layouts;
   kernel.launch_and_wait(problem);
-  r.unwritten = rt::count_poisoned(d);
   std::vector<float> ours = d.download();
+  // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
+  std::vector<char> is_element(d_count, 0);
+  for (int64_t i = 0; i < r.m; ++i)
+    for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j))] = 1;
+  const size_t poisoned = rt::count_poisoned(d);
+  size_t poisoned_padding = 0, padding = 0;
+  for (size_t i = 0; i < d_count; ++i)
+    if (!is_element[i]) {
+      ++padding;
+      poisoned_padding += std::isnan(ours[i]);
+    }
+  r.unwritten = poisoned - poisoned_padding;
+  const size_t padding_written = padding - poisoned_padding;
 
-  // cuBLAS: the product rounded to the output dtype, or in fp32 with the epilogue applied on the host.
+  // cuBLAS on the same layouts: the product rounded to the output dtype, or in fp32 with the
+  // epilogue applied on the host.
   rt::CublasReference cublas;
   bool plain = plain_product(def);
-  rt::DeviceBuffer cublas_d(plain ? out_type : rt::ElemType::F32, mn);
+  const rt::ElemType cublas_type = plain ? out_type : rt::ElemType::F32;
+  rt::DeviceBuffer cublas_d(cublas_type, d_count);
   rt::fill_poison(cublas_d);  // defined contents for compute-sanitizer's initcheck, which misses TMA stores
-  cublas.gemm(a.buffer, b.buffer, cublas_d, r.m, r.n, r.k);
+  cublas.gemm(a.buffer.data(), b.buffer.data(), cublas_d.data(), problem.in_type, cublas_type, r.m, r.n, r.k,
+              problem.layouts);
   std::vector<float> cublas_values = cublas_d.download();
 
   rt::HostReference host = rt::host_gemm_reference(a.host, b.host, r.m, r.n, r.k, rt::EpilogueRef{});
   r.checked_rows = host.rows.size();
   std::vector<double> ref, mine, theirs;
-  const bool column_major = def.output_layout() == OutputLayout::ColumnMajor;  // ours; cuBLAS's is row-major
   for (size_t i = 0; i < host.rows.size(); ++i) {
     int64_t row = host.rows[i];
     for (int64_t col = 0; col < r.n; ++col) {
-      const size_t at = static_cast<size_t>(row * r.n + col);
-      const size_t ours_at = column_major ? static_cast<size_t>(col * r.m + row) : at;
+      const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col)), ours_at = at;
       ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row, col,
                                    c.host, bias.host));
       mine.push_back(ours[ours_at]);
@@ -152,6 +191,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
 
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
+  if (padding_written) why << padding_written << " elements between D's rows (leading dimension) overwritten; ";
   if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
   if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
     why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
@@ -187,9 +227,9 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
     std::vector<rt::DeviceBuffer> a_copies, b_copies;
     for (int i = 1; i < r.input_copies; ++i) {
       a_copies.emplace_back(a.buffer.type(), a.buffer.count());
-      a_copies.back().upload(a.host);
+      a_copies.back().upload(a.stored);
       b_copies.emplace_back(b.buffer.type(), b.buffer.count());
-      b_copies.back().upload(b.host);
+      b_copies.back().upload(b.stored);
     }
     const auto operand = [&](int turn, bool first) -> const void* {
       const int i = turn % r.input_copies;
@@ -206,7 +246,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
         },
         [&] {
           cublas.gemm(operand(their_turn, true), operand(their_turn, false), cublas_d.data(), problem.in_type,
-                      cublas_d.type(), r.m, r.n, r.k);
+                      cublas_d.type(), r.m, r.n, r.k, problem.layouts);
           ++their_turn;
         },
         o.warmup, o.reps);

@@ -62,6 +62,11 @@ void check_alignment(const Schedule& s) {
     throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a TMA store writes the tile's "
                      "rows, but the output is column-major; write cache_write " + out.name +
                      " shared auto to store from registers with bounds");
+  if (w && w->method == CopyMethod::Tma && tma_rows_aligned(def, out) && !vector_rows(def, out))
+    throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: a TMA store clips a row's end only "
+                     "to whole 16 bytes, but " + row_bytes_text(def, out) + ": it would overwrite the elements "
+                     "between the rows; write cache_write " + out.name +
+                     " shared auto to fall back to stores from registers with bounds");
   if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(def, out)) {
     const int64_t per16 = 16 / dtype_bytes(out.dtype), row = leading_dim(def, out);
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: the TMA store needs 16-byte aligned "

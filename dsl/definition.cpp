@@ -362,11 +362,15 @@ const char* row_extent_name(const Definition& def, const Node& n) {
 }
 }  // namespace
 
+bool stored_transposed(const Definition& def, const Node& n) {
+  if (n.shape.size() < 2) return false;
+  return is_operand(def, n) ? n.layout == Layout::MNMajor
+                            : is_output(def, n) && def.output_layout() == OutputLayout::ColumnMajor;
+}
+
 int64_t row_elems(const Definition& def, const Node& n) {
   if (n.shape.size() < 2) return n.shape.empty() ? 1 : n.shape[0];
-  const bool transposed = is_operand(def, n) ? n.layout == Layout::MNMajor
-                                             : is_output(def, n) && def.output_layout() == OutputLayout::ColumnMajor;
-  return transposed ? n.shape[0] : n.shape[1];
+  return stored_transposed(def, n) ? n.shape[0] : n.shape[1];
 }
 
 int64_t stored_rows(const Definition& def, const Node& n) {
@@ -389,7 +393,7 @@ bool vector_rows(const Definition& def, const Node& n) {
 }
 
 bool tma_storable_output(const Definition& def) {
-  return def.output_layout() == OutputLayout::RowMajor && tma_rows_aligned(def, def.node(def.output()));
+  return def.output_layout() == OutputLayout::RowMajor && vector_rows(def, def.node(def.output()));
 }
 
 bool tma_can_copy(const Definition& def, const std::string& tensor) {

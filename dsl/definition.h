@@ -124,6 +124,9 @@ class Definition {
 // output), the leading dimension (ld, or the row length when dense), and the elements one batch
 // matrix takes (0 when broadcast).
 int64_t row_elems(const Definition& def, const Node& n);
+// Whether the stored rows run along the second extent of the shape: an MN-major operand or a
+// column-major output.
+bool stored_transposed(const Definition& def, const Node& n);
 int64_t leading_dim(const Definition& def, const Node& n);
 int64_t stored_rows(const Definition& def, const Node& n);  // rows of the stored matrix
 int64_t batch_stride(const Definition& def, const Node& n);
@@ -132,8 +135,10 @@ int64_t batch_stride(const Definition& def, const Node& n);
 bool tma_rows_aligned(const Definition& def, const Node& n);
 // Whether 16-byte vector loads cover the rows exactly: row length and stride 16-byte multiples.
 bool vector_rows(const Definition& def, const Node& n);
-// Whether a TMA store can write the output: 16-byte aligned rows, and row-major (a column-major
-// output is stored from registers).
+// Whether a TMA store can write the output: row-major (a column-major output is stored from
+// registers), its row stride and its row length 16-byte multiples. The length too: measured on an
+// H100, a TMA store clips the row's end only to whole 16 bytes, so it would overwrite the
+// elements between a ragged row and the next (a strided view's padding).
 bool tma_storable_output(const Definition& def);
 // What `auto` asks of a tensor: TMA can load it (an operand) or store it (the output).
 bool tma_can_copy(const Definition& def, const std::string& tensor);

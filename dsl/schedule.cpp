@@ -395,6 +395,9 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
   if (tma_can_copy(def_, tensor)) return head + "TMA (" + rows + ", 16-byte aligned)";
   if (!read && def_.output_layout() == OutputLayout::ColumnMajor)
     return head + "stores from registers with bounds, since the output is column-major (a TMA store writes rows)";
+  if (!read && tma_rows_aligned(def_, n))
+    return head + "stores from registers with bounds, since " + rows + ": a TMA store clips a row's end only to whole "
+           "16 bytes and would overwrite the elements between the rows";
   return head + (read ? "a synchronous element copy with bounds" : "stores from registers with bounds") + ", since " +
          rows + ", not the 16-byte multiple TMA needs";
 }

@@ -1,6 +1,7 @@
 #include "runtime/cublas_reference.h"
 
 #include <string>
+#include <utility>
 
 #include "runtime/cuda_error.h"
 
@@ -56,6 +57,36 @@ void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_ty
                             cuda_type(in_type), ki, &beta, d, cuda_type(out_type), ni, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx (" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ")");
+}
+
+void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_type, ElemType out_type, int64_t m,
+                           int64_t n, int64_t k, const MatrixLayouts& layouts, cudaStream_t stream) {
+  const MatrixLayouts l = resolve_layouts(layouts, m, n, k);
+  const float alpha = 1.0f, beta = 0.0f;
+  check_cublas(cublasSetStream(handle_, stream), "cublasSetStream");
+  // cuBLAS is column-major. A K-major A (rows of K) is a K x M column-major matrix, an M-major
+  // one M x K; B likewise. A row-major D is D^T = B A^T (N x M, column-major); a column-major D
+  // is D = A B^T itself (M x N).
+  const void *first = b, *second = a;
+  int64_t rows = n, cols = m, ld_first = l.ldb, ld_second = l.lda, s_first = l.stride_b, s_second = l.stride_a;
+  cublasOperation_t op_first = l.b_mn_major ? CUBLAS_OP_N : CUBLAS_OP_T;
+  cublasOperation_t op_second = l.a_mn_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (l.d_column_major) {
+    std::swap(first, second);
+    std::swap(rows, cols);
+    std::swap(ld_first, ld_second);
+    std::swap(s_first, s_second);
+    op_first = l.a_mn_major ? CUBLAS_OP_N : CUBLAS_OP_T;
+    op_second = l.b_mn_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  }
+  const std::string what = "cublasGemmStridedBatchedEx (" + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                           std::to_string(k) + ", batch " + std::to_string(l.batch) + ")";
+  check_cublas(cublasGemmStridedBatchedEx(handle_, op_first, op_second, to_int(rows, "rows"), to_int(cols, "cols"),
+                                          to_int(k, "K"), &alpha, first, cuda_type(in_type), to_int(ld_first, "ld"),
+                                          s_first, second, cuda_type(in_type), to_int(ld_second, "ld"), s_second, &beta,
+                                          d, cuda_type(out_type), to_int(l.ldd, "ldd"), l.stride_d,
+                                          to_int(l.batch, "batch"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               what);
 }
 
 }  // namespace gg::rt

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "runtime/device_buffer.h"
+#include "runtime/launch_spec.h"
 
 namespace gg::rt {
 
@@ -25,6 +26,10 @@ class CublasReference {
   // Raw form, for timing loops.
   void gemm(const void* a, const void* b, void* d, ElemType in_type, ElemType out_type, int64_t m, int64_t n,
             int64_t k, cudaStream_t stream = nullptr);
+  // The same product on matrices laid out as `layouts` says (majors, leading dimensions, strided
+  // batches; placeholders resolved as dense).
+  void gemm(const void* a, const void* b, void* d, ElemType in_type, ElemType out_type, int64_t m, int64_t n,
+            int64_t k, const MatrixLayouts& layouts, cudaStream_t stream = nullptr);
 
  private:
   cublasHandle_t handle_ = nullptr;

@@ -35,13 +35,23 @@ KernelCache& kernel_cache() {
 
 }  // namespace
 
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o, OutputLayout layout) {
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   Definition def;
-  Tensor a = def.input("A", {m, k}, o.in), b = def.input("B", {n, k}, o.in);
+  auto [a, b] = gemm_inputs(def, m, n, k, o.in, o.layout);
   Tensor acc = def.matmul(a, b);
   if (o.alpha != 1.0) acc = def.scale(acc, o.alpha);
-  def.set_output(def.cast(acc, o.out), layout);
+  set_gemm_output(def, def.cast(acc, o.out), o.layout);
   return def;
+}
+
+ProblemLayout swapped_layout(const ProblemLayout& l) {
+  ProblemLayout s = l;
+  s.a = l.b;
+  s.b = l.a;
+  s.lda = l.ldb;
+  s.ldb = l.lda;
+  s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
+  return s;
 }
 
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
@@ -53,7 +63,9 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   }
   const DeviceLimits limits = hopper();
   std::optional<AutoParams> straight, swapped;
-  const Definition swapped_def = gemm_definition(n, m, k, o, OutputLayout::ColumnMajor);
+  GemmOptions swapped_options = o;
+  swapped_options.layout = swapped_layout(o.layout);
+  const Definition swapped_def = gemm_definition(n, m, k, swapped_options);
   try {
     straight = choose_auto_params(plan.def, limits);
   } catch (const CompileError&) {
@@ -98,7 +110,7 @@ std::string pick_schedule(const Definition& def) {
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   const std::string key = o.schedule + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                           "|" + std::string(dtype_name(o.in)) + "|" + std::string(dtype_name(o.out)) + "|" +
-                          std::to_string(o.alpha);
+                          std::to_string(o.alpha) + "|" + problem_layout_text(o.layout);
   KernelCache& cache = kernel_cache();
   const rt::LoadedKernel* kernel = nullptr;
   bool swapped = false;
@@ -130,6 +142,7 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   problem.alpha = static_cast<float>(o.alpha);
   problem.in_type = runtime_elem(o.in);
   problem.out_type = runtime_elem(o.out);
+  problem.layouts = kernel->spec().layouts;  // what the plan generated from options.layout
   kernel->launch(problem, o.stream);
 }
 

@@ -20,14 +20,18 @@ struct GemmOptions {
   DType in = DType::BF16;    // A and B
   DType out = DType::BF16;   // D
   double alpha = 1.0;        // compiled into the kernel: each alpha is its own kernel
+  // Where A, B and D lie: majors, leading dimensions (0: dense), batch count (dense batches).
+  // Each layout is its own kernel.
+  ProblemLayout layout;
   std::string schedule;      // a built-in schedule (`gemmgen list`); empty: pick_schedule
   cudaStream_t stream = nullptr;
 };
 
-// The definition gemm() computes for these sizes and options (D row-major; column-major is the
-// swapped orientation's output, D^T's rows being D's columns).
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {},
-                           OutputLayout layout = OutputLayout::RowMajor);
+// The definition gemm() computes for these sizes and options, laid out as options.layout says.
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+// The swapped orientation of a layout: D^T[N,M] = B * A^T, A and B trading places (and leading
+// dimensions), D's rows its columns.
+ProblemLayout swapped_layout(const ProblemLayout& l);
 
 // How gemm() runs a problem: the definition it lowers, whether it is the swapped orientation
 // (D^T[N,M] = B * A^T stored column-major, so a skinny M becomes the wgmma's N instead of a
@@ -50,8 +54,8 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options =
 // CompileError `no-schedule`, naming each step's reason, when none does.
 std::string pick_schedule(const Definition& def);
 
-// D[M,N] = alpha * A[M,K] * B[N,K]^T, all row-major device pointers. Asynchronous on
-// options.stream. Throws CompileError for a problem no schedule takes, rt::CudaError when there
+// D[M,N] = alpha * A[M,K] * B[N,K]^T on device pointers laid out as options.layout says (by
+// default dense, A and B K-major, D row-major). Asynchronous on options.stream. Throws CompileError for a problem no schedule takes, rt::CudaError when there
 // is no GPU or CUDA refuses a call.
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 

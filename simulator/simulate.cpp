@@ -99,7 +99,7 @@ class Simulator {
     // memory (transposed for an MN-major operand, rows `leading_dim` apart, poison between).
     auto input = [&](GlobalTensor& t, const gg::Node& n, int64_t rows, int64_t cols) {
       t.elem = runtime_elem(n.dtype);
-      const bool transposed = n.shape.size() == 2 && row_elems(def_, n) != cols;
+      const bool transposed = stored_transposed(def_, n);
       t.allocate(transposed ? cols : rows, transposed ? rows : cols, n.shape.size() == 2 ? leading_dim(def_, n) : cols);
       auto values = rt::small_integer_values(static_cast<size_t>(rows * cols), seed++);
       host_[n.name] = values;

@@ -132,7 +132,7 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
   struct Problem {
     int64_t m, n;
     DType out;
-    OutputLayout layout = OutputLayout::RowMajor;
+    ProblemLayout layout = {};
   };
   // 4096 rows pair their 128-row tiles into clusters, 384 rows (3 tiles) cannot; N=4095 is not
   // TMA-storable (stores from registers, 16-column steps).
@@ -140,13 +140,15 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
   std::set<std::string> seen;
   for (Problem pr : {Problem{4096, 4096, DType::BF16}, Problem{384, 4096, DType::BF16}, Problem{4096, 4095, DType::BF16},
                      Problem{384, 4095, DType::BF16}, Problem{4096, 4096, DType::F32}, Problem{384, 4096, DType::F32},
-                     Problem{4096, 64, DType::BF16, OutputLayout::ColumnMajor}}) {  // gg::gemm's swapped skinny M
+                     Problem{4096, 64, DType::BF16, {.d = OutputLayout::ColumnMajor}},  // gg::gemm's swapped skinny M
+                     Problem{4096, 4096, DType::BF16, {.a = Layout::MNMajor, .b = Layout::MNMajor}}}) {  // TT
     GemmOptions o;
     o.out = pr.out;
-    const Definition def = gemm_definition(pr.m, pr.n, 4096, o, pr.layout);
+    o.layout = pr.layout;
+    const Definition def = gemm_definition(pr.m, pr.n, 4096, o);
     for (const AutoParams& p : rank_auto_params(def, hopper())) {
       const std::string name = p.to_string() + (pr.out == DType::F32 ? ", f32 out" : "") +
-                               (pr.layout == OutputLayout::ColumnMajor ? ", column-major" : "");
+                               (pr.layout == ProblemLayout{} ? "" : ", " + problem_layout_text(pr.layout));
       if (!seen.insert(name).second) continue;
       try {
         sources.push_back(emit_cuda(auto_schedule(def, p)).source);
