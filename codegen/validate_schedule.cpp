@@ -195,14 +195,21 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
   if (s.warp_roles() && !not_tma.empty()) {
     std::vector<std::string> adds;
     for (const auto& op : not_tma) adds.push_back("cache_read " + op + " tma");
-    // When `auto` fell back, asking for tma would only be refused: the fix is K itself.
-    const std::string fix = s.copy_choice(not_tma.front())
-                                ? "pad K to a multiple of " + str(16 / dtype_bytes(def.input_dtype())) +
-                                      " for TMA, or drop warp_specialize"
+    // When `auto` fell back, asking for tma would only be refused: the fix is the row itself.
+    std::string blocker = not_tma.front();  // an operand whose own rows keep TMA out
+    for (const auto& op : not_tma)
+      if (!tma_can_copy(def, op)) blocker = op;
+    const Node& first = *def.find(blocker);
+    const std::string extent = first.layout == Layout::KMajor                ? "K"
+                               : first.id == def.matmul_node().operands[0] ? "M"
+                                                                             : "N";
+    const std::string fix = s.copy_choice(blocker)
+                                ? "pad " + (first.ld > 0 ? "the leading dimension" : extent) + " to a multiple of " +
+                                      str(16 / dtype_bytes(def.input_dtype())) + " for TMA, or drop warp_specialize"
                                 : "add " + join(adds, ", ") + " (tutorial v4)";
     throw_user_error("warp-specialize-needs-tma", "warp_specialize: the producer warpgroup issues the operand loads "
                      "asynchronously and needs TMA, but " + join(not_tma, " and ") + " " +
-                     (not_tma.size() > 1 ? "are" : "is") + " copied synchronously" + auto_reason(s, not_tma.front()) +
+                     (not_tma.size() > 1 ? "are" : "is") + " copied synchronously" + auto_reason(s, blocker) +
                      "; " + fix);
   }
   for (const auto& op : s.multicast_operands()) {

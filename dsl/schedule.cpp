@@ -367,7 +367,18 @@ std::optional<CopyMethod> Schedule::read_method(const std::string& tensor) const
   const CacheReadD* c = declared_read(tensor);
   if (!c) return std::nullopt;
   if (c->method != CopyMethod::Auto) return c->method;
-  return tma_can_copy(def_, tensor) ? CopyMethod::Tma : CopyMethod::Sync;
+  return tma_can_copy(def_, tensor) && !partner_blocks_tma(tensor) ? CopyMethod::Tma : CopyMethod::Sync;
+}
+
+// One pipeline feeds both operands: an `auto` operand TMA could load is copied synchronously when
+// the other operand cannot be loaded by TMA (a kernel does not mix the two).
+bool Schedule::partner_blocks_tma(const std::string& tensor) const {
+  const auto& ops = def_.matmul_node().operands;
+  if (def_.node(ops[0]).name != tensor && def_.node(ops[1]).name != tensor) return false;
+  const std::string& other = def_.node(ops[0]).name == tensor ? def_.node(ops[1]).name : def_.node(ops[0]).name;
+  const CacheReadD* c = declared_read(other);
+  const bool other_tma = c && (c->method == CopyMethod::Tma || (c->method == CopyMethod::Auto && tma_can_copy(def_, other)));
+  return !other_tma;
 }
 
 std::optional<CacheWriteD> Schedule::write_of(const std::string& tensor) const {
@@ -392,6 +403,9 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
   const Node& n = *def_.find(tensor);
   const std::string head = read ? "cache_read " + tensor + " auto: " : "cache_write " + tensor + " shared auto: ";
   const std::string rows = row_bytes_text(def_, n);
+  if (read && tma_can_copy(def_, tensor) && partner_blocks_tma(tensor))
+    return head + "a synchronous copy (" + rows + ", 16-byte aligned, but the other operand is copied synchronously "
+           "and one pipeline feeds both)";
   if (tma_can_copy(def_, tensor)) return head + "TMA (" + rows + ", 16-byte aligned)";
   if (!read && def_.output_layout() == OutputLayout::ColumnMajor)
     return head + "stores from registers with bounds, since the output is column-major (a TMA store writes rows)";

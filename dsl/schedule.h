@@ -142,6 +142,7 @@ class Schedule {
   template <class D> const D* last() const;
   const CacheReadD* declared_read(const std::string& tensor) const;
   const CacheWriteD* declared_write(const std::string& tensor) const;
+  bool partner_blocks_tma(const std::string& tensor) const;
   const Node& operand(const std::string& tensor, const char* primitive) const;
   const Node& epilogue_op(const std::string& op, const char* primitive) const;
   void record(Directive d);

@@ -22,7 +22,11 @@ int deepest_pipeline(const Schedule& s, const std::string& axis, int desired) {
 }
 
 CopyMethod copy_method_for(const Definition& def, const std::string& tensor) {
-  return tma_can_copy(def, tensor) ? CopyMethod::Tma : CopyMethod::Auto;
+  const auto& ops = def.matmul_node().operands;
+  const bool operand = tensor == def.node(ops[0]).name || tensor == def.node(ops[1]).name;
+  // One pipeline feeds both operands: TMA for one only when the other can take it too.
+  const bool both = !operand || (tma_can_copy(def, def.node(ops[0]).name) && tma_can_copy(def, def.node(ops[1]).name));
+  return tma_can_copy(def, tensor) && both ? CopyMethod::Tma : CopyMethod::Auto;
 }
 
 }  // namespace gg
