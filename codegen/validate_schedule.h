@@ -5,7 +5,7 @@
 // registers and TMEM, that the pipeline and the cluster are consistent.
 //
 // Each failure is a CompileError with a stable rule id (docs/errors.md):
-//   k-alignment, n-alignment, coverage, no-mma, mma-tile, accumulator-place, not-inlined,
+//   k-alignment, mn-alignment, n-alignment, coverage, no-mma, mma-tile, accumulator-place, not-inlined,
 //   warp-specialize-needs-tma, multicast-without-cluster, multicast-needs-tma,
 //   multicast-cluster-axis, cluster-size, cluster-grid, tma-box, circular-buffer-axis,
 //   stages-exceed-k-trips, stages-too-few, register-file, smem-limit, tmem-columns

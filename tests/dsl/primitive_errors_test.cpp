@@ -431,6 +431,21 @@ TEST_CASE("duplicate-name") {
   check_error([] { Definition().input("", {64, 64}, DType::BF16); }, "duplicate-name", "input '': tensor names must be");
 }
 
+TEST_CASE("bad-leading-dim, bad-batch, bad-batch-stride") {
+  check_error([] { make_definition(64, 64, 64, DType::BF16, DType::BF16, {}, {.lda = 32}); }, "bad-leading-dim",
+              "'A': a leading dimension of 32 elements is shorter than its rows of 64 (the leading dimension is the "
+              "distance from one stored row to the next)");
+  check_error([] { make_definition(64, 96, 64, DType::BF16, DType::BF16, {}, {.b = Layout::MNMajor, .ldb = 80}); },
+              "bad-leading-dim", "'B': a leading dimension of 80 elements is shorter than its rows of 96");
+  check_error([] { make_definition(64, 64, 64, DType::BF16, DType::BF16, {}, {.batch = 0}); }, "bad-batch",
+              "set_batch: 0 matrices; legal is 1..65535");
+  Definition def = make_definition(64, 64, 64, DType::BF16, DType::BF16);
+  check_error([&] { def.set_batch_stride(def.tensor(def.output()), 0); }, "bad-batch-stride",
+              "set_batch_stride: 'cast': a stride of 0 would write every batch's output to one matrix");
+  check_error([&] { def.set_leading_dim(def.tensor(def.matmul_node().id), 128); }, "bad-leading-dim",
+              "set_leading_dim: 'acc' is not a 2-D input or the output");
+}
+
 TEST_CASE("bad-shape") {
   check_error([] { Definition().input("A", {64, 64, 64}, DType::BF16); }, "bad-shape",
               "input 'A': shape must have 1 or 2 extents");
