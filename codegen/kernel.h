@@ -40,9 +40,9 @@ struct KernelPlan {
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
   bool tma_store = false;               // output staged in shared memory and stored by TMA
-  bool output_column_major = false;     // D (and C) indexed [n * M + m]; stored from registers
   // Where the problem's matrices lie (resolved from the definition: majors, leading dimensions,
-  // batch and batch strides); the kernel reads the same values from GgGemmArgs.
+  // batch and batch strides); the kernel reads the same values from GgGemmArgs. A column-major
+  // D (and C), indexed [n * ldd + m], is stored from registers.
   rt::MatrixLayouts layouts;
   int consumer_warpgroups = 1;
   // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's

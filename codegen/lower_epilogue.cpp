@@ -29,7 +29,7 @@ class LowerWrite : public Mutator {
     store->cols = p_.tile_n;
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
-    store->column_major = p_.output_column_major;
+    store->column_major = p_.layouts.d_column_major;
     // Constants: the kernel is generated for one layout (the launch checks the problem's).
     store->ld = imm(p_.layouts.ldd);
     store->c_ld = imm(p_.layouts.ldc);

@@ -125,27 +125,17 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   const bool input = operand == rt::Operand::A || operand == rt::Operand::B;
   const DType elem = input ? p.in : p.out;
   GG_INTERNAL_CHECK(layout.elem_bytes == dtype_bytes(elem), "tensor map and layout disagree on the element size");
-  const rt::MatrixLayouts& l = p.layouts;
-  const bool transposed = operand == rt::Operand::A ? l.a_mn_major : operand == rt::Operand::B ? l.b_mn_major
-                                                                                               : l.d_column_major;
-  GG_INTERNAL_CHECK(transposed == layout.mn_major || !input, "tensor map and shared layout disagree on the major");
-  const int64_t major = operand == rt::Operand::B ? p.n : p.m, minor = input ? p.k : p.n;
-  const int64_t stride = operand == rt::Operand::A   ? l.stride_a
-                         : operand == rt::Operand::B ? l.stride_b
-                         : operand == rt::Operand::C ? l.stride_c
-                                                     : l.stride_d;
+  const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k);
+  GG_INTERNAL_CHECK(stored.transposed == layout.mn_major || !input, "tensor map and shared layout disagree on the major");
   rt::TensorMapSpec t;
   t.operand = operand;
   t.elem = runtime_elem(elem);
-  t.transposed = transposed;
-  t.rows = static_cast<uint64_t>(transposed ? minor : major);
-  t.cols = static_cast<uint64_t>(transposed ? major : minor);
-  t.row_stride = static_cast<uint64_t>(operand == rt::Operand::A   ? l.lda
-                                       : operand == rt::Operand::B ? l.ldb
-                                       : operand == rt::Operand::C ? l.ldc
-                                                                   : l.ldd);
-  t.batches = stride == 0 ? 1 : static_cast<uint64_t>(l.batch);
-  t.batch_stride = static_cast<uint64_t>(stride);
+  t.transposed = stored.transposed;
+  t.rows = static_cast<uint64_t>(stored.rows);
+  t.cols = static_cast<uint64_t>(stored.cols);
+  t.row_stride = static_cast<uint64_t>(stored.row_stride);
+  t.batches = static_cast<uint64_t>(stored.batches);
+  t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
   t.box_rows = static_cast<uint32_t>(layout.box_rows);
   t.box_cols = static_cast<uint32_t>(layout.atom_cols());
   t.swizzle = sb == 128 ? rt::Swizzle::B128 : sb == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
@@ -237,8 +227,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
-  p.output_column_major = def.output_layout() == OutputLayout::ColumnMajor;
-  GG_INTERNAL_CHECK(!(p.tma_store && p.output_column_major), "a TMA store of a column-major output passed validation");
+  GG_INTERNAL_CHECK(!(p.tma_store && p.layouts.d_column_major), "a TMA store of a column-major output passed validation");
   p.staging = analysis.staging;
   if (p.tma_store && p.staging.buffer.swizzle_bytes == 0)
     not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
@@ -248,7 +237,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     not_lowered("the accumulator in TMEM on sm_90a");
 
   int c_reads = 0, bias_reads = 0;
-  if (p.output_column_major)
+  if (p.layouts.d_column_major)
     for (int id : def.epilogue())
       if (def.node(id).kind == OpKind::AddScaled) not_lowered("a C operand beside a column-major output");
   int prev = mm.id;  // the epilogue is generated as a chain acc -> op -> ... -> output

@@ -196,9 +196,9 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
     std::vector<std::string> adds;
     for (const auto& op : not_tma) adds.push_back("cache_read " + op + " tma");
     // When `auto` fell back, asking for tma would only be refused: the fix is the row itself.
-    std::string blocker = not_tma.front();  // an operand whose own rows keep TMA out
-    for (auto it = not_tma.rbegin(); it != not_tma.rend(); ++it)  // the first one whose rows block TMA
-      if (!tma_can_copy(def, *it)) blocker = *it;
+    // The first operand whose own rows keep TMA out (the other may only follow it).
+    auto own = std::find_if(not_tma.begin(), not_tma.end(), [&](const std::string& op) { return !tma_can_copy(def, op); });
+    const std::string blocker = own != not_tma.end() ? *own : not_tma.front();
     const Node& first = *def.find(blocker);
     const std::string extent = first.layout == Layout::KMajor                ? "K"
                                : first.id == def.matmul_node().operands[0] ? "M"

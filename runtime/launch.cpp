@@ -64,42 +64,28 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
 }  // namespace
 
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
-  const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
+  const StoredMatrix stored = stored_matrix(problem.layouts, spec.operand, problem.m, problem.n, problem.k);
   const bool is_input = spec.operand == Operand::A || spec.operand == Operand::B;
-  const bool transposed = spec.operand == Operand::A   ? l.a_mn_major
-                          : spec.operand == Operand::B ? l.b_mn_major
-                                                       : l.d_column_major;
-  const int64_t major = spec.operand == Operand::A ? problem.m : spec.operand == Operand::B ? problem.n : problem.m;
-  const int64_t minor = is_input ? problem.k : problem.n;
-  const int64_t rows = transposed ? minor : major, cols = transposed ? major : minor;
-  const int64_t ld = spec.operand == Operand::A   ? l.lda
-                     : spec.operand == Operand::B ? l.ldb
-                     : spec.operand == Operand::C ? l.ldc
-                                                  : l.ldd;
-  const int64_t stride = spec.operand == Operand::A   ? l.stride_a
-                         : spec.operand == Operand::B ? l.stride_b
-                         : spec.operand == Operand::C ? l.stride_c
-                                                      : l.stride_d;
   const ElemType elem = is_input ? problem.in_type : problem.out_type;
   const std::string which = std::string("tensor map for operand ") + operand_name(spec.operand);
   if (spec.elem != elem) {
     throw CudaError(which + " is " + elem_name(spec.elem) + " but the problem's operand is " + elem_name(elem));
   }
+  const auto rows = static_cast<uint64_t>(stored.rows), cols = static_cast<uint64_t>(stored.cols);
   TensorMapSpec resolved = spec;
   if (spec.rows == 0 && spec.cols == 0) {
-    resolved.rows = static_cast<uint64_t>(rows);
-    resolved.cols = static_cast<uint64_t>(cols);
-    resolved.transposed = transposed;
-  } else if (spec.rows != static_cast<uint64_t>(rows) || spec.cols != static_cast<uint64_t>(cols) ||
-             spec.transposed != transposed) {
+    resolved.rows = rows;
+    resolved.cols = cols;
+    resolved.transposed = stored.transposed;
+  } else if (spec.rows != rows || spec.cols != cols || spec.transposed != stored.transposed) {
     throw CudaError(which + " was generated for a stored " + std::to_string(spec.rows) + "x" +
                     std::to_string(spec.cols) + (spec.transposed ? " (transposed)" : "") +
                     " matrix but the problem's operand is " + std::to_string(rows) + "x" + std::to_string(cols) +
-                    (transposed ? " (transposed)" : ""));
+                    (stored.transposed ? " (transposed)" : ""));
   }
-  resolved.row_stride = static_cast<uint64_t>(ld);
-  resolved.batches = stride == 0 ? 1 : static_cast<uint64_t>(l.batch);
-  resolved.batch_stride = static_cast<uint64_t>(stride);
+  resolved.row_stride = static_cast<uint64_t>(stored.row_stride);
+  resolved.batches = static_cast<uint64_t>(stored.batches);
+  resolved.batch_stride = static_cast<uint64_t>(stored.batch_stride);
   return resolved;
 }
 

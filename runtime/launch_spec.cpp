@@ -32,6 +32,25 @@ MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int6
   return r;
 }
 
+StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_t m, int64_t n, int64_t k) {
+  const MatrixLayouts l = resolve_layouts(layouts, m, n, k);
+  const bool input = operand == Operand::A || operand == Operand::B;
+  const int64_t major = operand == Operand::B ? n : m, minor = input ? k : n;
+  StoredMatrix s;
+  int64_t stride = 0;
+  switch (operand) {
+    case Operand::A: s.transposed = l.a_mn_major, s.row_stride = l.lda, stride = l.stride_a; break;
+    case Operand::B: s.transposed = l.b_mn_major, s.row_stride = l.ldb, stride = l.stride_b; break;
+    case Operand::C: s.transposed = l.d_column_major, s.row_stride = l.ldc, stride = l.stride_c; break;
+    case Operand::D: s.transposed = l.d_column_major, s.row_stride = l.ldd, stride = l.stride_d; break;
+  }
+  s.rows = s.transposed ? minor : major;
+  s.cols = s.transposed ? major : minor;
+  s.batches = stride == 0 ? 1 : l.batch;
+  s.batch_stride = stride;
+  return s;
+}
+
 std::string layout_differences(const MatrixLayouts& e, const MatrixLayouts& g) {
   std::string out;
   auto field = [&](const char* name, int64_t want, int64_t got) {

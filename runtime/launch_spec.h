@@ -47,6 +47,15 @@ struct MatrixLayouts {
 };
 // The same layouts with every dense placeholder replaced by its value for an M x N x K problem.
 MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int64_t k);
+
+// How one operand of an M x N x K problem is stored, as a tensor map describes it: rows x cols
+// (cols contiguous; transposed: an MN-major A or B, a column-major C or D), rows `row_stride`
+// elements apart, `batches` matrices `batch_stride` apart (one when broadcast).
+struct StoredMatrix {
+  bool transposed = false;
+  int64_t rows = 0, cols = 0, row_stride = 0, batches = 1, batch_stride = 0;
+};
+StoredMatrix stored_matrix(const MatrixLayouts& l, Operand operand, int64_t m, int64_t n, int64_t k);
 // "lda=72 ldb=64 ..." of the fields that differ between two resolved layouts; "" when equal.
 std::string layout_differences(const MatrixLayouts& expected, const MatrixLayouts& given);
 

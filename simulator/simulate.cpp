@@ -119,7 +119,7 @@ class Simulator {
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
     }
     d_.elem = runtime_elem(p_.out);
-    d_.allocate(p_.output_column_major ? p_.n : p_.m, p_.output_column_major ? p_.m : p_.n, p_.layouts.ldd);
+    d_.allocate(p_.layouts.d_column_major ? p_.n : p_.m, p_.layouts.d_column_major ? p_.m : p_.n, p_.layouts.ldd);
   }
 
   const rt::TensorMapSpec& map(rt::Operand op) {
@@ -913,7 +913,7 @@ class Simulator {
     const auto& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
     for (int64_t i = 0; i < p_.m; ++i)
       for (int64_t j = 0; j < p_.n; ++j) {
-        const int64_t di = p_.output_column_major ? j : i, dj = p_.output_column_major ? i : j;
+        const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
         if (d_.is_poison(di, dj)) {
           if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
             r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] never written";

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "grid_outcome.h"
 #include "runtime/launch_spec.h"
 #include "runtime/reference.h"
 #include "schedules/gemm.h"
 
 using gg::rt::ElemType;
+using gg::testing::GridOutcome;
 
 namespace {
 
@@ -57,13 +59,7 @@ std::vector<float> place(const std::vector<float>& logical, const Stored& s) {
   return out;
 }
 
-struct Outcome {
-  double error = 0, cublas_error = 0;
-  size_t unwritten = 0, outside_touched = 0;
-  bool exact = true;
-};
-
-Outcome run(const Shape& s, const gg::ProblemLayout& layout, gg::DType out, bool exact,
+GridOutcome run(const Shape& s, const gg::ProblemLayout& layout, gg::DType out, bool exact,
             gg::rt::CublasReference& cublas) {
   const ElemType in_t = ElemType::BF16, out_t = out == gg::DType::F32 ? ElemType::F32 : ElemType::BF16;
   const bool a_t = layout.a == gg::Layout::MNMajor, b_t = layout.b == gg::Layout::MNMajor;
@@ -95,7 +91,7 @@ Outcome run(const Shape& s, const gg::ProblemLayout& layout, gg::DType out, bool
   cublas.gemm(a.data(), b.data(), ref.data(), in_t, out_t, s.m, s.n, s.k, l);
   const std::vector<float> all = d.download(), theirs_stored = ref.download();
 
-  Outcome o;
+  GridOutcome o;
   std::vector<char> element(sd.count(), 0);
   std::vector<float> ours_f(size_t(s.m * s.n)), theirs_f(size_t(s.m * s.n));
   for (int64_t r = 0; r < s.m; ++r)
@@ -108,12 +104,7 @@ Outcome run(const Shape& s, const gg::ProblemLayout& layout, gg::DType out, bool
   for (size_t i = 0; i < kGuard; ++i) o.outside_touched += !std::isnan(all[i]) + !std::isnan(all[kGuard + sd.count() + i]);
   for (size_t i = 0; i < sd.count(); ++i) o.outside_touched += !element[i] && !std::isnan(all[kGuard + i]);
   for (float v : ours_f) o.unwritten += std::isnan(v);
-  const auto host = gg::rt::host_gemm_reference(ha, hb, s.m, s.n, s.k);
-  const auto ours = gg::rt::gather_rows(ours_f, s.n, host.rows), theirs = gg::rt::gather_rows(theirs_f, s.n, host.rows);
-  o.error = gg::rt::relative_frobenius_error(ours, host.values);
-  o.cublas_error = gg::rt::relative_frobenius_error(theirs, host.values);
-  if (exact)
-    for (size_t i = 0; i < ours.size(); ++i) o.exact = o.exact && ours[i] == host.values[i];
+  gg::testing::compare_to_fp64(o, ha, hb, s.m, s.n, s.k, ours_f, theirs_f, exact);
   return o;
 }
 
@@ -159,25 +150,11 @@ TEST_CASE("gg::gemm on NN, NT, TN and TT layouts, dense and strided, matches fp6
       for (bool exact : {false, true}) {
         if (exact && odd_shape) continue;  // exact mode on every other shape (each run is a JIT compile)
         const gg::DType out = exact ? gg::DType::F32 : gg::DType::BF16;
-        const Outcome o = run(s, layout, out, exact, cublas);
-        const double bound = out == gg::DType::F32 ? 1e-5 : 4e-3;
-        const bool ok = o.unwritten == 0 && o.outside_touched == 0 && o.error <= bound &&
-                        o.error <= 2 * o.cublas_error + 1e-7 && (!exact || o.exact);
-        std::printf("%-6s %5lld x %5lld x %5lld %-9s %-5s: error %.3g (cuBLAS %.3g) unwritten %zu outside %zu%s %s\n",
-                    v.name, (long long)s.m, (long long)s.n, (long long)s.k, schedule.c_str(), exact ? "exact" : "rand",
-                    o.error, o.cublas_error, o.unwritten, o.outside_touched,
-                    exact ? (o.exact ? " exact" : " NOT EXACT") : "", ok ? "ok" : "FAIL");
-        CAPTURE(v.name);
-        CAPTURE(s.m);
-        CAPTURE(s.n);
-        CAPTURE(s.k);
-        CAPTURE(schedule);
-        CAPTURE(exact);
-        CHECK(o.unwritten == 0);
-        CHECK(o.outside_touched == 0);
-        CHECK(o.error <= bound);
-        CHECK(o.error <= 2 * o.cublas_error + 1e-7);
-        if (exact) CHECK(o.exact);
+        const GridOutcome o = run(s, layout, out, exact, cublas);
+        char label[96];
+        std::snprintf(label, sizeof label, "%-8s %5lld x %5lld x %5lld %-9s", v.name, (long long)s.m, (long long)s.n,
+                      (long long)s.k, schedule.c_str());
+        const bool ok = gg::testing::judge(o, out, exact, label);
         passed += ok;
         ++total;
       }

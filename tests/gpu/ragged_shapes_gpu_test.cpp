@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "grid_outcome.h"
 #include "runtime/reference.h"
 #include "schedules/gemm.h"
 
 using gg::rt::ElemType;
+using gg::testing::GridOutcome;
 
 namespace {
 
@@ -34,13 +36,7 @@ std::vector<Shape> grid() {
   return out;
 }
 
-struct Outcome {
-  double error = 0, cublas_error = 0;
-  size_t unwritten = 0, guard_touched = 0;
-  bool exact = true;
-};
-
-Outcome run(const Shape& s, gg::DType out, bool exact, gg::rt::CublasReference& cublas) {
+GridOutcome run(const Shape& s, gg::DType out, bool exact, gg::rt::CublasReference& cublas) {
   const ElemType in_t = ElemType::BF16, out_t = out == gg::DType::F32 ? ElemType::F32 : ElemType::BF16;
   gg::rt::DeviceBuffer a(in_t, size_t(s.m * s.k)), b(in_t, size_t(s.n * s.k));
   const uint64_t seed = uint64_t(s.m * 1000003 + s.n * 1009 + s.k);
@@ -58,17 +54,11 @@ Outcome run(const Shape& s, gg::DType out, bool exact, gg::rt::CublasReference& 
   const std::vector<float> all = d.download(), theirs_f = ref.download();
   const std::vector<float> ours_f(all.begin() + kGuard, all.begin() + kGuard + count);
 
-  Outcome o;
+  GridOutcome o;
   const auto poisoned = [](float v) { return std::isnan(v); };  // poison is a NaN; finite data gives none
-  for (size_t i = 0; i < kGuard; ++i) o.guard_touched += !poisoned(all[i]) + !poisoned(all[kGuard + count + i]);
+  for (size_t i = 0; i < kGuard; ++i) o.outside_touched += !poisoned(all[i]) + !poisoned(all[kGuard + count + i]);
   for (float v : ours_f) o.unwritten += poisoned(v);
-  // fp64 sums, not rounded to the output type: both kernels' rounding counts as their error
-  const auto host = gg::rt::host_gemm_reference(ha, hb, s.m, s.n, s.k);
-  const auto ours = gg::rt::gather_rows(ours_f, s.n, host.rows), theirs = gg::rt::gather_rows(theirs_f, s.n, host.rows);
-  o.error = gg::rt::relative_frobenius_error(ours, host.values);
-  o.cublas_error = gg::rt::relative_frobenius_error(theirs, host.values);
-  if (exact)
-    for (size_t i = 0; i < ours.size(); ++i) o.exact = o.exact && ours[i] == host.values[i];
+  gg::testing::compare_to_fp64(o, ha, hb, s.m, s.n, s.k, ours_f, theirs_f, exact);
   return o;
 }
 
@@ -82,24 +72,11 @@ TEST_CASE("gg::gemm on a ragged shape grid matches fp64 and cuBLAS, exact on sma
     const std::string schedule = plan.schedule + (plan.swapped ? "/swap" : "");
     for (bool exact : {false, true}) {
       const gg::DType out = exact ? gg::DType::F32 : gg::DType::BF16;  // small-integer sums are exact in f32
-      const Outcome o = run(s, out, exact, cublas);
-      const double bound = out == gg::DType::F32 ? 1e-5 : 4e-3;
-      const bool ok = o.unwritten == 0 && o.guard_touched == 0 && o.error <= bound &&
-                      o.error <= 2 * o.cublas_error + 1e-7 && (!exact || o.exact);
-      std::printf("%5lld x %5lld x %5lld %-9s %-5s: error %.3g (cuBLAS %.3g) unwritten %zu guard %zu%s %s\n",
-                  (long long)s.m, (long long)s.n, (long long)s.k, schedule.c_str(), exact ? "exact" : "rand",
-                  o.error, o.cublas_error, o.unwritten, o.guard_touched, exact ? (o.exact ? " exact" : " NOT EXACT") : "",
-                  ok ? "ok" : "FAIL");
-      CAPTURE(s.m);
-      CAPTURE(s.n);
-      CAPTURE(s.k);
-      CAPTURE(schedule);
-      CAPTURE(exact);
-      CHECK(o.unwritten == 0);
-      CHECK(o.guard_touched == 0);
-      CHECK(o.error <= bound);
-      CHECK(o.error <= 2 * o.cublas_error + 1e-7);
-      if (exact) CHECK(o.exact);
+      const GridOutcome o = run(s, out, exact, cublas);
+      char label[96];
+      std::snprintf(label, sizeof label, "%5lld x %5lld x %5lld %-9s", (long long)s.m, (long long)s.n, (long long)s.k,
+                    schedule.c_str());
+      const bool ok = gg::testing::judge(o, out, exact, label);
       passed += ok;
       ++total;
     }

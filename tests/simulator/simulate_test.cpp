@@ -454,7 +454,7 @@ TEST_CASE("simulate: a column-major output under the auto configs") {
     def.set_output(def.cast(def.matmul(a, b), DType::BF16), OutputLayout::ColumnMajor);
     const Schedule s = auto_schedule(def, choose_auto_params(def, few_sms(2)));
     Kernel k = lower(s);
-    CHECK(k.plan.output_column_major);
+    CHECK(k.plan.layouts.d_column_major);
     CHECK(!k.plan.tma_store);
     if (sh.k == 4096) CHECK(k.plan.tile_k > 64);
     SimulationReport r = simulate(s, {}, few_sms(2));
