@@ -24,6 +24,7 @@ const char* grid_var(Binding b) {
 
 struct TileCoordinates {
   ExprPtr m_tile, n_tile;
+  ExprPtr batch;  // the batch matrix; nullptr for one matrix
   ExprPtr in_range = imm(1);
 };
 
@@ -35,8 +36,10 @@ struct ClusterPairing {
 };
 
 // Replays the tile-level relations backwards from the grid-bound leaves to the tile index
-// of m and n (the outer result of each root split).
-TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair) {
+// of m and n (the outer result of each root split). A batch of matrices is the outermost tile
+// coordinate: blockIdx.z of a grid of tiles, the slow part of a persistent tile index (each
+// matrix's tiles in the schedule's order, one matrix after another).
+TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, int64_t batches) {
   std::map<std::string, ExprPtr> value;
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -46,12 +49,19 @@ TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair) 
     else if (a.extent == 1 || a.binding == Binding::None) value[name] = imm(0);  // coverage checked it is 1
   }
   TileCoordinates tc;
+  if (batches > 1 && !dom.bound_to(Binding::Persistent)) tc.batch = var("blockIdx.z");
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
       int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
       const int64_t cs = pair.ctas;
-      TileCoordExprs c = persistent_tile_exprs(value[it->fused], pair.along_m ? tiles_m / cs : tiles_m,
+      ExprPtr tile = value[it->fused];
+      if (batches > 1) {  // the loop walks batches x (tile groups of one matrix)
+        const int64_t per_matrix = dom.find(it->fused)->extent / cs;
+        tc.batch = tile / imm(per_matrix);
+        tile = tile % imm(per_matrix);
+      }
+      TileCoordExprs c = persistent_tile_exprs(tile, pair.along_m ? tiles_m / cs : tiles_m,
                                                pair.along_m ? tiles_n : tiles_n / cs, it->raster, it->group);
       if (cs > 1) (pair.along_m ? c.m : c.n) = (pair.along_m ? c.m : c.n) * imm(cs) + var("cta_rank");
       value[it->outer] = c.m;
@@ -86,7 +96,7 @@ class NestBuilder {
  public:
   NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p) {
     if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
-    tc_ = tile_coordinates(s.domain(), pair_);
+    tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch);
     tile_axis_ = s.domain().bound_to(Binding::Persistent);
     // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
     // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
@@ -112,12 +122,17 @@ class NestBuilder {
   // of the CTA, since all of them pass through the one pipeline.
   StmtPtr over_tiles(StmtPtr body, bool dealt = false) const {
     StmtPtr guarded = is_const(tc_.in_range) ? body : if_then(tc_.in_range, body);
-    if (!tile_axis_)
-      return block({comment("tile coordinates from the grid-bound axes"), let("m_tile", tc_.m_tile),
-                    let("n_tile", tc_.n_tile), guarded});
+    std::vector<StmtPtr> coords = {let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile)};
+    if (tc_.batch) coords.push_back(let("batch", tc_.batch));
+    if (!tile_axis_) {
+      coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
+      coords.push_back(guarded);
+      return block(coords);
+    }
     const int64_t cs = pair_.ctas;
-    StmtPtr one_tile = block({let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile),
-                              let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")), guarded});
+    coords.push_back(let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")));
+    coords.push_back(guarded);
+    StmtPtr one_tile = block(coords);
     auto loop = std::make_shared<For>();
     loop->kind = LoopKind::Tiles;
     loop->var = "tile";
@@ -130,7 +145,8 @@ class NestBuilder {
       loop->dealt_by = "consumer";
     }
     loop->origin = "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) +
-                   " tiles, grid-strided" +
+                   " tiles" + (tc_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
+                   ", grid-strided" +
                    (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
                                  (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster"
                            : std::string()) +
@@ -166,6 +182,7 @@ class NestBuilder {
     l->tile = var(tile);
     l->k_tile = k_tile();
     l->stage = imm(0);
+    l->batch = batch();
     return l;
   }
 
@@ -204,15 +221,17 @@ class NestBuilder {
     auto write = std::make_shared<WriteTile>();
     write->m_tile = var("m_tile");
     write->n_tile = var("n_tile");
+    write->batch = batch();
     return block({decl, zero, std::move(mainloop), write});
   }
 
   bool persistent() const { return tile_axis_ != nullptr; }
+  ExprPtr batch() const { return tc_.batch ? var("batch") : nullptr; }
 
  private:
   ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
   ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
-  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas); }
+  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas * p_.layouts.batch); }
 
   const KernelPlan& p_;
   ClusterPairing pair_;

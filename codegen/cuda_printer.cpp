@@ -29,7 +29,14 @@ std::string smem(const SmemRef& r) {
 // Element (row, col) of D (or, `c`, of C) in memory.
 std::string global_index(const EpilogueStore& n, const std::string& row, const std::string& col, bool c = false) {
   const std::string ld = to_c(c ? n.c_ld : n.ld);
-  return n.column_major ? col + " * " + ld + " + " + row : row + " * " + ld + " + " + col;
+  const ExprPtr& offset = c ? n.c_offset : n.d_offset;  // the batch matrix's first element
+  return (offset ? "(long long)" + to_c(offset) + " + " : "") +
+         (n.column_major ? col + " * " + ld + " + " + row : row + " * " + ld + " + " + col);
+}
+
+// The coordinates of a TMA box, innermost first: "col, row" (2-D) or "col, row, batch" (3-D).
+std::string tma_coords(const ExprPtr& row, const ExprPtr& col, const ExprPtr& batch) {
+  return to_c(col) + ", " + to_c(row) + (batch ? ", " + to_c(batch) : "");
 }
 
 std::string bar(const BarrierRef& b) { return "(" + barrier_name(b.array) + " + 8 * " + to_c(b.index) + ")"; }
@@ -129,14 +136,17 @@ class CudaPrinter : public Visitor {
          role + "\");");
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    std::string operands = smem(n.dst) + ", &args." + tensor_map_field(n.map) + ", " + bar(n.bar) + ", " + to_c(n.col) + ", " + to_c(n.row);
+    std::string operands = smem(n.dst) + ", &args." + tensor_map_field(n.map) + ", " + bar(n.bar) + ", " +
+                           tma_coords(n.row, n.col, n.batch);
+    const std::string rank = n.batch ? "3d" : "2d";
     if (n.multicast_mask)
-      line("gg::dev::tma_load_2d_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
+      line("gg::dev::tma_load_" + rank + "_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
     else
-      line("gg::dev::tma_load_2d(" + operands + ");");
+      line("gg::dev::tma_load_" + rank + "(" + operands + ");");
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line("gg::dev::tma_store_2d(&args." + tensor_map_field(n.map) + ", " + smem(n.src) + ", " + to_c(n.col) + ", " + to_c(n.row) + ");");
+    line(std::string("gg::dev::tma_store_") + (n.batch ? "3d" : "2d") + "(&args." + tensor_map_field(n.map) + ", " +
+         smem(n.src) + ", " + tma_coords(n.row, n.col, n.batch) + ");");
   }
   void visit_BulkCommit(const BulkCommit&) override { line("gg::dev::bulk_commit_group();"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
@@ -150,7 +160,8 @@ class CudaPrinter : public Visitor {
     open("");  // a scope for the copy's locals
     line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source + " into the " +
          num(n.swizzle_bytes) + "B-swizzled layout; out-of-bounds chunks are zero");
-    line("const char* src = static_cast<const char*>(args." + n.source + ");");
+    line("const char* src = static_cast<const char*>(args." + n.source + ")" +
+         (n.offset ? " + (long long)" + to_c(n.offset) + " * " + num(n.elem_bytes) : "") + ";");
     open("for (int chunk = threadIdx.x; chunk < " + num(n.rows * chunks_per_row) + "; chunk += " + num(n.threads) + ")");
     line("const int r = chunk / " + num(chunks_per_row) + ", c = chunk % " + num(chunks_per_row) + ";");
     line("const long long row = (long long)" + to_c(n.row0) + " + r;");

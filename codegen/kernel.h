@@ -91,6 +91,13 @@ kir::ExprPtr consumer_band(const KernelPlan& p);
 // read from) `layout`: its box is one swizzle atom wide and the layout's box rows tall.
 rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
 
+// Where matrix `batch` of `operand` starts, in elements from its pointer: batch * stride, or
+// nullptr for one matrix or a broadcast one (stride 0). Pointer-addressed copies add it.
+kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch);
+// The third TMA coordinate of `operand`'s tensor map: `batch` where the map spans the batch,
+// nullptr for a 2-D map (one matrix, or a broadcast one).
+kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch);
+
 // The problem's memory layouts, resolved from a definition.
 rt::MatrixLayouts matrix_layouts(const Definition& def);
 

@@ -199,6 +199,7 @@ namespace {
 
 std::string bar(const BarrierRef& b) { return barrier_name(b.array) + "[" + to_c(b.index) + "]"; }
 std::string smem(const SmemRef& r) { return buffer_name(r.buffer) + "+" + to_c(r.offset); }
+std::string batch_text(const ExprPtr& batch) { return batch ? " batch=" + to_c(batch) : ""; }
 
 class Dumper : public Visitor {
  public:
@@ -240,7 +241,8 @@ class Dumper : public Visitor {
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
   void visit_LoadTile(const LoadTile& n) override {
-    line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage));
+    line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage) +
+         batch_text(n.batch));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
     line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +
@@ -256,7 +258,7 @@ class Dumper : public Visitor {
   void visit_ClusterSync(const ClusterSync&) override { line("ClusterSync"); }
   void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
   void visit_WriteTile(const WriteTile& n) override {
-    line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile));
+    line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile) + batch_text(n.batch));
   }
   void visit_MbarrierInit(const MbarrierInit& n) override {
     line("MbarrierInit " + bar(n.bar) + " arrivals=" + std::to_string(n.arrivals));
@@ -272,18 +274,18 @@ class Dumper : public Visitor {
     line("MbarrierWait " + bar(n.bar) + " parity=" + to_c(n.parity));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    line("TmaLoad " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " -> " + smem(n.dst) + " bar=" +
+    line("TmaLoad " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + batch_text(n.batch) + " -> " + smem(n.dst) + " bar=" +
          bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line("TmaStore " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + " <- " + smem(n.src));
+    line("TmaStore " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + batch_text(n.batch) + " <- " + smem(n.src));
   }
   void visit_BulkCommit(const BulkCommit&) override { line("BulkCommit"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override { line("BulkWaitRead " + std::to_string(n.pending)); }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
     line("SyncCopyTile " + n.source + " " + std::to_string(n.rows) + "x" + std::to_string(n.cols) + " from (" +
          to_c(n.row0) + ", " + to_c(n.col0) + ") limits (" + to_c(n.row_limit) + ", " + to_c(n.col_limit) +
-         ") ld=" + to_c(n.ld) + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
+         ") ld=" + to_c(n.ld) + (n.offset ? " offset=" + to_c(n.offset) : "") + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
          " swizzle=" + std::to_string(n.swizzle_bytes) + (n.load_bytes == 16 ? "" : " by element") +
          (n.mn_major ? " mn-major" : ""));
   }
@@ -318,7 +320,7 @@ class Dumper : public Visitor {
          " rows/wg=" + std::to_string(n.warpgroup_rows) + " wg=" + to_c(n.warpgroup) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") cols [" + to_c(n.col_begin) + " +" + std::to_string(n.cols) + ") -> " +
          n.out_type + (n.staged ? " staged " + smem(n.staging) + (n.stmatrix ? " by stmatrix" : " by st.shared")
                   : (n.column_major ? " direct column-major" : " direct") + (n.ld ? " ld=" + to_c(n.ld) : "")) +
-         ops);
+         (n.d_offset ? " d_offset=" + to_c(n.d_offset) : "") + (n.c_offset ? " c_offset=" + to_c(n.c_offset) : "") + ops);
   }
 };
 

@@ -102,8 +102,9 @@ struct WarpRole : NodeOf<NodeKind::WarpRole> {
 struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
 struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
 
-// Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) into pipeline stage `stage`.
-struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage; };
+// Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) of batch matrix `batch`
+// (nullptr: the problem has one) into pipeline stage `stage`.
+struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch; };
 // Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
 // `to_fill`, until its readers released it so the producer may fill it again (`parity`:
 // which release).
@@ -115,8 +116,9 @@ struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_fligh
 struct FinishCompute : NodeOf<NodeKind::FinishCompute> {};
 // Abstract: every reader of stage `stage` is done with it; the producer may refill it.
 struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
-// Abstract: the epilogue and store of the output tile at (m_tile, n_tile).
-struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile; };
+// Abstract: the epilogue and store of the output tile at (m_tile, n_tile) of batch matrix
+// `batch` (nullptr: the problem has one).
+struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch; };
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
@@ -130,17 +132,19 @@ struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> { Barri
 // `cta` of the cluster.
 struct MbarrierArrive : NodeOf<NodeKind::MbarrierArrive> { BarrierRef bar; ExprPtr cta; };
 struct MbarrierWait : NodeOf<NodeKind::MbarrierWait> { BarrierRef bar; ExprPtr parity; };
-// TMA 2-D load of one box of tensor map `map` (its box shape is in the launch's tensor
-// maps) at (row, col) into `dst`; with a `multicast_mask`, into `dst` of every CTA of the
-// cluster whose rank bit is set, each completing on its own `bar`.
+// TMA load of one box of tensor map `map` (its box shape is in the launch's tensor maps) at
+// (row, col) -- and, for a 3-D map over a batch of matrices, matrix `batch` (nullptr: a 2-D
+// map) -- into `dst`; with a `multicast_mask`, into `dst` of every CTA of the cluster whose rank
+// bit is set, each completing on its own `bar`.
 struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
   rt::Operand map = rt::Operand::A;  // the operand whose tensor map (tensor_map_field) the box comes from
   SmemRef dst;
   ExprPtr row, col;
   BarrierRef bar;
   unsigned multicast_mask = 0;
+  ExprPtr batch;
 };
-struct TmaStore : NodeOf<NodeKind::TmaStore> { rt::Operand map = rt::Operand::D; SmemRef src; ExprPtr row, col; };
+struct TmaStore : NodeOf<NodeKind::TmaStore> { rt::Operand map = rt::Operand::D; SmemRef src; ExprPtr row, col, batch; };
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a
@@ -156,6 +160,7 @@ struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   int swizzle_bytes = 128;     // the layout of [cols * elem_bytes / swizzle_bytes][rows][swizzle_bytes]
   int load_bytes = 16;         // bytes per global load: 16, or elem_bytes (rows not 16-byte aligned)
   bool mn_major = false;       // an MN-major operand: the tile's rows run along K
+  ExprPtr offset;              // elements from the source pointer to the tile's matrix (batch * stride); nullptr: 0
 };
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
@@ -223,6 +228,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
+  ExprPtr d_offset, c_offset;     // elements from args.d / args.c to this tile's matrix; nullptr: 0
 };
 
 // ---- construction

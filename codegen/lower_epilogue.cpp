@@ -33,6 +33,8 @@ class LowerWrite : public Mutator {
     // Constants: the kernel is generated for one layout (the launch checks the problem's).
     store->ld = imm(p_.layouts.ldd);
     store->c_ld = imm(p_.layouts.ldc);
+    store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);
+    store->c_offset = batch_offset(p_, rt::Operand::C, w->batch);
     if (!p_.tma_store) return store;
     GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
     GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
@@ -55,6 +57,7 @@ class LowerWrite : public Mutator {
       auto t = std::make_shared<TmaStore>();
       t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
+      t->batch = tensor_map_batch(p_, rt::Operand::D, w->batch);
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
@@ -64,7 +67,7 @@ class LowerWrite : public Mutator {
       // the others (the load is issued only after the buffer's previous store read it).
       store->c_staged = true;
       const BarrierRef bar = c_barrier(buffer);
-      body.push_back(elect_one(block({wait_buffer_read(), load_c(*store, staging, bar)}), storing_warp()));
+      body.push_back(elect_one(block({wait_buffer_read(), load_c(*store, staging, bar, w->batch)}), storing_warp()));
       auto wait = std::make_shared<MbarrierWait>();
       wait->bar = bar;
       // The barrier's phase counts the buffer's loads: the subtiles this warpgroup staged before
@@ -132,7 +135,7 @@ class LowerWrite : public Mutator {
     return wait;
   }
   // One TMA box per staging chunk, the same boxes the store writes, completing on `bar`.
-  StmtPtr load_c(const EpilogueStore& store, const SmemRef& staging, const BarrierRef& bar) const {
+  StmtPtr load_c(const EpilogueStore& store, const SmemRef& staging, const BarrierRef& bar, const ExprPtr& batch) const {
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
     expect->bar = bar;
     expect->bytes = st_.buffer.bytes();
@@ -142,6 +145,7 @@ class LowerWrite : public Mutator {
       t->map = rt::Operand::C;
       chunk_box(store, staging, c, t->dst, t->row, t->col);
       t->bar = bar;
+      t->batch = tensor_map_batch(p_, rt::Operand::C, batch);
       loads.push_back(t);
     }
     return block(loads);

@@ -54,6 +54,7 @@ class LowerCopies : public Mutator {
         load->col = col0 + atom * imm(layout.atom_cols());
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
+        load->batch = tensor_map_batch(p_, l->operand, l->batch);
         issue.push_back(load);
       }
       return elected_ ? block(issue) : elect_one(block(issue));
@@ -74,6 +75,7 @@ class LowerCopies : public Mutator {
     copy->swizzle_bytes = layout.swizzle_bytes;
     copy->load_bytes = p_.operand_rows_aligned ? 16 : copy->elem_bytes;
     copy->mn_major = layout.mn_major;
+    copy->offset = batch_offset(p_, l->operand, l->batch);
     return copy;
   }
 

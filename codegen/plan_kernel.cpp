@@ -142,6 +142,16 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   return t;
 }
 
+kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
+  const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k);
+  if (!batch || stored.batches == 1) return nullptr;
+  return batch * kir::imm(stored.batch_stride);
+}
+
+kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
+  return batch && rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k).batches > 1 ? batch : nullptr;
+}
+
 Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   const Definition& def = s.definition();
   const Domain& dom = s.domain();
@@ -158,7 +168,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (def.node(id).layout == Layout::MNMajor && dtype_bytes(p.in) != 2)
       not_lowered("an MN-major " + std::string(dtype_name(p.in)) + " operand ('" + def.node(id).name +
                   "'; WGMMA transposes 16-bit operands only)");
-  if (def.batch() > 1) not_lowered("a batch of " + std::to_string(def.batch()) + " matrices");
+  if (def.batch() > 1 && !s.persistence() && dom.bound_to(Binding::BlockZ))
+    not_lowered("a batch of " + std::to_string(def.batch()) + " matrices beside tile axis '" +
+                dom.bound_to(Binding::BlockZ)->name + "' bound to block.z (the batch index takes blockIdx.z)");
   p.layouts = matrix_layouts(def);
   p.out = def.output_dtype();
   p.m = def.m();

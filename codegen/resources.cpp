@@ -124,7 +124,8 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- cluster and grid
   if (auto c = s.cluster_dims()) r.cluster = *c;
   r.cluster_size = r.cluster.x * r.cluster.y * r.cluster.z;
-  r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N);
+  const int64_t batches = r.grid.batches = def.batch();  // each matrix of a batch has its own tiles
+  r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches;
   // Resident CTAs per SM: a persistent grid fills every slot, so that (without warp
   // specialization) one CTA's loads and epilogue overlap another's MMAs.
   int64_t by_smem = limits.smem_per_sm / (r.smem_bytes + limits.smem_reserved_per_cta);
@@ -133,10 +134,10 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads})));
   if (const Axis* p = dom.bound_to(Binding::Persistent)) {
     r.grid.persistent = true;
-    r.grid.tiles = p->extent;
+    r.grid.tiles = p->extent * batches;
     int64_t cs = r.cluster_size;
     int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
-    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(p->extent, cs), slots / cs));
+    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), slots / cs));
     r.grid.x = clusters * r.cluster.x;
     r.grid.y = r.cluster.y;
     r.grid.z = r.cluster.z;
@@ -146,6 +147,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       int64_t e = a ? a->extent : 1;
       (b == Binding::BlockX ? r.grid.x : b == Binding::BlockY ? r.grid.y : r.grid.z) = e;
     }
+    if (!dom.bound_to(Binding::BlockZ)) r.grid.z = batches;  // the batch index (plan_kernel refuses a taken z)
   }
 
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
@@ -209,6 +211,7 @@ std::string ResourceSummary::to_string() const {
        << " resident)";
   else
     os << ", one per tile (" << grid.tiles << " tiles)";
+  if (grid.batches > 1) os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
   os << "\n";
   if (tmem_columns > 0)
     os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "

@@ -51,7 +51,8 @@ struct Mbarrier {
 struct GridShape {
   int64_t x = 1, y = 1, z = 1;
   bool persistent = false;
-  int64_t tiles = 1;  // output tiles (M tiles x N tiles)
+  int64_t tiles = 1;  // output tiles (M tiles x N tiles x batches)
+  int64_t batches = 1;  // matrices of a batched problem
   int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)
   int64_t ctas() const { return x * y * z; }
 };

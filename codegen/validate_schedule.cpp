@@ -45,6 +45,23 @@ void check_problem_size(const Schedule& s) {
 // naming the `auto` fallback; `auto` never resolves to TMA there (Schedule::read_method).
 void check_alignment(const Schedule& s) {
   const Definition& def = s.definition();
+  const Node& out = def.node(def.output());
+  auto w = s.write_of(out.name);
+  std::vector<std::string> copied = operands(def);
+  copied.push_back(out.name);
+  for (const auto& op : copied) {
+    const Node& n = *def.find(op);
+    const bool explicit_tma = op == out.name ? w && w->method == CopyMethod::Tma : s.read_method(op) == CopyMethod::Tma;
+    if (!explicit_tma || batch_stride_aligned(def, n)) continue;
+    const std::string directive = op == out.name ? "cache_write " + op + " shared" : "cache_read " + op;
+    throw_user_error("batch-stride-alignment",
+                     directive + " tma: a batched tensor map needs its matrices 16-byte aligned, but '" + op +
+                     "' has its matrices " + str(batch_stride(def, n)) + " elements (" +
+                     str(batch_stride(def, n) * dtype_bytes(n.dtype)) + " bytes) apart; make the batch stride a "
+                     "multiple of " + str(16 / dtype_bytes(n.dtype)) + ", or write " + directive +
+                     " auto to fall back to " + (op == out.name ? "stores from registers" : "a synchronous element copy") +
+                     " with bounds");
+  }
   for (const auto& op : operands(def)) {
     const Node& n = *def.find(op);
     if (s.read_method(op) != CopyMethod::Tma || tma_rows_aligned(def, n)) continue;
@@ -56,8 +73,6 @@ void check_alignment(const Schedule& s) {
                      "; pad " + pad + " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
                      "), or write cache_read " + op + " auto to fall back to a synchronous element copy with bounds");
   }
-  const Node& out = def.node(def.output());
-  auto w = s.write_of(out.name);
   if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor)
     throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a TMA store writes the tile's "
                      "rows, but the output is column-major; write cache_write " + out.name +

@@ -384,8 +384,12 @@ int64_t batch_stride(const Definition& def, const Node& n) {
   return n.batch_stride >= 0 ? n.batch_stride : leading_dim(def, n) * stored_rows(def, n);
 }
 
+bool batch_stride_aligned(const Definition& def, const Node& n) {
+  return def.batch() == 1 || batch_stride(def, n) * dtype_bytes(n.dtype) % 16 == 0;
+}
+
 bool tma_rows_aligned(const Definition& def, const Node& n) {
-  return leading_dim(def, n) * dtype_bytes(n.dtype) % 16 == 0;
+  return leading_dim(def, n) * dtype_bytes(n.dtype) % 16 == 0 && batch_stride_aligned(def, n);
 }
 
 bool vector_rows(const Definition& def, const Node& n) {

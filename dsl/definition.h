@@ -130,8 +130,11 @@ bool stored_transposed(const Definition& def, const Node& n);
 int64_t leading_dim(const Definition& def, const Node& n);
 int64_t stored_rows(const Definition& def, const Node& n);  // rows of the stored matrix
 int64_t batch_stride(const Definition& def, const Node& n);
-// Whether the row stride is the 16-byte multiple a TMA tensor map needs (its extent may be ragged:
-// TMA zero-fills and clips at the edge).
+// Whether a batched tensor's matrices lie a 16-byte multiple apart (as a 3-D tensor map and 16-byte
+// loads from each matrix need); true for one matrix.
+bool batch_stride_aligned(const Definition& def, const Node& n);
+// Whether the row stride (and a batch's matrix stride) is the 16-byte multiple a TMA tensor map
+// needs (its extent may be ragged: TMA zero-fills and clips at the edge).
 bool tma_rows_aligned(const Definition& def, const Node& n);
 // Whether 16-byte vector loads cover the rows exactly: row length and stride 16-byte multiples.
 bool vector_rows(const Definition& def, const Node& n);

@@ -407,6 +407,10 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
     return head + "a synchronous copy (" + rows + ", 16-byte aligned, but the other operand is copied synchronously "
            "and one pipeline feeds both)";
   if (tma_can_copy(def_, tensor)) return head + "TMA (" + rows + ", 16-byte aligned)";
+  if (!batch_stride_aligned(def_, n))
+    return head + (read ? "a synchronous element copy with bounds" : "stores from registers with bounds") +
+           ", since its matrices lie " + std::to_string(batch_stride(def_, n)) +
+           " elements apart, not the 16-byte multiple a batched tensor map needs";
   if (!read && def_.output_layout() == OutputLayout::ColumnMajor)
     return head + "stores from registers with bounds, since the output is column-major (a TMA store writes rows)";
   if (!read && tma_rows_aligned(def_, n))

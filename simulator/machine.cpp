@@ -46,17 +46,26 @@ void encode(rt::ElemType t, float v, uint8_t* p) {
   std::memcpy(p, &bits, 2);
 }
 
-void GlobalTensor::allocate(int64_t r, int64_t c, int64_t stride) {
+void GlobalTensor::allocate(int64_t r, int64_t c, int64_t stride, int64_t matrices, int64_t matrix_stride) {
   rows = r;
   cols = c;
   ld = stride;
-  data.assign(static_cast<size_t>(((rows - 1) * ld + cols) * bytes()), 0);
+  batches = matrices;
+  batch_stride = matrix_stride;
+  data.assign(static_cast<size_t>(((batches - 1) * batch_stride + (rows - 1) * ld + cols) * bytes()), 0);
   poison();
 }
-float GlobalTensor::get(int64_t r, int64_t c) const { return decode(elem, data.data() + offset(r, c)); }
-void GlobalTensor::set(int64_t r, int64_t c, float v) { encode(elem, v, data.data() + offset(r, c)); }
-bool GlobalTensor::is_poison(int64_t r, int64_t c) const {
-  const uint8_t* p = data.data() + offset(r, c);
+float GlobalTensor::get(int64_t r, int64_t c, int64_t b) const { return decode(elem, data.data() + offset(r, c, b)); }
+void GlobalTensor::set(int64_t r, int64_t c, float v, int64_t b) { encode(elem, v, data.data() + offset(r, c, b)); }
+std::vector<bool> GlobalTensor::in_matrices() const {
+  std::vector<bool> in(data.size() / static_cast<size_t>(bytes()), false);
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) in[static_cast<size_t>(offset(r, c, b) / bytes())] = true;
+  return in;
+}
+bool GlobalTensor::is_poison(int64_t r, int64_t c, int64_t b) const {
+  const uint8_t* p = data.data() + offset(r, c, b);
   for (int i = 0; i < bytes(); ++i)
     if (p[i] != 0xFF) return false;
   return true;

@@ -17,20 +17,22 @@ namespace gg::sim {
 int64_t swizzled(int64_t offset, int swizzle_bytes);
 int swizzle_bytes_of(rt::Swizzle s);
 
-// A row-major matrix in global memory, stored in its element type.
-// A stored matrix: rows x cols elements, cols contiguous, rows `ld` elements apart (the
+// Stored matrices in global memory, in their element type: `batches` matrices `batch_stride`
+// elements apart, each rows x cols elements, cols contiguous, rows `ld` elements apart (the
 // padding between holds poison, which a kernel must neither read into a result nor overwrite).
 struct GlobalTensor {
   rt::ElemType elem = rt::ElemType::BF16;
-  int64_t rows = 0, cols = 0, ld = 0;
+  int64_t rows = 0, cols = 0, ld = 0, batches = 1, batch_stride = 0;
   std::vector<uint8_t> data;
   int bytes() const { return rt::elem_bytes(elem); }
-  int64_t offset(int64_t r, int64_t c) const { return (r * ld + c) * bytes(); }
+  int64_t offset(int64_t r, int64_t c, int64_t b = 0) const { return (b * batch_stride + r * ld + c) * bytes(); }
   // rows x cols, `stride` elements between rows (at least cols), every element poison.
-  void allocate(int64_t rows, int64_t cols, int64_t stride);
-  float get(int64_t r, int64_t c) const;
-  void set(int64_t r, int64_t c, float v);  // rounds to the element type
-  bool is_poison(int64_t r, int64_t c) const;
+  void allocate(int64_t rows, int64_t cols, int64_t stride, int64_t batches = 1, int64_t batch_stride = 0);
+  float get(int64_t r, int64_t c, int64_t b = 0) const;
+  void set(int64_t r, int64_t c, float v, int64_t b = 0);  // rounds to the element type
+  bool is_poison(int64_t r, int64_t c, int64_t b = 0) const;
+  // Whether element `i` of the allocation lies in a matrix (else it is padding between rows or matrices).
+  std::vector<bool> in_matrices() const;
   void poison();
 };
 
@@ -88,7 +90,7 @@ struct PendingStore {
   int cta = 0, warp = 0;
   int64_t group = 0;
   const rt::TensorMapSpec* map = nullptr;
-  int64_t src = 0, row = 0, col = 0;
+  int64_t src = 0, row = 0, col = 0, batch = 0;
   int64_t lo = 0, hi = 0;
 };
 

@@ -70,6 +70,21 @@ struct Cta {
   bool exited = false;
 };
 
+// An input's logical values (rows x cols per matrix, one matrix when broadcast), as the host
+// reference reads them.
+struct HostMatrices {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0, matrices = 1;
+  float at(int64_t b, int64_t i, int64_t j) const {
+    return values[static_cast<size_t>(((matrices > 1 ? b : 0) * rows + i) * cols + j)];
+  }
+  std::vector<float> matrix(int64_t b) const {
+    if (values.empty()) return {};
+    const auto first = values.begin() + (matrices > 1 ? b : 0) * rows * cols;
+    return {first, first + rows * cols};
+  }
+};
+
 class Simulator {
  public:
   Simulator(const Kernel& k, const Definition& def, const SimulateOptions& o, SimulationReport& r)
@@ -97,17 +112,25 @@ class Simulator {
     uint64_t seed = o_.seed;
     // The host keeps the logical rows x cols values; the tensor holds them as they lie in
     // memory (transposed for an MN-major operand, rows `leading_dim` apart, poison between).
+    // A batch's matrices lie batch_stride apart (one matrix when broadcast, and for a bias).
     auto input = [&](GlobalTensor& t, const gg::Node& n, int64_t rows, int64_t cols) {
       t.elem = runtime_elem(n.dtype);
-      const bool transposed = stored_transposed(def_, n);
-      t.allocate(transposed ? cols : rows, transposed ? rows : cols, n.shape.size() == 2 ? leading_dim(def_, n) : cols);
-      auto values = rt::small_integer_values(static_cast<size_t>(rows * cols), seed++);
-      host_[n.name] = values;
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j) {
-          const float v = values[static_cast<size_t>(i * cols + j)];
-          transposed ? t.set(j, i, v) : t.set(i, j, v);
-        }
+      const bool transposed = stored_transposed(def_, n), matrix = n.shape.size() == 2;
+      const int64_t stride = matrix ? batch_stride(def_, n) : 0, matrices = stride == 0 ? 1 : def_.batch();
+      t.allocate(transposed ? cols : rows, transposed ? rows : cols, matrix ? leading_dim(def_, n) : cols, matrices,
+                 matrices > 1 ? stride : 0);
+      auto values = rt::small_integer_values(static_cast<size_t>(matrices * rows * cols), seed++);
+      for (int64_t b = 0; b < matrices; ++b)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            const float v = values[static_cast<size_t>((b * rows + i) * cols + j)];
+            transposed ? t.set(j, i, v, b) : t.set(i, j, v, b);
+          }
+      HostMatrices& h = host_[n.name];
+      h = {{}, rows, cols, matrices};
+      for (int64_t b = 0; b < matrices; ++b)  // read back: overlapping matrices keep the last value written
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) h.values.push_back(transposed ? t.get(j, i, b) : t.get(i, j, b));
     };
     input(a_, def_.node(mm.operands[0]), p_.m, p_.k);
     input(b_, def_.node(mm.operands[1]), p_.n, p_.k);
@@ -119,7 +142,8 @@ class Simulator {
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
     }
     d_.elem = runtime_elem(p_.out);
-    d_.allocate(p_.layouts.d_column_major ? p_.n : p_.m, p_.layouts.d_column_major ? p_.m : p_.n, p_.layouts.ldd);
+    d_.allocate(p_.layouts.d_column_major ? p_.n : p_.m, p_.layouts.d_column_major ? p_.m : p_.n, p_.layouts.ldd,
+                p_.layouts.batch, p_.layouts.batch > 1 ? p_.layouts.stride_d : 0);
   }
 
   const rt::TensorMapSpec& map(rt::Operand op) {
@@ -242,6 +266,17 @@ class Simulator {
     }
   }
   int64_t eval(const Warp& w, const ExprPtr& e) { return evaluate(e, w.vars); }
+  // The matrix a TMA box of map `m` addresses: its third coordinate, 0 for a 2-D map.
+  int64_t map_batch(const Warp& w, const rt::TensorMapSpec& m, const ExprPtr& batch, const char* what) {
+    if (!batch) return 0;
+    const int64_t b = eval(w, batch);
+    if (m.batches < 2 || b < 0 || b >= int64_t(m.batches)) {
+      error(std::string(what) + " of " + tensor_map_field(m.operand) + " addresses matrix " + std::to_string(b) +
+            " of a tensor map over " + std::to_string(m.batches) + " matrices");
+      return 0;
+    }
+    return b;
+  }
   // If, ElectOne and WarpRole run at most one child: entered once, left when it returns.
   bool enter(Warp& w, Frame& f, const kir::Node* child) {
     f.entered = true;  // before push: the frame reference does not survive it
@@ -561,6 +596,7 @@ class Simulator {
     GlobalTensor& g = tensor(m.operand);
     const int eb = rt::elem_bytes(m.elem), sb = sim::swizzle_bytes_of(m.swizzle);
     const int64_t row = eval(w, n.row), col = eval(w, n.col), row_bytes = int64_t(m.box_cols) * eb;
+    const int64_t batch = map_batch(w, m, n.batch, "TMA load");
     const int64_t box_bytes = int64_t(m.box_rows) * row_bytes;
     const int64_t bar = barrier_offset(w, n.bar);
     std::vector<int> targets;
@@ -580,13 +616,14 @@ class Simulator {
         load.cta = cta;
         load.barrier = bar;
         load.bytes = box_bytes;
-        load.what = tensor_map_field(n.map) + " box at (" + std::to_string(row) + ", " + std::to_string(col) + ")";
+        load.what = tensor_map_field(n.map) + " box at (" + std::to_string(row) + ", " + std::to_string(col) +
+                    (n.batch ? ", matrix " + std::to_string(batch) : "") + ")";
         SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
             uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds: zero fill
             if (row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
-              std::memcpy(elem, g.data.data() + g.offset(row + i, col + j), static_cast<size_t>(eb));
+              std::memcpy(elem, g.data.data() + g.offset(row + i, col + j, batch), static_cast<size_t>(eb));
             for (int e = 0; e < eb; ++e) {
               int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
               if (at < 0 || at >= int64_t(s.bytes.size())) continue;
@@ -634,6 +671,7 @@ class Simulator {
       st.src = smem_offset(w, n.src, box_bytes, "TMA store");
       st.row = eval(w, n.row);
       st.col = eval(w, n.col);
+      st.batch = map_batch(w, m, n.batch, "TMA store");
       st.lo = st.src;
       st.hi = st.src + box_bytes;
       async_read_check(w.cta, st.lo, st.hi, "TMA store of " + tensor_map_field(n.map));
@@ -655,7 +693,7 @@ class Simulator {
         if (st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) continue;  // clipped at the edge
         for (int e = 0; e < eb; ++e) {
           int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
-          g.data[static_cast<size_t>(g.offset(st.row + r, st.col + c) + e)] = s.bytes[static_cast<size_t>(at)];
+          g.data[static_cast<size_t>(g.offset(st.row + r, st.col + c, st.batch) + e)] = s.bytes[static_cast<size_t>(at)];
         }
       }
   }
@@ -682,6 +720,7 @@ class Simulator {
     const int chunk_elems = 16 / n.elem_bytes, chunks_per_row = n.cols / chunk_elems;
     const int64_t total = int64_t(n.rows) * chunks_per_row, row0 = eval(w, n.row0), col0 = eval(w, n.col0);
     const int64_t row_limit = eval(w, n.row_limit), col_limit = eval(w, n.col_limit);
+    const int64_t matrix = n.offset ? eval(w, n.offset) : 0;  // elements to the batch matrix
     const int64_t base = smem_offset(w, n.dst, int64_t(n.rows) * n.cols * n.elem_bytes, "synchronous copy");
     for (int lane = 0; lane < kWarpSize; ++lane)
       for (int64_t chunk = w.index * kWarpSize + lane; chunk < total; chunk += n.threads) {
@@ -689,12 +728,16 @@ class Simulator {
         int64_t row = row0 + r, col = col0 + c * chunk_elems;
         uint8_t v[16] = {};
         if (row < row_limit && col < col_limit) {
-          const int64_t at = (row * eval(w, n.ld) + col) * n.elem_bytes;
+          const int64_t at = (matrix + row * eval(w, n.ld) + col) * n.elem_bytes;
           const int64_t valid = std::min<int64_t>(chunk_elems, col_limit - col);
           if (n.load_bytes == 16 && (at % 16 != 0 || valid < chunk_elems))
             error("synchronous copy of " + n.source + ": a 16-byte load at element (" + std::to_string(row) + ", " +
                   std::to_string(col) + ") is " + (at % 16 != 0 ? "not 16-byte aligned" : "past the end of its row"));
-          std::memcpy(v, g.data.data() + at, size_t(valid * n.elem_bytes));
+          if (at < 0 || at + valid * n.elem_bytes > int64_t(g.data.size()))
+            error("synchronous copy of " + n.source + " reads element (" + std::to_string(row) + ", " +
+                  std::to_string(col) + ") at byte " + std::to_string(at) + ", outside the tensor");
+          else
+            std::memcpy(v, g.data.data() + at, size_t(valid * n.elem_bytes));
         }
         int64_t atom = (c * 16) / n.swizzle_bytes, in_atom = (c * 16) % n.swizzle_bytes;
         int64_t at = sim::swizzled(base + atom * n.rows * n.swizzle_bytes + r * n.swizzle_bytes + in_atom, n.swizzle_bytes);
@@ -816,12 +859,20 @@ class Simulator {
 
   // ---- the epilogue: each lane's fragment (rows lane/4 (+8), columns 8 j + 2 (lane % 4) (+1))
   // `staged_c`: C's value as the kernel read it from the staging buffer (else from global memory).
-  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col, const std::optional<float>& staged_c) {
+  // `c_at`: the element of C the printed index reads for (row, col), from args.c.
+  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col, int64_t c_at,
+                    const std::optional<float>& staged_c) {
     switch (op.kind) {
       case EpilogueOp::Kind::Scale: return v * static_cast<float>(op.scalar);
       case EpilogueOp::Kind::AddScaled:
         if (staged_c) return v + static_cast<float>(op.scalar) * *staged_c;
-        return row < p_.m && col < p_.n ? v + static_cast<float>(op.scalar) * c_.get(row, col) : v;
+        if (row >= p_.m || col >= p_.n) return v;
+        if (c_at < 0 || (c_at + 1) * c_.bytes() > int64_t(c_.data.size())) {
+          error("the epilogue reads C[" + std::to_string(row) + "][" + std::to_string(col) + "] at element " +
+                std::to_string(c_at) + ", outside C");
+          return v;
+        }
+        return v + static_cast<float>(op.scalar) * sim::decode(c_.elem, c_.data.data() + c_at * c_.bytes());
       case EpilogueOp::Kind::AddBiasRows: return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
       case EpilogueOp::Kind::AddBiasCols: return v + (col < p_.n ? bias_.get(0, col) : 0.0f);
       case EpilogueOp::Kind::Relu: return std::fmax(v, 0.0f);
@@ -837,6 +888,12 @@ class Simulator {
     auto& acc = w.acc[n.accumulator];
     const int N = n.mma_n, quarter = w.index % kWarpsPerWarpgroup;
     const int64_t row0 = eval(w, n.row0), col0 = eval(w, n.col0), wg = eval(w, n.warpgroup);
+    const int64_t d_matrix = n.d_offset ? eval(w, n.d_offset) : 0, c_matrix = n.c_offset ? eval(w, n.c_offset) : 0;
+    // Element (row, col) of D or C where the printed index puts it: rows (columns) ld apart.
+    auto index = [&](const ExprPtr& ld_expr, int64_t matrix, int64_t row, int64_t col) {
+      const int64_t ld = eval(w, ld_expr);
+      return matrix + (n.column_major ? col * ld + row : row * ld + col);
+    };
     const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
     const int ob = rt::elem_bytes(out);
     const int64_t col_begin = eval(w, n.col_begin);
@@ -863,10 +920,11 @@ class Simulator {
                 async_read_check(w.cta, at, at + ob, "the epilogue's read of C from the staging buffer", &w);
                 staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
               }
-              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, staged_c);
+              const int64_t c_at = n.c_ld ? index(n.c_ld, c_matrix, row, col) : -1;
+              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, c_at, staged_c);
               if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
                 if (row < p_.m && col < p_.n) {  // where the printed index puts it, rows ld apart
-                  const int64_t ld = eval(w, n.ld), at_d = n.column_major ? col * ld + row : row * ld + col;
+                  const int64_t at_d = index(n.ld, d_matrix, row, col);
                   if (at_d < 0 || (at_d + 1) * ob > int64_t(d_.data.size()))
                     error("the epilogue stores D[" + std::to_string(row) + "][" + std::to_string(col) +
                           "] at element " + std::to_string(at_d) + ", outside D");
@@ -897,41 +955,47 @@ class Simulator {
   }
 
   void compare_output() {
-    // A strided D: the elements between its rows belong to someone else and stay untouched.
-    for (int64_t r = 0; r + 1 < d_.rows; ++r)
-      for (int64_t c = d_.cols; c < d_.ld; ++c)
-        if (!d_.is_poison(r, c)) {
-          error("the kernel wrote D's padding: stored row " + std::to_string(r) + ", element " + std::to_string(c) +
-                " lies past the row's " + std::to_string(d_.cols) + " elements (leading dimension " +
-                std::to_string(d_.ld) + ")");
-          r = d_.rows;
-          break;
-        }
-    std::vector<float> c = host_.count(c_name_) ? host_[c_name_] : std::vector<float>{};
-    std::vector<float> bias = host_.count(bias_name_) ? host_[bias_name_] : std::vector<float>{};
-    const auto& av = host_[def_.node(def_.matmul_node().operands[0]).name];
-    const auto& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
-    for (int64_t i = 0; i < p_.m; ++i)
-      for (int64_t j = 0; j < p_.n; ++j) {
-        const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
-        if (d_.is_poison(di, dj)) {
-          if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
-            r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] never written";
-          continue;
-        }
-        double acc = 0;
-        for (int64_t kk = 0; kk < p_.k; ++kk)
-          acc += double(av[static_cast<size_t>(i * p_.k + kk)]) * bv[static_cast<size_t>(j * p_.k + kk)];
-        double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c, bias));
-        double got = d_.get(di, dj);
-        bool exact_ops = true;
-        for (const auto& op : p_.epilogue)
-          exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;
-        bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
-        if (!ok && r_.mismatches++ == 0)
-          r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
-                              ", reference " + std::to_string(want);
+    // A strided or batched D: the elements between its rows and matrices belong to someone else
+    // and stay untouched.
+    const std::vector<bool> in_d = d_.in_matrices();
+    for (size_t e = 0; e < in_d.size(); ++e)
+      if (!in_d[e] && !d_.is_poison(0, static_cast<int64_t>(e))) {
+        const int64_t b = d_.batch_stride ? int64_t(e) / d_.batch_stride : 0, in = int64_t(e) - b * d_.batch_stride;
+        error("the kernel wrote D's padding: element " + std::to_string(e) + " (matrix " + std::to_string(b) +
+              ", stored row " + std::to_string(in / d_.ld) + ", element " + std::to_string(in % d_.ld) +
+              ") lies outside the matrices' " + std::to_string(d_.rows) + " rows of " + std::to_string(d_.cols) +
+              " elements (leading dimension " + std::to_string(d_.ld) + ")");
+        break;
       }
+    const HostMatrices none;
+    const HostMatrices& c = host_.count(c_name_) ? host_[c_name_] : none;
+    const HostMatrices& bias = host_.count(bias_name_) ? host_[bias_name_] : none;
+    const HostMatrices& av = host_[def_.node(def_.matmul_node().operands[0]).name];
+    const HostMatrices& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
+    bool exact_ops = true;
+    for (const auto& op : p_.epilogue)
+      exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;
+    for (int64_t b = 0; b < p_.layouts.batch; ++b) {
+      const std::vector<float> c_b = c.matrix(b);
+      const std::string at = p_.layouts.batch > 1 ? "D[" + std::to_string(b) + "][" : "D[";
+      for (int64_t i = 0; i < p_.m; ++i)
+        for (int64_t j = 0; j < p_.n; ++j) {
+          const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
+          if (d_.is_poison(di, dj, b)) {
+            if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
+              r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] never written";
+            continue;
+          }
+          double acc = 0;
+          for (int64_t kk = 0; kk < p_.k; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
+          double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
+          double got = d_.get(di, dj, b);
+          bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
+          if (!ok && r_.mismatches++ == 0)
+            r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
+                                ", reference " + std::to_string(want);
+        }
+    }
   }
 
   const Kernel& k_;
@@ -942,7 +1006,7 @@ class Simulator {
   std::mt19937_64 rng_;
   GlobalTensor a_, b_, c_, bias_, d_;
   std::string c_name_, bias_name_;
-  std::map<std::string, std::vector<float>> host_;
+  std::map<std::string, HostMatrices> host_;
   std::vector<Cta> ctas_;
   std::vector<Warp> warps_;
   std::vector<PendingLoad> loads_;

@@ -1,6 +1,7 @@
 #ifndef GG_DEV_TMA_CUH
 #define GG_DEV_TMA_CUH
-// TMA (cp.async.bulk.tensor) over 2-D tensor maps. `tensor_map` is the generic
+// TMA (cp.async.bulk.tensor) over 2-D tensor maps, and 3-D ones whose third dimension is the
+// matrix of a batch. `tensor_map` is the generic
 // address of a CUtensorMap that lives in kernel parameter (__grid_constant__), constant
 // or global memory. Coordinates are in elements, innermost (contiguous) dimension
 // first: (col, row) of a row-major matrix.
@@ -27,6 +28,32 @@ static __device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const
       " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
       "l"(tensor_map), "r"(bar), "r"(col), "r"(row), "h"(cta_mask)
       : "memory");
+}
+
+// The 3-D forms: the box of matrix `batch` of a batched tensor map.
+static __device__ __forceinline__ void tma_load_3d(unsigned dst, const void* tensor_map, unsigned bar, int col,
+                                                   int row, int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+      "l"(tensor_map), "r"(bar), "r"(col), "r"(row), "r"(batch)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const void* tensor_map, unsigned bar,
+                                                             int col, int row, int batch, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(tensor_map), "r"(bar), "r"(col), "r"(row), "r"(batch), "h"(cta_mask)
+      : "memory");
+}
+
+static __device__ __forceinline__ void tma_store_3d(const void* tensor_map, unsigned src, int col, int row,
+                                                    int batch) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(tensor_map),
+               "r"(src), "r"(col), "r"(row), "r"(batch)
+               : "memory");
 }
 
 // Stores one box from this CTA's shared memory; completion is tracked by bulk groups.
