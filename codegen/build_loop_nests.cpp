@@ -123,7 +123,8 @@ class NestBuilder {
   StmtPtr over_tiles(StmtPtr body, bool dealt = false) const {
     StmtPtr guarded = is_const(tc_.in_range) ? body : if_then(tc_.in_range, body);
     std::vector<StmtPtr> coords = {let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile)};
-    if (tc_.batch) coords.push_back(let("batch", tc_.batch));
+    // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
+    if (tc_.batch) coords.push_back(let("batch", tc_.batch, "long long"));
     if (!tile_axis_) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
       coords.push_back(guarded);

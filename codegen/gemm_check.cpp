@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <sstream>
 #include <vector>
 
@@ -30,38 +31,54 @@ double error_bound(DType out) {
 
 namespace {
 
-// A tensor's logical values (row-major over its shape) on the host and the matrix as it is
-// stored on the device: transposed for an MN-major operand, rows `leading_dim` apart with NaN
-// between them, so a kernel reading past a row's end shows up in the result.
+// A tensor's logical values (row-major over its shape, matrix after matrix of a batch) on the
+// host and the matrices as they are stored on the device: transposed for an MN-major operand,
+// rows `leading_dim` apart and matrices `batch_stride` apart with NaN between them, so a kernel
+// reading past a row's end shows up in the result.
 struct Operands {
   rt::DeviceBuffer buffer;
   std::vector<float> host;
   std::vector<float> stored;  // what `buffer` holds
+  int64_t matrices = 1;       // one when broadcast to every batch (and for a bias)
+  // The host values of batch b's matrix (the one matrix when broadcast).
+  std::span<const float> matrix(int64_t b) const {
+    if (host.empty()) return {};
+    const size_t size = host.size() / static_cast<size_t>(matrices);
+    return std::span<const float>(host).subspan(static_cast<size_t>(matrices > 1 ? b : 0) * size, size);
+  }
 };
 
-// Where logical element (r, c) of `n` lies in its stored matrix.
-int64_t stored_index(const Definition& def, const Node& n, int64_t r, int64_t c) {
-  return stored_transposed(def, n) ? c * leading_dim(def, n) + r : r * leading_dim(def, n) + c;
+int64_t stored_matrices(const Definition& def, const Node& n) {
+  return n.shape.size() == 2 && batch_stride(def, n) != 0 ? def.batch() : 1;
+}
+
+// Where logical element (r, c) of matrix b of `n` lies in memory.
+int64_t stored_index(const Definition& def, const Node& n, int64_t r, int64_t c, int64_t b = 0) {
+  const int64_t matrix = stored_matrices(def, n) > 1 ? b * batch_stride(def, n) : 0;
+  return matrix + (stored_transposed(def, n) ? c * leading_dim(def, n) + r : r * leading_dim(def, n) + c);
 }
 
 size_t stored_count(const Definition& def, const Node& n) {
   if (n.shape.size() < 2) return static_cast<size_t>(n.shape[0]);
-  return static_cast<size_t>((stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
+  return static_cast<size_t>((stored_matrices(def, n) - 1) * batch_stride(def, n) +
+                             (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
 }
 
 Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t seed) {
-  const int64_t rows = n.shape[0], cols = n.shape.size() == 2 ? n.shape[1] : 1;
+  const int64_t rows = n.shape[0], cols = n.shape.size() == 2 ? n.shape[1] : 1, matrices = stored_matrices(def, n);
   const rt::ElemType type = runtime_elem(n.dtype);
-  const size_t count = static_cast<size_t>(rows * cols);
-  Operands o{rt::DeviceBuffer(type, stored_count(def, n)), {}, {}};
+  const size_t count = static_cast<size_t>(matrices * rows * cols);
+  Operands o{rt::DeviceBuffer(type, stored_count(def, n)), {}, {}, matrices};
   o.host = exact ? rt::small_integer_values(count, seed) : rt::random_uniform_values(type, count, seed);
   if (n.shape.size() < 2) {
     o.stored = o.host;
   } else {
     o.stored.assign(stored_count(def, n), std::nanf(""));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        o.stored[static_cast<size_t>(stored_index(def, n, r, c))] = o.host[static_cast<size_t>(r * cols + c)];
+    for (int64_t b = 0; b < matrices; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          o.stored[static_cast<size_t>(stored_index(def, n, r, c, b))] =
+              o.host[static_cast<size_t>((b * rows + r) * cols + c)];
   }
   o.buffer.upload(o.stored);
   return o;
@@ -115,6 +132,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   r.m = def.m();
   r.n = def.n();
   r.k = def.k();
+  r.batch = def.batch();
   const Node& mm = def.matmul_node();
   Operands a = make_input(def, def.node(mm.operands[0]), o.exact, o.seed);
   Operands b = make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
@@ -145,9 +163,11 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   kernel.launch_and_wait(problem);
   std::vector<float> ours = d.download();
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
+  const int64_t batches = def.batch();
   std::vector<char> is_element(d_count, 0);
-  for (int64_t i = 0; i < r.m; ++i)
-    for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j))] = 1;
+  for (int64_t bt = 0; bt < batches; ++bt)
+    for (int64_t i = 0; i < r.m; ++i)
+      for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = 1;
   const size_t poisoned = rt::count_poisoned(d);
   size_t poisoned_padding = 0, padding = 0;
   for (size_t i = 0; i < d_count; ++i)
@@ -169,19 +189,24 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
               problem.layouts);
   std::vector<float> cublas_values = cublas_d.download();
 
-  rt::HostReference host = rt::host_gemm_reference(a.host, b.host, r.m, r.n, r.k, rt::EpilogueRef{});
-  r.checked_rows = host.rows.size();
   std::vector<double> ref, mine, theirs;
-  for (size_t i = 0; i < host.rows.size(); ++i) {
-    int64_t row = host.rows[i];
-    for (int64_t col = 0; col < r.n; ++col) {
-      const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col)), ours_at = at;
-      ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row, col,
-                                   c.host, bias.host));
-      mine.push_back(ours[ours_at]);
-      double cb = plain ? cublas_values[at]
-                        : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c.host, bias.host));
-      theirs.push_back(cb);
+  r.checked_rows = 0;
+  for (int64_t bt = 0; bt < batches; ++bt) {  // every matrix of a batch, each against its own operands
+    rt::HostReference host = rt::host_gemm_reference(a.matrix(bt), b.matrix(bt), r.m, r.n, r.k, rt::EpilogueRef{});
+    r.checked_rows += host.rows.size();
+    const auto c_span = c.matrix(bt);
+    const std::vector<float> c_b(c_span.begin(), c_span.end());
+    for (size_t i = 0; i < host.rows.size(); ++i) {
+      int64_t row = host.rows[i];
+      for (int64_t col = 0; col < r.n; ++col) {
+        const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col, bt));
+        ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row,
+                                     col, c_b, bias.host));
+        mine.push_back(ours[at]);
+        double cb = plain ? cublas_values[at]
+                          : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c_b, bias.host));
+        theirs.push_back(cb);
+      }
     }
   }
   r.error_vs_host = rt::relative_frobenius_error(mine, ref);
@@ -257,8 +282,8 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
     timed.launch_and_wait(problem);  // waits for the burst too (one stream)
     r.sm_clock_mhz = under_load.sm_clock_mhz.value_or(0);
     r.power_w = under_load.power_w.value_or(0);
-    r.tflops = rt::tflops(r.m, r.n, r.k, r.ms);
-    r.cublas_tflops = rt::tflops(r.m, r.n, r.k, r.cublas_ms);
+    r.tflops = rt::tflops(r.m * batches, r.n, r.k, r.ms);  // every matrix of the batch
+    r.cublas_tflops = rt::tflops(r.m * batches, r.n, r.k, r.cublas_ms);
   }
   return r;
 }
@@ -267,7 +292,8 @@ std::string format_report(const CheckReport& r) {
   std::ostringstream os;
   os << "kernel:            " << r.launch << "\n"
      << "device:            " << r.device << "\n"
-     << "problem:           M=" << r.m << " N=" << r.n << " K=" << r.k << " (" << r.checked_rows
+     << "problem:           M=" << r.m << " N=" << r.n << " K=" << r.k
+     << (r.batch > 1 ? ", batch " + std::to_string(r.batch) : std::string()) << " (" << r.checked_rows
      << " rows checked against fp64)\n"
      << "error vs cuBLAS:   " << r.error_vs_cublas << "\n"
      << "error vs fp64:     " << r.error_vs_host << " (bound " << r.bound << ", cuBLAS's own " << r.cublas_error_vs_host
@@ -294,7 +320,7 @@ std::string format_report_json(const CheckReport& r) {
   std::ostringstream os;
   os.precision(9);
   os << "{\"kernel\": \"" << r.kernel_name << "\", \"device\": \"" << r.device << "\", \"m\": " << r.m
-     << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"error_vs_cublas\": " << r.error_vs_cublas
+     << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"batch\": " << r.batch << ", \"error_vs_cublas\": " << r.error_vs_cublas
      << ", \"error_vs_host\": " << r.error_vs_host << ", \"cublas_error_vs_host\": " << r.cublas_error_vs_host
      << ", \"bound\": " << r.bound << ", \"unwritten\": " << r.unwritten << ", \"checked_rows\": " << r.checked_rows
      << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms

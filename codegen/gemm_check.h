@@ -21,7 +21,7 @@ struct CheckOptions {
 
 struct CheckReport {
   std::string kernel_name, launch, device;
-  int64_t m = 0, n = 0, k = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
   double error_vs_cublas = 0, error_vs_host = 0, cublas_error_vs_host = 0;
   size_t unwritten = 0, checked_rows = 0;
   double bound = 0;          // the dtype's bound on error_vs_host

@@ -35,8 +35,9 @@ void check_problem_size(const Schedule& s) {
   };
   const int64_t m_tiles = tiles(Root::M, def.m()), n_tiles = tiles(Root::N, def.n()), k_tiles = tiles(Root::K, def.k());
   // The persistent loop counts k tiles across all of a CTA's tiles: tiles x k tiles must fit too.
-  if (m_tiles * n_tiles > kMax / std::max<int64_t>(1, k_tiles))
-    throw_user_error("problem-too-large", str(m_tiles) + " x " + str(n_tiles) + " output tiles of " +
+  if (m_tiles * n_tiles * def.batch() > kMax / std::max<int64_t>(1, k_tiles))
+    throw_user_error("problem-too-large", (def.batch() > 1 ? str(def.batch()) + " matrices of " : std::string()) +
+                     str(m_tiles) + " x " + str(n_tiles) + " output tiles of " +
                      str(k_tiles) + " k tiles each is over " + str(kMax) +
                      " tile steps, which a generated kernel counts in 32-bit ints; split the problem or use larger tiles");
 }

@@ -305,6 +305,9 @@ ProblemLayout problem_layout(const Definition& def) {
   l.ldb = b.ld;
   l.ldd = d.ld;
   l.batch = def.batch();
+  l.stride_a = a.batch_stride;
+  l.stride_b = b.batch_stride;
+  l.stride_d = d.batch_stride;
   return l;
 }
 
@@ -317,6 +320,9 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.ldb) parts.push_back("ldb=" + std::to_string(l.ldb));
   if (l.ldd) parts.push_back("ldd=" + std::to_string(l.ldd));
   if (l.batch > 1) parts.push_back("batch " + std::to_string(l.batch));
+  if (l.stride_a >= 0) parts.push_back("stride_a=" + std::to_string(l.stride_a));
+  if (l.stride_b >= 0) parts.push_back("stride_b=" + std::to_string(l.stride_b));
+  if (l.stride_d >= 0) parts.push_back("stride_d=" + std::to_string(l.stride_d));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -327,6 +333,8 @@ std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int
   Tensor a = def.input("A", {m, k}, in, l.a);
   Tensor b = def.input("B", {n, k}, in, l.b);
   def.set_batch(l.batch);
+  if (l.stride_a >= 0) def.set_batch_stride(a, l.stride_a);
+  if (l.stride_b >= 0) def.set_batch_stride(b, l.stride_b);
   return {a, b};
 }
 
@@ -336,6 +344,7 @@ void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
   if (l.lda) def.set_leading_dim(def.tensor(ops[0]), l.lda);
   if (l.ldb) def.set_leading_dim(def.tensor(ops[1]), l.ldb);
   if (l.ldd) def.set_leading_dim(out, l.ldd);
+  if (l.stride_d >= 0) def.set_batch_stride(out, l.stride_d);
 }
 
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {

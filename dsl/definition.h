@@ -149,18 +149,20 @@ bool tma_can_copy(const Definition& def, const std::string& tensor);
 std::string row_bytes_text(const Definition& def, const Node& n);
 
 // How a GEMM's matrices lie in memory, for the definition builders (make_definition,
-// gg::gemm_definition): the operands' majors, D's layout, leading dimensions (0: dense) and the
-// batch count (matrices dense one after another).
+// gg::gemm_definition): the operands' majors, D's layout, leading dimensions (0: dense), the
+// batch count and the elements between one matrix and the next (-1: dense one after another; 0
+// for A or B: one matrix broadcast to every batch).
 struct ProblemLayout {
   Layout a = Layout::KMajor, b = Layout::KMajor;
   OutputLayout d = OutputLayout::RowMajor;
   int64_t lda = 0, ldb = 0, ldd = 0;
   int64_t batch = 1;
+  int64_t stride_a = -1, stride_b = -1, stride_d = -1;
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.
 ProblemLayout problem_layout(const Definition& def);
-// "A m-major, ldb=4104, batch 3" for what differs from the default; "" when nothing does.
+// "A m-major, ldb=4104, batch 3, stride_a=0" for what differs from the default; "" when nothing does.
 std::string problem_layout_text(const ProblemLayout& l);
 // Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);

@@ -277,7 +277,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
-         "[lda=L] [ldb=L] [ldd=L] [batch=B]");
+         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -289,6 +289,15 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       auto res = std::from_chars(value.data(), value.data() + value.size(), v);
       if (res.ec != std::errc() || res.ptr != value.data() + value.size() || v < 1)
         l.fail("expected a positive integer for " + std::string(key) + ", got '" + std::string(value) + "'");
+      if (slot) l.fail(std::string(key) + " is given twice");
+      slot = v;
+    };
+    auto stride = [&](std::optional<int64_t>& slot, int64_t least) {  // 0 broadcasts an operand
+      int64_t v = 0;
+      auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (res.ec != std::errc() || res.ptr != value.data() + value.size() || v < least)
+        l.fail("expected " + std::string(least == 0 ? "a non-negative" : "a positive") + " integer for " +
+               std::string(key) + ", got '" + std::string(value) + "'");
       if (slot) l.fail(std::string(key) + " is given twice");
       slot = v;
     };
@@ -313,8 +322,11 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
     else if (key == "ldb") extent(p.ldb);
     else if (key == "ldd") extent(p.ldd);
     else if (key == "batch") extent(p.batch);
+    else if (key == "stride_a") stride(p.stride_a, 0);
+    else if (key == "stride_b") stride(p.stride_b, 0);
+    else if (key == "stride_d") stride(p.stride_d, 1);
     else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
-                "lda, ldb, ldd, batch");
+                "lda, ldb, ldd, batch, stride_a, stride_b, stride_d");
   }
 }
 
@@ -365,10 +377,11 @@ std::string print_directives(const std::vector<Directive>& ds) {
 std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def) {
   const Node& mm = def.matmul_node();
   if (def.node(mm.operands[0]).name != "A" || def.node(mm.operands[1]).name != "B") return std::nullopt;
-  for (int id = 0; id < def.size(); ++id) {  // the problem line states majors, A's, B's and D's ld and the batch
+  // The problem line states majors, A's, B's and D's ld and batch stride, and the batch.
+  for (int id = 0; id < def.size(); ++id) {
     const Node& n = def.node(id);
-    if (n.batch_stride >= 0 || (n.ld > 0 && n.kind == OpKind::Input && id != mm.operands[0] && id != mm.operands[1]))
-      return std::nullopt;
+    const bool on_problem_line = id == mm.operands[0] || id == mm.operands[1] || id == def.output();
+    if (!on_problem_line && (n.batch_stride >= 0 || (n.ld > 0 && n.kind == OpKind::Input))) return std::nullopt;
   }
   std::vector<int> ops = def.epilogue();
   if (ops.empty()) return std::nullopt;
@@ -418,6 +431,9 @@ std::string print_schedule(const Schedule& s) {
   if (l.ldb) os << " ldb=" << l.ldb;
   if (l.ldd) os << " ldd=" << l.ldd;
   if (l.batch > 1) os << " batch=" << l.batch;
+  if (l.stride_a >= 0) os << " stride_a=" << l.stride_a;
+  if (l.stride_b >= 0) os << " stride_b=" << l.stride_b;
+  if (l.stride_d >= 0) os << " stride_d=" << l.stride_d;
   os << "\n";
   if (auto specs = epilogue_specs_of(def)) {
     for (const auto& e : *specs) {

@@ -50,6 +50,7 @@ struct ProblemSpec {
   std::optional<OutputLayout> d_layout;  // d_major=n (row-major, the default) or m (column-major)
   std::optional<Layout> a_layout, b_layout;  // a_major=k|m, b_major=k|n
   std::optional<int64_t> lda, ldb, ldd, batch;
+  std::optional<int64_t> stride_a, stride_b, stride_d;  // elements between matrices; 0 broadcasts A or B
   bool operator==(const ProblemSpec&) const = default;
 };
 

@@ -37,7 +37,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const Rates r;
   const int64_t m = def.m(), n = def.n(), k = def.k();
   const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
-  p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n);
+  p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n) * def.batch();  // every matrix of a batch has its tiles
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
   p.waves = ceil_div(p.tiles, ctas);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element

@@ -50,6 +50,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.b = l.a;
   s.lda = l.ldb;
   s.ldb = l.lda;
+  s.stride_a = l.stride_b;
+  s.stride_b = l.stride_a;
   s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
   return s;
 }

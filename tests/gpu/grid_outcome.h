@@ -3,8 +3,10 @@
 // and cuBLAS, printed as one line and checked with the same bounds everywhere.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,32 @@
 
 namespace gg::testing {
 
+// Stored matrices: logical element (r, c) of matrix b of a batch of rows x cols matrices at
+// b * batch_stride + r * ld + c, or b * batch_stride + c * ld + r when transposed; `matrices` is 1
+// for a broadcast operand.
+struct Stored {
+  bool transposed = false;
+  int64_t rows = 0, cols = 0, ld = 0;
+  int64_t matrices = 1, batch_stride = 0;
+  int64_t index(int64_t r, int64_t c, int64_t b = 0) const {
+    return b * batch_stride + (transposed ? c * ld + r : r * ld + c);
+  }
+  size_t count() const {
+    const int64_t outer = transposed ? cols : rows, inner = transposed ? rows : cols;
+    return size_t((matrices - 1) * batch_stride + (outer - 1) * ld + inner);
+  }
+};
+
+// The logical values (matrix after matrix, each row-major) placed into a stored layout, NaN elsewhere.
+inline std::vector<float> place(const std::vector<float>& logical, const Stored& s) {
+  std::vector<float> out(s.count(), std::nanf(""));
+  for (int64_t b = 0; b < s.matrices; ++b)
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t c = 0; c < s.cols; ++c)
+        out[size_t(s.index(r, c, b))] = logical[size_t((b * s.rows + r) * s.cols + c)];
+  return out;
+}
+
 struct GridOutcome {
   double error = 0, cublas_error = 0;
   size_t unwritten = 0;        // output elements still poison
@@ -20,18 +48,39 @@ struct GridOutcome {
   bool exact = true;
 };
 
+// compare_to_fp64 over `batch` matrices of results, `a` and `b` each holding one matrix
+// (broadcast) or one per batch, matrix after matrix: one error over all of them.
+inline void compare_batch_to_fp64(GridOutcome& o, const std::vector<float>& a, const std::vector<float>& b,
+                                  int64_t m, int64_t n, int64_t k, int64_t batch, const std::vector<float>& ours_f,
+                                  const std::vector<float>& theirs_f, bool exact) {
+  std::vector<double> ours, theirs, want;
+  const size_t a_size = size_t(m * k), b_size = size_t(n * k), d_size = size_t(m * n);
+  for (int64_t bt = 0; bt < batch; ++bt) {
+    const auto a_b = std::span<const float>(a).subspan(a.size() > a_size ? size_t(bt) * a_size : 0, a_size);
+    const auto b_b = std::span<const float>(b).subspan(b.size() > b_size ? size_t(bt) * b_size : 0, b_size);
+    const auto host = rt::host_gemm_reference(a_b, b_b, m, n, k);
+    const auto d_b = [&](const std::vector<float>& all) {
+      return std::vector<float>(all.begin() + std::ptrdiff_t(size_t(bt) * d_size),
+                                all.begin() + std::ptrdiff_t(size_t(bt + 1) * d_size));
+    };
+    const auto o_b = rt::gather_rows(d_b(ours_f), n, host.rows), t_b = rt::gather_rows(d_b(theirs_f), n, host.rows);
+    ours.insert(ours.end(), o_b.begin(), o_b.end());
+    theirs.insert(theirs.end(), t_b.begin(), t_b.end());
+    want.insert(want.end(), host.values.begin(), host.values.end());
+  }
+  o.error = rt::relative_frobenius_error(ours, want);
+  o.cublas_error = rt::relative_frobenius_error(theirs, want);
+  if (exact)
+    for (size_t i = 0; i < ours.size(); ++i) o.exact = o.exact && ours[i] == want[i];
+}
+
 // Our and cuBLAS's logical [M,N] results (row-major) against fp64 sums of `a` [M,K] and `b` [N,K]
 // (not rounded to the output type: both kernels' rounding counts as their error); with `exact`,
 // whether ours equals the fp64 value everywhere.
 inline void compare_to_fp64(GridOutcome& o, const std::vector<float>& a, const std::vector<float>& b, int64_t m,
                             int64_t n, int64_t k, const std::vector<float>& ours_f,
                             const std::vector<float>& theirs_f, bool exact) {
-  const auto host = rt::host_gemm_reference(a, b, m, n, k);
-  const auto ours = rt::gather_rows(ours_f, n, host.rows), theirs = rt::gather_rows(theirs_f, n, host.rows);
-  o.error = rt::relative_frobenius_error(ours, host.values);
-  o.cublas_error = rt::relative_frobenius_error(theirs, host.values);
-  if (exact)
-    for (size_t i = 0; i < ours.size(); ++i) o.exact = o.exact && ours[i] == host.values[i];
+  compare_batch_to_fp64(o, a, b, m, n, k, 1, ours_f, theirs_f, exact);
 }
 
 // Prints "<label> rand|exact: error ..., ok|FAIL" and checks the run: every element written,

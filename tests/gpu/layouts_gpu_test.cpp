@@ -20,6 +20,8 @@
 
 using gg::rt::ElemType;
 using gg::testing::GridOutcome;
+using gg::testing::place;
+using gg::testing::Stored;
 
 namespace {
 
@@ -36,26 +38,6 @@ std::vector<Shape> grid() {
   for (int a = 0; a < 10; ++a)
     for (int b = 0; b < 10; ++b)
       if ((a + 3 * b) % 7 == 0) out.push_back({kExtents[a], kExtents[b], kExtents[(2 * a + b + 1) % 10]});
-  return out;
-}
-
-// A stored matrix: logical element (r, c) of a rows x cols matrix at r * ld + c, or c * ld + r
-// when transposed.
-struct Stored {
-  bool transposed = false;
-  int64_t rows = 0, cols = 0, ld = 0;
-  int64_t index(int64_t r, int64_t c) const { return transposed ? c * ld + r : r * ld + c; }
-  size_t count() const {
-    const int64_t outer = transposed ? cols : rows, inner = transposed ? rows : cols;
-    return size_t((outer - 1) * ld + inner);
-  }
-};
-
-// The logical values placed into a stored layout, NaN elsewhere.
-std::vector<float> place(const std::vector<float>& logical, const Stored& s) {
-  std::vector<float> out(s.count(), std::nanf(""));
-  for (int64_t r = 0; r < s.rows; ++r)
-    for (int64_t c = 0; c < s.cols; ++c) out[size_t(s.index(r, c))] = logical[size_t(r * s.cols + c)];
   return out;
 }
 

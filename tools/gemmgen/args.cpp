@@ -46,17 +46,19 @@ const std::vector<std::string>& Args::values(const std::string& flag) const {
   return it == flags.end() ? none : it->second;
 }
 
-std::optional<int64_t> Args::positive(const std::string& flag) const {
+std::optional<int64_t> Args::at_least(const std::string& flag, int64_t least) const {
   auto v = value(flag);
   if (!v) return std::nullopt;
   int64_t x = 0;
   auto res = std::from_chars(v->data(), v->data() + v->size(), x);
   if (res.ec == std::errc::result_out_of_range)
     usage_error("--" + flag + " " + *v + " is out of range (larger than a 64-bit integer)");
-  if (res.ec != std::errc() || res.ptr != v->data() + v->size() || x < 1)
-    usage_error("--" + flag + " expects a positive integer, got '" + *v + "'");
+  if (res.ec != std::errc() || res.ptr != v->data() + v->size() || x < least)
+    usage_error("--" + flag + " expects a " + (least == 0 ? "non-negative" : "positive") + " integer, got '" + *v + "'");
   return x;
 }
+
+std::optional<int64_t> Args::positive(const std::string& flag) const { return at_least(flag, 1); }
 
 Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs) {
   Args args;

@@ -27,6 +27,8 @@ struct Args {
   const std::vector<std::string>& values(const std::string& flag) const;
   // The flag's value as a positive integer; usage error otherwise. nullopt when absent.
   std::optional<int64_t> positive(const std::string& flag) const;
+  // The same with a lower bound of `least` (0: a non-negative integer).
+  std::optional<int64_t> at_least(const std::string& flag, int64_t least) const;
 };
 
 // Parses the words after the command name. `--flag value` and `--flag=value` both work;

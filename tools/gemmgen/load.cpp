@@ -44,6 +44,9 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.ldb = args.positive("ldb").value_or(file.ldb.value_or(0));
   p.layout.ldd = args.positive("ldd").value_or(file.ldd.value_or(0));
   p.layout.batch = args.positive("batch").value_or(file.batch.value_or(1));
+  p.layout.stride_a = args.at_least("stride-a", 0).value_or(file.stride_a.value_or(-1));
+  p.layout.stride_b = args.at_least("stride-b", 0).value_or(file.stride_b.value_or(-1));
+  p.layout.stride_d = args.positive("stride-d").value_or(file.stride_d.value_or(-1));
   return p;
 }
 
@@ -136,7 +139,10 @@ std::vector<FlagSpec> problem_flags() {
       {"lda", "L", "elements between A's stored rows (default: dense)"},
       {"ldb", "L", "elements between B's stored rows (default: dense)"},
       {"ldd", "L", "elements between D's stored rows (default: dense)"},
-      {"batch", "B", "matrices computed in one launch, dense one after another (default 1)"},
+      {"batch", "B", "matrices computed in one launch (default 1)"},
+      {"stride-a", "S", "elements between A's matrices of a batch (default: dense; 0: one A for every batch)"},
+      {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
+      {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
 }
