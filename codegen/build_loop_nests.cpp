@@ -25,6 +25,7 @@ const char* grid_var(Binding b) {
 struct TileCoordinates {
   ExprPtr m_tile, n_tile;
   ExprPtr batch;  // the batch matrix; nullptr for one matrix
+  ExprPtr split;  // split-K: which share of the k tiles; nullptr without split-K
   ExprPtr in_range = imm(1);
 };
 
@@ -36,10 +37,10 @@ struct ClusterPairing {
 };
 
 // Replays the tile-level relations backwards from the grid-bound leaves to the tile index
-// of m and n (the outer result of each root split). A batch of matrices is the outermost tile
-// coordinate: blockIdx.z of a grid of tiles, the slow part of a persistent tile index (each
-// matrix's tiles in the schedule's order, one matrix after another).
-TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, int64_t batches) {
+// of m and n (the outer result of each root split). The batch matrix and the split-K share are
+// the outermost work coordinates (batch fastest): blockIdx.z of a grid of tiles, the slow part of
+// a persistent tile index (each matrix's tiles in the schedule's order, one matrix after another).
+TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, int64_t batches, int64_t splits) {
   std::map<std::string, ExprPtr> value;
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -49,16 +50,20 @@ TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, 
     else if (a.extent == 1 || a.binding == Binding::None) value[name] = imm(0);  // coverage checked it is 1
   }
   TileCoordinates tc;
-  if (batches > 1 && !dom.bound_to(Binding::Persistent)) tc.batch = var("blockIdx.z");
+  const auto outer_coordinates = [&](const ExprPtr& outer) {
+    if (batches > 1) tc.batch = splits > 1 ? outer % imm(batches) : outer;
+    if (splits > 1) tc.split = batches > 1 ? outer / imm(batches) : outer;
+  };
+  if (!dom.bound_to(Binding::Persistent)) outer_coordinates(var("blockIdx.z"));
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
       int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
       const int64_t cs = pair.ctas;
       ExprPtr tile = value[it->fused];
-      if (batches > 1) {  // the loop walks batches x (tile groups of one matrix)
+      if (batches * splits > 1) {  // the loop walks splits x batches x (tile groups of one matrix)
         const int64_t per_matrix = dom.find(it->fused)->extent / cs;
-        tc.batch = tile / imm(per_matrix);
+        outer_coordinates(tile / imm(per_matrix));
         tile = tile % imm(per_matrix);
       }
       TileCoordExprs c = persistent_tile_exprs(tile, pair.along_m ? tiles_m / cs : tiles_m,
@@ -96,7 +101,7 @@ class NestBuilder {
  public:
   NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p) {
     if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
-    tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch);
+    tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch, p.split_k);
     tile_axis_ = s.domain().bound_to(Binding::Persistent);
     // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
     // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
@@ -125,6 +130,7 @@ class NestBuilder {
     std::vector<StmtPtr> coords = {let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile)};
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
     if (tc_.batch) coords.push_back(let("batch", tc_.batch, "long long"));
+    if (tc_.split) coords.push_back(let("split", tc_.split));
     if (!tile_axis_) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
       coords.push_back(guarded);
@@ -147,6 +153,7 @@ class NestBuilder {
     }
     loop->origin = "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) +
                    " tiles" + (tc_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
+                   (tc_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
                    ", grid-strided" +
                    (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
                                  (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster"
@@ -184,6 +191,7 @@ class NestBuilder {
     l->k_tile = k_tile();
     l->stage = imm(0);
     l->batch = batch();
+    if (tc_.split) l->k_first = var("split") * var("k_tiles");  // k_tiles: one split's share
     return l;
   }
 
@@ -223,6 +231,7 @@ class NestBuilder {
     write->m_tile = var("m_tile");
     write->n_tile = var("n_tile");
     write->batch = batch();
+    if (tc_.split) write->split = var("split");
     return block({decl, zero, std::move(mainloop), write});
   }
 
@@ -232,7 +241,7 @@ class NestBuilder {
  private:
   ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
   ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
-  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas * p_.layouts.batch); }
+  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas * p_.layouts.batch * p_.split_k); }
 
   const KernelPlan& p_;
   ClusterPairing pair_;
@@ -282,7 +291,11 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   std::vector<StmtPtr> top;
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p.multicast_a || p.multicast_b) top.push_back(let("cta_rank", var("blockIdx.x") % imm(p.cluster_size)));
-  if (!p.k_loop.empty()) top.push_back(let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k))));
+  // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
+  // zero-filled like any edge, so every split runs as many and the pipeline counts stay uniform.
+  if (!p.k_loop.empty() && p.split_k > 1)
+    top.push_back(let("k_tiles", ceil_div(ceil_div(var("args.k"), imm(p.tile_k)), imm(p.split_k))));
+  else if (!p.k_loop.empty()) top.push_back(let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k))));
   else if (nb.persistent()) top.push_back(let("k_tiles", imm(1)));
   top.insert(top.end(), roles.begin(), roles.end());
   k.body = block(top);

@@ -411,6 +411,47 @@ class CudaPrinter : public Visitor {
     close();
   }
 
+  // Split-K: the workspace holds [slots][splits][per_thread][threads] floats, then the tickets.
+  void workspace_locals(const SplitKWorkspace& ws, const ExprPtr& slot, int first_thread) {
+    line("float* const partials = static_cast<float*>(args.workspace) + (long long)(" + to_c(slot) + ") * " +
+         num(int64_t(ws.splits) * ws.tile_floats()) + ";");
+    line("const int t = threadIdx.x - " + num(first_thread) + ";");
+  }
+  void visit_PartialStore(const PartialStore& n) override {
+    open("");
+    line("// split-K: this split's partial sums of the tile, coalesced across the tile's threads");
+    workspace_locals(n.ws, n.slot, n.first_thread);
+    line("float* const mine = partials + (long long)(" + to_c(n.split) + ") * " + num(n.ws.tile_floats()) + ";");
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("  #pragma unroll");
+    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) gg::dev::store_partial(mine + (b * " + num(n.regs) +
+         " + i) * " + num(n.ws.threads) + " + t, " + n.accumulator + "[b][i]);");
+    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    close();
+  }
+  void visit_SplitKTicket(const SplitKTicket& n) override {
+    line("const bool " + n.result + " = gg::dev::split_k_ticket(static_cast<unsigned*>(args.workspace) + " +
+         num(n.ws.slots * n.ws.splits * n.ws.tile_floats()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
+         to_c(n.barrier) + ", " + num(n.ws.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
+  }
+  void visit_PartialReduce(const PartialReduce& n) override {
+    open("");
+    line("// split-K: the tile's last split adds every split's partial sums, in split order");
+    workspace_locals(n.ws, n.slot, n.first_thread);
+    line("#pragma unroll");
+    open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + num(n.regs) + "; ++i)");
+    line("float sum = 0.0f;");
+    line("for (int s = 0; s < " + num(n.ws.splits) + "; ++s) sum += gg::dev::load_partial(partials + s * " +
+         num(n.ws.tile_floats()) + " + (b * " + num(n.regs) + " + i) * " + num(n.ws.threads) + " + t);");
+    line(n.accumulator + "[b][i] = sum;");
+    close();
+    close();
+    close();
+  }
+
   // Abstract nodes never reach the printer: check_sync rejects them first.
   void visit_LoadTile(const LoadTile&) override { GG_INTERNAL_CHECK(false, "LoadTile reached the printer"); }
   void visit_AcquireStage(const AcquireStage&) override { GG_INTERNAL_CHECK(false, "AcquireStage reached the printer"); }

@@ -15,7 +15,7 @@ constexpr const char* kVersion = "0.1.0";
 
 // Device helpers in dependency order; gemm_args.h first.
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
-                                          "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh",
+                                          "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh", "split_k.cuh",
                                           "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh",
                                           "stmatrix.cuh",  "global_copy.cuh"};
 
@@ -74,6 +74,13 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << "  args.lda = " << L.layouts.lda << "; args.ldb = " << L.layouts.ldb << "; args.ldc = " << L.layouts.ldc
      << "; args.ldd = " << L.layouts.ldd << "; args.batch = " << L.layouts.batch << ";\n"
+     << (L.workspace_bytes == 0 ? ""
+                                : "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"
+                                  "  if (workspace == nullptr) {\n"
+                                  "    if (cudaMalloc(&workspace, " + std::to_string(L.workspace_bytes) +
+                                      ") != cudaSuccess) return -1;\n"
+                                  "    if (cudaMemset(workspace, 0, " + std::to_string(L.workspace_bytes) +
+                                      ") != cudaSuccess) return -1;\n  }\n  args.workspace = workspace;\n")
      << "  args.stride_a = " << L.layouts.stride_a << "; args.stride_b = " << L.layouts.stride_b
      << "; args.stride_c = " << L.layouts.stride_c << "; args.stride_d = " << L.layouts.stride_d << ";\n";
   for (const auto& t : L.tensor_maps) {

@@ -71,6 +71,9 @@ struct KernelPlan {
   // beta*C read through the staging buffer: TMA loads the C tile into it (completing on
   // `c_bar`), each thread reads its elements there and overwrites them with the result.
   bool staged_c = false;
+  // Split-K: `split_k` CTAs share each output tile through the workspace (1: none).
+  int split_k = 1;
+  kir::SplitKWorkspace workspace;
 };
 
 // The runtime's element type for a (non-reserved) dtype.

@@ -242,7 +242,25 @@ class Dumper : public Visitor {
   void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
   void visit_LoadTile(const LoadTile& n) override {
     line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage) +
-         batch_text(n.batch));
+         batch_text(n.batch) + (n.k_first ? " k_first=" + to_c(n.k_first) : ""));
+  }
+  static std::string workspace(const SplitKWorkspace& w) {
+    return "workspace[" + std::to_string(w.slots) + " slots][" + std::to_string(w.splits) + " splits][" +
+           std::to_string(w.per_thread) + "][" + std::to_string(w.threads) + " threads]";
+  }
+  void visit_PartialStore(const PartialStore& n) override {
+    line("PartialStore " + n.accumulator + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "] -> " +
+         workspace(n.ws) + " slot=" + to_c(n.slot) + " split=" + to_c(n.split) + " first_thread=" +
+         std::to_string(n.first_thread));
+  }
+  void visit_SplitKTicket(const SplitKTicket& n) override {
+    line("SplitKTicket " + n.result + " = last of " + std::to_string(n.ws.splits) + " on slot=" + to_c(n.slot) +
+         " barrier=" + to_c(n.barrier) + " threads=" + std::to_string(n.ws.threads) + " from " +
+         std::to_string(n.first_thread));
+  }
+  void visit_PartialReduce(const PartialReduce& n) override {
+    line("PartialReduce " + n.accumulator + " = sum over splits of " + workspace(n.ws) + " slot=" + to_c(n.slot) +
+         " first_thread=" + std::to_string(n.first_thread));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
     line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +
@@ -258,7 +276,8 @@ class Dumper : public Visitor {
   void visit_ClusterSync(const ClusterSync&) override { line("ClusterSync"); }
   void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
   void visit_WriteTile(const WriteTile& n) override {
-    line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile) + batch_text(n.batch));
+    line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile) + batch_text(n.batch) +
+         (n.split ? " split=" + to_c(n.split) : ""));
   }
   void visit_MbarrierInit(const MbarrierInit& n) override {
     line("MbarrierInit " + bar(n.bar) + " arrivals=" + std::to_string(n.arrivals));

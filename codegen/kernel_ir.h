@@ -23,7 +23,8 @@ namespace gg::kir {
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero)                                                                            \
-  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)
+  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)                       \
+  X(PartialStore) X(SplitKTicket) X(PartialReduce)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
 enum class NodeKind {
@@ -104,7 +105,8 @@ struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
 
 // Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) of batch matrix `batch`
 // (nullptr: the problem has one) into pipeline stage `stage`.
-struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch; };
+// `k_first`: the k tile the loop's first iteration loads (split-K: this split's share), nullptr: 0.
+struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch, k_first; };
 // Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
 // `to_fill`, until its readers released it so the producer may fill it again (`parity`:
 // which release).
@@ -118,7 +120,8 @@ struct FinishCompute : NodeOf<NodeKind::FinishCompute> {};
 struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // Abstract: the epilogue and store of the output tile at (m_tile, n_tile) of batch matrix
 // `batch` (nullptr: the problem has one).
-struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch; };
+// `split` (split-K; nullptr: none): which of the CTAs sharing the tile this one is.
+struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split; };
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
@@ -229,6 +232,42 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
   ExprPtr d_offset, c_offset;     // elements from args.d / args.c to this tile's matrix; nullptr: 0
+};
+
+// Split-K's global workspace: fp32 partial sums [slots][splits][per_thread][threads] (a slot per
+// output tile of the problem, each thread's accumulator registers strided by `threads` so the
+// stores coalesce), then one 32-bit ticket counter per slot, zero between launches.
+struct SplitKWorkspace {
+  int64_t slots = 0;
+  int splits = 2, per_thread = 0, threads = 128;
+  int64_t tile_floats() const { return int64_t(per_thread) * threads; }
+  int64_t bytes() const { return slots * splits * tile_floats() * 4 + slots * 4; }
+};
+// The threads holding a tile are threadIdx.x in [first_thread, first_thread + ws.threads).
+// This thread's accumulator (`blocks` x `regs` floats) as split `split` of tile slot `slot`,
+// fenced: visible device-wide before the ticket.
+struct PartialStore : NodeOf<NodeKind::PartialStore> {
+  std::string accumulator;
+  int blocks = 1, regs = 0, first_thread = 0;
+  SplitKWorkspace ws;
+  ExprPtr slot, split;
+};
+// After every thread stored its partial sums (a barrier before this), the first thread takes a
+// ticket on the slot's counter; all threads learn at named barrier `barrier` (a reduction)
+// whether it was the slot's last ticket, in `result` (a bool the epilogue's guard reads). The
+// last resets the counter for the next launch.
+struct SplitKTicket : NodeOf<NodeKind::SplitKTicket> {
+  SplitKWorkspace ws;
+  int first_thread = 0;
+  ExprPtr slot, barrier;
+  std::string result = "split_last";
+};
+// The accumulator becomes the sum of every split's partial sums of the slot, added in split order.
+struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
+  std::string accumulator;
+  int blocks = 1, regs = 0, first_thread = 0;
+  SplitKWorkspace ws;
+  ExprPtr slot;
 };
 
 // ---- construction

@@ -35,7 +35,48 @@ class LowerWrite : public Mutator {
     store->c_ld = imm(p_.layouts.ldc);
     store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);
     store->c_offset = batch_offset(p_, rt::Operand::C, w->batch);
-    if (!p_.tma_store) return store;
+    return split_k_combine(*w, p_.tma_store ? staged_store(store, *w) : store);
+  }
+
+  // Split-K: every split parks its partial sums in the workspace; the tile's last split adds them
+  // up in split order and alone runs the epilogue.
+  StmtPtr split_k_combine(const WriteTile& w, StmtPtr epilogue) const {
+    if (!w.split) return epilogue;
+    const kir::SplitKWorkspace& ws = p_.workspace;
+    const int64_t tiles_m = ceil_div(p_.m, int64_t(p_.tile_m)), tiles_n = ceil_div(p_.n, int64_t(p_.tile_n));
+    ExprPtr slot = (w.batch ? w.batch * imm(tiles_m) + w.m_tile : w.m_tile) * imm(tiles_n) + w.n_tile;
+    const auto shape = sm90::accumulator_shape(p_);
+    const int first_thread = role_.first_warpgroup * kWarpgroupThreads;
+    auto store = std::make_shared<PartialStore>();
+    store->accumulator = "acc";
+    store->blocks = shape.blocks;
+    store->regs = shape.regs;
+    store->first_thread = first_thread;
+    store->ws = ws;
+    store->slot = slot;
+    store->split = w.split;
+    auto meet = std::make_shared<NamedBarrierSync>();
+    meet->id = imm(kSplitKBarrier);
+    meet->threads = ws.threads;
+    auto ticket = std::make_shared<SplitKTicket>();
+    ticket->ws = ws;
+    ticket->first_thread = first_thread;
+    ticket->slot = slot;
+    ticket->barrier = imm(kSplitKBarrier);
+    auto reduce = std::make_shared<PartialReduce>();
+    reduce->accumulator = "acc";
+    reduce->blocks = shape.blocks;
+    reduce->regs = shape.regs;
+    reduce->first_thread = first_thread;
+    reduce->ws = ws;
+    reduce->slot = slot;
+    return block({comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
+                          "partial sums in split order"),
+                  store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});
+  }
+
+  // The epilogue through the staging buffers and TMA stores.
+  StmtPtr staged_store(const std::shared_ptr<EpilogueStore>& store, const WriteTile& w) {
     GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
     GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
                           st_.subtiles % st_.buffers == 0,
@@ -57,7 +98,7 @@ class LowerWrite : public Mutator {
       auto t = std::make_shared<TmaStore>();
       t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
-      t->batch = tensor_map_batch(p_, rt::Operand::D, w->batch);
+      t->batch = tensor_map_batch(p_, rt::Operand::D, w.batch);
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
@@ -67,7 +108,7 @@ class LowerWrite : public Mutator {
       // the others (the load is issued only after the buffer's previous store read it).
       store->c_staged = true;
       const BarrierRef bar = c_barrier(buffer);
-      body.push_back(elect_one(block({wait_buffer_read(), load_c(*store, staging, bar, w->batch)}), storing_warp()));
+      body.push_back(elect_one(block({wait_buffer_read(), load_c(*store, staging, bar, w.batch)}), storing_warp()));
       auto wait = std::make_shared<MbarrierWait>();
       wait->bar = bar;
       // The barrier's phase counts the buffer's loads: the subtiles this warpgroup staged before

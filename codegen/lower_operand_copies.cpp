@@ -28,7 +28,8 @@ class LowerCopies : public Mutator {
     const int64_t tile_rows = layout.rows;
     SmemRef dst{is_a ? Buffer::A : Buffer::B, l->stage * imm(layout.bytes())};
     // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
-    ExprPtr mn0 = l->tile * imm(layout.mn_extent()), k0 = l->k_tile * imm(p_.tile_k);
+    ExprPtr k_tile = l->k_first ? l->k_first + l->k_tile : l->k_tile;
+    ExprPtr mn0 = l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
     ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
       BarrierRef bar{Barrier::Full, l->stage};

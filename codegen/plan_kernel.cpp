@@ -1,6 +1,7 @@
 #include "codegen/plan_kernel.h"
 
 #include "codegen/resources.h"
+#include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -268,6 +269,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));
   }
   p.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
+  p.split_k = s.split_k_of();
+  if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
+  if (p.split_k > 1 && p.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
@@ -312,6 +316,14 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
                    static_cast<unsigned>(resources.grid.z)};
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
   k.launch.layouts = p.layouts;
+  if (p.split_k > 1) {
+    const auto acc = sm90::accumulator_shape(p);
+    k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
+    k.plan.workspace.splits = p.split_k;
+    k.plan.workspace.per_thread = acc.blocks * acc.regs;
+    k.plan.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
+    k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.workspace.bytes());
+  }
   return k;
 }
 

@@ -120,12 +120,16 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kTurnBarrier + c, 2 * kWarpgroupThreads,
                                   "consumer " + std::to_string(c) + "'s turn for the tensor cores"});
+  if (s.split_k_of() > 1)
+    r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
+                                "split-K: the threads holding a tile take its ticket"});
 
   // ---- cluster and grid
   if (auto c = s.cluster_dims()) r.cluster = *c;
   r.cluster_size = r.cluster.x * r.cluster.y * r.cluster.z;
   const int64_t batches = r.grid.batches = def.batch();  // each matrix of a batch has its own tiles
-  r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches;
+  const int64_t splits = r.grid.splits = s.split_k_of();  // and split-K gives each tile to `splits` CTAs
+  r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches * splits;
   // Resident CTAs per SM: a persistent grid fills every slot, so that (without warp
   // specialization) one CTA's loads and epilogue overlap another's MMAs.
   int64_t by_smem = limits.smem_per_sm / (r.smem_bytes + limits.smem_reserved_per_cta);
@@ -134,7 +138,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads})));
   if (const Axis* p = dom.bound_to(Binding::Persistent)) {
     r.grid.persistent = true;
-    r.grid.tiles = p->extent * batches;
+    r.grid.tiles = p->extent * batches * splits;
     int64_t cs = r.cluster_size;
     int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
     int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), slots / cs));
@@ -147,7 +151,8 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       int64_t e = a ? a->extent : 1;
       (b == Binding::BlockX ? r.grid.x : b == Binding::BlockY ? r.grid.y : r.grid.z) = e;
     }
-    if (!dom.bound_to(Binding::BlockZ)) r.grid.z = batches;  // the batch index (plan_kernel refuses a taken z)
+    // The batch index and the split (plan_kernel refuses a taken z).
+    if (!dom.bound_to(Binding::BlockZ)) r.grid.z = batches * splits;
   }
 
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
@@ -212,6 +217,7 @@ std::string ResourceSummary::to_string() const {
   else
     os << ", one per tile (" << grid.tiles << " tiles)";
   if (grid.batches > 1) os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
+  if (grid.splits > 1) os << "; split-K: " << grid.splits << " CTAs per output tile, each a share of the k tiles";
   os << "\n";
   if (tmem_columns > 0)
     os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "

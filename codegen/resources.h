@@ -35,6 +35,8 @@ struct SmemItem {
 // run MMAs at kTurnBarrier + c.
 inline constexpr int kStagingBarrier = 1;
 inline constexpr int kTurnBarrier = 1 + kPingPongConsumers;
+// Split-K: the threads holding a tile meet here to take the tile's ticket.
+inline constexpr int kSplitKBarrier = kTurnBarrier + kPingPongConsumers;
 
 struct NamedBarrier {
   int id = 0;
@@ -53,6 +55,7 @@ struct GridShape {
   bool persistent = false;
   int64_t tiles = 1;  // output tiles (M tiles x N tiles x batches)
   int64_t batches = 1;  // matrices of a batched problem
+  int64_t splits = 1;   // split-K: CTAs per output tile
   int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)
   int64_t ctas() const { return x * y * z; }
 };

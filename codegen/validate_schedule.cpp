@@ -452,6 +452,18 @@ void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimit
                      " an SM has; use a tile n of at most " + str(limits.tmem_columns / std::max<int64_t>(1, (r.tile_m + 127) / 128)));
 }
 
+// Each split reduces at least one k tile: a split past the last k tile would only add zeros.
+void check_split_k(const Schedule& s) {
+  const int splits = s.split_k_of();
+  if (splits == 1) return;
+  const Axis* k_loop = s.k_loop();
+  const int64_t k_tiles = k_loop ? k_loop->extent : 1;
+  if (splits > k_tiles)
+    throw_user_error("bad-split-k", "split_k " + str(splits) + ": the k loop runs " + str(k_tiles) + " k tile(s) (K=" +
+                     str(s.definition().k()) + " in tiles of " + str(s.domain().tile_extent(Root::K)) +
+                     "), fewer than the splits; use at most " + str(k_tiles) + " splits or smaller k tiles");
+}
+
 }  // namespace
 
 ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits) {
@@ -469,6 +481,7 @@ ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits
   check_pipeline(s);
   check_consumer_mode(s);
   check_store_subtile(s, analysis.staging);
+  check_split_k(s);
   check_registers(s, r, limits);
   check_memory(s, r, limits);
   return analysis;

@@ -37,6 +37,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
         if constexpr (std::is_same_v<D, PingPongD>) return true;
         if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
+        if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits;
       },
       a);
 }
@@ -44,7 +45,7 @@ bool operator==(const Directive& a, const Directive& b) {
 std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
-                                "multicast", "mma", "ping_pong", "store_subtile"};
+                                "multicast", "mma", "ping_pong", "store_subtile", "split_k"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -315,6 +316,20 @@ Schedule& Schedule::ping_pong() {
   return *this;
 }
 
+Schedule& Schedule::split_k(int splits) {
+  if (last<SplitKD>()) throw_user_error("duplicate-directive", "split_k: the k loop is already split");
+  if (splits < 2 || splits > kMaxSplitK)
+    throw_user_error("bad-split-k", "split_k " + std::to_string(splits) + ": legal is 2.." + std::to_string(kMaxSplitK) +
+                     " CTAs per output tile");
+  record(SplitKD{splits});
+  return *this;
+}
+
+int Schedule::split_k_of() const {
+  auto* d = last<SplitKD>();
+  return d ? d->splits : 1;
+}
+
 Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
   if (last<StoreSubtileD>()) throw_user_error("duplicate-directive", "store_subtile: the output subtile is already chosen");
   if (cols <= 0 || buffers < 1 || buffers > kMaxStoreBuffers)
@@ -346,6 +361,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
         if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
         if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
+        if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits);
       },
       d);
   return *this;

@@ -45,10 +45,13 @@ struct PingPongD {};  // two consumer warpgroups take the persistent loop's tile
 // The output tile leaves in subtiles of `cols` columns through `buffers` staging buffers per
 // consumer warpgroup.
 struct StoreSubtileD { int64_t cols; int buffers; };
+// Split-K: `splits` CTAs share each output tile, each reducing its share of the k tiles; the
+// last to finish adds the partial sums in split order (deterministic) and runs the epilogue.
+struct SplitKD { int splits; };
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
                                CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
-                               StoreSubtileD>;
+                               StoreSubtileD, SplitKD>;
 
 // How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
 // axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
@@ -68,6 +71,7 @@ inline constexpr int kRegisterFile = 65536;
 inline constexpr int kMinRegs = 24, kMaxRegs = 256;
 inline constexpr int kWarpgroupThreads = 128;
 inline constexpr int kMaxStoreBuffers = 4;  // staging buffers per consumer warpgroup (store_subtile)
+inline constexpr int kMaxSplitK = 64;         // CTAs sharing one output tile (split_k)
 
 class Schedule {
  public:
@@ -94,6 +98,11 @@ class Schedule {
   // persistent loop in turn, so that one's epilogue runs under the other's MMAs. Needs
   // warp_specialize and persist; excludes splitting a tile over warpgroups (cooperative).
   Schedule& ping_pong();
+  // Splits the k loop over `splits` (2..64) CTAs per output tile: for skinny problems whose
+  // tiles alone leave SMs idle. Partial sums go through a global workspace in fp32 and are added
+  // in split order, so the result does not depend on which CTA finishes first.
+  Schedule& split_k(int splits);
+  int split_k_of() const;  // 1 without split_k
   // Stores the output tile in subtiles of `cols` columns, each staged in one of `buffers`
   // shared-memory buffers per consumer warpgroup: a subtile's TMA store runs while the next is
   // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,

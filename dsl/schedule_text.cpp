@@ -78,6 +78,7 @@ constexpr Usage kUsages[] = {
     {"mma", "M N K [sm_90a|sm_100a]"},
     {"ping_pong", ""},
     {"store_subtile", "COLS [BUFFERS]"},
+    {"split_k", "SPLITS"},
 };
 
 std::string directive_names() {
@@ -242,6 +243,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     l.arity(0, 0);
     return PingPongD{};
   }
+  if (name == "split_k") {
+    l.arity(1, 1);
+    return SplitKD{l.small_integer(1, "split count")};
+  }
   if (name == "store_subtile") {
     l.arity(1, 2);
     return StoreSubtileD{l.integer(1, "subtile columns"), l.size() > 2 ? l.small_integer(2, "staging buffer count") : 2};
@@ -363,6 +368,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, MulticastD>) os << " " << x.operand;
         if constexpr (std::is_same_v<D, MmaD>) os << " " << x.m << " " << x.n << " " << x.k << " " << target_name(x.target);
         if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
+        if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits;
       },
       d);
   return os.str();

@@ -111,23 +111,36 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
       fail("allowing a non-portable cluster size", status);
     }
   }
+  if (spec_.workspace_bytes > 0) {
+    if (cudaError_t status = cudaMalloc(&workspace_, spec_.workspace_bytes); status != cudaSuccess) {
+      workspace_ = nullptr;
+      throw CudaError(describe() + ": allocating " + std::to_string(spec_.workspace_bytes) +
+                      " bytes of workspace failed: " + cudaGetErrorString(status));
+    }
+    if (cudaError_t status = cudaMemset(workspace_, 0, spec_.workspace_bytes); status != cudaSuccess)
+      throw CudaError(describe() + ": zeroing the workspace failed: " + cudaGetErrorString(status));
+  }
 }
 
 LoadedKernel::~LoadedKernel() {
   if (module_ != nullptr) driver_api().module_unload(module_);
+  if (workspace_ != nullptr) cudaFree(workspace_);
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)),
       function_(std::exchange(other.function_, nullptr)),
-      spec_(std::move(other.spec_)) {}
+      spec_(std::move(other.spec_)),
+      workspace_(std::exchange(other.workspace_, nullptr)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
     if (module_ != nullptr) driver_api().module_unload(module_);
+    if (workspace_ != nullptr) cudaFree(workspace_);
     module_ = std::exchange(other.module_, nullptr);
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
+    workspace_ = std::exchange(other.workspace_, nullptr);
   }
   return *this;
 }
@@ -167,6 +180,7 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& problem) const {
   args.stride_b = l.stride_b;
   args.stride_c = l.stride_c;
   args.stride_d = l.stride_d;
+  args.workspace = workspace_;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
       *map_slot(spec.operand, args) =

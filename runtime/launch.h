@@ -69,6 +69,9 @@ class LoadedKernel {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   LaunchSpec spec_;
+  // spec_.workspace_bytes of zeroed scratch, the kernel's own: launches of one LoadedKernel must
+  // not overlap (the kernel leaves it zeroed for the next).
+  void* workspace_ = nullptr;
 };
 
 }  // namespace gg::rt

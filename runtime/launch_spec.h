@@ -67,6 +67,9 @@ struct LaunchSpec {
   unsigned dynamic_smem_bytes = 0;
   std::vector<TensorMapSpec> tensor_maps;
   MatrixLayouts layouts;  // what the kernel was generated for (resolved, or dense placeholders)
+  // Global scratch the kernel needs (split-K's partial sums and tickets), zeroed before the first
+  // launch; the kernel leaves it zeroed. Launches sharing it must not overlap (one stream).
+  uint64_t workspace_bytes = 0;
 };
 
 }  // namespace gg::rt

@@ -67,6 +67,7 @@ struct Cta {
   int64_t sync_arrived = 0, sync_generation = 0;
   std::map<int, NamedBarrier> named;
   std::map<int, NamedBarrier> wgmma_issue;  // per warpgroup: wgmma is .sync.aligned over its 4 warps
+  bool split_last = false;  // the elected thread's split-K ticket, told to the tile's threads at the barrier
   bool exited = false;
 };
 
@@ -940,6 +941,76 @@ class Simulator {
     return true;
   }
 
+  // ---- split-K: the workspace in global memory, [slots][splits][per_thread][threads] floats and a
+  // ticket counter per slot; register i of a lane is the wgmma fragment element the epilogue reads.
+  float& fragment(Warp& w, const std::string& acc, int lane, int b, int i) {
+    const int N = w.acc_n[acc], j = i / 4, h = (i % 4) / 2, e = i % 2;
+    return w.acc[acc][static_cast<size_t>((b * 16 + lane / 4 + 8 * h) * N + 8 * j + 2 * (lane % 4) + e)];
+  }
+  int64_t partial_index(const SplitKWorkspace& ws, int64_t slot, int64_t split, int b, int i, int regs, int64_t t) {
+    return (slot * ws.splits + split) * ws.tile_floats() + (b * int64_t(regs) + i) * ws.threads + t;
+  }
+  void allocate_workspace(const SplitKWorkspace& ws) {
+    if (!partials_.empty()) return;
+    partials_.assign(static_cast<size_t>(ws.slots * ws.splits * ws.tile_floats()), std::nanf(""));
+    tickets_.assign(static_cast<size_t>(ws.slots), 0);
+  }
+  bool exec(Warp& w, Frame&, const PartialStore& n) {
+    allocate_workspace(n.ws);
+    const int64_t slot = eval(w, n.slot), split = eval(w, n.split);
+    if (slot < 0 || slot >= n.ws.slots || split < 0 || split >= n.ws.splits) {
+      error("split-K partial store to slot " + std::to_string(slot) + ", split " + std::to_string(split) +
+            " outside the workspace's " + std::to_string(n.ws.slots) + " x " + std::to_string(n.ws.splits));
+      return true;
+    }
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
+      if (t < 0 || t >= n.ws.threads) continue;
+      for (int b = 0; b < n.blocks; ++b)
+        for (int i = 0; i < n.regs; ++i)
+          partials_[static_cast<size_t>(partial_index(n.ws, slot, split, b, i, n.regs, t))] =
+              fragment(w, n.accumulator, lane, b, i);
+    }
+    return true;
+  }
+  bool exec(Warp& w, Frame& f, const SplitKTicket& n) {
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    if (!f.entered) {
+      allocate_workspace(n.ws);
+      f.entered = true;
+      f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
+      f.value = eval(w, n.barrier);
+      if (w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
+        const int64_t slot = eval(w, n.slot);
+        uint32_t& ticket = tickets_[static_cast<size_t>(slot)];
+        cta.split_last = ++ticket == uint32_t(n.ws.splits);
+        if (cta.split_last) ticket = 0;
+      }
+      named_arrive(w, n.barrier, n.ws.threads, "bar.red.or");
+    }
+    const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
+    w.blocked = "split-K ticket at named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) +
+                " of " + std::to_string(b.threads) + " threads arrived)";
+    if (b.generation == f.generation) return false;
+    w.vars[n.result] = cta.split_last ? 1 : 0;
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const PartialReduce& n) {
+    const int64_t slot = eval(w, n.slot);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
+      if (t < 0 || t >= n.ws.threads) continue;
+      for (int b = 0; b < n.blocks; ++b)
+        for (int i = 0; i < n.regs; ++i) {
+          float sum = 0.0f;
+          for (int64_t s = 0; s < n.ws.splits; ++s)
+            sum += partials_[static_cast<size_t>(partial_index(n.ws, slot, s, b, i, n.regs, t))];
+          fragment(w, n.accumulator, lane, b, i) = sum;
+        }
+    }
+    return true;
+  }
+
   // ---- bookkeeping
   int64_t live_warps(int cta) const {
     int64_t n = 0;
@@ -955,6 +1026,12 @@ class Simulator {
   }
 
   void compare_output() {
+    for (size_t slot = 0; slot < tickets_.size(); ++slot)
+      if (tickets_[slot] != 0) {
+        error("split-K: tile slot " + std::to_string(slot) + "'s ticket counter ends at " +
+              std::to_string(tickets_[slot]) + ", not reset to 0 for the next launch");
+        break;
+      }
     // A strided or batched D: the elements between its rows and matrices belong to someone else
     // and stay untouched.
     const std::vector<bool> in_d = d_.in_matrices();
@@ -1007,6 +1084,8 @@ class Simulator {
   GlobalTensor a_, b_, c_, bias_, d_;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;
+  std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)
+  std::vector<uint32_t> tickets_;  // and one ticket counter per tile slot
   std::vector<Cta> ctas_;
   std::vector<Warp> warps_;
   std::vector<PendingLoad> loads_;

@@ -15,6 +15,7 @@ struct GgGemmArgs {
   const void* c;                           // [M, N] as D, ldc and stride_c; read when beta != 0
   void* d;                                 // [M, N]: d[b * stride_d + m * ldd + n] (column-major: n * ldd + m)
   const void* bias;                        // [N] or [M], output dtype
+  void* workspace;                         // LaunchSpec::workspace_bytes of zeroed scratch (split-K)
   long long m, n, k;
   float alpha, beta;
   long long lda, ldb, ldc, ldd;            // elements between stored rows

@@ -1,0 +1,40 @@
+#ifndef GG_DEV_SPLIT_K_CUH
+#define GG_DEV_SPLIT_K_CUH
+// Split-K's hand-off between the CTAs that share an output tile: each stores its fp32 partial
+// sums to the global workspace, then one thread per CTA takes a ticket on the tile's counter;
+// the CTA holding the last ticket adds every split's partial sums (in split order: the result
+// does not depend on which CTA finished first) and writes the tile.
+namespace gg::dev {
+
+// Stores and loads that bypass L1: another SM wrote (or reads) these bytes, and L1 is not coherent.
+static __device__ __forceinline__ void store_partial(float* at, float value) { __stcg(at, value); }
+static __device__ __forceinline__ float load_partial(const float* at) { return __ldcg(at); }
+
+// Called by all `thread_count` threads holding the tile after they stored their partial sums and
+// met at named barrier `id`: `elected` takes the ticket; every thread learns (bar.red.or) whether
+// it was the last of `splits`. The last resets the counter to zero for the next launch and makes
+// the other splits' stores visible before its loads.
+static __device__ __forceinline__ bool split_k_ticket(unsigned* counter, unsigned splits, unsigned id,
+                                                      unsigned thread_count, bool elected) {
+  unsigned last = 0;
+  if (elected) {
+    last = atomicAdd(counter, 1u) == splits - 1 ? 1u : 0u;
+    if (last) *counter = 0u;
+  }
+  unsigned any = 0;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p, q;\n"
+      "  setp.ne.u32 p, %1, 0;\n"
+      "  bar.red.or.pred q, %2, %3, p;\n"
+      "  selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(last), "r"(id), "r"(thread_count)
+      : "memory");
+  if (any) __threadfence();  // acquire: the other splits fenced their stores before their tickets
+  return any != 0;
+}
+
+}  // namespace gg::dev
+#endif  // GG_DEV_SPLIT_K_CUH
