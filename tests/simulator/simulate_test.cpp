@@ -486,3 +486,65 @@ TEST_CASE("simulate: MN-major operands and leading dimensions, v4 v6 v8 v10, bit
         CHECK(r.mismatches == 0);
       }
 }
+
+// Split-K: three CTAs share each tile (10 k tiles: 4, 4 and 2 real ones plus 2 zero-filled), on
+// one SM so that a persistent CTA takes several tiles and tickets in turn; batched too. Each
+// mistake in the hand-off is caught.
+TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are checked") {
+  ProblemLayout batched;
+  batched.batch = 2;
+  for (const ProblemLayout& layout : {ProblemLayout{}, batched})
+    for (int v : {4, 6, 8, 10}) {
+      CAPTURE(v);
+      CAPTURE(layout.batch);
+      const Definition def = make_definition(256, 256, 640, DType::BF16, DType::BF16, {}, layout);
+      Schedule s = tutorial_schedule(v, def);
+      s.split_k(3);
+      LowerOptions lo;
+      lo.limits = few_sms(1);
+      const Kernel good = lower(s, lo);
+      REQUIRE(good.plan.split_k == 3);
+      SimulationReport ok = simulate_kernel(good, def);
+      CAPTURE(ok.to_string());
+      CHECK(ok.passed);
+      auto planted = [&](std::function<std::optional<StmtPtr>(const StmtPtr&)> bug) {
+        Kernel k = good;
+        Plant plant(std::move(bug));
+        k.body = plant.mutate(k.body);
+        REQUIRE(plant.planted > 0);
+        return simulate_kernel(k, def);
+      };
+      // The last split writes only its own share.
+      CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
+                    if (as<PartialReduce>(n)) return StmtPtr(nullptr);
+                    return std::nullopt;
+                  }).passed);
+      // Each split's share one k tile short: the shares leave gaps in K.
+      CHECK_FALSE(planted([&](const StmtPtr& n) -> std::optional<StmtPtr> {
+                    if (auto l = as<Let>(n); l && l->name == "k_tiles") {
+                      auto c = copy_of<Let>(n);
+                      c->value = l->value - imm(1);
+                      return StmtPtr(c);
+                    }
+                    return std::nullopt;
+                  }).passed);
+      // A split parks its sums in another split's place.
+      CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
+                    if (as<PartialStore>(n)) {
+                      auto c = copy_of<PartialStore>(n);
+                      c->split = imm(0);
+                      return StmtPtr(c);
+                    }
+                    return std::nullopt;
+                  }).passed);
+      // The ticket counts to the wrong number of splits: no CTA reduces, or one reduces early.
+      CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
+                    if (as<SplitKTicket>(n)) {
+                      auto c = copy_of<SplitKTicket>(n);
+                      c->ws.splits = 2;
+                      return StmtPtr(c);
+                    }
+                    return std::nullopt;
+                  }).passed);
+    }
+}
