@@ -573,7 +573,7 @@ TEST_CASE("unknown-schedule") {
 TEST_CASE("parse-error") {
   check_error([] { parse_directive("   "); }, "parse-error",
               "empty line: expected a directive (split, merge, reorder, bind, tile, cache_read, cache_write, inline, "
-              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile)");
+              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k)");
   check_error([] { parse_directive("split m 99999999999999999999 m_o m_i"); }, "parse-error",
               "'split m 99999999999999999999 m_o m_i': expected an integer split factor, got '99999999999999999999' "
               "(usage: split AXIS FACTOR OUTER INNER)");
