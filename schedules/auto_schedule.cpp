@@ -24,7 +24,6 @@ struct Rates {
   double load_latency_s = 2.5e-6;
   double k_tile_s = 50e-9;
   double launch_s = 3e-6;
-  double split_k_s = 1.5e-6;  // a split-K tile's fence, ticket and reduction after its mainloop
 };
 
 // A narrow wgmma issues as often as a wide one for less work: the share of peak an N-wide
@@ -38,9 +37,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const Rates r;
   const int64_t m = def.m(), n = def.n(), k = def.k();
   const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
-  // Every matrix of a batch has its tiles, and split-K gives each tile to split_k CTAs.
-  p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n) * def.batch() * p.split_k;
-  const int64_t k_per_cta = ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k;
+  p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n) * def.batch();  // every matrix of a batch has its tiles
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
   p.waves = ceil_div(p.tiles, ctas);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
@@ -50,16 +47,10 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
                                 row_bytes / load_rate);
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
-  const double mainloop =
-      double(p.waves) * (double(k_per_cta) * per_k + double(ceil_div(k_per_cta, p.tile_k)) * r.k_tile_s);
+  const double mainloop = double(p.waves) * (double(k) * per_k + double(ceil_div(k, p.tile_k)) * r.k_tile_s);
   p.mainloop_us = mainloop * 1e6;
   const double dram = (double(m * k + n * k) * in_b + double(m * n) * out_b) / r.dram_bytes_per_s;
-  // Split-K: every split writes its fp32 partial tile and the last reads them all back, after a
-  // ticket round trip through L2.
-  const double reduce = p.split_k == 1 ? 0.0
-                                       : 2.0 * double(p.split_k * m * n * 4 * def.batch()) / r.l2_bytes_per_s +
-                                             r.split_k_s;
-  return std::max(mainloop, dram) + reduce + r.launch_s;
+  return std::max(mainloop, dram) + r.launch_s;
 }
 
 // A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
@@ -75,14 +66,13 @@ std::string AutoParams::to_string() const {
      << (consumers > 1 ? "s" : "") << ", " << stages << " stages, "
      << (cluster > 1 ? "cluster " + std::to_string(cluster) + " (B multicast)" : std::string("no cluster"))
      << ", group " << group << ", " << (subtile_cols ? "store subtiles of " + std::to_string(subtile_cols) : std::string("stores from registers"));
-  if (split_k > 1) os << ", split-K " << split_k;
   return os.str();
 }
 
 uint64_t AutoParams::hash() const {
   std::ostringstream os;
   os << tile_m << ' ' << tile_n << ' ' << tile_k << ' ' << consumers << ' ' << stages << ' ' << cluster << ' ' << group
-     << ' ' << subtile_cols << ' ' << store_buffers << ' ' << split_k;
+     << ' ' << subtile_cols << ' ' << store_buffers;
   return rt::fnv1a64(os.str());
 }
 
@@ -110,7 +100,6 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   }
   if (p.subtile_cols > 0) s.store_subtile(p.subtile_cols, p.store_buffers);
   s.circular_buffer("k_o", p.stages);
-  if (p.split_k > 1) s.split_k(p.split_k);
   return s;
 }
 
@@ -147,15 +136,6 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         }
         p.predicted_us = predict_seconds(def, limits, p) * 1e6;
         out.push_back(p);
-        // Split-K where the tiles leave most SMs idle and each split keeps a long k loop.
-        const int64_t tiles = ceil_div(def.m(), tile_m) * ceil_div(def.n(), tile_n) * def.batch();
-        const int64_t k_tiles_here = ceil_div(def.k(), p.tile_k);
-        for (int splits = 2; splits <= 8 && tiles * splits <= limits.sms && k_tiles_here >= 8 * splits; ++splits) {
-          AutoParams q = p;
-          q.split_k = splits;
-          q.predicted_us = predict_seconds(def, limits, q) * 1e6;
-          out.push_back(q);
-        }
       }
     }
   }

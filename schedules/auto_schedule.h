@@ -19,7 +19,6 @@ struct AutoParams {
   int64_t group = 8;          // grouped row-major tile order: m tiles per group
   int64_t subtile_cols = 64;  // output store subtile (0: the output is stored from registers)
   int store_buffers = 2;      // staging buffers per consumer (1 when the tile is one subtile)
-  int split_k = 1;            // CTAs sharing each tile's k loop (1: none)
   double predicted_us = 0;    // the model's time, for explain and bench
   double mainloop_us = 0;     // its waves of tiles alone, before the DRAM bound
   int64_t tiles = 0, waves = 0;
