@@ -47,13 +47,17 @@ class LowerWrite : public Mutator {
     ExprPtr slot = (w.batch ? w.batch * imm(tiles_m) + w.m_tile : w.m_tile) * imm(tiles_n) + w.n_tile;
     const auto shape = sm90::accumulator_shape(p_);
     const int first_thread = role_.first_warpgroup * kWarpgroupThreads;
-    auto store = std::make_shared<PartialStore>();
-    store->accumulator = "acc";
-    store->blocks = shape.blocks;
-    store->regs = shape.regs;
-    store->first_thread = first_thread;
-    store->ws = ws;
-    store->slot = slot;
+    // The accumulator's fragments and the tile's slot, as the store and the reduction address them.
+    auto partials = [&](auto node) {
+      node->accumulator = "acc";
+      node->blocks = shape.blocks;
+      node->regs = shape.regs;
+      node->first_thread = first_thread;
+      node->ws = ws;
+      node->slot = slot;
+      return node;
+    };
+    auto store = partials(std::make_shared<PartialStore>());
     store->split = w.split;
     auto meet = std::make_shared<NamedBarrierSync>();
     meet->id = imm(kSplitKBarrier);
@@ -63,13 +67,7 @@ class LowerWrite : public Mutator {
     ticket->first_thread = first_thread;
     ticket->slot = slot;
     ticket->barrier = imm(kSplitKBarrier);
-    auto reduce = std::make_shared<PartialReduce>();
-    reduce->accumulator = "acc";
-    reduce->blocks = shape.blocks;
-    reduce->regs = shape.regs;
-    reduce->first_thread = first_thread;
-    reduce->ws = ws;
-    reduce->slot = slot;
+    auto reduce = partials(std::make_shared<PartialReduce>());
     return block({comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
                           "partial sums in split order"),
                   store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});

@@ -15,6 +15,15 @@
 
 namespace gg::testing {
 
+// The extents the shape grids cross (issue 9: edges of tiles, vectors and 16-byte rows), and the
+// poisoned guard elements on either side of an output.
+inline constexpr int64_t kExtents[] = {1, 7, 8, 9, 63, 65, 127, 129, 1000, 4097};
+inline constexpr size_t kGuard = 256;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
 // Stored matrices: logical element (r, c) of matrix b of a batch of rows x cols matrices at
 // b * batch_stride + r * ld + c, or b * batch_stride + c * ld + r when transposed; `matrices` is 1
 // for a broadcast operand.

@@ -20,17 +20,13 @@
 
 using gg::rt::ElemType;
 using gg::testing::GridOutcome;
+using gg::testing::kExtents;
+using gg::testing::kGuard;
+using gg::testing::Shape;
 using gg::testing::place;
 using gg::testing::Stored;
 
 namespace {
-
-constexpr int64_t kExtents[] = {1, 7, 8, 9, 63, 65, 127, 129, 1000, 4097};
-constexpr size_t kGuard = 256;
-
-struct Shape {
-  int64_t m, n, k;
-};
 
 // 15 crossings of the extents (every extent as M and as N), K cycling.
 std::vector<Shape> grid() {

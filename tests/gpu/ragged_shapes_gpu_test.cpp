@@ -17,15 +17,11 @@
 
 using gg::rt::ElemType;
 using gg::testing::GridOutcome;
+using gg::testing::kExtents;
+using gg::testing::kGuard;
+using gg::testing::Shape;
 
 namespace {
-
-constexpr int64_t kExtents[] = {1, 7, 8, 9, 63, 65, 127, 129, 1000, 4097};
-constexpr size_t kGuard = 256;  // poisoned elements on each side of the output
-
-struct Shape {
-  int64_t m, n, k;
-};
 
 // 70 of the 1000 crossings: every extent appears for M and N with several partners, K cycling.
 std::vector<Shape> grid() {
