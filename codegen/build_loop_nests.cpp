@@ -293,10 +293,10 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   if (p.multicast_a || p.multicast_b) top.push_back(let("cta_rank", var("blockIdx.x") % imm(p.cluster_size)));
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
   // zero-filled like any edge, so every split runs as many and the pipeline counts stay uniform.
-  if (!p.k_loop.empty() && p.split_k > 1)
-    top.push_back(let("k_tiles", ceil_div(ceil_div(var("args.k"), imm(p.tile_k)), imm(p.split_k))));
-  else if (!p.k_loop.empty()) top.push_back(let("k_tiles", ceil_div(var("args.k"), imm(p.tile_k))));
-  else if (nb.persistent()) top.push_back(let("k_tiles", imm(1)));
+  if (!p.k_loop.empty()) {
+    ExprPtr k_tiles = ceil_div(var("args.k"), imm(p.tile_k));
+    top.push_back(let("k_tiles", p.split_k > 1 ? ceil_div(k_tiles, imm(p.split_k)) : k_tiles));
+  } else if (nb.persistent()) top.push_back(let("k_tiles", imm(1)));
   top.insert(top.end(), roles.begin(), roles.end());
   k.body = block(top);
   return k;

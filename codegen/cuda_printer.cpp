@@ -432,7 +432,7 @@ class CudaPrinter : public Visitor {
   }
   void visit_SplitKTicket(const SplitKTicket& n) override {
     line("const bool " + n.result + " = gg::dev::split_k_ticket(static_cast<unsigned*>(args.workspace) + " +
-         num(n.ws.slots * n.ws.splits * n.ws.tile_floats()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
+         num(n.ws.partial_floats()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
          to_c(n.barrier) + ", " + num(n.ws.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
   }
   void visit_PartialReduce(const PartialReduce& n) override {

@@ -48,10 +48,6 @@ struct Operands {
   }
 };
 
-int64_t stored_matrices(const Definition& def, const Node& n) {
-  return n.shape.size() == 2 && batch_stride(def, n) != 0 ? def.batch() : 1;
-}
-
 // Where logical element (r, c) of matrix b of `n` lies in memory.
 int64_t stored_index(const Definition& def, const Node& n, int64_t r, int64_t c, int64_t b = 0) {
   const int64_t matrix = stored_matrices(def, n) > 1 ? b * batch_stride(def, n) : 0;

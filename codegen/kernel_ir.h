@@ -241,7 +241,12 @@ struct SplitKWorkspace {
   int64_t slots = 0;
   int splits = 2, per_thread = 0, threads = 128;
   int64_t tile_floats() const { return int64_t(per_thread) * threads; }
-  int64_t bytes() const { return slots * splits * tile_floats() * 4 + slots * 4; }
+  int64_t partial_floats() const { return slots * splits * tile_floats(); }  // where the tickets start
+  // The float holding register `reg` of thread `thread` in split `split` of slot `slot`.
+  int64_t partial(int64_t slot, int64_t split, int64_t reg, int64_t thread) const {
+    return (slot * splits + split) * tile_floats() + reg * threads + thread;
+  }
+  int64_t bytes() const { return partial_floats() * 4 + slots * 4; }
 };
 // The threads holding a tile are threadIdx.x in [first_thread, first_thread + ws.threads).
 // This thread's accumulator (`blocks` x `regs` floats) as split `split` of tile slot `slot`,

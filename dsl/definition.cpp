@@ -393,6 +393,10 @@ int64_t batch_stride(const Definition& def, const Node& n) {
   return n.batch_stride >= 0 ? n.batch_stride : leading_dim(def, n) * stored_rows(def, n);
 }
 
+int64_t stored_matrices(const Definition& def, const Node& n) {
+  return n.shape.size() == 2 && batch_stride(def, n) != 0 ? def.batch() : 1;
+}
+
 bool batch_stride_aligned(const Definition& def, const Node& n) {
   return def.batch() == 1 || batch_stride(def, n) * dtype_bytes(n.dtype) % 16 == 0;
 }

@@ -130,6 +130,8 @@ bool stored_transposed(const Definition& def, const Node& n);
 int64_t leading_dim(const Definition& def, const Node& n);
 int64_t stored_rows(const Definition& def, const Node& n);  // rows of the stored matrix
 int64_t batch_stride(const Definition& def, const Node& n);
+// The matrices a tensor stores: the batch count, or 1 for a broadcast input (stride 0) or a bias.
+int64_t stored_matrices(const Definition& def, const Node& n);
 // Whether a batched tensor's matrices lie a 16-byte multiple apart (as a 3-D tensor map and 16-byte
 // loads from each matrix need); true for one matrix.
 bool batch_stride_aligned(const Definition& def, const Node& n);

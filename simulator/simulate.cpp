@@ -117,9 +117,9 @@ class Simulator {
     auto input = [&](GlobalTensor& t, const gg::Node& n, int64_t rows, int64_t cols) {
       t.elem = runtime_elem(n.dtype);
       const bool transposed = stored_transposed(def_, n), matrix = n.shape.size() == 2;
-      const int64_t stride = matrix ? batch_stride(def_, n) : 0, matrices = stride == 0 ? 1 : def_.batch();
+      const int64_t matrices = stored_matrices(def_, n);
       t.allocate(transposed ? cols : rows, transposed ? rows : cols, matrix ? leading_dim(def_, n) : cols, matrices,
-                 matrices > 1 ? stride : 0);
+                 matrices > 1 ? batch_stride(def_, n) : 0);
       auto values = rt::small_integer_values(static_cast<size_t>(matrices * rows * cols), seed++);
       for (int64_t b = 0; b < matrices; ++b)
         for (int64_t i = 0; i < rows; ++i)
@@ -947,12 +947,9 @@ class Simulator {
     const int N = w.acc_n[acc], j = i / 4, h = (i % 4) / 2, e = i % 2;
     return w.acc[acc][static_cast<size_t>((b * 16 + lane / 4 + 8 * h) * N + 8 * j + 2 * (lane % 4) + e)];
   }
-  int64_t partial_index(const SplitKWorkspace& ws, int64_t slot, int64_t split, int b, int i, int regs, int64_t t) {
-    return (slot * ws.splits + split) * ws.tile_floats() + (b * int64_t(regs) + i) * ws.threads + t;
-  }
   void allocate_workspace(const SplitKWorkspace& ws) {
     if (!partials_.empty()) return;
-    partials_.assign(static_cast<size_t>(ws.slots * ws.splits * ws.tile_floats()), std::nanf(""));
+    partials_.assign(static_cast<size_t>(ws.partial_floats()), std::nanf(""));
     tickets_.assign(static_cast<size_t>(ws.slots), 0);
   }
   bool exec(Warp& w, Frame&, const PartialStore& n) {
@@ -968,7 +965,7 @@ class Simulator {
       if (t < 0 || t >= n.ws.threads) continue;
       for (int b = 0; b < n.blocks; ++b)
         for (int i = 0; i < n.regs; ++i)
-          partials_[static_cast<size_t>(partial_index(n.ws, slot, split, b, i, n.regs, t))] =
+          partials_[static_cast<size_t>(n.ws.partial(slot, split, int64_t(b) * n.regs + i, t))] =
               fragment(w, n.accumulator, lane, b, i);
     }
     return true;
@@ -1004,7 +1001,7 @@ class Simulator {
         for (int i = 0; i < n.regs; ++i) {
           float sum = 0.0f;
           for (int64_t s = 0; s < n.ws.splits; ++s)
-            sum += partials_[static_cast<size_t>(partial_index(n.ws, slot, s, b, i, n.regs, t))];
+            sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, int64_t(b) * n.regs + i, t))];
           fragment(w, n.accumulator, lane, b, i) = sum;
         }
     }

@@ -87,34 +87,10 @@ GridOutcome run(const Shape& s, const Variant& v, gg::DType out, bool exact, gg:
   char* d_out = static_cast<char*>(d.data()) + kGuard * size_t(gg::rt::elem_bytes(out_t));
   gg::gemm(a.data(), b.data(), d_out, s.m, s.n, s.k, options);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  gg::rt::MatrixLayouts l;
-  l.a_mn_major = a_t;
-  l.b_mn_major = b_t;
-  l.lda = sa.ld;
-  l.ldb = sb.ld;
-  l.ldd = sd.ld;
-  l.batch = v.batch;
-  l.stride_a = sa.batch_stride;
-  l.stride_b = sb.batch_stride;
-  l.stride_d = sd.batch_stride;
-  cublas.gemm(a.data(), b.data(), ref.data(), in_t, out_t, s.m, s.n, s.k, l);
-  const std::vector<float> all = d.download(), theirs_stored = ref.download();
-
+  cublas.gemm(a.data(), b.data(), ref.data(), in_t, out_t, s.m, s.n, s.k, gg::testing::cublas_layouts(sa, sb, sd));
   GridOutcome o;
-  std::vector<char> element(sd.count(), 0);
-  const size_t d_size = size_t(s.m * s.n);
-  std::vector<float> ours_f(d_size * size_t(v.batch)), theirs_f(d_size * size_t(v.batch));
-  for (int64_t bt = 0; bt < v.batch; ++bt)
-    for (int64_t r = 0; r < s.m; ++r)
-      for (int64_t c = 0; c < s.n; ++c) {
-        const size_t at = size_t(sd.index(r, c, bt)), logical = size_t(bt) * d_size + size_t(r * s.n + c);
-        element[at] = 1;
-        ours_f[logical] = all[kGuard + at];
-        theirs_f[logical] = theirs_stored[at];
-      }
-  for (size_t i = 0; i < kGuard; ++i) o.outside_touched += !std::isnan(all[i]) + !std::isnan(all[kGuard + sd.count() + i]);
-  for (size_t i = 0; i < sd.count(); ++i) o.outside_touched += !element[i] && !std::isnan(all[kGuard + i]);
-  for (float x : ours_f) o.unwritten += std::isnan(x);
+  std::vector<float> ours_f, theirs_f;
+  gg::testing::gather_output(o, sd, d.download(), ref.download(), ours_f, theirs_f);
   gg::testing::compare_batch_to_fp64(o, ha, hb, s.m, s.n, s.k, v.batch, ours_f, theirs_f, exact);
   return o;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dsl/dtype.h"
+#include "runtime/launch_spec.h"
 #include "runtime/reference.h"
 
 namespace gg::testing {
@@ -40,6 +41,24 @@ struct Stored {
   }
 };
 
+// cuBLAS's description of the problem whose A, B and D lie as `a`, `b` and `d` say (D holds every
+// matrix of the batch; a broadcast A or B has one matrix, stride 0).
+inline rt::MatrixLayouts cublas_layouts(const Stored& a, const Stored& b, const Stored& d) {
+  rt::MatrixLayouts l;
+  l.a_mn_major = a.transposed;
+  l.b_mn_major = b.transposed;
+  l.lda = a.ld;
+  l.ldb = b.ld;
+  l.ldd = d.ld;
+  l.batch = d.matrices;
+  if (d.matrices > 1) {
+    l.stride_a = a.batch_stride;
+    l.stride_b = b.batch_stride;
+    l.stride_d = d.batch_stride;
+  }
+  return l;
+}
+
 // The logical values (matrix after matrix, each row-major) placed into a stored layout, NaN elsewhere.
 inline std::vector<float> place(const std::vector<float>& logical, const Stored& s) {
   std::vector<float> out(s.count(), std::nanf(""));
@@ -56,6 +75,29 @@ struct GridOutcome {
   size_t outside_touched = 0;  // guard elements or padding between D's rows no longer poison
   bool exact = true;
 };
+
+// Reads our output `all` (D as `d` lays it out, kGuard poisoned elements on either side) and
+// cuBLAS's `theirs_stored` into logical values, matrix after matrix, each row-major; counts D's
+// elements left poison and the guards, row padding and gaps between matrices no longer poison.
+inline void gather_output(GridOutcome& o, const Stored& d, const std::vector<float>& all,
+                          const std::vector<float>& theirs_stored, std::vector<float>& ours_f,
+                          std::vector<float>& theirs_f) {
+  const size_t size = size_t(d.rows * d.cols);
+  std::vector<char> element(d.count(), 0);
+  ours_f.assign(size * size_t(d.matrices), 0.0f);
+  theirs_f.assign(size * size_t(d.matrices), 0.0f);
+  for (int64_t bt = 0; bt < d.matrices; ++bt)
+    for (int64_t r = 0; r < d.rows; ++r)
+      for (int64_t c = 0; c < d.cols; ++c) {
+        const size_t at = size_t(d.index(r, c, bt)), logical = size_t(bt) * size + size_t(r * d.cols + c);
+        element[at] = 1;
+        ours_f[logical] = all[kGuard + at];
+        theirs_f[logical] = theirs_stored[at];
+      }
+  for (size_t i = 0; i < kGuard; ++i) o.outside_touched += !std::isnan(all[i]) + !std::isnan(all[kGuard + d.count() + i]);
+  for (size_t i = 0; i < d.count(); ++i) o.outside_touched += !element[i] && !std::isnan(all[kGuard + i]);
+  for (float v : ours_f) o.unwritten += std::isnan(v);
+}
 
 // compare_to_fp64 over `batch` matrices of results, `a` and `b` each holding one matrix
 // (broadcast) or one per batch, matrix after matrix: one error over all of them.

@@ -60,28 +60,10 @@ GridOutcome run(const Shape& s, const gg::ProblemLayout& layout, gg::DType out, 
   char* d_out = static_cast<char*>(d.data()) + kGuard * size_t(gg::rt::elem_bytes(out_t));
   gg::gemm(a.data(), b.data(), d_out, s.m, s.n, s.k, options);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  gg::rt::MatrixLayouts l;
-  l.a_mn_major = a_t;
-  l.b_mn_major = b_t;
-  l.lda = sa.ld;
-  l.ldb = sb.ld;
-  l.ldd = sd.ld;
-  cublas.gemm(a.data(), b.data(), ref.data(), in_t, out_t, s.m, s.n, s.k, l);
-  const std::vector<float> all = d.download(), theirs_stored = ref.download();
-
+  cublas.gemm(a.data(), b.data(), ref.data(), in_t, out_t, s.m, s.n, s.k, gg::testing::cublas_layouts(sa, sb, sd));
   GridOutcome o;
-  std::vector<char> element(sd.count(), 0);
-  std::vector<float> ours_f(size_t(s.m * s.n)), theirs_f(size_t(s.m * s.n));
-  for (int64_t r = 0; r < s.m; ++r)
-    for (int64_t c = 0; c < s.n; ++c) {
-      const size_t at = size_t(sd.index(r, c));
-      element[at] = 1;
-      ours_f[size_t(r * s.n + c)] = all[kGuard + at];
-      theirs_f[size_t(r * s.n + c)] = theirs_stored[at];
-    }
-  for (size_t i = 0; i < kGuard; ++i) o.outside_touched += !std::isnan(all[i]) + !std::isnan(all[kGuard + sd.count() + i]);
-  for (size_t i = 0; i < sd.count(); ++i) o.outside_touched += !element[i] && !std::isnan(all[kGuard + i]);
-  for (float v : ours_f) o.unwritten += std::isnan(v);
+  std::vector<float> ours_f, theirs_f;
+  gg::testing::gather_output(o, sd, d.download(), ref.download(), ours_f, theirs_f);
   gg::testing::compare_to_fp64(o, ha, hb, s.m, s.n, s.k, ours_f, theirs_f, exact);
   return o;
 }

@@ -63,6 +63,18 @@ std::shared_ptr<T> copy_of(const StmtPtr& s) {
   return std::make_shared<T>(*as<T>(s));
 }
 
+// A plant that rewrites every T node `matches` accepts by `change`, on a copy.
+template <class T>
+Plant::Fn rewrite(std::function<void(T&)> change, std::function<bool(const T&)> matches = [](const T&) { return true; }) {
+  return [=](const StmtPtr& s) -> std::optional<StmtPtr> {
+    const T* n = as<T>(s);
+    if (!n || !matches(*n)) return std::nullopt;
+    auto c = std::make_shared<T>(*n);
+    change(*c);
+    return StmtPtr(c);
+  };
+}
+
 struct BugClass {
   std::string name;
   std::function<std::optional<StmtPtr>(const StmtPtr&, const KernelPlan&)> plant;
@@ -520,31 +532,12 @@ TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are c
                     return std::nullopt;
                   }).passed);
       // Each split's share one k tile short: the shares leave gaps in K.
-      CHECK_FALSE(planted([&](const StmtPtr& n) -> std::optional<StmtPtr> {
-                    if (auto l = as<Let>(n); l && l->name == "k_tiles") {
-                      auto c = copy_of<Let>(n);
-                      c->value = l->value - imm(1);
-                      return StmtPtr(c);
-                    }
-                    return std::nullopt;
-                  }).passed);
+      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = l.value - imm(1); },
+                                       [](const Let& l) { return l.name == "k_tiles"; }))
+                      .passed);
       // A split parks its sums in another split's place.
-      CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
-                    if (as<PartialStore>(n)) {
-                      auto c = copy_of<PartialStore>(n);
-                      c->split = imm(0);
-                      return StmtPtr(c);
-                    }
-                    return std::nullopt;
-                  }).passed);
+      CHECK_FALSE(planted(rewrite<PartialStore>([](PartialStore& p) { p.split = imm(0); })).passed);
       // The ticket counts to the wrong number of splits: no CTA reduces, or one reduces early.
-      CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
-                    if (as<SplitKTicket>(n)) {
-                      auto c = copy_of<SplitKTicket>(n);
-                      c->ws.splits = 2;
-                      return StmtPtr(c);
-                    }
-                    return std::nullopt;
-                  }).passed);
+      CHECK_FALSE(planted(rewrite<SplitKTicket>([](SplitKTicket& t) { t.ws.splits = 2; })).passed);
     }
 }
