@@ -35,6 +35,9 @@ struct CheckReport {
   int input_copies = 1;  // timed: copies of A and B the runs cycle through (small problems: past L2)
   // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
   unsigned grid_ctas = 0, resident_ctas = 0;
+  // When benchmarked: a first use's codegen, NVRTC (cache bypassed) and module load; codegen plus
+  // a disk-cache hit plus load (0: no writable cache); the host time of one cached launch.
+  double jit_codegen_ms = 0, jit_compile_ms = 0, jit_load_ms = 0, jit_cached_ms = 0, launch_host_us = 0;
   int repeats = 0, repeats_differing = 0;  // the repeated launches, and those not bit-identical to the first
 };
 

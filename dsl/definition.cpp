@@ -328,6 +328,19 @@ std::string problem_layout_text(const ProblemLayout& l) {
   return out;
 }
 
+ProblemLayout canonical_layout(int64_t m, int64_t n, ProblemLayout l) {
+  // lda of an M-major A is the distance between its k columns: 1 (or default) means dense
+  if (m == 1 && l.a == Layout::MNMajor && l.lda <= 1) {
+    l.a = Layout::KMajor;
+    l.lda = 0;
+  }
+  if (n == 1 && l.b == Layout::MNMajor && l.ldb <= 1) {
+    l.b = Layout::KMajor;
+    l.ldb = 0;
+  }
+  return l;
+}
+
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in,
                                       const ProblemLayout& l) {
   Tensor a = def.input("A", {m, k}, in, l.a);

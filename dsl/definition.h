@@ -166,6 +166,10 @@ struct ProblemLayout {
 ProblemLayout problem_layout(const Definition& def);
 // "A m-major, ldb=4104, batch 3, stride_a=0" for what differs from the default; "" when nothing does.
 std::string problem_layout_text(const ProblemLayout& l);
+// `l` with a one-row M-major A (M = 1) or one-row N-major B (N = 1) whose rows are dense read as
+// K-major: the same bytes, in the layout TMA and wgmma read best (M-major with M = 1 has a 2-byte
+// row stride no TMA copy takes).
+ProblemLayout canonical_layout(int64_t m, int64_t n, ProblemLayout l);
 // Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);
 // Sets the output as `l` says (after the epilogue is built).

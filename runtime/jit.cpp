@@ -1,5 +1,6 @@
 #include "runtime/jit.h"
 
+#include <cuda_runtime_api.h>
 #include <nvrtc.h>
 
 #include <cstdio>
@@ -56,6 +57,7 @@ std::string cache_key(const std::string& source, const std::string& kernel_name,
       state = hash_field(state, device_header_source(name));
     }
     state = hash_field(state, nvrtc_version());
+    state = hash_field(state, driver_version());
     return hash_field(state, gemmgen_version());
   };
   // Two differently seeded 64-bit hashes: a collision would silently run the wrong kernel.
@@ -137,6 +139,13 @@ std::string nvrtc_version() {
 }
 
 std::string gemmgen_version() { return GEMMGEN_VERSION_STRING; }
+
+std::string driver_version() {
+  int version = 0;
+  // 0 when no driver is installed: NVRTC still compiles, and a later driver misses these entries
+  if (cudaDriverGetVersion(&version) != cudaSuccess || version == 0) return "driver none";
+  return "driver " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
 
 CompiledKernel compile_kernel(const std::string& source, const std::string& kernel_name, const std::string& arch,
                               const JitOptions& options) {

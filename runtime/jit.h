@@ -40,4 +40,8 @@ std::string nvrtc_version();
 // The version string that, with NVRTC's, makes cache entries of other builds stale.
 std::string gemmgen_version();
 
+// "driver 13.0", or "driver none" where no driver is installed: part of the cache key, so a
+// driver change (which decides which CUBINs load) recompiles instead of loading a stale entry.
+std::string driver_version();
+
 }  // namespace gg::rt

@@ -56,7 +56,12 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   return s;
 }
 
-GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
+  GemmOptions o = options;
+  o.layout = canonical_layout(m, n, options.layout);
+  std::string read_as;
+  if (o.layout.a != options.layout.a) read_as += "A read k-major (M=1); ";
+  if (o.layout.b != options.layout.b) read_as += "B read k-major (N=1); ";
   GemmPlan plan;
   plan.def = gemm_definition(m, n, k, o);
   if (!o.schedule.empty()) {
@@ -80,14 +85,15 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
     plan.def = swapped_def;
     plan.swapped = true;
     plan.schedule = "auto";
-    plan.config = "swap A/B; " + swapped->to_string();
+    plan.config = read_as + "swap A/B; " + swapped->to_string();
     plan.params = swapped;
   } else if (straight) {
     plan.schedule = "auto";
-    plan.config = straight->to_string();
+    plan.config = read_as + straight->to_string();
     plan.params = straight;
   } else {
     plan.schedule = pick_schedule(plan.def);
+    plan.config = read_as.empty() ? "" : read_as.substr(0, read_as.size() - 2);
   }
   return plan;
 }

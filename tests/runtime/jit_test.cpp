@@ -254,9 +254,22 @@ TEST_CASE("a virtual architecture is refused: it yields no CUBIN") {
   CHECK_THROWS_AS(gg::rt::compile_kernel(kTinyKernel, "tiny", "compute_90a"), gg::rt::JitError);
 }
 
-TEST_CASE("version strings name NVRTC and gemmgen") {
+TEST_CASE("version strings name NVRTC, the driver and gemmgen") {
   CHECK(gg::rt::nvrtc_version().rfind("nvrtc ", 0) == 0);
+  CHECK(gg::rt::driver_version().rfind("driver ", 0) == 0);
   CHECK_FALSE(gg::rt::gemmgen_version().empty());
+}
+
+TEST_CASE("the cache key depends on nothing path-dependent: two cache directories, one key") {
+  std::string first_key;
+  {
+    ScratchCacheDir cache("path_one");
+    first_key = gg::rt::compile_kernel(kTinyKernel, "tiny").cache_key;
+  }
+  ScratchCacheDir other("path_two");
+  const auto second = gg::rt::compile_kernel(kTinyKernel, "tiny");
+  CHECK_FALSE(second.from_cache);  // a fresh directory, so it was compiled again
+  CHECK(second.cache_key == first_key);
 }
 
 // A worker for the concurrency test below: does nothing unless started by it.

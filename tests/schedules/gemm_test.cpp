@@ -53,7 +53,7 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
   CHECK(decode.def.m() == 4096);
   CHECK(decode.def.n() == 1);
   CHECK(decode.def.output_layout() == OutputLayout::ColumnMajor);
-  CHECK(decode.config.rfind("swap A/B; tile 64x16x128", 0) == 0);  // H100: 0.95x cuBLAS (k tile 64: 0.82x)
+  CHECK(decode.config.rfind("swap A/B; tile 64x16x256, 1 consumer, 5 stages", 0) == 0);  // H100: 1.05x cuBLAS
   CHECK(plan_gemm(16, 4096, 4096).swapped);
   for (const auto& mn : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}, {77, 129}}) {
     const int64_t m = mn.first;  // clang 14 cannot capture structured bindings (CAPTURE)
@@ -70,4 +70,27 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
   GemmOptions named;
   named.schedule = "v8";
   CHECK(!plan_gemm(1, 4096, 4096, named).swapped);  // a named schedule runs as asked
+}
+
+TEST_CASE("plan_gemm reads a one-row M-major A (or one-row N-major B) as K-major: same bytes, TMA-able") {
+  GemmOptions tt;
+  tt.layout.a = Layout::MNMajor;
+  tt.layout.b = Layout::MNMajor;
+  // 1x4096x4096 TT: A's M-major rows are 2 bytes apart, which no TMA copy takes; before this
+  // the plan fell back to v4 (H100: 0.036x cuBLAS).
+  const GemmPlan decode = plan_gemm(1, 4096, 4096, tt);
+  CHECK(decode.schedule == "auto");
+  CHECK(decode.config.rfind("A read k-major (M=1); swap A/B; ", 0) == 0);
+  CHECK(problem_layout(decode.def).b == Layout::KMajor);  // swapped: the user's A is B
+  CHECK(problem_layout(decode.def).a == Layout::MNMajor);
+  const GemmPlan gemv = plan_gemm(4096, 1, 4096, tt);
+  CHECK(gemv.config.rfind("B read k-major (N=1); ", 0) == 0);
+  // A strided M-major A (lda > 1) is not the same bytes as K-major: it stays as given.
+  tt.layout.lda = 8;
+  CHECK(problem_layout(plan_gemm(1, 4096, 4096, tt).def).b == Layout::MNMajor);
+  // M > 1 is untouched.
+  tt.layout.lda = 0;
+  CHECK(canonical_layout(2, 4096, tt.layout) == tt.layout);
+  CHECK(canonical_layout(1, 1, tt.layout).a == Layout::KMajor);
+  CHECK(canonical_layout(1, 1, tt.layout).b == Layout::KMajor);
 }
