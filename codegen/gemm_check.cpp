@@ -113,6 +113,13 @@ bool plain_product(const Definition& def) {
   return true;
 }
 
+// The checked build: a hang becomes a trap naming the barrier.
+rt::JitOptions watchdog_build() {
+  rt::JitOptions jit;
+  jit.extra_options.push_back("-DGG_WATCHDOG");
+  return jit;
+}
+
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -155,13 +162,17 @@ void time_cached_launch(const rt::LoadedKernel& kernel, const rt::GemmProblem& p
 
 }  // namespace
 
+void compile_check_builds(const EmittedKernel& e) {
+  const std::string arch(target_name(e.plan.target));
+  rt::compile_kernel(e.source, e.kernel_name, arch, watchdog_build());
+  rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{});
+}
+
 CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   const Definition& def = s.definition();
   EmittedKernel e = emit_cuda(s);
   const std::string arch(target_name(e.plan.target));
-  rt::JitOptions jit;
-  jit.extra_options.push_back("-DGG_WATCHDOG");  // a hang becomes a trap naming the barrier
-  rt::LoadedKernel kernel(rt::compile_kernel(e.source, e.kernel_name, arch, jit), e.launch);
+  rt::LoadedKernel kernel(rt::compile_kernel(e.source, e.kernel_name, arch, watchdog_build()), e.launch);
 
   CheckReport r;
   r.kernel_name = e.kernel_name;
@@ -276,7 +287,9 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   if (o.bench && r.passed) {
     // Timed: the build users get, without the watchdog's timer reads; it must write exactly
     // what the checked build wrote.
-    rt::LoadedKernel timed = time_first_use(s, arch, r);
+    rt::LoadedKernel timed =
+        o.measure_jit ? time_first_use(s, arch, r)
+                      : rt::LoadedKernel(rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{}), e.launch);
     rt::fill_poison(d);
     timed.launch_and_wait(problem);
     if (d.download() != ours) {

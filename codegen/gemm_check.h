@@ -17,7 +17,12 @@ struct CheckOptions {
   bool bench = false;
   int warmup = 10, reps = 50;
   int repeat = 0;        // > 0: launch that many more times on the same inputs; each result must be bit-identical
+  bool measure_jit = true;  // with bench: also time a first use (NVRTC with the cache bypassed)
 };
+
+// Compiles into the disk cache the builds check_on_gpu loads (the watchdog build it checks and
+// the plain build it times), so a caller can compile many kernels in parallel first. Needs no GPU.
+void compile_check_builds(const EmittedKernel& e);
 
 struct CheckReport {
   std::string kernel_name, launch, device;

@@ -8,7 +8,9 @@
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "runtime/device_info.h"
 #include "runtime/launch.h"
+#include "schedules/tuning.h"
 #include "schedules/tutorial.h"
 
 namespace gg {
@@ -31,6 +33,28 @@ struct KernelCache {
 KernelCache& kernel_cache() {
   static KernelCache cache;
   return cache;
+}
+
+// The choice `gemmgen tune` recorded for this problem on this device, if any and if it still
+// lowers (a record from another gemmgen build may not).
+std::optional<GemmPlan> tuned_plan(int64_t m, int64_t n, int64_t k, const GemmOptions& o, const std::string& read_as) {
+  if (!rt::gpu_available()) return std::nullopt;
+  const auto tuned = lookup_tuned(tuning_key(m, n, k, o, "sm_90a", rt::device_info().name));
+  if (!tuned) return std::nullopt;
+  GemmPlan plan;
+  GemmOptions swapped_options = o;
+  swapped_options.layout = swapped_layout(o.layout);
+  plan.def = tuned->swapped ? gemm_definition(n, m, k, swapped_options) : gemm_definition(m, n, k, o);
+  try {
+    lower(auto_schedule(plan.def, tuned->params));
+  } catch (const CompileError&) {
+    return std::nullopt;
+  }
+  plan.swapped = tuned->swapped;
+  plan.schedule = "auto";
+  plan.params = tuned->params;
+  plan.config = read_as + "tuned: " + (tuned->swapped ? "swap A/B; " : "") + tuned->params.to_string();
+  return plan;
 }
 
 }  // namespace
@@ -62,6 +86,9 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   std::string read_as;
   if (o.layout.a != options.layout.a) read_as += "A read k-major (M=1); ";
   if (o.layout.b != options.layout.b) read_as += "B read k-major (N=1); ";
+  if (o.schedule.empty()) {
+    if (auto tuned = tuned_plan(m, n, k, o, read_as)) return *std::move(tuned);
+  }
   GemmPlan plan;
   plan.def = gemm_definition(m, n, k, o);
   if (!o.schedule.empty()) {

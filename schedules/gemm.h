@@ -45,7 +45,8 @@ struct GemmPlan {
 
   Schedule build() const;  // the schedule of the plan
 };
-// Without options.schedule: `auto` in the orientation the heuristic predicts faster (the swap
+// Without options.schedule: the config `gemmgen tune` recorded for this problem on this GPU (see
+// schedules/tuning.h), else `auto` in the orientation the heuristic predicts faster (the swap
 // must win by 5%), else the furthest tutorial step that lowers (pick_schedule).
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 

@@ -19,6 +19,7 @@
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
+#include "tools/gemmgen/tune.h"
 
 namespace gg::cli {
 
@@ -286,6 +287,21 @@ const std::vector<Command>& commands() {
         {"json", "FILE", "also write the results as JSON"},
         {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
        cmd_bench},
+      {"tune",
+       "time auto's best configs per shape on the GPU and record the fastest, which auto then uses",
+       {{"shapes", "FILE", "shapes file: lines 'M N K [label]'; or one shape with --m, --n and --k"},
+        {"m", "M", "rows of A and D"},
+        {"n", "N", "rows of B, columns of D"},
+        {"k", "K", "the reduction extent"},
+        {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
+        {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+        {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
+        {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
+        {"top", "N", "configs per orientation, the model's best first (default 6)"},
+        {"reps", "N", "timed runs per config, the median is compared (default 30)"},
+        {"json", "FILE", "also write every candidate's figures as JSON"},
+        {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}},
+       cmd_tune},
       {"simulate",
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
        concat({schedule_flags(), problem_flags(),

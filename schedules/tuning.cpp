@@ -1,0 +1,125 @@
+#include "schedules/tuning.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/lower.h"
+#include "dsl/error.h"
+#include "runtime/kernel_cache.h"
+
+namespace gg {
+
+std::string TuneCandidate::describe() const { return (swapped ? "swap A/B; " : "") + params.to_string(); }
+
+std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, const GemmOptions& options, int top,
+                                           const DeviceLimits& limits) {
+  GemmOptions o = options;
+  o.layout = canonical_layout(m, n, options.layout);
+  GemmOptions swapped = o;
+  swapped.layout = swapped_layout(o.layout);
+  std::vector<TuneCandidate> out;
+  for (bool swap : {false, true}) {
+    const Definition def = swap ? gemm_definition(n, m, k, swapped) : gemm_definition(m, n, k, o);
+    int taken = 0;
+    for (const AutoParams& p : rank_auto_params(def, limits)) {
+      if (taken == top) break;
+      try {
+        LowerOptions lower_options;
+        lower_options.limits = limits;
+        lower(auto_schedule(def, p), lower_options);
+      } catch (const CompileError&) {
+        continue;  // as choose_auto_params: only configs that lower
+      }
+      out.push_back({def, swap, p});
+      ++taken;
+    }
+  }
+  if (out.empty()) return out;
+  // plan_gemm's choice first (the swap must win by 5%), then by predicted time
+  const auto first_of = [&](bool swap) {
+    return std::find_if(out.begin(), out.end(), [&](const TuneCandidate& c) { return c.swapped == swap; });
+  };
+  auto straight = first_of(false), swap = first_of(true);
+  const bool swap_wins = swap != out.end() && (straight == out.end() ||
+                                              swap->params.predicted_us < 0.95 * straight->params.predicted_us);
+  auto chosen = swap_wins ? swap : straight;
+  if (chosen != out.end()) std::rotate(out.begin(), chosen, chosen + 1);
+  std::stable_sort(out.begin() + 1, out.end(), [](const TuneCandidate& a, const TuneCandidate& b) {
+    return a.params.predicted_us < b.params.predicted_us;
+  });
+  return out;
+}
+
+std::string tuning_key(int64_t m, int64_t n, int64_t k, const GemmOptions& options, const std::string& arch,
+                       const std::string& device) {
+  std::ostringstream os;
+  os << m << ' ' << n << ' ' << k << ' ' << dtype_name(options.in) << ' ' << dtype_name(options.out) << ' '
+     << options.alpha;
+  const std::string layout = problem_layout_text(canonical_layout(m, n, options.layout));
+  if (!layout.empty()) os << " [" << layout << "]";
+  os << " | " << arch << " | " << device;
+  return os.str();
+}
+
+std::optional<std::filesystem::path> tuning_file() {
+  const auto dir = rt::kernel_cache_dir();
+  if (!dir) return std::nullopt;
+  return *dir / "tuned.tsv";
+}
+
+std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
+  const AutoParams& p = c.params;
+  std::ostringstream os;
+  os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
+     << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
+     << p.store_buffers << '\t' << c.ms << '\t' << c.cublas_ms;
+  return os.str();
+}
+
+std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
+  if (fields.size() != 5 || (fields[1] != "0" && fields[1] != "1")) return std::nullopt;
+  TunedChoice c;
+  c.swapped = fields[1] == "1";
+  AutoParams& p = c.params;
+  std::istringstream params(fields[2]);
+  if (!(params >> p.tile_m >> p.tile_n >> p.tile_k >> p.consumers >> p.stages >> p.cluster >> p.group >>
+        p.subtile_cols >> p.store_buffers))
+    return std::nullopt;
+  std::string rest;
+  if (params >> rest) return std::nullopt;
+  try {
+    c.ms = std::stod(fields[3]);
+    c.cublas_ms = std::stod(fields[4]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return std::pair<std::string, TunedChoice>(fields[0], c);
+}
+
+std::optional<TunedChoice> lookup_tuned(const std::string& key) {
+  const auto file = tuning_file();
+  if (!file) return std::nullopt;
+  std::ifstream in(*file);
+  std::optional<TunedChoice> found;
+  for (std::string line; std::getline(in, line);) {
+    auto parsed = parse_tuned_line(line);
+    if (parsed && parsed->first == key) found = parsed->second;  // the last record wins
+  }
+  return found;
+}
+
+void record_tuned(const std::string& key, const TunedChoice& choice) {
+  const auto file = tuning_file();
+  if (!file) throw_user_error("cannot-write", "no cache directory for the tuning record (set GEMMGEN_CACHE_DIR)");
+  std::error_code ec;
+  std::filesystem::create_directories(file->parent_path(), ec);
+  std::ofstream out(*file, std::ios::app);
+  out << format_tuned_line(key, choice) << '\n';
+  if (!out) throw_user_error("cannot-write", "cannot append to the tuning record '" + file->string() + "'");
+}
+
+}  // namespace gg
