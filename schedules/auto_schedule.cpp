@@ -53,6 +53,18 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   return std::max(mainloop, dram) + r.launch_s;
 }
 
+// Whether the MMAs at peak take longer than reading the operands and writing D once from DRAM
+// (the roofline's compute side). Multicasting B pays only there: on an H100, 1000^3 in 64x128
+// tiles ran 0.85x cuBLAS with B multicast in 2-CTA clusters and 0.78-0.80x without, while the
+// DRAM-bound 256x8192x8192 (128x128 tiles) ran 0.93x with it and 0.97x without, 128x8192x8192
+// (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
+bool compute_bound(const Definition& def, const DeviceLimits& limits) {
+  const Rates r;
+  const double m = double(def.m()), n = double(def.n()), k = double(def.k());
+  const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
+  return 2.0 * m * n * k / (r.mma_flops_per_sm * limits.sms) >= bytes / r.dram_bytes_per_s;
+}
+
 // A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
 // narrower atoms made a tile's store many small TMA boxes (a 128x240 tile in 16-column subtiles
 // ran at 0.80x cuBLAS on 3000x5000x1024 where 128x256 in 64-column subtiles ran at 0.93x).
@@ -108,6 +120,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   const int out_b = dtype_bytes(def.output_dtype());
   const bool staged = tma_storable_output(def);
   const int64_t n_step = staged ? store_subtile_cols(out_b) : 16;  // whole subtiles per tile
+  const bool multicast_pays = compute_bound(def, limits);
   for (int64_t tile_m : {64, 128}) {
     if (tile_m > 64 && def.m() <= 64) continue;  // rows past M are padding: no second consumer for them
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
@@ -125,7 +138,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         p.tile_k = atom_k * atoms;
         p.consumers = tile_m == 128 ? 2 : 1;
         const int64_t m_tiles = ceil_div(def.m(), tile_m);
-        p.cluster = tile_m == 128 && m_tiles >= 2 && m_tiles % 2 == 0 ? 2 : 1;
+        p.cluster = multicast_pays && m_tiles >= 2 && m_tiles % 2 == 0 ? 2 : 1;
         p.subtile_cols = staged ? n_step : 0;
         p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
         p.stages = 2;

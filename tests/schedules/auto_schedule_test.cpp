@@ -34,6 +34,21 @@ TEST_CASE("auto: large problems take v10's 128x256 tile, a 2-CTA cluster where t
   CHECK(choose(8000, 6000, 520).cluster == 1);  // 63 m tiles: no pairs
 }
 
+TEST_CASE("auto: B multicast only where the MMAs, not DRAM, bound the problem") {
+  // H100, one process against cuBLAS: 1000^3 in 64x128 tiles 0.85x with B multicast, 0.78-0.80x
+  // without; DRAM-bound 256x8192x8192 in 128x128 tiles 0.97x without, 0.93x with; 128x8192x8192
+  // in 64x128 tiles 1.01x without, 0.98x with.
+  CHECK(choose(1000, 1000, 1000).cluster == 2);
+  CHECK(choose(1000, 1000, 1000).tile_m == 64);
+  CHECK(choose(256, 8192, 8192).cluster == 1);
+  CHECK(choose(128, 8192, 8192).cluster == 1);
+  CHECK(choose(4096, 4096, 4096).cluster == 2);
+  // the same tile count either way: the cluster does not change the ranking's figures
+  const AutoParams big = choose(256, 8192, 8192);
+  CHECK(big.tile_m == 128);
+  CHECK(big.tiles == 128);
+}
+
 TEST_CASE("auto: skinny M takes 64-row tiles with one consumer and a deep pipeline") {
   // 1x4096x4096 (which gg::gemm runs swapped, see gemm_test): one consumer, the pipeline as deep
   // as the cap allows, since bytes in flight bound it up to there (H100 at 8 stages: 64x128 0.70x
@@ -54,7 +69,7 @@ TEST_CASE("auto: skinny M takes 64-row tiles with one consumer and a deep pipeli
   const AutoParams m128 = choose(128, 8192, 8192);
   CHECK(m128.tile_m == 64);
   CHECK(m128.tile_n == 128);
-  // 256x8192x8192: 128x128 0.933x, 64x128 0.735x, 128x256 0.680x.
+  // 256x8192x8192 (with B multicast): 128x128 0.933x, 64x128 0.735x, 128x256 0.680x.
   const AutoParams m256 = choose(256, 8192, 8192);
   CHECK(m256.tile_m == 128);
   CHECK(m256.tile_n == 128);
@@ -140,12 +155,13 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
     DType out;
     ProblemLayout layout = {};
   };
-  // 4096 rows pair their 128-row tiles into clusters, 384 rows (3 tiles) cannot; N=4095 is not
+  // 4096 rows pair their 64- and 128-row tiles into clusters, 384 rows only the 64-row ones; N=4095 is not
   // TMA-storable (stores from registers, 16-column steps).
   std::vector<std::string> sources, names;
   std::set<std::string> seen;
   for (Problem pr : {Problem{4096, 4096, DType::BF16}, Problem{384, 4096, DType::BF16}, Problem{4096, 4095, DType::BF16},
                      Problem{384, 4095, DType::BF16}, Problem{4096, 4096, DType::F32}, Problem{384, 4096, DType::F32},
+                     Problem{128, 4096, DType::BF16},  // DRAM-bound: 64-row tiles without the cluster
                      Problem{4096, 64, DType::BF16, {.d = OutputLayout::ColumnMajor}},  // gg::gemm's swapped skinny M
                      Problem{4096, 4096, DType::BF16, {.a = Layout::MNMajor, .b = Layout::MNMajor}}}) {  // TT
     GemmOptions o;
