@@ -164,6 +164,22 @@ TEST_CASE("the device headers also compile pasted into one source, as an emitted
   CHECK_NOTHROW(gg::rt::compile_kernel(source, "pasted", "sm_90a", no_cache));
 }
 
+// An emitted kernel embeds only the headers it calls into (codegen/device_helpers.cpp), so any
+// subset must compile: each header stands alone after gemm_args.h.
+TEST_CASE("each device header compiles alone after gemm_args.h") {
+  gg::rt::JitOptions no_cache;
+  no_cache.use_cache = false;
+  for (std::string_view name : gg::rt::device_header_names()) {
+    if (name == "host_entry.cuh" || name == "gemm_args.h") continue;
+    CAPTURE(name);
+    const std::string source = std::string(gg::rt::device_header_source("gemm_args.h")) +
+                               std::string(gg::rt::device_header_source(name)) +
+                               "extern \"C\" __global__ void alone(const __grid_constant__ GgGemmArgs args) {\n"
+                               "  static_cast<float*>(args.d)[threadIdx.x] = args.alpha;\n}\n";
+    CHECK_NOTHROW(gg::rt::compile_kernel(source, "alone", "sm_90a", no_cache));
+  }
+}
+
 TEST_CASE("a second compile of the same kernel is a cache hit") {
   ScratchCacheDir cache("hit");
   const auto first = gg::rt::compile_kernel(kTinyKernel, "tiny");
