@@ -206,6 +206,21 @@ TEST_CASE("the cache key changes with the source, kernel name, architecture and 
   CHECK(gg::rt::kernel_cache_stats().hits == 0);
 }
 
+TEST_CASE("NVRTC's -minimal is on by default and can be turned off; it leaves the CUBIN unchanged") {
+  gg::rt::JitOptions minimal, full;
+  minimal.use_cache = full.use_cache = false;
+  full.minimal = false;
+  const auto a = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", minimal);
+  const auto b = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", full);
+  CHECK(a.cubin == b.cubin);
+  CHECK(a.cache_key != b.cache_key);
+  // -minimal leaves out texture objects: only the full build knows them.
+  const std::string texture = "extern \"C\" __global__ void fetch(cudaTextureObject_t t, float* out) {\n"
+                              "  out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);\n}\n";
+  CHECK_THROWS_AS(gg::rt::compile_kernel(texture, "fetch", "sm_90a", minimal), gg::rt::JitError);
+  CHECK_NOTHROW(gg::rt::compile_kernel(texture, "fetch", "sm_90a", full));
+}
+
 TEST_CASE("a corrupt or truncated cache entry is discarded and rebuilt") {
   ScratchCacheDir cache("corrupt");
   const auto original = gg::rt::compile_kernel(kTinyKernel, "tiny");
@@ -262,7 +277,7 @@ TEST_CASE("a compile error reports NVRTC's log and the kernel") {
 
 TEST_CASE("invalid inline PTX is caught: NVRTC runs ptxas when it makes a CUBIN") {
   const char* bad_ptx = R"(extern "C" __global__ void bad_ptx() { asm volatile("no.such.instruction;"); })";
-  CHECK_THROWS_AS(gg::rt::compile_kernel(bad_ptx, "bad_ptx", "sm_90a", gg::rt::JitOptions{false, {}}),
+  CHECK_THROWS_AS(gg::rt::compile_kernel(bad_ptx, "bad_ptx", "sm_90a", gg::rt::JitOptions{false, {}, true}),
                   gg::rt::JitError);
 }
 
