@@ -96,7 +96,8 @@ void check_helpers(const Schedule& s, const std::string& label, const std::strin
     CHECK(defined.count(f) == 1);
   }
   CHECK(parts.headers.count("gemm_args.h") == 1);  // the kernel's parameter type, no function
-  for (const auto& [name, text] : parts.headers) {
+  for (const auto& entry : parts.headers) {  // not a structured binding: clang 14's CAPTURE cannot take one
+    const std::string &name = entry.first, &text = entry.second;
     if (name == "gemm_args.h") continue;
     CAPTURE(name);
     bool supplies_a_call = false;
