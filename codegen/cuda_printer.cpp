@@ -220,7 +220,7 @@ class CudaPrinter : public Visitor {
     const bool transposed = n.a_layout.mn_major || n.b_layout.mn_major;
     const std::string trans =
         transposed ? "<" + num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + ">" : "";
-    line("gg::dev::wgmma_m" + num(n.m) + "n" + num(n.n) + "k" + num(n.k) + "_f32_" + n.dtype + trans + "(" +
+    line("gg::dev::" + wgmma_wrapper_name(n) + trans + "(" +
          n.accumulator + "[" + to_c(n.block) + "], " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", 1u);");
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/cuda_printer.h"
+#include "codegen/device_helpers.h"
 #include "dsl/schedule_text.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/hash.h"
@@ -13,14 +14,10 @@ namespace {
 
 constexpr const char* kVersion = "0.1.0";
 
-// Device helpers in dependency order; gemm_args.h first.
-constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
-                                          "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh", "split_k.cuh",
-                                          "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh",
-                                          "stmatrix.cuh",  "global_copy.cuh"};
-
-std::string embed(std::string_view name) {
-  std::string text(rt::device_header_source(name));
+// A runtime/device header pasted into the .cu; wgmma_mma.cuh with only the kernel's wrappers.
+std::string embed(std::string_view name, const DeviceHelpers& helpers = {}) {
+  const std::string text = name == "wgmma_mma.cuh" ? rt::device_header_with_sections(name, helpers.wgmma_wrappers)
+                                                   : std::string(rt::device_header_source(name));
   std::string out = "// ---- runtime/device/" + std::string(name) + "\n";
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
@@ -131,9 +128,10 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
   os << "// launch: grid {" << k.launch.grid[0] << "," << k.launch.grid[1] << "," << k.launch.grid[2] << "}, block {"
      << k.launch.block[0] << ",1,1}, cluster {" << k.launch.cluster[0] << "," << k.launch.cluster[1] << ","
      << k.launch.cluster[2] << "}, " << k.launch.dynamic_smem_bytes << " bytes of dynamic shared memory\n\n";
-  // Each kernel uses a subset of the helpers; the rest are unused statics, not mistakes.
+  // Only the headers the kernel calls into; their other helpers are unused statics, not mistakes.
+  const DeviceHelpers helpers = device_helpers_used(k);
   os << "#pragma nv_diag_suppress 177\n";
-  for (const char* h : kDeviceHeaders) os << embed(h) << "\n";
+  for (const std::string& h : helpers.headers) os << embed(h, helpers) << "\n";
   os << "#pragma nv_diag_default 177\n\n";
   os << "// ---- kernel\n" << print_cuda_kernel(k) << "\n";
   std::string fn = k.name + "_launch";

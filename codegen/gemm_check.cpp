@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -129,16 +130,12 @@ double ms_since(Clock::time_point start) {
 // in the disk cache: codegen (lower + print), NVRTC with the cache bypassed, and loading the module;
 // then codegen, a cache hit and loading again. Returns the loaded build the timing runs.
 rt::LoadedKernel time_first_use(const Schedule& s, const std::string& arch, CheckReport& r) {
+  const JitCompileTiming first = time_jit_compile(s);
+  const EmittedKernel& fresh = first.kernel;
+  r.jit_codegen_ms = first.codegen_ms;
+  r.jit_compile_ms = first.nvrtc_ms;
   Clock::time_point start = Clock::now();
-  const EmittedKernel fresh = emit_cuda(s);
-  r.jit_codegen_ms = ms_since(start);
-  rt::JitOptions uncached;
-  uncached.use_cache = false;
-  start = Clock::now();
-  const rt::CompiledKernel compiled = rt::compile_kernel(fresh.source, fresh.kernel_name, arch, uncached);
-  r.jit_compile_ms = ms_since(start);
-  start = Clock::now();
-  rt::LoadedKernel loaded(compiled, fresh.launch);
+  rt::LoadedKernel loaded(first.compiled, fresh.launch);
   r.jit_load_ms = ms_since(start);
 
   rt::compile_kernel(fresh.source, fresh.kernel_name, arch, rt::JitOptions{});  // stores the entry
@@ -161,6 +158,21 @@ void time_cached_launch(const rt::LoadedKernel& kernel, const rt::GemmProblem& p
 }
 
 }  // namespace
+
+JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options) {
+  JitCompileTiming t;
+  Clock::time_point start = Clock::now();
+  t.kernel = emit_cuda(s);
+  t.codegen_ms = ms_since(start);
+  options.use_cache = false;
+  start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
+  t.compiled = rt::compile_kernel(t.kernel.source, t.kernel.kernel_name, std::string(target_name(t.kernel.plan.target)),
+                                  options);
+  t.nvrtc_cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  t.nvrtc_ms = ms_since(start);
+  return t;
+}
 
 void compile_check_builds(const EmittedKernel& e) {
   const std::string arch(target_name(e.plan.target));

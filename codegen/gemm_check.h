@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/emit.h"
+#include "runtime/jit.h"
 
 namespace gg {
 
@@ -19,6 +20,16 @@ struct CheckOptions {
   int repeat = 0;        // > 0: launch that many more times on the same inputs; each result must be bit-identical
   bool measure_jit = true;  // with bench: also time a first use (NVRTC with the cache bypassed)
 };
+
+// A first use's codegen (lower and print) and NVRTC compile with the disk cache bypassed, timed on
+// this CPU: what a JIT user waits for before the module load. Needs no GPU. CPU time is the
+// process's, which NVRTC (one thread) dominates, and is steadier than wall time on a shared machine.
+struct JitCompileTiming {
+  EmittedKernel kernel;
+  rt::CompiledKernel compiled;
+  double codegen_ms = 0, nvrtc_ms = 0, nvrtc_cpu_ms = 0;
+};
+JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options = {});
 
 // Compiles into the disk cache the builds check_on_gpu loads (the watchdog build it checks and
 // the plain build it times), so a caller can compile many kernels in parallel first. Needs no GPU.

@@ -63,6 +63,10 @@ std::string tensor_map_field(rt::Operand o) {
   return "map_" + std::string(1, static_cast<char>(letter[0] - 'A' + 'a'));
 }
 
+std::string wgmma_wrapper_name(const WgmmaIssue& n) {
+  return "wgmma_m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "_f32_" + n.dtype;
+}
+
 StmtPtr for_loop(std::string v, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin, bool unroll) {
   auto f = std::make_shared<For>();
   f->var = std::move(v);

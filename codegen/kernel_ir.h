@@ -195,6 +195,9 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   SmemRef a, b;                  // start of the 64 x 16 A slice and the N x 16 B slice
   WgmmaLayout a_layout, b_layout;
 };
+// The runtime/device wrapper (wgmma_mma.cuh) an issue calls, "wgmma_m64n256k16_f32_bf16": the
+// printer calls it and the emitted file carries that wrapper's section.
+std::string wgmma_wrapper_name(const WgmmaIssue& n);
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
 

@@ -12,6 +12,13 @@ namespace gg::rt {
 // Throws std::out_of_range for a name that is not embedded.
 std::string_view device_header_source(std::string_view file_name);
 
+// The header's text with only some of its sections. A section runs from a line
+// "// @section NAME" through the line "// @end-section" (wgmma_mma.cuh has one per wrapper, so
+// an emitted kernel carries only the wrappers it issues); the text outside sections is kept
+// whole, and the sections named in `keep` in the header's order. Throws std::out_of_range for
+// a name in `keep` that is no section of the header.
+std::string device_header_with_sections(std::string_view file_name, const std::vector<std::string>& keep);
+
 // Sorted file names, e.g. "gemm_args.h", "mbarrier.cuh", ... Every header stands
 // alone except host_entry.cuh, which needs gemm_args.h before it.
 std::vector<std::string_view> device_header_names();

@@ -41,6 +41,7 @@ class Program {
 
 std::vector<std::string> nvrtc_options(const std::string& arch, const JitOptions& options) {
   std::vector<std::string> all = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device"};
+  if (options.minimal) all.push_back("-minimal");
   all.insert(all.end(), options.extra_options.begin(), options.extra_options.end());
   return all;
 }

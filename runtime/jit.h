@@ -26,11 +26,15 @@ struct CompiledKernel {
 struct JitOptions {
   bool use_cache = true;
   std::vector<std::string> extra_options;  // appended to the NVRTC options, part of the cache key
+  // NVRTC's -minimal: no texture or surface functions, no device-runtime (cudadevrt) functions or
+  // device-side launches, no runtime API types. Emitted kernels use none of them; it cut NVRTC's
+  // front end from about 22 to 16 ms on a v10 kernel with the same CUBIN, byte for byte.
+  bool minimal = true;
 };
 
 // Compiles `source` (which may #include any runtime/device header by its file name,
 // e.g. "tma.cuh") for `arch` ("sm_90a", "sm_100a", ...) with -std=c++17 -default-device
-// and no fast math. Throws JitError on a compile error.
+// (-minimal unless options.minimal is false) and no fast math. Throws JitError on a compile error.
 CompiledKernel compile_kernel(const std::string& source, const std::string& kernel_name,
                               const std::string& arch = "sm_90a", const JitOptions& options = {});
 

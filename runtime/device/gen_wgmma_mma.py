@@ -3,6 +3,9 @@
 from shared-memory descriptors, for every N that is a multiple of 8 up to 256 and
 for bf16 and f16 inputs. The register operand lists are too long to write by hand.
 
+Each wrapper stands alone in its own section ("// @section NAME" .. "// @end-section"),
+so an emitted kernel can carry only the wrappers it issues (rt::device_header_with_sections).
+
 Run from anywhere: python3 runtime/device/gen_wgmma_mma.py (rewrites the file beside it).
 """
 import pathlib
@@ -17,11 +20,14 @@ HEADER = """\
 //
 // wgmma_m64n<N>k16_f32_<in>(d, desc_a, desc_b, scale_d): D[64xN] (+)= A[64x16] * B[16xN]
 // for one warpgroup, A and B read from shared memory through descriptors
-// (make_smem_desc in wgmma.cuh). scale_d == 0 overwrites d, otherwise accumulates.
+// (make_smem_desc in smem_desc.h). scale_d == 0 overwrites d, otherwise accumulates.
 // TransA / TransB select MN-major operands (0: K-major). Accumulator fragment: thread
 // t of the warpgroup holds d[i] at row 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2),
 // column 8 * (i / 4) + 2 * (t % 4) + i % 2.
+// Each wrapper is one section, from "// @section <name>" to "// @end-section", and needs no
+// other: an emitted kernel keeps only the sections of the wrappers it issues.
 namespace gg::dev {
+
 """
 
 FOOTER = """
@@ -30,40 +36,39 @@ FOOTER = """
 """
 
 
-def operand_macros(n):
-    count = n // 2
-    regs = ", ".join(f"%{i}" for i in range(count))
-    rows = [", ".join(f'"+f"(d[{i}])' for i in range(first, min(first + 8, count)))
-            for first in range(0, count, 8)]
-    operands = ", \\\n    ".join(rows)
-    return (f'#define GG_WGMMA_N{n}_D_REGS "{regs}"\n'
-            f"#define GG_WGMMA_N{n}_D_OPERANDS(d) \\\n    {operands}\n")
+def chunks(items, size):
+    return [items[first:first + size] for first in range(0, len(items), size)]
 
 
 def function(n, in_type):
     count = n // 2
     desc_a, desc_b, scale_d, trans_a, trans_b = (count + i for i in range(5))
-    return f"""
+    name = f"wgmma_m64n{n}k16_f32_{in_type}"
+    # The accumulator registers, 16 to a string literal, and their operands, 8 to a line.
+    regs = ', "\n      "'.join(", ".join(f"%{i}" for i in part) for part in chunks(range(count), 16))
+    operands = ",\n        ".join(", ".join(f'"+f"(d[{i}])' for i in part) for part in chunks(range(count), 8))
+    return f"""// @section {name}
 template <int TransA = 0, int TransB = 0>
-static __device__ __forceinline__ void wgmma_m64n{n}k16_f32_{in_type}(
+static __device__ __forceinline__ void {name}(
     float (&d)[{count}], unsigned long long desc_a, unsigned long long desc_b, unsigned scale_d) {{
   asm volatile(
       "{{\\n"
       ".reg .pred accumulate;\\n"
       "setp.ne.b32 accumulate, %{scale_d}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{in_type}.{in_type} {{" GG_WGMMA_N{n}_D_REGS "}},"
-      " %{desc_a}, %{desc_b}, accumulate, 1, 1, %{trans_a}, %{trans_b};\\n"
+      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{in_type}.{in_type} {{"
+      "{regs}"
+      "}}, %{desc_a}, %{desc_b}, accumulate, 1, 1, %{trans_a}, %{trans_b};\\n"
       "}}\\n"
-      : GG_WGMMA_N{n}_D_OPERANDS(d)
+      : {operands}
       : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 }}
+// @end-section
 """
 
 
 def main():
     parts = [HEADER]
     for n in WIDTHS:
-        parts.append("\n" + operand_macros(n))
         for in_type in INPUT_TYPES:
             parts.append(function(n, in_type))
     parts.append(FOOTER)

@@ -164,6 +164,22 @@ TEST_CASE("the device headers also compile pasted into one source, as an emitted
   CHECK_NOTHROW(gg::rt::compile_kernel(source, "pasted", "sm_90a", no_cache));
 }
 
+// An emitted kernel embeds only the headers it calls into (codegen/device_helpers.cpp), so any
+// subset must compile: each header stands alone after gemm_args.h.
+TEST_CASE("each device header compiles alone after gemm_args.h") {
+  gg::rt::JitOptions no_cache;
+  no_cache.use_cache = false;
+  for (std::string_view name : gg::rt::device_header_names()) {
+    if (name == "host_entry.cuh" || name == "gemm_args.h") continue;
+    CAPTURE(name);
+    const std::string source = std::string(gg::rt::device_header_source("gemm_args.h")) +
+                               std::string(gg::rt::device_header_source(name)) +
+                               "extern \"C\" __global__ void alone(const __grid_constant__ GgGemmArgs args) {\n"
+                               "  static_cast<float*>(args.d)[threadIdx.x] = args.alpha;\n}\n";
+    CHECK_NOTHROW(gg::rt::compile_kernel(source, "alone", "sm_90a", no_cache));
+  }
+}
+
 TEST_CASE("a second compile of the same kernel is a cache hit") {
   ScratchCacheDir cache("hit");
   const auto first = gg::rt::compile_kernel(kTinyKernel, "tiny");
@@ -188,6 +204,21 @@ TEST_CASE("the cache key changes with the source, kernel name, architecture and 
   with_lineinfo.extra_options = {"-lineinfo"};
   CHECK(gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", with_lineinfo).cache_key != base.cache_key);
   CHECK(gg::rt::kernel_cache_stats().hits == 0);
+}
+
+TEST_CASE("NVRTC's -minimal is on by default and can be turned off; it leaves the CUBIN unchanged") {
+  gg::rt::JitOptions minimal, full;
+  minimal.use_cache = full.use_cache = false;
+  full.minimal = false;
+  const auto a = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", minimal);
+  const auto b = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", full);
+  CHECK(a.cubin == b.cubin);
+  CHECK(a.cache_key != b.cache_key);
+  // -minimal leaves out texture objects: only the full build knows them.
+  const std::string texture = "extern \"C\" __global__ void fetch(cudaTextureObject_t t, float* out) {\n"
+                              "  out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);\n}\n";
+  CHECK_THROWS_AS(gg::rt::compile_kernel(texture, "fetch", "sm_90a", minimal), gg::rt::JitError);
+  CHECK_NOTHROW(gg::rt::compile_kernel(texture, "fetch", "sm_90a", full));
 }
 
 TEST_CASE("a corrupt or truncated cache entry is discarded and rebuilt") {
@@ -246,7 +277,7 @@ TEST_CASE("a compile error reports NVRTC's log and the kernel") {
 
 TEST_CASE("invalid inline PTX is caught: NVRTC runs ptxas when it makes a CUBIN") {
   const char* bad_ptx = R"(extern "C" __global__ void bad_ptx() { asm volatile("no.such.instruction;"); })";
-  CHECK_THROWS_AS(gg::rt::compile_kernel(bad_ptx, "bad_ptx", "sm_90a", gg::rt::JitOptions{false, {}}),
+  CHECK_THROWS_AS(gg::rt::compile_kernel(bad_ptx, "bad_ptx", "sm_90a", gg::rt::JitOptions{false, {}, true}),
                   gg::rt::JitError);
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iomanip>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "codegen/emit.h"
 #include "codegen/explain.h"
@@ -225,6 +227,48 @@ int cmd_bench(const Args& args, Io io) {
   return all_passed ? 0 : 1;
 }
 
+// A first use's JIT cost on this CPU, no GPU needed: codegen and NVRTC (disk cache bypassed),
+// each timed `reps` times; medians, since other work on the machine only ever adds time.
+int cmd_jit(const Args& args, Io io) {
+  Schedule s = load_schedule(args);
+  const int reps = static_cast<int>(std::min<int64_t>(args.positive("reps").value_or(5), 1000));
+  rt::JitOptions options;
+  std::istringstream extra(args.value("nvrtc-options").value_or(""));
+  for (std::string option; extra >> option;) options.extra_options.push_back(option);
+  std::vector<double> codegen, nvrtc, cpu;
+  JitCompileTiming last;
+  for (int i = 0; i < reps; ++i) {
+    try {
+      last = time_jit_compile(s, options);
+    } catch (const rt::JitError& e) {
+      if (options.extra_options.empty()) throw;  // gemmgen's own options: a bug
+      usage_error("NVRTC failed with --nvrtc-options '" + *args.value("nvrtc-options") + "': " + e.what());
+    }
+    codegen.push_back(last.codegen_ms);
+    nvrtc.push_back(last.nvrtc_ms);
+    cpu.push_back(last.nvrtc_cpu_ms);
+  }
+  auto sorted = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  codegen = sorted(codegen), nvrtc = sorted(nvrtc), cpu = sorted(cpu);
+  const size_t mid = nvrtc.size() / 2;
+  auto ms = [](double v) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1) << v << " ms";
+    return os.str();
+  };
+  io.out << "kernel " << last.kernel.kernel_name << " (" << last.compiled.arch << ", " << rt::nvrtc_version()
+         << "): source " << last.kernel.source.size() << " bytes, CUBIN " << last.compiled.cubin.size() << " bytes\n"
+         << "codegen: median " << ms(codegen[mid]) << ", min " << ms(codegen.front()) << "\n"
+         << "NVRTC:   median " << ms(nvrtc[mid]) << ", min " << ms(nvrtc.front()) << ", max " << ms(nvrtc.back())
+         << "; CPU time median " << ms(cpu[mid]) << ", min " << ms(cpu.front()) << "\n"
+         << "(" << reps << " runs, disk cache bypassed)\n";
+  if (!last.compiled.log.empty()) io.out << "NVRTC log (last compile):\n" << last.compiled.log << "\n";
+  return 0;
+}
+
 // Lowers and executes the kernel IR on the CPU: no GPU needed. Exit 1 when the simulation
 // finds a hazard, a deadlock or a wrong element.
 int cmd_simulate(const Args& args, Io io) {
@@ -302,6 +346,12 @@ const std::vector<Command>& commands() {
         {"json", "FILE", "also write every candidate's figures as JSON"},
         {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}},
        cmd_tune},
+      {"jit",
+       "time a first use's codegen and NVRTC compile on this CPU, disk cache bypassed (needs no GPU)",
+       concat({schedule_flags(), problem_flags(),
+               {{"reps", "N", "compiles to time, the median is reported (default 5)"},
+                {"nvrtc-options", "OPTIONS", "extra NVRTC options, space-separated, e.g. \"-time=-\" (its log is printed)"}}}),
+       cmd_jit},
       {"simulate",
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
        concat({schedule_flags(), problem_flags(),

@@ -1,0 +1,85 @@
+#include "codegen/device_helpers.h"
+
+#include <set>
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+
+// Every header an emitted kernel may embed, in embedding order (gemm_args.h first: the kernel's
+// parameter type).
+constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fence.cuh",     "mbarrier.cuh",
+                                          "tma.cuh",        "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
+                                          "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
+                                          "wgmma_mma.cuh",  "epilogue.cuh",  "stmatrix.cuh",  "global_copy.cuh"};
+
+// Each handler names the headers whose helpers cuda_printer.cpp prints for that node.
+class CollectHelpers : public Visitor {
+ public:
+  std::set<std::string> headers;
+  std::set<std::string> wrappers;
+
+  void visit_ElectOne(const ElectOne& e) override {
+    headers.insert("warp.cuh");
+    Visitor::visit_ElectOne(e);
+  }
+  void visit_SetMaxNReg(const SetMaxNReg&) override { headers.insert("setmaxnreg.cuh"); }
+  void visit_ClusterSync(const ClusterSync&) override { headers.insert("cluster.cuh"); }
+  void visit_MbarrierInit(const MbarrierInit&) override { headers.insert("mbarrier.cuh"); }
+  void visit_FenceMbarrierInit(const FenceMbarrierInit&) override { headers.insert("mbarrier.cuh"); }
+  void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx&) override { headers.insert("mbarrier.cuh"); }
+  void visit_MbarrierArrive(const MbarrierArrive&) override { headers.insert("mbarrier.cuh"); }
+  void visit_MbarrierWait(const MbarrierWait&) override { headers.insert("mbarrier.cuh"); }
+  void visit_TmaLoad(const TmaLoad&) override { headers.insert("tma.cuh"); }
+  void visit_TmaStore(const TmaStore&) override { headers.insert("tma.cuh"); }
+  void visit_BulkCommit(const BulkCommit&) override { headers.insert("tma.cuh"); }
+  void visit_BulkWaitRead(const BulkWaitRead&) override { headers.insert("tma.cuh"); }
+  void visit_SyncCopyTile(const SyncCopyTile& n) override {
+    headers.insert({"smem.cuh", "smem_desc.h"});  // the swizzled 16-byte shared stores
+    if (n.load_bytes != 16) headers.insert("global_copy.cuh");  // rows not 16-byte aligned
+  }
+  void visit_FenceProxyAsync(const FenceProxyAsync&) override { headers.insert("fence.cuh"); }
+  void visit_NamedBarrierSync(const NamedBarrierSync&) override { headers.insert("named_barrier.cuh"); }
+  void visit_NamedBarrierArrive(const NamedBarrierArrive&) override { headers.insert("named_barrier.cuh"); }
+  // The fences and waits also fence the accumulator registers (wgmma_fence_operand).
+  void visit_WgmmaFence(const WgmmaFence&) override { headers.insert("wgmma.cuh"); }
+  void visit_WgmmaCommit(const WgmmaCommit&) override { headers.insert("wgmma.cuh"); }
+  void visit_WgmmaWait(const WgmmaWait&) override { headers.insert("wgmma.cuh"); }
+  void visit_WgmmaIssue(const WgmmaIssue& n) override {
+    headers.insert({"smem_desc.h", "wgmma_mma.cuh"});  // make_smem_desc, the wrapper
+    wrappers.insert(wgmma_wrapper_name(n));
+  }
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    using K = EpilogueOp::Kind;
+    // epilogue.cuh: stores to global memory, 16-bit packing (and staged C's unpacking), C and
+    // bias loads, activations. A staged f32 store with only a scale and staged C calls none of them.
+    bool loads_or_activates = false;  // C staged at f32 is read back as raw words (smem.cuh)
+    for (const auto& op : n.ops)
+      loads_or_activates = loads_or_activates || (op.kind != K::Scale && !(op.kind == K::AddScaled && n.c_staged));
+    const bool f32_out = n.out_type == "f32";
+    if (!n.staged || !f32_out || loads_or_activates) headers.insert("epilogue.cuh");
+    if (n.staged) headers.insert({"smem.cuh", "smem_desc.h"});  // swizzled staging stores
+    if (n.stmatrix) headers.insert("stmatrix.cuh");
+  }
+  void visit_PartialStore(const PartialStore&) override { headers.insert("split_k.cuh"); }
+  void visit_SplitKTicket(const SplitKTicket&) override { headers.insert("split_k.cuh"); }
+  void visit_PartialReduce(const PartialReduce&) override { headers.insert("split_k.cuh"); }
+};
+
+}  // namespace
+
+DeviceHelpers device_helpers_used(const Kernel& k) {
+  CollectHelpers c;
+  // print_cuda_kernel's prologue: the GgGemmArgs parameter, smem_addr, warpgroup_index_in_block.
+  c.headers.insert({"gemm_args.h", "smem.cuh", "warp.cuh"});
+  c.visit(k.body);
+  DeviceHelpers out;
+  for (const char* h : kDeviceHeaders)
+    if (c.headers.count(h)) out.headers.emplace_back(h);
+  out.wgmma_wrappers.assign(c.wrappers.begin(), c.wrappers.end());
+  return out;
+}
+
+}  // namespace gg
