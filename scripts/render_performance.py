@@ -26,6 +26,8 @@ class MeasurementError(Exception):
 
 
 def load_json(path):
+    if os.path.getsize(path) == 0:  # opened by gemmgen bench, never written: that run was cut short
+        raise MeasurementError("%s is empty: its gemmgen bench run did not finish" % path)
     try:
         with open(path) as f:
             return json.load(f)
@@ -163,7 +165,8 @@ def render(raw, date, bench_dir, doc_dir):
            "`scripts/performance_record.sh render DIR` re-renders a folder measured earlier). Each figure "
            "is `gemmgen bench`: our kernel and cuBLAS interleaved call by call in one process, random "
            "data, inputs rotated past L2, the median of 30 runs, each result checked first.", "",
-           "Device (nvidia-smi: name, SM clock, max SM clock, memory clock, power limit, driver): "
+           "Device, read by nvidia-smi before measuring (name, SM clock then, max SM clock, memory clock, "
+           "power limit, driver): "
            "`%s`." % device_line, "",
            "### `auto` over `benchmarks/shapes.txt`", ""]
     out += shapes_section(runs) + [""] + charts + ["", "### Targets (issue 10)", ""] + targets_section(runs)
