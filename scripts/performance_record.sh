@@ -5,7 +5,7 @@
 #   scripts/performance_record.sh [measure|render|all] [RAW_DIR]   (default: all build/perf)
 # measure needs a GPU; render runs anywhere on a folder measured before (e.g. brought back from a
 # lent GPU machine). Environment: GEMMGEN (the CLI; default build/tools/gemmgen/gemmgen), REPS (30),
-# PARTS (measure only these of: bf16,f16,tutorial).
+# PARTS (measure only these of: bf16,f16,tutorial), STEPS (the tutorial steps, default v1..v10 pingpong).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEP=${1:-all}
@@ -13,6 +13,7 @@ RAW=${2:-build/perf}
 GEMMGEN=${GEMMGEN:-build/tools/gemmgen/gemmgen}
 REPS=${REPS:-30}
 PARTS=${PARTS:-bf16,f16,tutorial}
+STEPS=${STEPS:-v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 pingpong}
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 measure() {
@@ -27,7 +28,7 @@ measure() {
       echo "shapes $dt: gemmgen bench exited $?" | tee -a "$RAW/failures.txt"
   done
   if has tutorial; then
-    for step in v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 pingpong; do
+    for step in $STEPS; do
       "$GEMMGEN" bench --shapes benchmarks/tutorial_shapes.txt --schedule "$step" --reps "$REPS" \
         --json "$RAW/tutorial_$step.json" | tee "$RAW/tutorial_$step.log" ||
         echo "tutorial $step: gemmgen bench exited $?" | tee -a "$RAW/failures.txt"
