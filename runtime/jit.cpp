@@ -42,6 +42,7 @@ class Program {
 std::vector<std::string> nvrtc_options(const std::string& arch, const JitOptions& options) {
   std::vector<std::string> all = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device"};
   if (options.minimal) all.push_back("-minimal");
+  if (!options.nvrtc_cache) all.push_back("-no-cache");
   all.insert(all.end(), options.extra_options.begin(), options.extra_options.end());
   return all;
 }

@@ -30,6 +30,9 @@ struct JitOptions {
   // device-side launches, no runtime API types. Emitted kernels use none of them; it cut NVRTC's
   // front end from about 22 to 16 ms on a v10 kernel with the same CUBIN, byte for byte.
   bool minimal = true;
+  // NVRTC's own cache of compiled programs (CUDA 12.9+, kept in the driver's compute cache, so
+  // only where a driver is installed). Off (-no-cache) to time a compile as a first use would.
+  bool nvrtc_cache = true;
 };
 
 // Compiles `source` (which may #include any runtime/device header by its file name,

@@ -221,6 +221,16 @@ TEST_CASE("NVRTC's -minimal is on by default and can be turned off; it leaves th
   CHECK_NOTHROW(gg::rt::compile_kernel(texture, "fetch", "sm_90a", full));
 }
 
+TEST_CASE("NVRTC's own cache can be turned off (-no-cache) without changing the CUBIN") {
+  gg::rt::JitOptions cached, uncached;
+  cached.use_cache = uncached.use_cache = false;
+  uncached.nvrtc_cache = false;
+  const auto a = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", cached);
+  const auto b = gg::rt::compile_kernel(kTinyKernel, "tiny", "sm_90a", uncached);
+  CHECK(a.cubin == b.cubin);
+  CHECK(a.cache_key != b.cache_key);  // the options are part of the key
+}
+
 TEST_CASE("a corrupt or truncated cache entry is discarded and rebuilt") {
   ScratchCacheDir cache("corrupt");
   const auto original = gg::rt::compile_kernel(kTinyKernel, "tiny");
