@@ -16,8 +16,14 @@ constexpr const char* kVersion = "0.1.0";
 // Device helpers in dependency order; gemm_args.h first.
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",   "smem.cuh",       "fence.cuh",   "mbarrier.cuh",
                                           "tma.cuh",       "warp.cuh",       "cluster.cuh", "named_barrier.cuh", "split_k.cuh",
-                                          "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh", "epilogue.cuh",
+                                          "setmaxnreg.cuh", "smem_desc.h",   "wgmma.cuh",     "wgmma_mma.cuh",
+                                          "tcgen05_desc.h", "tcgen05.cuh", "epilogue.cuh",
                                           "stmatrix.cuh",  "global_copy.cuh"};
+
+// The sm_100a helpers go only into kernels with tcgen05 nodes.
+bool wanted(std::string_view header, const Kernel& k) {
+  return (header != "tcgen05_desc.h" && header != "tcgen05.cuh") || kir::uses_tcgen05(k.body);
+}
 
 std::string embed(std::string_view name) {
   std::string text(rt::device_header_source(name));
@@ -133,7 +139,8 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
      << k.launch.cluster[2] << "}, " << k.launch.dynamic_smem_bytes << " bytes of dynamic shared memory\n\n";
   // Each kernel uses a subset of the helpers; the rest are unused statics, not mistakes.
   os << "#pragma nv_diag_suppress 177\n";
-  for (const char* h : kDeviceHeaders) os << embed(h) << "\n";
+  for (const char* h : kDeviceHeaders)
+    if (wanted(h, k)) os << embed(h) << "\n";
   os << "#pragma nv_diag_default 177\n\n";
   os << "// ---- kernel\n" << print_cuda_kernel(k) << "\n";
   std::string fn = k.name + "_launch";

@@ -26,6 +26,9 @@ class LowerStageSync : public Mutator {
   }
 
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
+    // A TMEM accumulator's MMAs release their stage themselves: select_mma makes the release the
+    // issuing thread's tcgen05.commit onto the stage's empty barrier.
+    if (p_.accumulator == Place::Tmem) return r;
     if (!p_.pipeline.empty_barriers) return std::make_shared<SyncThreads>();
     // One elected thread per consumer warpgroup arrives, once in each CTA whose producer
     // writes into this stage (all CTAs of a multicast group).
@@ -68,7 +71,7 @@ Kernel insert_mbarriers(Kernel k) {
   const KernelPlan& p = k.plan;
   const PipelinePlan& pl = p.pipeline;
   k.body = LowerStageSync(p).mutate(k.body);
-  if (!p.tma_load && !p.staged_c) return k;
+  if (!p.tma_load && !p.staged_c && !pl.empty_barriers) return k;
   // Initialized by one thread before the role branch; the fence and the CTA (or cluster)
   // barrier publish them to every role and to the peers that multicast into them.
   std::vector<StmtPtr> init;
@@ -77,7 +80,11 @@ Kernel insert_mbarriers(Kernel k) {
     init.push_back(init_array(Barrier::Full, pl.stages, pl.full_arrivals));
     what += " one 'full' barrier per stage";
   }
-  if (p.tma_load && pl.empty_barriers) {
+  if (p.accumulator == Place::Tmem) {
+    init.push_back(init_array(Barrier::Empty, pl.stages, pl.empty_arrivals));
+    what += std::string(p.tma_load ? "," : "") + " one 'empty' barrier per stage (" +
+            std::to_string(pl.empty_arrivals) + " arrival: the tcgen05.commit of the MMAs reading it)";
+  } else if (p.tma_load && pl.empty_barriers) {
     init.push_back(init_array(Barrier::Empty, pl.stages, pl.empty_arrivals));
     what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
             std::to_string(warpgroups_per_tile(p)) + " consumer warpgroup(s) x " +
@@ -87,6 +94,10 @@ Kernel insert_mbarriers(Kernel k) {
     init.push_back(init_array(Barrier::C, p.staging.count(), 1));
     what += std::string(init.size() > 1 ? "," : "") +
             (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
+  }
+  if (p.accumulator == Place::Tmem) {
+    init.push_back(init_array(Barrier::MmaDone, 1, 1));
+    what += ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();
