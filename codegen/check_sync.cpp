@@ -491,7 +491,14 @@ class StructureCheck : public Visitor {
                                           " threads: the thread that issued the MMAs commits them, once");
     arrived_.insert(barrier_name(n.bar.array));
     Tally& t = tally(n.bar);
-    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners_of(n.bar);
+    // Multicast: each sending CTA's commit arrives once in every CTA of the mask.
+    for (int r = 0; r < f_.cluster; ++r)
+      for (int c = 0; c < f_.cluster; ++c)
+        if (n.multicast_mask ? (n.multicast_mask >> c) & 1u : c == r) t.arrivals[size_t(c)] += runners_of(n.bar);
+    GG_INTERNAL_CHECK((n.multicast_mask >> f_.cluster) == 0, "tcgen05.commit onto " + bar_text(n.bar) +
+                                                                 " multicasts to a CTA outside the cluster of " +
+                                                                 str(f_.cluster));
+    if (n.multicast_mask) cross_cta_.insert(barrier_name(n.bar.array));
   }
   void visit_TmemLoad(const TmemLoad& n) override {
     GG_INTERNAL_CHECK(tmem_.base_loaded, "tcgen05.ld in role '" + role_.name + "' before the TMEM address is loaded");
@@ -765,6 +772,7 @@ class RoleRun : public Visitor {
   RoleRun(const Facts& f, RoleView role, Env env, int rank, int64_t traced)
       : f_(f), role_(std::move(role)), env_(std::move(env)), rank_(rank) {
     env_.vars["warpgroup"] = traced;
+    env_.vars["warp"] = traced * 4;  // the traced thread's: the warpgroup's first warp
   }
 
   std::vector<int64_t> fills, acquires, releases;  // stages, in program order
@@ -950,7 +958,8 @@ class RoleRun : public Visitor {
     tc_.uncommitted = false;
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
-    if (f_.is_empty(barrier_name(n.bar.array))) release(s);
+    const bool here = !n.multicast_mask || ((n.multicast_mask >> rank_) & 1u);
+    if (here && f_.is_empty(barrier_name(n.bar.array))) release(s);
     if (n.bar.array == Barrier::MmaDone) {
       ++tc_.finish_commits;
       tc_.unfinished = false;

@@ -507,7 +507,12 @@ class CudaPrinter : public Visitor {
     line("                        gg::dev::make_tcgen05_idesc_f16(" + type + ", " + num(n.m) + ", " + num(n.n) + ", " +
          num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + "), " + to_c(n.accumulate) + ");");
   }
-  void visit_Tcgen05Commit(const Tcgen05Commit& n) override { line("gg::dev::tcgen05_commit(" + bar(n.bar) + ");"); }
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    if (n.multicast_mask)
+      line("gg::dev::tcgen05_commit_multicast(" + bar(n.bar) + ", " + num(n.multicast_mask) + ");");
+    else
+      line("gg::dev::tcgen05_commit(" + bar(n.bar) + ");");
+  }
   void visit_TmemLoad(const TmemLoad& n) override {
     GG_INTERNAL_CHECK(n.columns == 8 || n.columns == 16 || n.columns == 32, "tcgen05.ld.32x32b.x" + num(n.columns));
     line("float " + n.dst + "[" + num(n.columns) + "];");

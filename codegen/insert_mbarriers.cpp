@@ -1,5 +1,6 @@
 #include "codegen/insert_mbarriers.h"
 
+#include "codegen/target/sm100/tcgen05.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -17,12 +18,30 @@ class LowerStageSync : public Mutator {
   explicit LowerStageSync(const KernelPlan& p) : p_(p) {}
 
   StmtPtr mutate_AcquireStage(const std::shared_ptr<const AcquireStage>& a) override {
+    // With a TMEM accumulator and TMA, one thread issues the loads and one the MMAs: only their
+    // warps wait for a stage (whole, so the lane elected next has waited itself). The other
+    // threads have nothing to wait for, and nothing would keep them from falling two phases
+    // behind (a parity wait then never returns).
+    const bool one_warp_waits = p_.accumulator == Place::Tmem && p_.tma_load;
     if (a->to_fill) {
       GG_INTERNAL_CHECK(p_.pipeline.empty_barriers, "a producer acquire without empty barriers");
-      return wait(Barrier::Empty, a->stage, a->parity);
+      StmtPtr w = wait(Barrier::Empty, a->stage, a->parity);
+      return one_warp_waits && !elected_ ? by_warp(0, w) : w;  // the loads' warp (lower_operand_copies)
     }
-    if (p_.tma_load) return wait(Barrier::Full, a->stage, a->parity);
+    if (p_.tma_load) {
+      StmtPtr w = wait(Barrier::Full, a->stage, a->parity);
+      return one_warp_waits ? by_warp(sm100::mma_warp(p_), w) : w;
+    }
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
+  }
+
+  // A producer role's loop already runs on one elected thread.
+  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
+    const bool outer = elected_;
+    elected_ = true;
+    StmtPtr out = Mutator::mutate_ElectOne(e);
+    elected_ = outer;
+    return out;
   }
 
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
@@ -44,6 +63,8 @@ class LowerStageSync : public Mutator {
   }
 
  private:
+  // `s` on warp `warp` of the block only (all its lanes).
+  static StmtPtr by_warp(int warp, StmtPtr s) { return if_then(var("warp") == imm(warp), std::move(s)); }
   static StmtPtr wait(Barrier array, ExprPtr stage, ExprPtr parity) {
     auto w = std::make_shared<MbarrierWait>();
     w->bar = {array, std::move(stage)};
@@ -52,6 +73,7 @@ class LowerStageSync : public Mutator {
   }
 
   const KernelPlan& p_;
+  bool elected_ = false;
 };
 
 StmtPtr init_array(Barrier array, int stages, int arrivals) {

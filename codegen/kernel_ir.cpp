@@ -367,7 +367,9 @@ class Dumper : public Visitor {
          " tmem " + n.base + " lane=" + to_c(n.lane) + " column=" + to_c(n.column) + " a=" + smem(n.a) + " " +
          layout(n.a_layout) + " b=" + smem(n.b) + " " + layout(n.b_layout) + " accumulate=" + to_c(n.accumulate));
   }
-  void visit_Tcgen05Commit(const Tcgen05Commit& n) override { line("Tcgen05Commit " + bar(n.bar)); }
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
+  }
   void visit_TmemLoad(const TmemLoad& n) override {
     line("TmemLoad 32x32b.x" + std::to_string(n.columns) + " " + n.dst + " <- " + n.base + " lane=" + to_c(n.lane) +
          " column=" + to_c(n.column));

@@ -316,8 +316,9 @@ struct Tcgen05Mma : NodeOf<NodeKind::Tcgen05Mma> {
   ExprPtr accumulate;
 };
 // tcgen05.commit: one arrival on `bar` once every tcgen05.mma the executing thread issued before
-// has completed.
-struct Tcgen05Commit : NodeOf<NodeKind::Tcgen05Commit> { BarrierRef bar; };
+// has completed; with a `multicast_mask`, on the barrier at the same offset in every CTA of the
+// cluster whose rank bit is set.
+struct Tcgen05Commit : NodeOf<NodeKind::Tcgen05Commit> { BarrierRef bar; unsigned multicast_mask = 0; };
 // tcgen05.ld.32x32b.x`columns` (+ tcgen05.wait::ld): the warp's 32 lanes from `lane` (the warp's
 // quarter), columns [column, column + columns) from `base`, into `float dst[columns]` (thread t:
 // lane + t).

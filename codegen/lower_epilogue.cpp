@@ -39,7 +39,7 @@ class LowerWrite : public Mutator {
     if (p_.accumulator == Place::Tmem) store->mma_m = p_.mma.m;
     StmtPtr epilogue = split_k_combine(*w, p_.tma_store ? staged_store(store, *w) : read_accumulator(store));
     // A persistent CTA's next tile overwrites the TMEM accumulator its epilogue just read.
-    if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator()});
+    if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator(p_)});
     return epilogue;
   }
 

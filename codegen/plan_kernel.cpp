@@ -10,7 +10,7 @@ namespace {
 
 void not_lowered(const std::string& what) {
   throw_user_error("not-lowered", what + " is recorded and checked, but this code generator does not lower it yet "
-                   "(tutorial steps v1..v10 lower on sm_90a, v1..v6 on sm_100a); `gemmgen explain` shows its loop nests");
+                   "(tutorial steps v1..v10 lower on sm_90a, v1..v9 on sm_100a); `gemmgen explain` shows its loop nests");
 }
 
 kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
@@ -66,18 +66,19 @@ void plan_pipeline(KernelPlan& p) {
   PipelinePlan& pl = p.pipeline;
   pl.full_arrivals = 2;  // A's and B's load each arrive once with their bytes
   pl.tx_bytes = p.tma_load ? p.a_smem.bytes() + p.b_smem.bytes() : 0;
+  // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
+  // this CTA's consumers to release it, and they release it in all of them.
+  const int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
   if (p.accumulator == Place::Tmem) {
     // tcgen05.mma reads a stage asynchronously; the issuing thread's tcgen05.commit arrives on the
-    // stage's empty barrier once those MMAs completed, and the stage's next fill waits for that.
+    // stage's empty barrier (in every CTA of a multicast group) once those MMAs completed, and the
+    // stage's next fill waits for that: one arrival per CTA reading the stage.
     pl.empty_barriers = true;
-    pl.empty_arrivals = 1;
+    pl.empty_arrivals = readers;
     pl.mma_in_flight = 0;
     return;
   }
   if (!p.warp_specialized) return;
-  // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
-  // this CTA's consumers to release it, and they release it in all of them.
-  int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
   pl.empty_barriers = true;
   pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
   pl.mma_in_flight = 1;
@@ -171,8 +172,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.target = mma->target;
   p.accumulator = p.target == Target::Sm100a ? Place::Tmem : Place::Registers;
   if (p.accumulator == Place::Tmem) {
-    if (s.warp_roles())
-      not_lowered("warp_specialize on sm_100a (a TMA producer, a tcgen05.mma-issuing thread and epilogue warpgroups)");
+    if (s.consumer_mode() == ConsumerMode::PingPong)
+      not_lowered("ping_pong on sm_100a (two consumers taking turns at one TMEM accumulator)");
     if (p.mma.m == 256) not_lowered("mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)");
     if (s.consumer_warpgroups() > 1)
       not_lowered("several warpgroups computing one tile on sm_100a (" + std::to_string(s.consumer_warpgroups()) +

@@ -120,6 +120,7 @@ struct PendingMma {
 struct PendingCommit {
   int cta = 0, warp = 0, up_to = 0;
   int64_t barrier = 0, phase = 0;
+  unsigned multicast_mask = 0;  // arrives in these CTAs of the cluster (0: the issuing one)
 };
 
 }  // namespace gg::sim

@@ -1096,6 +1096,14 @@ class Simulator {
     c.warp = w.index;
     c.up_to = w.last_mma;
     c.barrier = barrier_offset(w, n.bar);
+    c.multicast_mask = n.multicast_mask;
+    for (int r = 0; r < 16; ++r)
+      if ((n.multicast_mask >> r) & 1u) {
+        if (r >= int(ctas_.size())) error("tcgen05.commit multicast mask names CTA rank " + std::to_string(r) + " outside the cluster");
+        else if (!barrier(r, c.barrier).fenced)
+          error("tcgen05.commit onto " + barrier_name(w, n.bar) + " of CTA rank " + std::to_string(r) +
+                " before its init was fenced");
+      }
     commits_.push_back(c);
     return true;
   }
@@ -1108,6 +1116,14 @@ class Simulator {
   void fire_commit(size_t i) {
     PendingCommit c = commits_[i];
     commits_.erase(commits_.begin() + static_cast<std::ptrdiff_t>(i));
+    // A multicast commit's arrivals in the peers (the own CTA's is recorded below).
+    for (int r = 0; r < int(ctas_.size()); ++r) {
+      if (r == c.cta || !((c.multicast_mask >> r) & 1u)) continue;
+      if (ctas_[static_cast<size_t>(r)].exited)
+        error("a tcgen05.commit arrives on a barrier of CTA rank " + std::to_string(r) + " after it exited");
+      barrier(r, c.barrier).arrive();
+    }
+    if (c.multicast_mask && !((c.multicast_mask >> c.cta) & 1u)) return;
     Mbarrier& b = barrier(c.cta, c.barrier);
     c.phase = b.phase;
     b.arrive();

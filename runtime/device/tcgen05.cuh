@@ -64,6 +64,14 @@ static __device__ __forceinline__ void tcgen05_commit(unsigned bar) {
                : "memory");
 }
 
+// The same arrival on the mbarrier at offset `bar` in every CTA of the cluster whose rank bit is set
+// in `cta_mask` (a stage that peers multicast into is released in each of them).
+static __device__ __forceinline__ void tcgen05_commit_multicast(unsigned bar, unsigned short cta_mask) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n" ::"r"(bar),
+               "h"(cta_mask)
+               : "memory");
+}
+
 // tcgen05.ld.32x32b.xN: columns [column, column + N) of the warp's 32 lanes at `taddr` into N
 // registers (thread t: lane t of the 32, the lane field of `taddr` the warp's own quarter of TMEM),
 // then tcgen05.wait::ld in the same asm statement, so no use of the registers can be scheduled

@@ -1,8 +1,9 @@
 // sm_100a kernels (tcgen05.mma, the accumulator in TMEM) on the CPU simulator and under
-// check_sync. No Blackwell GPU has run them: the tutorial's one-role steps retargeted to sm_100a
-// must match the host reference bit-exactly on small-integer inputs (edge shapes, interleavings,
-// other tiles and MMA shapes, layouts, fused epilogues), and bugs planted into their tcgen05 code
-// must be caught, by check_sync on the planted IR, by the simulator, or both.
+// check_sync. No Blackwell GPU has run them: the tutorial steps v1..v9 retargeted to sm_100a (one
+// role; a TMA producer and a consumer whose elected thread issues the MMAs; a 2-CTA cluster with B
+// multicast) must match the host reference bit-exactly on small-integer inputs (edge shapes,
+// interleavings, other tiles and MMA shapes, layouts, fused epilogues), and bugs planted into their
+// tcgen05 code must be caught, by check_sync on the planted IR, by the simulator, or both.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include <variant>
 
 #include "codegen/lower.h"
+#include "codegen/resources.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
@@ -79,8 +81,8 @@ bool mentions(const Verdict& v, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("sm_100a: tutorial v1..v6 match the host reference on edge shapes, several interleavings") {
-  for (int v = 1; v <= 6; ++v) {
+TEST_CASE("sm_100a: tutorial v1..v9 match the host reference on edge shapes, several interleavings") {
+  for (int v = 1; v <= 9; ++v) {
     std::vector<Shape> shapes = {{256, 256, 256}, {300, 200, 136}, {1, 8, 8}, {129, 264, 64}, {64, 8, 1024}, {384, 256, 64}};
     if (v == 1) shapes = {{128, 128, 64}, {100, 72, 40}, {1, 8, 8}};
     if (v == 2) shapes = {{128, 128, 512}, {77, 128, 200}};
@@ -96,7 +98,7 @@ TEST_CASE("sm_100a: tutorial v1..v6 match the host reference on edge shapes, sev
   }
 }
 
-TEST_CASE("sm_100a: m64 and m128 blocks, one or two column sets of TMEM, narrow tiles") {
+TEST_CASE("sm_100a: m64 and m128 blocks, one or two column sets of TMEM, narrow tiles, warp roles") {
   const Definition def = make_gemm(384, 256, 320, DType::BF16, DType::BF16);
   struct Tile {
     int64_t m, n;
@@ -105,7 +107,8 @@ TEST_CASE("sm_100a: m64 and m128 blocks, one or two column sets of TMEM, narrow 
   // 64 rows: half the lanes of each warp hold rows; 192 and 256 rows: a second set of columns.
   for (Tile t : {Tile{128, 128, 128}, Tile{64, 128, 64}, Tile{256, 64, 128}, Tile{256, 128, 64}, Tile{192, 64, 64},
                  Tile{128, 256, 128}, Tile{128, 32, 64}, Tile{128, 16, 128}})
-    for (int v : {3, 6}) {
+    for (int v : {3, 6, 8}) {
+      if (v == 8 && t.m * t.n > 128 * 128) continue;  // v8's four stages of a larger tile: over the shared memory
       CAPTURE(t.m);
       CAPTURE(t.n);
       CAPTURE(t.mma_m);
@@ -117,7 +120,7 @@ TEST_CASE("sm_100a: m64 and m128 blocks, one or two column sets of TMEM, narrow 
 }
 
 TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, bias, f32 out)") {
-  for (int v : {3, 4, 5, 6}) {
+  for (int v : {3, 4, 5, 6, 8, 9}) {
     Definition def;
     Tensor a = def.input("A", {256, 136}, DType::F16);
     Tensor b = def.input("B", {264, 136}, DType::F16);
@@ -136,16 +139,19 @@ TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, b
       make_definition(256, 512, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 1.0}, {OpKind::Relu}});
   LowerOptions lo;
   lo.limits = b200_with_sms(1);
-  REQUIRE(lower(sm100(6, staged_c), lo).plan.staged_c);
-  const SimulationReport r = run(sm100(6, staged_c), 1, 1);
-  CAPTURE(r.to_string());
-  CHECK(r.passed);
+  for (int v : {6, 8}) {
+    REQUIRE(lower(sm100(v, staged_c), lo).plan.staged_c);
+    const SimulationReport r = run(sm100(v, staged_c), 1, 1);
+    CAPTURE(v);
+    CAPTURE(r.to_string());
+    CHECK(r.passed);
+  }
 }
 
 TEST_CASE("sm_100a: MN-major operands, leading dimensions, column-major D and batches, bit-exact") {
   for (Layout a : {Layout::KMajor, Layout::MNMajor})
     for (Layout b : {Layout::KMajor, Layout::MNMajor})
-      for (int step : {4, 6}) {
+      for (int step : {4, 6, 8, 9}) {
         ProblemLayout l;
         l.a = a;
         l.b = b;
@@ -163,7 +169,7 @@ TEST_CASE("sm_100a: MN-major operands, leading dimensions, column-major D and ba
   batched.batch = 3;
   batched.stride_b = 0;  // one B for every matrix
   for (const ProblemLayout& l : {column_major, batched})
-    for (int step : {3, 6}) {
+    for (int step : {3, 6, 8}) {
       const SimulationReport r = run(sm100(step, make_definition(200, 136, 72, DType::BF16, DType::BF16, {}, l)), 2, 1);
       CAPTURE(step);
       CAPTURE(problem_layout_text(l));
@@ -173,7 +179,7 @@ TEST_CASE("sm_100a: MN-major operands, leading dimensions, column-major D and ba
 }
 
 TEST_CASE("sm_100a: check_sync passes the lowered kernels; the IR has the tcgen05 nodes, not wgmma") {
-  for (int v = 3; v <= 6; ++v) {
+  for (int v = 3; v <= 9; ++v) {
     const Kernel k = lower(sm100(v, make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16)));
     CAPTURE(v);
     CHECK(sync_error(k).empty());
@@ -188,9 +194,10 @@ TEST_CASE("sm_100a: check_sync passes the lowered kernels; the IR has the tcgen0
   }
 }
 
-// Each bug is planted into v3 (synchronous copies), v5 (a TMA ring) and v6 (persistent, several
-// tiles per CTA) at 256x512x256 on one SM; each must be caught, and where a check names what broke,
-// the message says so.
+// Each bug is planted into v3 (synchronous copies), v5 (a TMA ring), v6 (persistent, several
+// tiles per CTA), v8 (a TMA producer role; the consumer's thread commits each stage back to it) and
+// v9 (a 2-CTA cluster: the commit releases the stage in both CTAs) at 256x512x256 on one SM; each
+// must be caught, and where a check names what broke, the message says so.
 TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulator") {
   struct Bug {
     std::string name;
@@ -212,6 +219,19 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
        rewrite<Tcgen05Commit>([](Tcgen05Commit& c) { c.bar.index = (c.bar.index + imm(1)) % imm(2); },
                               commit_to(Barrier::Empty)),
        true, false, "empty_bar"},
+      {"stage released in this CTA only (multicast commit without its mask)",
+       rewrite<Tcgen05Commit>([](Tcgen05Commit& c) { c.multicast_mask = 0; },
+                              [](const Tcgen05Commit& c) { return c.multicast_mask != 0; }),
+       true, true, "empty_bar"},
+      {"stage refilled without waiting for its release",
+       drop<MbarrierWait>([](const MbarrierWait& w) { return w.bar.array == Barrier::Empty; }), true, false,
+       "empty_bar"},
+      {"next tile's MMAs without the barrier after the last tile's tcgen05.ld",
+       drop<NamedBarrierSync>([](const NamedBarrierSync& b) {
+         int64_t id = 0;
+         return is_const(b.id, &id) && id == kTmemBarrier;
+       }),
+       true, false, "may still read it"},
       {"TMEM read before the accumulator-ready wait",
        drop<MbarrierWait>([](const MbarrierWait& w) { return w.bar.array == Barrier::MmaDone; }), true, true,
        "without waiting on"},
@@ -232,10 +252,10 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
        drop<SyncThreads>(), true, true, ""},
   };
   int planted = 0, caught = 0;
-  std::cout << "sm_100a planted bug -> caught by check_sync / the simulator (v3, v5, v6)\n";
+  std::cout << "sm_100a planted bug -> caught by check_sync / the simulator (v3, v5, v6, v8, v9)\n";
   for (const Bug& bug : bugs) {
     std::string row;
-    for (int v : {3, 5, 6}) {
+    for (int v : {3, 5, 6, 8, 9}) {
       const Definition def = make_gemm(256, 512, 256, DType::BF16, DType::BF16);
       LowerOptions lo;
       lo.limits = b200_with_sms(1);
@@ -268,7 +288,7 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
 }
 
 // What sm_100a does not lower yet is refused with `not-lowered`, naming the part.
-TEST_CASE("sm_100a: warp roles, CTA-pair MMAs and split-K are refused with not-lowered") {
+TEST_CASE("sm_100a: two consumers per tile or in turns, CTA-pair MMAs and split-K are refused with not-lowered") {
   const Definition def = make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16);
   auto refusal = [](const Schedule& s) {
     try {
@@ -280,7 +300,8 @@ TEST_CASE("sm_100a: warp roles, CTA-pair MMAs and split-K are refused with not-l
     }
     return std::string("lowered");
   };
-  CHECK(refusal(sm100(7, def)).find("not-lowered: warp_specialize on sm_100a") == 0);
+  CHECK(refusal(sm100(10, def)).find("not-lowered: several warpgroups computing one tile on sm_100a") == 0);
+  CHECK(refusal(ping_pong_schedule(def, Target::Sm100a)).find("not-lowered: ping_pong on sm_100a") == 0);
   Schedule split = sm100(6, def);
   split.split_k(2);
   CHECK(refusal(split).find("not-lowered: split_k on sm_100a") == 0);
@@ -289,6 +310,6 @@ TEST_CASE("sm_100a: warp roles, CTA-pair MMAs and split-K are refused with not-l
       "bind n_o block.x\ncluster 2 1 1\n");
   CHECK(refusal(apply_directives(def, pair.directives, pair.directive_lines))
             .find("not-lowered: mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)") == 0);
-  // The tutorial's one-role steps lower.
-  for (int v = 1; v <= 6; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
+  // The tutorial's steps up to the cluster lower.
+  for (int v = 1; v <= 9; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
 }

@@ -1,5 +1,6 @@
 #include "codegen/target/sm100/tcgen05.h"
 
+#include "codegen/resources.h"
 #include "codegen/target/operand_slices.h"
 #include "dsl/error.h"
 #include "targets/mma_shapes.h"
@@ -73,9 +74,13 @@ class SelectTcgen05 : public Mutator {
     return elect_one(block({fence(true), blocks}), imm(mma_warp(p_)));
   }
 
-  // The stage is free once the MMAs reading it completed: the issuing thread's commit says so.
+  // The stage is free once the MMAs reading it completed: the issuing thread's commit says so,
+  // in every CTA of a multicast group (each of them writes into this CTA's stage).
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
-    return elect_one(commit(Barrier::Empty, r->stage), imm(mma_warp(p_)));
+    auto c = std::make_shared<Tcgen05Commit>();
+    c->bar = {Barrier::Empty, r->stage};
+    if (p_.multicast_a || p_.multicast_b) c->multicast_mask = (1u << p_.cluster_size) - 1u;
+    return elect_one(c, imm(mma_warp(p_)));
   }
 
   // The tile's accumulator is final once every MMA completed: the issuing thread commits onto
@@ -147,9 +152,16 @@ StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store) {
   return block(sets);
 }
 
-StmtPtr release_accumulator() {
+StmtPtr release_accumulator(const KernelPlan& p) {
+  StmtPtr meet = std::make_shared<SyncThreads>();
+  if (p.warp_specialized) {  // the computing role's threads only: the producer runs ahead
+    auto named = std::make_shared<NamedBarrierSync>();
+    named->id = imm(kTmemBarrier);
+    named->threads = compute_role(p).threads();
+    meet = named;
+  }
   return block({comment("the next tile's MMAs overwrite the accumulator: every thread's TMEM reads come first"),
-                fence(false), std::make_shared<SyncThreads>()});
+                fence(false), meet});
 }
 
 }  // namespace gg::sm100

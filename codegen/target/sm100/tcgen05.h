@@ -43,7 +43,8 @@ kir::StmtPtr select_tcgen05(const KernelPlan& p, const kir::StmtPtr& body);
 kir::StmtPtr tmem_store(const KernelPlan& p, const kir::EpilogueStore& store);
 
 // After a tile's epilogue, when more follow on this CTA: every thread's TMEM reads are ordered
-// before the next tile's MMAs overwrite the accumulator (fence, then a barrier of the role).
-kir::StmtPtr release_accumulator();
+// before the next tile's MMAs overwrite the accumulator (fence, then a barrier of the computing
+// role: the CTA's, or with warp roles the consumers' named barrier).
+kir::StmtPtr release_accumulator(const KernelPlan& p);
 
 }  // namespace gg::sm100
