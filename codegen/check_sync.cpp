@@ -845,12 +845,31 @@ class RoleRun : public Visitor {
     dealt_wg_.reset();
     turn_ = Turn{};
   }
+  // The traced warpgroup runs the body of an ElectOne of one of its warps. Another warpgroup's
+  // (sm_100a: the thread issuing the tile's MMAs for the role) it only observes: what its MMAs and
+  // commits do to the accumulator this warpgroup reads, in the order the role's barriers give.
   void visit_ElectOne(const ElectOne& e) override {
+    const int64_t warp = must(e.warp, "the warp of an ElectOne");
+    const int64_t first = env_.vars.at("warpgroup") * 4;
+    const bool outer = foreign_;
+    foreign_ = foreign_ || warp < first || warp >= first + 4;
     ++elected_;
-    elected_warps_.push_back(must(e.warp, "the warp of an ElectOne"));
-    visit(e.body);
+    elected_warps_.push_back(warp);
+    if (foreign_) observe(e.body);
+    else visit(e.body);
     elected_warps_.pop_back();
     --elected_;
+    foreign_ = outer;
+  }
+  // Another warpgroup's elected code: its tcgen05.mma and commits onto mma_done, nothing else.
+  void observe(const StmtPtr& s) {
+    struct Observer : Visitor {
+      RoleRun& run;
+      explicit Observer(RoleRun& r) : run(r) {}
+      void visit_Tcgen05Mma(const Tcgen05Mma& n) override { run.visit_Tcgen05Mma(n); }
+      void visit_Tcgen05Commit(const Tcgen05Commit& n) override { run.visit_Tcgen05Commit(n); }
+    } observer(*this);
+    observer.visit(s);
   }
   void visit_Let(const Let& l) override { bind_let(env_, l); }
 
@@ -918,8 +937,8 @@ class RoleRun : public Visitor {
   }
   void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
     filling_.reset();
-    GG_INTERNAL_CHECK(tc_.fenced_after, who() + " issues tcgen05.mma at " + at() +
-                                            " without tcgen05.fence::after_thread_sync since its last barrier or wait");
+    GG_INTERNAL_CHECK(foreign_ || tc_.fenced_after, who() + " issues tcgen05.mma at " + at() +
+                                                        " without tcgen05.fence::after_thread_sync since its last barrier or wait");
     GG_INTERNAL_CHECK(!tc_.reads_pending, who() + " issues tcgen05.mma at " + at() +
                                               ", overwriting the TMEM accumulator, while the previous tile's tcgen05.ld "
                                               "may still read it (no tcgen05.fence::before_thread_sync and barrier of "
@@ -932,7 +951,7 @@ class RoleRun : public Visitor {
     tc_.mma_warp = warp;
     tc_.uncommitted = tc_.unfinished = true;
     tc_.accumulator_ready = false;
-    mma_stage(n.a, n.b, "Tcgen05Mma", "tcgen05.mma");
+    if (!foreign_) mma_stage(n.a, n.b, "Tcgen05Mma", "tcgen05.mma");
   }
   // An MMA reads operands `a` and `b` through the async proxy: one stage of each, the same, which
   // the thread holds. The stage, where the buffers are the pipeline's.
@@ -959,7 +978,7 @@ class RoleRun : public Visitor {
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar);
     const bool here = !n.multicast_mask || ((n.multicast_mask >> rank_) & 1u);
-    if (here && f_.is_empty(barrier_name(n.bar.array))) release(s);
+    if (here && !foreign_ && f_.is_empty(barrier_name(n.bar.array))) release(s);
     if (n.bar.array == Barrier::MmaDone) {
       ++tc_.finish_commits;
       tc_.unfinished = false;
@@ -1342,6 +1361,7 @@ class RoleRun : public Visitor {
   std::map<int64_t, std::set<std::pair<int64_t, int64_t>>> staging_at_;  // per warpgroup: staged byte ranges
   std::string staging_buffer_;
   std::vector<int64_t> elected_warps_;  // the warps of the enclosing ElectOnes
+  bool foreign_ = false;                 // in an ElectOne of another warpgroup of the role
   // tcgen05: what the traced thread (and its warp's elected one) has issued, committed and waited for.
   struct Tcgen05State {
     int64_t mma_warp = -1;          // the warp whose elected thread issues the MMAs

@@ -447,14 +447,20 @@ class CudaPrinter : public Visitor {
     const OpInputs in = op_inputs(n);
     const EpilogueOp *col_bias = in.col_bias, *row_bias = in.row_bias;
     const bool needs_row = in.needs_row, needs_col = in.needs_col;
-    GG_INTERNAL_CHECK(is_const(n.warpgroup) && n.cols % 2 == 0, "TMEM rows of one warpgroup, in column pairs");
+    GG_INTERNAL_CHECK(n.cols % 2 == 0, "TMEM rows in column pairs");
     open("");
     line("// epilogue on TMEM lane threadIdx.x % 128 (tcgen05.ld.32x32b): one row of m" + num(n.mma_m) +
          " blocks from row " + num(n.lane_row0) + ", " + num(n.cols) + " columns");
     line("const int r = " + num(n.lane_row0) + " + gg::dev::tmem_lane_row(" + num(n.mma_m) + ", threadIdx.x % 128);");
-    // Lanes past the tile's rows hold no accumulator (an m64 block alone, a last set of one block).
-    const bool partial = n.lane_row0 + 128 > n.warpgroup_rows;
-    if (partial) open("if (r < " + num(n.warpgroup_rows) + ")");
+    // The row is this warpgroup's when it lies in its band of the tile; lanes past the tile's rows
+    // hold no accumulator (an m64 block alone, a last set of one block).
+    const ExprPtr band = n.warpgroup * imm(n.warpgroup_rows);
+    int64_t band_row0 = -1;
+    const bool whole_tile = is_const(band, &band_row0) && band_row0 == 0;
+    const bool partial = !whole_tile || n.lane_row0 + 128 > n.warpgroup_rows;
+    if (partial)
+      open(whole_tile ? "if (r < " + num(n.warpgroup_rows) + ")"
+                      : "if (r >= " + to_c(band) + " && r < " + to_c(band + imm(n.warpgroup_rows)) + ")");
     if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
     if (row_bias)
       line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
@@ -465,7 +471,7 @@ class CudaPrinter : public Visitor {
     if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
     line("float v0 = " + n.accumulator + "[i], v1 = " + n.accumulator + "[i + 1];");
     if (n.staged) {
-      line("const int sr = r, sc = " + subtile_col(n, "c") + ";");
+      line("const int sr = " + (whole_tile ? std::string("r") : "r - " + to_c(band)) + ", sc = " + subtile_col(n, "c") + ";");
       staging_address(n, "sr", "sc", "dst");
     }
     if (n.c_staged) read_staged_c(n);

@@ -1270,10 +1270,12 @@ class Simulator {
               std::to_string(acc.size() / kWarpSize));
         return true;
       }
+      // A warpgroup keeps the rows of its band of the tile (the printed guard skips the others).
+      const int64_t band = wg * n.warpgroup_rows;
       for (int lane = 0; lane < kWarpSize; ++lane) {
         const int64_t r = n.lane_row0 + gg::dev::tmem_lane_row(n.mma_m, quarter * kWarpSize + lane);
-        if (r >= n.warpgroup_rows) continue;  // a lane past the tile's rows: the printed guard skips it
-        for (int i = 0; i < n.cols; ++i) store(r, col_begin + i, acc[static_cast<size_t>(lane * n.cols + i)]);
+        if (r < band || r >= band + n.warpgroup_rows) continue;
+        for (int i = 0; i < n.cols; ++i) store(r - band, col_begin + i, acc[static_cast<size_t>(lane * n.cols + i)]);
       }
       return true;
     }

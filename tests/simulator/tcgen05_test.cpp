@@ -1,7 +1,7 @@
 // sm_100a kernels (tcgen05.mma, the accumulator in TMEM) on the CPU simulator and under
-// check_sync. No Blackwell GPU has run them: the tutorial steps v1..v9 retargeted to sm_100a (one
+// check_sync. No Blackwell GPU has run them: the tutorial steps v1..v10 retargeted to sm_100a (one
 // role; a TMA producer and a consumer whose elected thread issues the MMAs; a 2-CTA cluster with B
-// multicast) must match the host reference bit-exactly on small-integer inputs (edge shapes,
+// multicast; two consumer warpgroups each storing its half of the tile's rows) must match the host reference bit-exactly on small-integer inputs (edge shapes,
 // interleavings, other tiles and MMA shapes, layouts, fused epilogues), and bugs planted into their
 // tcgen05 code must be caught, by check_sync on the planted IR, by the simulator, or both.
 #include <doctest/doctest.h>
@@ -81,8 +81,8 @@ bool mentions(const Verdict& v, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("sm_100a: tutorial v1..v9 match the host reference on edge shapes, several interleavings") {
-  for (int v = 1; v <= 9; ++v) {
+TEST_CASE("sm_100a: tutorial v1..v10 match the host reference on edge shapes, several interleavings") {
+  for (int v = 1; v <= 10; ++v) {
     std::vector<Shape> shapes = {{256, 256, 256}, {300, 200, 136}, {1, 8, 8}, {129, 264, 64}, {64, 8, 1024}, {384, 256, 64}};
     if (v == 1) shapes = {{128, 128, 64}, {100, 72, 40}, {1, 8, 8}};
     if (v == 2) shapes = {{128, 128, 512}, {77, 128, 200}};
@@ -119,8 +119,23 @@ TEST_CASE("sm_100a: m64 and m128 blocks, one or two column sets of TMEM, narrow 
     }
 }
 
+// Two warpgroups of one role sharing the accumulator (the row halves bound to warpgroups, no warp
+// roles): warp 0's thread issues the MMAs, every warp reads its quarter of the lanes, each
+// warpgroup keeps its band.
+TEST_CASE("sm_100a: two warpgroups of one role share the TMEM accumulator") {
+  for (int v : {3, 6}) {
+    Schedule s = sm100(v, make_gemm(384, 256, 320, DType::BF16, DType::BF16));
+    s.split("m_i", 64, "m_wg", "m_mma").bind("m_wg", Binding::Warpgroup);
+    CAPTURE(v);
+    const SimulationReport r = run(s, 5, 1);
+    CAPTURE(r.to_string());
+    CHECK(r.passed);
+    CHECK(sync_error(lower(s)).empty());
+  }
+}
+
 TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, bias, f32 out)") {
-  for (int v : {3, 4, 5, 6, 8, 9}) {
+  for (int v : {3, 4, 5, 6, 8, 9, 10}) {
     Definition def;
     Tensor a = def.input("A", {256, 136}, DType::F16);
     Tensor b = def.input("B", {264, 136}, DType::F16);
@@ -139,7 +154,7 @@ TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, b
       make_definition(256, 512, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 1.0}, {OpKind::Relu}});
   LowerOptions lo;
   lo.limits = b200_with_sms(1);
-  for (int v : {6, 8}) {
+  for (int v : {6, 8, 10}) {
     REQUIRE(lower(sm100(v, staged_c), lo).plan.staged_c);
     const SimulationReport r = run(sm100(v, staged_c), 1, 1);
     CAPTURE(v);
@@ -151,7 +166,7 @@ TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, b
 TEST_CASE("sm_100a: MN-major operands, leading dimensions, column-major D and batches, bit-exact") {
   for (Layout a : {Layout::KMajor, Layout::MNMajor})
     for (Layout b : {Layout::KMajor, Layout::MNMajor})
-      for (int step : {4, 6, 8, 9}) {
+      for (int step : {4, 6, 8, 9, 10}) {
         ProblemLayout l;
         l.a = a;
         l.b = b;
@@ -179,25 +194,26 @@ TEST_CASE("sm_100a: MN-major operands, leading dimensions, column-major D and ba
 }
 
 TEST_CASE("sm_100a: check_sync passes the lowered kernels; the IR has the tcgen05 nodes, not wgmma") {
-  for (int v = 3; v <= 9; ++v) {
+  for (int v = 3; v <= 10; ++v) {
     const Kernel k = lower(sm100(v, make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16)));
     CAPTURE(v);
     CHECK(sync_error(k).empty());
     const std::string ir = dump(k.body);
-    for (const char* node : {"TmemAlloc", "TmemBaseLoad", "Tcgen05Mma m64n128k16.bf16", "Tcgen05Commit empty_bar",
+    for (const char* node : {"TmemAlloc", "TmemBaseLoad", v == 10 ? "Tcgen05Mma m64n256k16.bf16" : "Tcgen05Mma m64n128k16.bf16", "Tcgen05Commit empty_bar",
                              "Tcgen05Commit mma_done_bar[0]", "TmemLoad 32x32b.x32", "TmemDealloc", "Tcgen05Fence"})
       CHECK_MESSAGE(ir.find(node) != std::string::npos, node);
     for (const char* node : {"Wgmma", "AccumulatorDecl", "AccumulatorZero"})
       CHECK_MESSAGE(ir.find(node) == std::string::npos, node);
     CHECK(k.plan.accumulator == Place::Tmem);
-    CHECK(k.plan.tmem_columns == 128);
+    CHECK(k.plan.tmem_columns == (v == 10 ? 256 : 128));
   }
 }
 
 // Each bug is planted into v3 (synchronous copies), v5 (a TMA ring), v6 (persistent, several
 // tiles per CTA), v8 (a TMA producer role; the consumer's thread commits each stage back to it) and
-// v9 (a 2-CTA cluster: the commit releases the stage in both CTAs) at 256x512x256 on one SM; each
-// must be caught, and where a check names what broke, the message says so.
+// v9 (a 2-CTA cluster: the commit releases the stage in both CTAs) and v10 (two consumer
+// warpgroups sharing the accumulator) at 256x512x256 on one SM; each must be caught, and where a
+// check names what broke, the message says so.
 TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulator") {
   struct Bug {
     std::string name;
@@ -232,6 +248,10 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
          return is_const(b.id, &id) && id == kTmemBarrier;
        }),
        true, false, "may still read it"},
+      {"both consumers storing the first band of the tile's rows",
+       rewrite<EpilogueStore>([](EpilogueStore& e) { e.warpgroup = imm(0); },
+                              [](const EpilogueStore& e) { return !is_const(e.warpgroup); }),
+       false, true, "mismatch"},
       {"TMEM read before the accumulator-ready wait",
        drop<MbarrierWait>([](const MbarrierWait& w) { return w.bar.array == Barrier::MmaDone; }), true, true,
        "without waiting on"},
@@ -252,10 +272,10 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
        drop<SyncThreads>(), true, true, ""},
   };
   int planted = 0, caught = 0;
-  std::cout << "sm_100a planted bug -> caught by check_sync / the simulator (v3, v5, v6, v8, v9)\n";
+  std::cout << "sm_100a planted bug -> caught by check_sync / the simulator (v3, v5, v6, v8, v9, v10)\n";
   for (const Bug& bug : bugs) {
     std::string row;
-    for (int v : {3, 5, 6, 8, 9}) {
+    for (int v : {3, 5, 6, 8, 9, 10}) {
       const Definition def = make_gemm(256, 512, 256, DType::BF16, DType::BF16);
       LowerOptions lo;
       lo.limits = b200_with_sms(1);
@@ -288,7 +308,7 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
 }
 
 // What sm_100a does not lower yet is refused with `not-lowered`, naming the part.
-TEST_CASE("sm_100a: two consumers per tile or in turns, CTA-pair MMAs and split-K are refused with not-lowered") {
+TEST_CASE("sm_100a: consumers in turns, CTA-pair MMAs and split-K are refused with not-lowered") {
   const Definition def = make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16);
   auto refusal = [](const Schedule& s) {
     try {
@@ -300,7 +320,6 @@ TEST_CASE("sm_100a: two consumers per tile or in turns, CTA-pair MMAs and split-
     }
     return std::string("lowered");
   };
-  CHECK(refusal(sm100(10, def)).find("not-lowered: several warpgroups computing one tile on sm_100a") == 0);
   CHECK(refusal(ping_pong_schedule(def, Target::Sm100a)).find("not-lowered: ping_pong on sm_100a") == 0);
   Schedule split = sm100(6, def);
   split.split_k(2);
@@ -310,6 +329,6 @@ TEST_CASE("sm_100a: two consumers per tile or in turns, CTA-pair MMAs and split-
       "bind n_o block.x\ncluster 2 1 1\n");
   CHECK(refusal(apply_directives(def, pair.directives, pair.directive_lines))
             .find("not-lowered: mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)") == 0);
-  // The tutorial's steps up to the cluster lower.
-  for (int v = 1; v <= 9; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
+  // Every tutorial step lowers.
+  for (int v = 1; v <= 10; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
 }
