@@ -198,8 +198,9 @@ class NestBuilder {
   StmtPtr acquire(bool to_fill) const {
     auto a = std::make_shared<AcquireStage>();
     a->stage = imm(0);
-    // One stage without a ring: the phase flips with every k tile this CTA has loaded.
-    a->parity = k_run() % imm(2);
+    // One stage without a ring: the phase flips with every k tile this CTA has loaded. Before
+    // fill f the loader waits for release f - 1 (parity (f + 1) % 2, which a fresh barrier passes).
+    a->parity = to_fill ? (k_run() + imm(1)) % imm(2) : k_run() % imm(2);
     a->to_fill = to_fill;
     return a;
   }
@@ -207,6 +208,7 @@ class NestBuilder {
   StmtPtr compute() const {
     auto c = std::make_shared<ComputeTile>();
     c->stage = imm(0);
+    if (p_.accumulator == Place::Tmem) c->k_index = k_tile();  // the tile's first MMA overwrites TMEM
     return c;
   }
 
@@ -216,8 +218,20 @@ class NestBuilder {
     return r;
   }
 
-  // The accumulator's lifetime: declared and zeroed per tile, written out after the k loop.
+  // The accumulator's lifetime: declared and zeroed per tile, written out after the k loop. In
+  // TMEM it needs neither (the tile's first MMA overwrites it); the MMAs run asynchronously, so the
+  // write waits for all of them to complete.
   StmtPtr accumulate(StmtPtr mainloop) const {
+    auto write = std::make_shared<WriteTile>();
+    write->m_tile = var("m_tile");
+    write->n_tile = var("n_tile");
+    write->batch = batch();
+    if (tc_.split) write->split = var("split");
+    if (p_.accumulator == Place::Tmem) {
+      auto finish = std::make_shared<FinishCompute>();
+      if (tile_axis_) finish->tiles_done = var("k_done") / var("k_tiles");  // this CTA's earlier tiles
+      return block({std::move(mainloop), finish, write});
+    }
     auto acc_shape = sm90::accumulator_shape(p_);
     auto decl = std::make_shared<AccumulatorDecl>();
     decl->name = "acc";
@@ -227,11 +241,6 @@ class NestBuilder {
     zero->name = "acc";
     zero->blocks = acc_shape.blocks;
     zero->regs = acc_shape.regs;
-    auto write = std::make_shared<WriteTile>();
-    write->m_tile = var("m_tile");
-    write->n_tile = var("n_tile");
-    write->batch = batch();
-    if (tc_.split) write->split = var("split");
     return block({decl, zero, std::move(mainloop), write});
   }
 
@@ -266,9 +275,12 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   for (const RoleShape& r : p.roles) {
     StmtPtr body;
     if (r.issues_loads && r.computes) {
-      // One role: each k step loads, waits, computes and releases in program order.
+      // One role: each k step loads, waits, computes and releases in program order. Where a
+      // stage is released on its empty barrier (the MMAs complete asynchronously), its fill first
+      // waits for that release.
+      StmtPtr free_stage = p.pipeline.empty_barriers ? nb.acquire(true) : nullptr;
       body = nb.over_tiles(nb.accumulate(nb.k_loop(
-          block({nb.load(rt::Operand::A, "m_tile"), nb.load(rt::Operand::B, "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))));
+          block({free_stage, nb.load(rt::Operand::A, "m_tile"), nb.load(rt::Operand::B, "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))));
     } else if (r.issues_loads) {
       // The producer: one elected thread walks the same tiles and k tiles as the consumers,
       // waiting for a free stage before each fill.

@@ -256,6 +256,7 @@ class StructureCheck : public Visitor {
     check_waits_have_arrivals();
     check_named_counts();
     check_exit_sync();
+    check_tmem_freed();
     if (f_.declared) {
       check_layouts();
       check_map_operands();
@@ -315,6 +316,7 @@ class StructureCheck : public Visitor {
     close_scope();
     in_role_ = false;
     role_ = whole_cta(f_);
+    tmem_.fenced_before = tmem_.synced = false;  // the roles' exit is fenced and synced anew
   }
 
   // ---- rule 4: init before the role branch, fenced and published by a (cluster) barrier
@@ -334,6 +336,7 @@ class StructureCheck : public Visitor {
   }
   void visit_SyncThreads(const SyncThreads&) override {
     check_whole_cta("__syncthreads (SyncThreads)");
+    if (tmem_.fenced_before) tmem_.synced = true;
     if (publish_ != Publish::Fenced) return;
     GG_INTERNAL_CHECK(f_.cluster == 1,
                       "the init of " + init_arrays_text() + " is published with __syncthreads in a cluster of " +
@@ -438,12 +441,101 @@ class StructureCheck : public Visitor {
     layout(buffer_name(n.a.buffer), n.a_layout.swizzle_bytes, "WgmmaIssue (operand A)", n.a_layout.mn_major);
     layout(buffer_name(n.b.buffer), n.b_layout.swizzle_bytes, "WgmmaIssue (operand B)", n.b_layout.mn_major);
   }
+
+  // ---- rule 10: Tensor Memory (sm_100a). One warp allocates before the role branch; every thread
+  // reads its address after a barrier that follows the allocation (the warp's tcgen05 fence before
+  // it); tcgen05.mma and tcgen05.commit run on one thread, tcgen05.ld on whole warps; after the roles,
+  // a fence and a CTA barrier, then the allocating warp frees the columns once.
+  void visit_TmemAlloc(const TmemAlloc& n) override {
+    GG_INTERNAL_CHECK(!in_role_ && roles_.empty(), "TmemAlloc sits " +
+                                                       (in_role_ ? "inside role '" + role_.name + "'"
+                                                                 : std::string("after the role branch")) +
+                                                       ": TMEM is allocated before the warp roles branch");
+    GG_INTERNAL_CHECK(elected_ == 0, "TmemAlloc on an elected thread: tcgen05.alloc is .sync.aligned, a whole warp runs it");
+    GG_INTERNAL_CHECK(!tmem_.allocated, "TMEM is allocated twice (the first allocation relinquished the CTA's permit)");
+    GG_INTERNAL_CHECK(n.columns >= 32 && n.columns <= 512 && (n.columns & (n.columns - 1)) == 0,
+                      "TmemAlloc of " + str(n.columns) + " columns: a power of 2 from 32 to 512");
+    GG_INTERNAL_CHECK(!f_.declared || n.columns == f_.plan.tmem_columns,
+                      "TmemAlloc of " + str(n.columns) + " columns, but the plan's accumulator takes " +
+                          str(f_.plan.tmem_columns));
+    auto warp = value_of(n.warp, lets_);
+    GG_INTERNAL_CHECK(warp.has_value(), "TmemAlloc by warp " + to_c(n.warp) + ": not a warp the checker can tell");
+    tmem_ = TmemUse{};
+    tmem_.allocated = true;
+    tmem_.warp = *warp;
+    tmem_.columns = n.columns;
+  }
+  void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
+    if (!n.after && tmem_.allocated && !in_role_) tmem_.fenced_before = true;
+  }
+  void visit_TmemBaseLoad(const TmemBaseLoad& n) override {
+    GG_INTERNAL_CHECK(tmem_.allocated && tmem_.synced,
+                      "TmemBaseLoad of " + n.name + " " +
+                          (tmem_.allocated ? "before a barrier after tcgen05.alloc (with tcgen05.fence::before_thread_sync "
+                                             "by the allocating warp before it): the address may not be written yet"
+                                           : "with no TmemAlloc before it"));
+    tmem_.base_loaded = true;
+    tmem_.fenced_before = tmem_.synced = false;
+  }
+  void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
+    GG_INTERNAL_CHECK(tmem_.base_loaded, "tcgen05.mma in role '" + role_.name + "' before the TMEM address is loaded");
+    GG_INTERNAL_CHECK(runners() == 1, "tcgen05.mma in role '" + role_.name + "' runs on " + str(runners()) +
+                                          " threads: one thread issues each MMA for the CTA");
+    layout(buffer_name(n.a.buffer), n.a_layout.swizzle_bytes, "Tcgen05Mma (operand A)", n.a_layout.mn_major);
+    layout(buffer_name(n.b.buffer), n.b_layout.swizzle_bytes, "Tcgen05Mma (operand B)", n.b_layout.mn_major);
+  }
+  // A commit is one arrival on its barrier, counted with the others (rule 1).
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    GG_INTERNAL_CHECK(runners() == 1, "tcgen05.commit onto " + bar_text(n.bar) + " in role '" + role_.name +
+                                          "' runs on " + str(runners()) +
+                                          " threads: the thread that issued the MMAs commits them, once");
+    arrived_.insert(barrier_name(n.bar.array));
+    Tally& t = tally(n.bar);
+    // Multicast: each sending CTA's commit arrives once in every CTA of the mask.
+    for (int r = 0; r < f_.cluster; ++r)
+      for (int c = 0; c < f_.cluster; ++c)
+        if (n.multicast_mask ? (n.multicast_mask >> c) & 1u : c == r) t.arrivals[size_t(c)] += runners_of(n.bar);
+    GG_INTERNAL_CHECK((n.multicast_mask >> f_.cluster) == 0, "tcgen05.commit onto " + bar_text(n.bar) +
+                                                                 " multicasts to a CTA outside the cluster of " +
+                                                                 str(f_.cluster));
+    if (n.multicast_mask) cross_cta_.insert(barrier_name(n.bar.array));
+  }
+  void visit_TmemLoad(const TmemLoad& n) override {
+    GG_INTERNAL_CHECK(tmem_.base_loaded, "tcgen05.ld in role '" + role_.name + "' before the TMEM address is loaded");
+    GG_INTERNAL_CHECK(elected_ == 0, "tcgen05.ld into " + n.dst + " on an elected thread: it is .sync.aligned, the "
+                                     "whole warp loads its lanes");
+  }
+  void visit_TmemDealloc(const TmemDealloc& n) override {
+    GG_INTERNAL_CHECK(tmem_.allocated && !tmem_.freed, std::string("TmemDealloc ") +
+                                                           (tmem_.freed ? "frees TMEM twice" : "without a TmemAlloc"));
+    GG_INTERNAL_CHECK(!in_role_ && !roles_.empty(), "TmemDealloc inside role '" + role_.name +
+                                                        "': TMEM is freed after every role is done with it");
+    GG_INTERNAL_CHECK(elected_ == 0, "TmemDealloc on an elected thread: tcgen05.dealloc is .sync.aligned");
+    auto warp = value_of(n.warp, lets_);
+    GG_INTERNAL_CHECK(warp && *warp == tmem_.warp, "TmemDealloc by warp " + to_c(n.warp) + ", but warp " +
+                                                       str(tmem_.warp) + " allocated the TMEM: the allocating warp frees it");
+    GG_INTERNAL_CHECK(n.columns == tmem_.columns, "TmemDealloc of " + str(n.columns) + " columns, " +
+                                                      str(tmem_.columns) + " allocated");
+    GG_INTERNAL_CHECK(tmem_.synced, "TmemDealloc without tcgen05.fence::before_thread_sync and a CTA barrier after "
+                                    "the roles: a warp may still read the accumulator");
+    tmem_.freed = true;
+  }
+  void check_tmem_freed() const {
+    GG_INTERNAL_CHECK(!tmem_.allocated || tmem_.freed, "TMEM is allocated but never freed (tcgen05.dealloc before exit)");
+  }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     if (n.staged) layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)");
   }
 
  private:
   enum class Publish { None, Initialized, Fenced, Published };
+  // The CTA's TMEM allocation as the walk has seen it.
+  struct TmemUse {
+    bool allocated = false, base_loaded = false, freed = false;
+    bool fenced_before = false, synced = false;  // outside the roles: a fence::before_thread_sync, then __syncthreads
+    int64_t warp = -1;
+    int columns = 0;
+  };
   struct NamedUse {
     int threads = 0;
     std::string role;
@@ -633,6 +725,7 @@ class StructureCheck : public Visitor {
   Publish publish_ = Publish::None;
   std::set<std::string> init_arrays_, arrived_, cross_cta_;
   bool exit_synced_ = false;
+  TmemUse tmem_;
   std::vector<Wait> waits_;
   std::map<int, NamedUse> named_;
   std::map<std::string, std::vector<Access>> layouts_;
@@ -679,6 +772,7 @@ class RoleRun : public Visitor {
   RoleRun(const Facts& f, RoleView role, Env env, int rank, int64_t traced)
       : f_(f), role_(std::move(role)), env_(std::move(env)), rank_(rank) {
     env_.vars["warpgroup"] = traced;
+    env_.vars["warp"] = traced * 4;  // the traced thread's: the warpgroup's first warp
   }
 
   std::vector<int64_t> fills, acquires, releases;  // stages, in program order
@@ -686,6 +780,7 @@ class RoleRun : public Visitor {
 
   // What must hold when the role's code ends.
   void finish() {
+    GG_INTERNAL_CHECK(!tc_.uncommitted, who() + " ends with tcgen05.mma issued after its last tcgen05.commit");
     GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
                       who() + " ends with " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " wgmma group(s) in flight");
@@ -750,10 +845,31 @@ class RoleRun : public Visitor {
     dealt_wg_.reset();
     turn_ = Turn{};
   }
+  // The traced warpgroup runs the body of an ElectOne of one of its warps. Another warpgroup's
+  // (sm_100a: the thread issuing the tile's MMAs for the role) it only observes: what its MMAs and
+  // commits do to the accumulator this warpgroup reads, in the order the role's barriers give.
   void visit_ElectOne(const ElectOne& e) override {
+    const int64_t warp = must(e.warp, "the warp of an ElectOne");
+    const int64_t first = env_.vars.at("warpgroup") * 4;
+    const bool outer = foreign_;
+    foreign_ = foreign_ || warp < first || warp >= first + 4;
     ++elected_;
-    visit(e.body);
+    elected_warps_.push_back(warp);
+    if (foreign_) observe(e.body);
+    else visit(e.body);
+    elected_warps_.pop_back();
     --elected_;
+    foreign_ = outer;
+  }
+  // Another warpgroup's elected code: its tcgen05.mma and commits onto mma_done, nothing else.
+  void observe(const StmtPtr& s) {
+    struct Observer : Visitor {
+      RoleRun& run;
+      explicit Observer(RoleRun& r) : run(r) {}
+      void visit_Tcgen05Mma(const Tcgen05Mma& n) override { run.visit_Tcgen05Mma(n); }
+      void visit_Tcgen05Commit(const Tcgen05Commit& n) override { run.visit_Tcgen05Commit(n); }
+    } observer(*this);
+    observer.visit(s);
   }
   void visit_Let(const Let& l) override { bind_let(env_, l); }
 
@@ -766,10 +882,13 @@ class RoleRun : public Visitor {
       for (auto& [name, b] : buffers)
         std::erase_if(b.stores, [&](const StoreRead& st) { return st.read_done && st.reloaded_on == barrier_name(n.bar.array); });
     });
+    tc_.fenced_after = false;
+    if (n.bar.array == Barrier::MmaDone) tc_.fenced_since_wait = false;
     if (!f_.declared) return;
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
     if (f_.is_full(barrier_name(n.bar.array))) acquire(s, parity);
     if (f_.is_empty(barrier_name(n.bar.array))) wait_for_release(s, parity);
+    if (n.bar.array == Barrier::MmaDone) wait_for_accumulator(parity);
   }
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
     if (!f_.declared) return;
@@ -808,6 +927,84 @@ class RoleRun : public Visitor {
     if (here && f_.is_empty(barrier_name(n.bar.array))) release(s);
   }
 
+  // ---- tcgen05 (sm_100a): rule 11. The MMAs run after the stage's wait (and a tcgen05 fence after
+  // it), never while an epilogue may still read the accumulator they overwrite; the issuing thread's
+  // commits release stages and, onto mma_done, finish the tile; tcgen05.ld reads the accumulator only
+  // after the wait for the commit that follows the tile's last MMA (and a fence after that wait).
+  void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
+    if (n.after) tc_.fenced_after = tc_.fenced_since_wait = true;
+    else tc_.fenced_before = true;
+  }
+  void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
+    filling_.reset();
+    GG_INTERNAL_CHECK(foreign_ || tc_.fenced_after, who() + " issues tcgen05.mma at " + at() +
+                                                        " without tcgen05.fence::after_thread_sync since its last barrier or wait");
+    GG_INTERNAL_CHECK(!tc_.reads_pending, who() + " issues tcgen05.mma at " + at() +
+                                              ", overwriting the TMEM accumulator, while the previous tile's tcgen05.ld "
+                                              "may still read it (no tcgen05.fence::before_thread_sync and barrier of "
+                                              "the role between them)");
+    GG_INTERNAL_CHECK(!elected_warps_.empty(), who() + " issues tcgen05.mma at " + at() + " on every thread");
+    const int64_t warp = elected_warps_.back();
+    GG_INTERNAL_CHECK(tc_.mma_warp < 0 || tc_.mma_warp == warp, who() + " issues tcgen05.mma from warps " +
+                                                                    str(tc_.mma_warp) + " and " + str(warp) +
+                                                                    ": one thread issues and commits the MMAs");
+    tc_.mma_warp = warp;
+    tc_.uncommitted = tc_.unfinished = true;
+    tc_.accumulator_ready = false;
+    if (!foreign_) mma_stage(n.a, n.b, "Tcgen05Mma", "tcgen05.mma");
+  }
+  // An MMA reads operands `a` and `b` through the async proxy: one stage of each, the same, which
+  // the thread holds. The stage, where the buffers are the pipeline's.
+  std::optional<int64_t> mma_stage(const SmemRef& a, const SmemRef& b, const char* node, const std::string& what) {
+    async_read(buffer_name(a.buffer), node);
+    async_read(buffer_name(b.buffer), node);
+    const int64_t a_bytes = f_.stage_bytes(buffer_name(a.buffer)), b_bytes = f_.stage_bytes(buffer_name(b.buffer));
+    if (!a_bytes || !b_bytes) return std::nullopt;
+    const int64_t sa = must(a.offset, "the A address of a " + what) / a_bytes;
+    const int64_t sb = must(b.offset, "the B address of a " + what) / b_bytes;
+    GG_INTERNAL_CHECK(sa == sb, who() + " issues a " + what + " on stage " + str(sa) + " of " + buffer_name(a.buffer) +
+                                    " and stage " + str(sb) + " of " + buffer_name(b.buffer) + " (at " + at() + ")");
+    check_readable(sa, buffer_name(a.buffer));
+    return sa;
+  }
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    filling_.reset();
+    GG_INTERNAL_CHECK(!elected_warps_.empty(), who() + " commits onto " + bar_text(n.bar) + " on every thread");
+    GG_INTERNAL_CHECK(tc_.mma_warp < 0 || elected_warps_.back() == tc_.mma_warp,
+                      who() + " commits onto " + bar_text(n.bar) + " at " + at() + " from warp " +
+                          str(elected_warps_.back()) + ", but warp " + str(tc_.mma_warp) +
+                          "'s thread issued the MMAs: a commit tracks only its own thread's MMAs");
+    tc_.uncommitted = false;
+    if (!f_.declared) return;
+    const int64_t s = index_of(n.bar);
+    const bool here = !n.multicast_mask || ((n.multicast_mask >> rank_) & 1u);
+    if (here && !foreign_ && f_.is_empty(barrier_name(n.bar.array))) release(s);
+    if (n.bar.array == Barrier::MmaDone) {
+      ++tc_.finish_commits;
+      tc_.unfinished = false;
+    }
+  }
+  // Wait #i on mma_done is for commit #i (parity i % 2); the accumulator is final when that commit
+  // came after the last MMA.
+  void wait_for_accumulator(int64_t parity) {
+    const int64_t i = tc_.finish_waits++;
+    GG_INTERNAL_CHECK(i < tc_.finish_commits, who() + " waits on " + barrier_name(Barrier::MmaDone) + " at " + at() +
+                                                  " for commit #" + str(i) + ", which comes later or never: it waits forever");
+    GG_INTERNAL_CHECK(parity == i % 2, who() + " waits on " + barrier_name(Barrier::MmaDone) + " with parity " +
+                                           str(parity) + " for commit #" + str(i) + ", whose phase has parity " +
+                                           str(i % 2) + " (at " + at() + ")");
+    tc_.accumulator_ready = i == tc_.finish_commits - 1 && !tc_.unfinished;
+  }
+  void visit_TmemLoad(const TmemLoad& n) override {
+    GG_INTERNAL_CHECK(tc_.accumulator_ready,
+                      who() + " reads the TMEM accumulator into " + n.dst + " at " + at() + " without waiting on " +
+                          barrier_name(Barrier::MmaDone) +
+                          " for the tcgen05.commit after the tile's last MMA: the MMAs may still write it");
+    GG_INTERNAL_CHECK(tc_.fenced_since_wait, who() + " reads the TMEM accumulator at " + at() +
+                                                 " without tcgen05.fence::after_thread_sync after the wait for it");
+    tc_.reads_pending = true;
+  }
+
   // ---- wgmma groups
   void visit_WgmmaFence(const WgmmaFence&) override {
     filling_.reset();
@@ -816,16 +1013,7 @@ class RoleRun : public Visitor {
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     GG_INTERNAL_CHECK(open_, "wgmma issued without a wgmma fence before it (" + who() + " at " + at() + ")");
-    async_read(buffer_name(n.a.buffer), "WgmmaIssue");
-    async_read(buffer_name(n.b.buffer), "WgmmaIssue");
-    const int64_t a_bytes = f_.stage_bytes(buffer_name(n.a.buffer)), b_bytes = f_.stage_bytes(buffer_name(n.b.buffer));
-    if (!a_bytes || !b_bytes) return;
-    const int64_t sa = must(n.a.offset, "the A address of a wgmma") / a_bytes;
-    const int64_t sb = must(n.b.offset, "the B address of a wgmma") / b_bytes;
-    GG_INTERNAL_CHECK(sa == sb, who() + " issues a wgmma on stage " + str(sa) + " of " + buffer_name(n.a.buffer) + " and stage " +
-                                    str(sb) + " of " + buffer_name(n.b.buffer) + " (at " + at() + ")");
-    check_readable(sa, buffer_name(n.a.buffer));
-    open_stages_.insert(sa);
+    if (auto stage = mma_stage(n.a, n.b, "WgmmaIssue", "wgmma")) open_stages_.insert(*stage);
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override {
     GG_INTERNAL_CHECK(open_, "wgmma commit without a group (" + who() + " at " + at() + ")");
@@ -913,6 +1101,7 @@ class RoleRun : public Visitor {
     bool held = false;            // acquired: waited on its fill, not released or refilled since
     bool synced = false;          // a barrier of the whole role since its last (synchronous) fill
     bool release_waited = false;  // the producer waited on its empty barrier since its last fill
+    bool released_sync = false;   // a synchronous copy's fill was released (on its empty barrier)
   };
   enum class Proxy { Clean, Written, Published };
   // A TMA store's read of bytes [lo, hi) of a buffer, until a barrier (or the wait on a TMA
@@ -1047,6 +1236,7 @@ class RoleRun : public Visitor {
     ++st.fills;
     st.held = false;
     st.synced = false;
+    st.released_sync = false;
     fills.push_back(s);
   }
 
@@ -1066,9 +1256,12 @@ class RoleRun : public Visitor {
   void release(int64_t s) {
     const std::string bar = bar_text(kEmpty, s);
     StageState& st = stages_[s];
-    GG_INTERNAL_CHECK(st.held, who() + " releases " + bar + " at " + at() +
-                                   " without holding the stage (never acquired on " +
-                                   bar_text(kFull, s) + ", or released already)");
+    // A synchronous copy's stage is held from the barrier after it (no full barrier).
+    const bool held = f_.plan.tma_load ? st.held : st.synced && !st.released_sync;
+    GG_INTERNAL_CHECK(held, who() + " releases " + bar + " at " + at() +
+                                " without holding the stage (never acquired on " + bar_text(kFull, s) +
+                                ", or released already)");
+    if (!f_.plan.tma_load) st.released_sync = true;
     for (size_t g = complete_; g < groups_.size(); ++g)
       GG_INTERNAL_CHECK(!groups_[g].stages.count(s),
                         who() + " releases " + bar + " at " + at() + " after wgmma_wait_group<" + str(last_wait_) +
@@ -1105,6 +1298,9 @@ class RoleRun : public Visitor {
 
   void barrier(bool whole_role) {
     filling_.reset();
+    tc_.fenced_after = false;
+    if (whole_role && tc_.fenced_before) tc_.reads_pending = false;
+    tc_.fenced_before = false;
     each_buffers([&](Buffers& buffers) {
       for (auto& [name, b] : buffers) {
         if (b.proxy == Proxy::Written) b.proxy = Proxy::Published;
@@ -1164,6 +1360,20 @@ class RoleRun : public Visitor {
   Turn turn_;
   std::map<int64_t, std::set<std::pair<int64_t, int64_t>>> staging_at_;  // per warpgroup: staged byte ranges
   std::string staging_buffer_;
+  std::vector<int64_t> elected_warps_;  // the warps of the enclosing ElectOnes
+  bool foreign_ = false;                 // in an ElectOne of another warpgroup of the role
+  // tcgen05: what the traced thread (and its warp's elected one) has issued, committed and waited for.
+  struct Tcgen05State {
+    int64_t mma_warp = -1;          // the warp whose elected thread issues the MMAs
+    bool uncommitted = false;       // MMAs since the last commit
+    bool unfinished = false;        // MMAs since the last commit onto mma_done
+    int64_t finish_commits = 0, finish_waits = 0;
+    bool accumulator_ready = false;  // waited for the commit after the last MMA
+    bool fenced_after = false;       // tcgen05.fence::after_thread_sync since the last barrier or wait
+    bool fenced_since_wait = false;  // ... since the last wait on mma_done
+    bool fenced_before = false;      // tcgen05.fence::before_thread_sync since the last barrier
+    bool reads_pending = false;      // tcgen05.ld since the last fenced barrier of the whole role
+  } tc_;
 };
 
 // The roles of one CTA: lets outside the roles bind for all of them; each role runs on its own.

@@ -4,6 +4,7 @@
 
 #include "dsl/error.h"
 #include "runtime/device/smem_desc.h"
+#include "runtime/device/tcgen05_desc.h"
 
 namespace gg {
 
@@ -206,16 +207,21 @@ class CudaPrinter : public Visitor {
     fence_accumulator();
     line("gg::dev::wgmma_fence();");
   }
+  // The shared-memory descriptor of operand `r` laid out as `l`, built by `maker` with swizzle code
+  // `mode` (0: none, refused). Stride byte offset: 8 rows x swizzle bytes between 8-row groups.
+  // Leading byte offset: unused K-major (16 by convention), MN-major the distance between swizzle
+  // atoms along M or N. wgmma and tcgen05.mma agree on these; their descriptors' codes differ.
+  std::string operand_desc(const char* maker, const SmemRef& r, const WgmmaLayout& l, unsigned mode,
+                           const char* instruction) {
+    GG_INTERNAL_CHECK(mode != 0, std::string(instruction) + " operand rows swizzled in " +
+                                     std::to_string(l.swizzle_bytes) + " bytes");
+    return std::string("gg::dev::") + maker + "(" + smem(r) + ", " + num(l.mn_major ? l.atom_bytes : 16) + ", " +
+           num(8 * l.swizzle_bytes) + ", " + num(mode) + ")";
+  }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
-    // Stride byte offset: 8 rows x swizzle bytes between 8-row groups. Leading byte offset:
-    // unused K-major (16 by convention), MN-major the distance between swizzle atoms along M or
-    // N. The layout code is 1 (128B), 2 (64B) or 3 (32B).
+    // The layout code is 1 (128B), 2 (64B) or 3 (32B).
     auto desc = [&](const SmemRef& r, const WgmmaLayout& l) {
-      const unsigned mode = gg::dev::descriptor_swizzle_mode(l.swizzle_bytes);
-      GG_INTERNAL_CHECK(mode != gg::dev::kDescSwizzleNone, "wgmma operand rows swizzled in " +
-                                                               std::to_string(l.swizzle_bytes) + " bytes");
-      return "gg::dev::make_smem_desc(" + smem(r) + ", " + num(l.mn_major ? l.atom_bytes : 16) + ", " +
-             num(8 * l.swizzle_bytes) + ", " + num(mode) + ")";
+      return operand_desc("make_smem_desc", r, l, gg::dev::descriptor_swizzle_mode(l.swizzle_bytes), "wgmma");
     };
     const bool transposed = n.a_layout.mn_major || n.b_layout.mn_major;
     const std::string trans =
@@ -267,19 +273,55 @@ class CudaPrinter : public Visitor {
          num(sb) + ");");
   }
 
-  // The subtile column of fragment column `c`, relative to the store's first column.
+  // The subtile column of fragment column `c`, relative to the staged subtile's first column.
   std::string subtile_col(const EpilogueStore& n, const std::string& c) {
+    const ExprPtr& first = n.staging_col0 ? n.staging_col0 : n.col_begin;
     int64_t first_col = -1;
-    const bool from_zero = is_const(n.col_begin, &first_col) && first_col == 0;
-    return from_zero ? c : "(" + c + " - " + to_c(n.col_begin) + ")";
+    const bool from_zero = is_const(first, &first_col) && first_col == 0;
+    return from_zero ? c : "(" + c + " - " + to_c(first) + ")";
+  }
+
+  // C's pair (c0, c1) at the staged address `dst`, where TMA put it.
+  void read_staged_c(const EpilogueStore& n) {
+    if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
+      line("const unsigned c_pair = gg::dev::ld_shared_u32(dst);  // C, staged by TMA");
+      line("const float c0 = gg::dev::unpack_lo_" + n.out_type + "(c_pair), c1 = gg::dev::unpack_hi_" + n.out_type +
+           "(c_pair);");
+    } else {
+      line("const float c0 = __uint_as_float(gg::dev::ld_shared_u32(dst)), c1 = "
+           "__uint_as_float(gg::dev::ld_shared_u32(dst + 4));  // C, staged by TMA");
+    }
+  }
+
+  // Stores the pair (v0, v1) at (row, col) and (row, col1): to D in global memory, or to the
+  // staged address `dst`.
+  void store_pair(const EpilogueStore& n) {
+    if (!n.staged) {
+      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col") + ", v0);");
+      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col1") + ", v1);");
+    } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
+      line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
+    } else {
+      line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
+      line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
+    }
+  }
+
+  // The global columns of fragment column `c` (and the next), where something reads or writes them.
+  void column(bool needs_col, const EpilogueStore& n, const std::string& c) {
+    if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + " + c + ", col1 = col + 1;");
+  }
+  void load_col_bias(const EpilogueOp& col_bias, const std::string& col, const std::string& col1, const std::string& b0,
+                     const std::string& b1) {
+    std::string load = "gg::dev::load_" + col_bias.operand_type + "(args.bias, ";
+    line(b0 + " = " + col + " < args.n ? " + load + col + ") : 0.0f;");
+    line(b1 + " = " + col1 + " < args.n ? " + load + col1 + ") : 0.0f;");
   }
 
   // One fragment pair (v0, v1) of column group j, half h: loads what the ops read (C, bias),
   // applies the ops. Opens no scope; the caller stores v0 and v1.
   void fragment_pair(const EpilogueStore& n, bool needs_row, bool needs_c_address) {
-    const EpilogueOp* row_bias = nullptr;
-    for (const auto& op : n.ops)
-      if (op.kind == EpilogueOp::Kind::AddBiasRows) row_bias = &op;
+    const EpilogueOp* row_bias = op_inputs(n).row_bias;
     if (needs_row) {
       line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
       line("const long long row = (long long)" + to_c(n.row0) + " + r;");
@@ -292,16 +334,7 @@ class CudaPrinter : public Visitor {
       line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + lane_row + 8 * h, sc = " + subtile_col(n, "c") + ";");
       staging_address(n, "sr", "sc", "dst");
     }
-    if (n.c_staged) {
-      if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
-        line("const unsigned c_pair = gg::dev::ld_shared_u32(dst);  // C, staged by TMA");
-        line("const float c0 = gg::dev::unpack_lo_" + n.out_type + "(c_pair), c1 = gg::dev::unpack_hi_" + n.out_type +
-             "(c_pair);");
-      } else {
-        line("const float c0 = __uint_as_float(gg::dev::ld_shared_u32(dst)), c1 = "
-             "__uint_as_float(gg::dev::ld_shared_u32(dst + 4));  // C, staged by TMA");
-      }
-    }
+    if (n.c_staged) read_staged_c(n);
     std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
     if (!ops0.empty()) line(ops0);
     if (!ops1.empty()) line(ops1);
@@ -309,27 +342,32 @@ class CudaPrinter : public Visitor {
 
   // Column groups outermost: a column bias is loaded once per group and dies after the
   // group's rows, and each group frees its accumulator registers as it goes.
-  void visit_EpilogueStore(const EpilogueStore& n) override {
+  // What the ops read besides the accumulator (a bias, C from global memory), and so whether a
+  // value's global row and column are needed.
+  struct OpInputs {
+    const EpilogueOp *col_bias = nullptr, *row_bias = nullptr;
+    bool needs_row = false, needs_col = false;
+  };
+  static OpInputs op_inputs(const EpilogueStore& n) {
     using K = EpilogueOp::Kind;
-    const EpilogueOp* col_bias = nullptr;
-    bool row_bias = false, c_global = false;
+    OpInputs in;
+    bool c_global = false;
     for (const auto& op : n.ops) {
-      if (op.kind == K::AddBiasCols) col_bias = &op;
-      row_bias = row_bias || op.kind == K::AddBiasRows;
+      if (op.kind == K::AddBiasCols) in.col_bias = &op;
+      if (op.kind == K::AddBiasRows) in.row_bias = &op;
       c_global = c_global || (op.kind == K::AddScaled && !n.c_staged);
     }
-    const bool needs_row = !n.staged || c_global || row_bias;
-    const bool needs_col = !n.staged || c_global || col_bias;
+    in.needs_row = !n.staged || c_global || in.row_bias;
+    in.needs_col = !n.staged || c_global || in.col_bias;
+    return in;
+  }
+
+  void visit_EpilogueStore(const EpilogueStore& n) override {
+    if (n.fragment == Fragment::TmemLanes) return tmem_lanes_store(n);
+    const OpInputs in = op_inputs(n);
+    const EpilogueOp* col_bias = in.col_bias;
+    const bool needs_row = in.needs_row, needs_col = in.needs_col;
     const int bytes = dtype_bytes(parse_dtype(n.out_type));
-    auto column = [&](const std::string& c) {
-      if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + " + c + ", col1 = col + 1;");
-    };
-    auto load_col_bias = [&](const std::string& col, const std::string& col1, const std::string& b0,
-                             const std::string& b1) {
-      std::string load = "gg::dev::load_" + col_bias->operand_type + "(args.bias, ";
-      line(b0 + " = " + col + " < args.n ? " + load + col + ") : 0.0f;");
-      line(b1 + " = " + col1 + " < args.n ? " + load + col1 + ") : 0.0f;");
-    };
     open("");
     line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
     line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
@@ -356,7 +394,7 @@ class CudaPrinter : public Visitor {
         line("#pragma unroll");
         open("for (int g = 0; g < 2; ++g)");
         line("const long long col_g = (long long)" + to_c(n.col0) + " + 16 * jj + 8 * g + lane_col, col_g1 = col_g + 1;");
-        load_col_bias("col_g", "col_g1", "bias_pair[g][0]", "bias_pair[g][1]");
+        load_col_bias(*col_bias, "col_g", "col_g1", "bias_pair[g][0]", "bias_pair[g][1]");
         close();
       }
       line("#pragma unroll");
@@ -366,7 +404,7 @@ class CudaPrinter : public Visitor {
       open("for (int q = 0; q < 4; ++q)");
       line("const int j = 2 * jj + q / 2, h = q % 2;");
       if (needs_col || n.c_staged) line("const int c = 8 * j + lane_col;");
-      column("c");
+      column(needs_col, n, "c");
       if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
       fragment_pair(n, needs_row, n.c_staged);
       line("pairs[q] = gg::dev::pack2_" + n.out_type + "(v0, v1);");
@@ -385,8 +423,8 @@ class CudaPrinter : public Visitor {
     line("#pragma unroll");
     open("for (int j = " + to_c(first_group) + "; j < " + to_c(first_group + imm(n.cols / 8)) + "; ++j)");
     line("const int c = 8 * j + lane_col;");
-    column("c");
-    if (col_bias) load_col_bias("col", "col1", "const float bias0", "const float bias1");
+    column(needs_col, n, "c");
+    if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
     line("#pragma unroll");
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
@@ -396,19 +434,96 @@ class CudaPrinter : public Visitor {
            " columns, [" + num(n.warpgroup_rows) + "][" + num(n.staging_swizzle_bytes) + " bytes], " +
            num(n.staging_swizzle_bytes) + "B swizzle");
     fragment_pair(n, needs_row, n.staged);
-    if (!n.staged) {
-      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col") + ", v0);");
-      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col1") + ", v1);");
-    } else if (bytes == 2) {
-      line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
-    } else {
-      line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
-      line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
+    store_pair(n);
+    close();
+    close();
+    close();
+    close();
+  }
+
+  // The epilogue on what tcgen05.ld.32x32b loaded: thread t holds TMEM lane t % 128 of the
+  // column set, i.e. one row of the tile, and the store's columns in registers 0.. (column pairs).
+  void tmem_lanes_store(const EpilogueStore& n) {
+    const OpInputs in = op_inputs(n);
+    const EpilogueOp *col_bias = in.col_bias, *row_bias = in.row_bias;
+    const bool needs_row = in.needs_row, needs_col = in.needs_col;
+    GG_INTERNAL_CHECK(n.cols % 2 == 0, "TMEM rows in column pairs");
+    open("");
+    line("// epilogue on TMEM lane threadIdx.x % 128 (tcgen05.ld.32x32b): one row of m" + num(n.mma_m) +
+         " blocks from row " + num(n.lane_row0) + ", " + num(n.cols) + " columns");
+    line("const int r = " + num(n.lane_row0) + " + gg::dev::tmem_lane_row(" + num(n.mma_m) + ", threadIdx.x % 128);");
+    // The row is this warpgroup's when it lies in its band of the tile; lanes past the tile's rows
+    // hold no accumulator (an m64 block alone, a last set of one block).
+    const ExprPtr band = n.warpgroup * imm(n.warpgroup_rows);
+    int64_t band_row0 = -1;
+    const bool whole_tile = is_const(band, &band_row0) && band_row0 == 0;
+    const bool partial = !whole_tile || n.lane_row0 + 128 > n.warpgroup_rows;
+    if (partial)
+      open(whole_tile ? "if (r < " + num(n.warpgroup_rows) + ")"
+                      : "if (r >= " + to_c(band) + " && r < " + to_c(band + imm(n.warpgroup_rows)) + ")");
+    if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
+    if (row_bias)
+      line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
+    line("#pragma unroll");
+    open("for (int i = 0; i < " + num(n.cols) + "; i += 2)");
+    line("const int c = " + to_c(n.col_begin) + " + i;");
+    column(needs_col, n, "c");
+    if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
+    line("float v0 = " + n.accumulator + "[i], v1 = " + n.accumulator + "[i + 1];");
+    if (n.staged) {
+      line("const int sr = " + (whole_tile ? std::string("r") : "r - " + to_c(band)) + ", sc = " + subtile_col(n, "c") + ";");
+      staging_address(n, "sr", "sc", "dst");
     }
+    if (n.c_staged) read_staged_c(n);
+    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
+    if (!ops0.empty()) line(ops0);
+    if (!ops1.empty()) line(ops1);
+    store_pair(n);
     close();
+    if (partial) close();
     close();
+  }
+
+  // ---- sm_100a: Tensor Memory and tcgen05
+  void visit_TmemAlloc(const TmemAlloc& n) override {
+    open("if (threadIdx.x / 32 == " + to_c(n.warp) + ")");
+    line("// tcgen05.alloc is .sync.aligned: the whole warp allocates, then gives up the permit to allocate more");
+    line("gg::dev::tmem_alloc(" + tmem_slot_name() + ", " + num(n.columns) + ");");
+    line("gg::dev::tmem_relinquish_alloc_permit();");
     close();
-    close();
+  }
+  void visit_TmemBaseLoad(const TmemBaseLoad& n) override {
+    line("const unsigned " + n.name + " = gg::dev::ld_shared_u32(" + tmem_slot_name() + ");  // the TMEM accumulator's address");
+  }
+  void visit_TmemDealloc(const TmemDealloc& n) override {
+    line("if (threadIdx.x / 32 == " + to_c(n.warp) + ") gg::dev::tmem_dealloc(" + n.base + ", " + num(n.columns) + ");");
+  }
+  void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
+    line(std::string("gg::dev::tcgen05_fence_") + (n.after ? "after" : "before") + "_thread_sync();");
+  }
+  void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
+    // The layout code is 2 (128B), 4 (64B) or 6 (32B), in the sm_100 descriptor.
+    auto desc = [&](const SmemRef& r, const WgmmaLayout& l) {
+      return operand_desc("make_tcgen05_smem_desc", r, l, gg::dev::tcgen05_swizzle_mode(l.swizzle_bytes), "tcgen05.mma");
+    };
+    GG_INTERNAL_CHECK(n.dtype == "bf16" || n.dtype == "f16", "tcgen05.mma kind::f16 of " + n.dtype);
+    const std::string type = n.dtype == "bf16" ? "gg::dev::kTcgen05TypeBF16" : "gg::dev::kTcgen05TypeF16";
+    line("gg::dev::tcgen05_mma_f16(gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) + ", " + to_c(n.column) +
+         "), " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ",");
+    line("                        gg::dev::make_tcgen05_idesc_f16(" + type + ", " + num(n.m) + ", " + num(n.n) + ", " +
+         num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + "), " + to_c(n.accumulate) + ");");
+  }
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    if (n.multicast_mask)
+      line("gg::dev::tcgen05_commit_multicast(" + bar(n.bar) + ", " + num(n.multicast_mask) + ");");
+    else
+      line("gg::dev::tcgen05_commit(" + bar(n.bar) + ");");
+  }
+  void visit_TmemLoad(const TmemLoad& n) override {
+    GG_INTERNAL_CHECK(n.columns == 8 || n.columns == 16 || n.columns == 32, "tcgen05.ld.32x32b.x" + num(n.columns));
+    line("float " + n.dst + "[" + num(n.columns) + "];");
+    line("gg::dev::tmem_load_32x32b_x" + num(n.columns) + "(gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) +
+         ", " + to_c(n.column) + "), " + n.dst + ");");
   }
 
   // Split-K: the workspace holds [slots][splits][per_thread][threads] floats, then the tickets.
@@ -477,6 +592,10 @@ std::string print_cuda_kernel(const Kernel& k) {
             b.purpose);
   pr.line("const int warpgroup = gg::dev::warpgroup_index_in_block();  // warp-uniform, for role branches");
   pr.line("(void)warpgroup;");
+  if (kir::uses_tcgen05(k.body)) {
+    pr.line("const int warp = gg::dev::warp_index_in_block();  // warp-uniform: its quarter of the TMEM lanes");
+    pr.line("(void)warp;");
+  }
   pr.visit(k.body);
   pr.os << "}\n";
   return pr.os.str();

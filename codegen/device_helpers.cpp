@@ -13,7 +13,8 @@ using namespace kir;
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fence.cuh",     "mbarrier.cuh",
                                           "tma.cuh",        "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
                                           "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
-                                          "wgmma_mma.cuh",  "epilogue.cuh",  "stmatrix.cuh",  "global_copy.cuh"};
+                                          "wgmma_mma.cuh",  "tcgen05_desc.h", "tcgen05.cuh",  "epilogue.cuh",
+                                          "stmatrix.cuh",   "global_copy.cuh"};
 
 // Each handler names the headers whose helpers cuda_printer.cpp prints for that node.
 class CollectHelpers : public Visitor {
@@ -51,8 +52,17 @@ class CollectHelpers : public Visitor {
     headers.insert({"smem_desc.h", "wgmma_mma.cuh"});  // make_smem_desc, the wrapper
     wrappers.insert(wgmma_wrapper_name(n));
   }
+  // sm_100a: tcgen05.cuh's instructions; tcgen05_desc.h's descriptors and TMEM addresses.
+  void visit_TmemAlloc(const TmemAlloc&) override { headers.insert("tcgen05.cuh"); }
+  void visit_TmemBaseLoad(const TmemBaseLoad&) override { headers.insert("smem.cuh"); }  // ld_shared_u32
+  void visit_TmemDealloc(const TmemDealloc&) override { headers.insert("tcgen05.cuh"); }
+  void visit_Tcgen05Fence(const Tcgen05Fence&) override { headers.insert("tcgen05.cuh"); }
+  void visit_Tcgen05Mma(const Tcgen05Mma&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
+  void visit_Tcgen05Commit(const Tcgen05Commit&) override { headers.insert("tcgen05.cuh"); }
+  void visit_TmemLoad(const TmemLoad&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     using K = EpilogueOp::Kind;
+    if (n.fragment == Fragment::TmemLanes) headers.insert("tcgen05_desc.h");  // tmem_lane_row
     // epilogue.cuh: stores to global memory, 16-bit packing (and staged C's unpacking), C and
     // bias loads, activations. A staged f32 store with only a scale and staged C calls none of them.
     bool loads_or_activates = false;  // C staged at f32 is read back as raw words (smem.cuh)

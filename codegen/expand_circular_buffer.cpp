@@ -59,22 +59,31 @@ class ExpandOneRoleRing : public Mutator {
     if (f->kind != LoopKind::KTiles) return Mutator::mutate_For(f);
     auto body = as<Block>(f->body);
     GG_INTERNAL_CHECK(body != nullptr, "k loop body is not a block");
-    std::vector<const LoadTile*> loads;
-    std::vector<StmtPtr> rest;
+    // A fill: its loads, and the wait for the stage's release where a stage has an empty barrier.
+    std::vector<StmtPtr> fill, rest;
     for (const auto& s : body->body) {
-      if (auto l = as<LoadTile>(s)) loads.push_back(l);
+      const AcquireStage* a = as<AcquireStage>(s);
+      if (as<LoadTile>(s) || (a && a->to_fill)) fill.push_back(s);
       else rest.push_back(s);
     }
-    GG_INTERNAL_CHECK(!loads.empty(), "k loop without loads");
+    GG_INTERNAL_CHECK(!fill.empty(), "k loop without loads");
     expanded = true;
     ExprPtr S = imm(pl_.stages), P = imm(pl_.prefetch), k = var(f->var), k_tiles = var("k_tiles");
     ExprPtr run = running(persistent_, k);
 
+    // The prologue's fill of k tile `fill` and the refill of k tile k + P, each into the stage its
+    // running count names.
     std::vector<StmtPtr> prologue_loads, refill_loads;
-    for (const LoadTile* l : loads) {
-      ExprPtr fill_stage = persistent_ ? (var("k_done") + var("fill")) % S : var("fill");
-      prologue_loads.push_back(retarget(*l, var("fill"), fill_stage));
-      refill_loads.push_back(retarget(*l, k + P, (run + P) % S));
+    const ExprPtr first_run = running(persistent_, var("fill")), later_run = run + P;
+    for (const StmtPtr& s : fill) {
+      if (auto l = as<LoadTile>(s)) {
+        ExprPtr fill_stage = persistent_ ? first_run % S : var("fill");
+        prologue_loads.push_back(retarget(*l, var("fill"), fill_stage));
+        refill_loads.push_back(retarget(*l, k + P, later_run % S));
+      } else {
+        prologue_loads.push_back(restage(s, first_run % S, first_run / S));
+        refill_loads.push_back(restage(s, later_run % S, later_run / S));
+      }
     }
     std::vector<StmtPtr> iteration;
     if (pl_.prefetch > 0)

@@ -1,5 +1,6 @@
 #include "codegen/insert_mbarriers.h"
 
+#include "codegen/target/sm100/tcgen05.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -17,15 +18,36 @@ class LowerStageSync : public Mutator {
   explicit LowerStageSync(const KernelPlan& p) : p_(p) {}
 
   StmtPtr mutate_AcquireStage(const std::shared_ptr<const AcquireStage>& a) override {
+    // With a TMEM accumulator and TMA, one thread issues the loads and one the MMAs: only their
+    // warps wait for a stage (whole, so the lane elected next has waited itself). The other
+    // threads have nothing to wait for, and nothing would keep them from falling two phases
+    // behind (a parity wait then never returns).
+    const bool one_warp_waits = p_.accumulator == Place::Tmem && p_.tma_load;
     if (a->to_fill) {
       GG_INTERNAL_CHECK(p_.pipeline.empty_barriers, "a producer acquire without empty barriers");
-      return wait(Barrier::Empty, a->stage, a->parity);
+      StmtPtr w = wait(Barrier::Empty, a->stage, a->parity);
+      return one_warp_waits && !elected_ ? by_warp(0, w) : w;  // the loads' warp (lower_operand_copies)
     }
-    if (p_.tma_load) return wait(Barrier::Full, a->stage, a->parity);
+    if (p_.tma_load) {
+      StmtPtr w = wait(Barrier::Full, a->stage, a->parity);
+      return one_warp_waits ? by_warp(sm100::mma_warp(p_), w) : w;
+    }
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
   }
 
+  // A producer role's loop already runs on one elected thread.
+  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
+    const bool outer = elected_;
+    elected_ = true;
+    StmtPtr out = Mutator::mutate_ElectOne(e);
+    elected_ = outer;
+    return out;
+  }
+
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
+    // A TMEM accumulator's MMAs release their stage themselves: select_mma makes the release the
+    // issuing thread's tcgen05.commit onto the stage's empty barrier.
+    if (p_.accumulator == Place::Tmem) return r;
     if (!p_.pipeline.empty_barriers) return std::make_shared<SyncThreads>();
     // One elected thread per consumer warpgroup arrives, once in each CTA whose producer
     // writes into this stage (all CTAs of a multicast group).
@@ -41,6 +63,8 @@ class LowerStageSync : public Mutator {
   }
 
  private:
+  // `s` on warp `warp` of the block only (all its lanes).
+  static StmtPtr by_warp(int warp, StmtPtr s) { return if_then(var("warp") == imm(warp), std::move(s)); }
   static StmtPtr wait(Barrier array, ExprPtr stage, ExprPtr parity) {
     auto w = std::make_shared<MbarrierWait>();
     w->bar = {array, std::move(stage)};
@@ -49,6 +73,7 @@ class LowerStageSync : public Mutator {
   }
 
   const KernelPlan& p_;
+  bool elected_ = false;
 };
 
 StmtPtr init_array(Barrier array, int stages, int arrivals) {
@@ -68,7 +93,7 @@ Kernel insert_mbarriers(Kernel k) {
   const KernelPlan& p = k.plan;
   const PipelinePlan& pl = p.pipeline;
   k.body = LowerStageSync(p).mutate(k.body);
-  if (!p.tma_load && !p.staged_c) return k;
+  if (!p.tma_load && !p.staged_c && !pl.empty_barriers) return k;
   // Initialized by one thread before the role branch; the fence and the CTA (or cluster)
   // barrier publish them to every role and to the peers that multicast into them.
   std::vector<StmtPtr> init;
@@ -77,7 +102,11 @@ Kernel insert_mbarriers(Kernel k) {
     init.push_back(init_array(Barrier::Full, pl.stages, pl.full_arrivals));
     what += " one 'full' barrier per stage";
   }
-  if (p.tma_load && pl.empty_barriers) {
+  if (p.accumulator == Place::Tmem) {
+    init.push_back(init_array(Barrier::Empty, pl.stages, pl.empty_arrivals));
+    what += std::string(p.tma_load ? "," : "") + " one 'empty' barrier per stage (" +
+            std::to_string(pl.empty_arrivals) + " arrival: the tcgen05.commit of the MMAs reading it)";
+  } else if (p.tma_load && pl.empty_barriers) {
     init.push_back(init_array(Barrier::Empty, pl.stages, pl.empty_arrivals));
     what += ", one 'empty' barrier per stage (" + std::to_string(pl.empty_arrivals) + " arrivals: " +
             std::to_string(warpgroups_per_tile(p)) + " consumer warpgroup(s) x " +
@@ -87,6 +116,10 @@ Kernel insert_mbarriers(Kernel k) {
     init.push_back(init_array(Barrier::C, p.staging.count(), 1));
     what += std::string(init.size() > 1 ? "," : "") +
             (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
+  }
+  if (p.accumulator == Place::Tmem) {
+    init.push_back(init_array(Barrier::MmaDone, 1, 1));
+    what += ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();

@@ -59,6 +59,10 @@ struct KernelPlan {
   // of its rows into all of them. Multicast B pairs CTAs along m tiles, A along n tiles.
   bool multicast_a = false, multicast_b = false;
   MmaD mma{64, 128, 16, Target::Sm90a};
+  // Where the accumulator lives: registers (sm_90a's wgmma) or Tensor Memory (sm_100a's
+  // tcgen05.mma), and the TMEM columns allocated for it (the resource summary's power of two).
+  Place accumulator = Place::Registers;
+  int tmem_columns = 0;
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
   int64_t k_tiles = 1;
   std::vector<SmemBuffer> smem;

@@ -54,9 +54,12 @@ std::string barrier_name(Barrier b) {
     case Barrier::Full: return "full_bar";
     case Barrier::Empty: return "empty_bar";
     case Barrier::C: return "c_bar";
+    case Barrier::MmaDone: return "mma_done_bar";
   }
   return "?";
 }
+
+std::string tmem_slot_name() { return "tmem_slot"; }
 
 std::string tensor_map_field(rt::Operand o) {
   std::string letter = rt::operand_name(o);
@@ -271,9 +274,12 @@ class Dumper : public Visitor {
          " parity=" + to_c(n.parity));
   }
   void visit_ComputeTile(const ComputeTile& n) override {
-    line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight));
+    line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight) +
+         (n.k_index ? " k_index=" + to_c(n.k_index) : ""));
   }
-  void visit_FinishCompute(const FinishCompute&) override { line("FinishCompute"); }
+  void visit_FinishCompute(const FinishCompute& n) override {
+    line("FinishCompute" + (n.tiles_done ? " tiles_done=" + to_c(n.tiles_done) : std::string()));
+  }
   void visit_SetMaxNReg(const SetMaxNReg& n) override {
     line(std::string("SetMaxNReg ") + (n.increase ? "inc " : "dec ") + std::to_string(n.regs));
   }
@@ -339,11 +345,38 @@ class Dumper : public Visitor {
   void visit_EpilogueStore(const EpilogueStore& n) override {
     std::string ops;
     for (const auto& op : n.ops) ops += " op" + std::to_string(int(op.kind)) + "(" + std::to_string(op.scalar) + "," + op.operand_type + ")";
-    line("EpilogueStore " + n.accumulator + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
+    const std::string fragment =
+        n.fragment == Fragment::TmemLanes ? " tmem lanes of m" + std::to_string(n.mma_m) + " blocks from row " +
+                                                std::to_string(n.lane_row0)
+                                          : "";
+    line("EpilogueStore " + n.accumulator + fragment + " blocks=" + std::to_string(n.blocks) + " n=" + std::to_string(n.mma_n) +
          " rows/wg=" + std::to_string(n.warpgroup_rows) + " wg=" + to_c(n.warpgroup) + " at (" + to_c(n.row0) + ", " + to_c(n.col0) + ") cols [" + to_c(n.col_begin) + " +" + std::to_string(n.cols) + ") -> " +
          n.out_type + (n.staged ? " staged " + smem(n.staging) + (n.stmatrix ? " by stmatrix" : " by st.shared")
                   : (n.column_major ? " direct column-major" : " direct") + (n.ld ? " ld=" + to_c(n.ld) : "")) +
-         (n.d_offset ? " d_offset=" + to_c(n.d_offset) : "") + (n.c_offset ? " c_offset=" + to_c(n.c_offset) : "") + ops);
+         (n.d_offset ? " d_offset=" + to_c(n.d_offset) : "") + (n.c_offset ? " c_offset=" + to_c(n.c_offset) : "") +
+         (n.staging_col0 ? " staging_col0=" + to_c(n.staging_col0) : "") + ops);
+  }
+  void visit_TmemAlloc(const TmemAlloc& n) override {
+    line("TmemAlloc warp=" + to_c(n.warp) + " columns=" + std::to_string(n.columns) + " -> " + tmem_slot_name());
+  }
+  void visit_TmemBaseLoad(const TmemBaseLoad& n) override { line("TmemBaseLoad " + n.name + " <- " + tmem_slot_name()); }
+  void visit_TmemDealloc(const TmemDealloc& n) override {
+    line("TmemDealloc warp=" + to_c(n.warp) + " " + n.base + " columns=" + std::to_string(n.columns));
+  }
+  void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
+    line(std::string("Tcgen05Fence ") + (n.after ? "after_thread_sync" : "before_thread_sync"));
+  }
+  void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
+    line("Tcgen05Mma m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." + n.dtype +
+         " tmem " + n.base + " lane=" + to_c(n.lane) + " column=" + to_c(n.column) + " a=" + smem(n.a) + " " +
+         layout(n.a_layout) + " b=" + smem(n.b) + " " + layout(n.b_layout) + " accumulate=" + to_c(n.accumulate));
+  }
+  void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
+  }
+  void visit_TmemLoad(const TmemLoad& n) override {
+    line("TmemLoad 32x32b.x" + std::to_string(n.columns) + " " + n.dst + " <- " + n.base + " lane=" + to_c(n.lane) +
+         " column=" + to_c(n.column));
   }
 };
 
@@ -356,5 +389,16 @@ std::string dump(const StmtPtr& s) {
 }
 
 bool structurally_equal(const StmtPtr& a, const StmtPtr& b) { return dump(a) == dump(b); }
+
+bool uses_tcgen05(const StmtPtr& s) {
+  struct Finder : Visitor {
+    bool found = false;
+    void visit_TmemAlloc(const TmemAlloc&) override { found = true; }
+    void visit_Tcgen05Mma(const Tcgen05Mma&) override { found = true; }
+    void visit_TmemLoad(const TmemLoad&) override { found = true; }
+  } f;
+  f.visit(s);
+  return f.found;
+}
 
 }  // namespace gg::kir

@@ -24,7 +24,8 @@ namespace gg::kir {
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero)                                                                            \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)                       \
-  X(PartialStore) X(SplitKTicket) X(PartialReduce)
+  X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
+  X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
 enum class NodeKind {
@@ -50,9 +51,10 @@ struct NodeOf : Node {
 
 // A named mbarrier array in shared memory and one element of it.
 // The mbarrier arrays: a stage's loads landed (full), a stage's readers released it (empty),
-// C landed in a staging buffer (c).
-enum class Barrier { Full, Empty, C };
-std::string barrier_name(Barrier b);  // the symbol the kernel declares: "full_bar", "empty_bar", "c_bar"
+// C landed in a staging buffer (c), the MMAs into a TMEM accumulator completed (mma_done).
+enum class Barrier { Full, Empty, C, MmaDone };
+// The symbol the kernel declares: "full_bar", "empty_bar", "c_bar", "mma_done_bar".
+std::string barrier_name(Barrier b);
 
 struct BarrierRef {
   Barrier array = Barrier::Full;
@@ -112,10 +114,13 @@ struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand
 // which release).
 struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; bool to_fill = false; };
 // Abstract: the MMAs of one k tile from stage `stage` into the accumulator; `in_flight`
-// groups of MMAs (this one included) may still run when it ends.
-struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; };
-// Abstract: wait until every MMA issued so far has completed.
-struct FinishCompute : NodeOf<NodeKind::FinishCompute> {};
+// groups of MMAs (this one included) may still run when it ends. `k_index`: which k tile of the
+// output tile this is (0 for its first; nullptr: not known, the accumulator is zeroed apart) --
+// an accumulator in TMEM is not zeroed, the tile's first MMA overwrites it.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index; };
+// Abstract: wait until every MMA issued so far has completed. `tiles_done` (nullptr: 0): output
+// tiles this role finished before, for the phase of a per-tile completion barrier.
+struct FinishCompute : NodeOf<NodeKind::FinishCompute> { ExprPtr tiles_done; };
 // Abstract: every reader of stage `stage` is done with it; the producer may refill it.
 struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // Abstract: the epilogue and store of the output tile at (m_tile, n_tile) of batch matrix
@@ -177,7 +182,7 @@ struct NamedBarrierArrive : NodeOf<NodeKind::NamedBarrierArrive> { ExprPtr id; i
 struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
 struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };
 struct WgmmaFence : NodeOf<NodeKind::WgmmaFence> {};
-// How a WGMMA operand lies in shared memory: rows swizzled in `swizzle_bytes` (32, 64 or 128),
+// How a WGMMA (or tcgen05.mma) operand lies in shared memory: rows swizzled in `swizzle_bytes` (32, 64 or 128),
 // 8-row groups 8 x swizzle_bytes apart. K-major: a row per M or N index, K along the row.
 // MN-major (the instruction's transpose bit): a row per k, M or N along it in swizzle atoms of
 // swizzle_bytes, `atom_bytes` apart (the descriptor's leading byte offset).
@@ -208,11 +213,20 @@ struct EpilogueOp {
   std::string operand_type;  // C or bias element type: "bf16", "f16", "f32"
 };
 
+// Which accumulator values a thread holds in registers. Wgmma: wgmma's fragment (rows lane/4 and
+// lane/4 + 8 of each 16-row quarter of a 64-row block, column pairs); all columns of the tile.
+// TmemLanes: what tcgen05.ld.32x32b loaded from a TMEM accumulator of `mma_m`-row MMA blocks:
+// one row per thread, registers 0.. the store's columns (see sm100::tmem_row).
+enum class Fragment { Wgmma, TmemLanes };
+
 // Applies `ops` to the accumulator fragments of this thread in columns [col_begin, col_begin +
 // cols) of the tile and stores the results: straight to global memory with bounds predicates,
 // or into the swizzled staging buffer that a TMA store then writes out (the store clips at the
 // matrix edge).
 struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
+  Fragment fragment = Fragment::Wgmma;
+  int lane_row0 = 0;              // TmemLanes: the tile row of the first lane of the TMEM columns read
+  ExprPtr staging_col0;           // staged: the tile column at the buffer's column 0 (nullptr: col_begin)
   std::string accumulator;
   int blocks = 1, mma_n = 0, mma_m = 64;
   int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)
@@ -277,6 +291,47 @@ struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
   SplitKWorkspace ws;
   ExprPtr slot;
 };
+
+// ---- Blackwell (sm_100a): Tensor Memory and tcgen05. TMEM holds a CTA's accumulator: 128 lanes
+// (rows) x 512 columns of 32-bit cells; warp w of a warpgroup may read lanes [32 (w % 4), +32) only.
+// The shared-memory word tcgen05.alloc writes the allocated address to: "tmem_slot".
+std::string tmem_slot_name();
+// Warp `warp` allocates `columns` TMEM columns (whole warp; a power of 2, 32..512), writes their
+// address to the slot, and relinquishes the CTA's permit to allocate more.
+struct TmemAlloc : NodeOf<NodeKind::TmemAlloc> { ExprPtr warp; int columns = 32; };
+// Every thread reads the address from the slot into `name` (after a barrier that follows the alloc).
+struct TmemBaseLoad : NodeOf<NodeKind::TmemBaseLoad> { std::string name = "tmem_base"; };
+// Warp `warp` (the allocating one) frees the `columns` columns at `base`.
+struct TmemDealloc : NodeOf<NodeKind::TmemDealloc> { ExprPtr warp; int columns = 32; std::string base = "tmem_base"; };
+// tcgen05.fence::before_thread_sync (orders this thread's tcgen05 operations before the barrier
+// that follows) or, `after`, ::after_thread_sync (its later ones after the barrier or wait before).
+struct Tcgen05Fence : NodeOf<NodeKind::Tcgen05Fence> { bool after = false; };
+// One tcgen05.mma.cta_group::1.kind::f16 with an f32 accumulator, issued by one thread: D[m x n] at
+// TMEM (lane, column) from `base` (+)= A[m x 16] * B[16 x n], A and B from shared-memory
+// descriptors of the given layouts. `accumulate` == 0: D is overwritten (a tile's first MMA).
+struct Tcgen05Mma : NodeOf<NodeKind::Tcgen05Mma> {
+  int m = 128, n = 0, k = 16;
+  std::string dtype;             // "bf16" or "f16"
+  std::string base = "tmem_base";
+  ExprPtr lane, column;          // where D starts in TMEM
+  SmemRef a, b;                  // start of the m x 16 A slice and the n x 16 B slice
+  WgmmaLayout a_layout, b_layout;
+  ExprPtr accumulate;
+};
+// tcgen05.commit: one arrival on `bar` once every tcgen05.mma the executing thread issued before
+// has completed; with a `multicast_mask`, on the barrier at the same offset in every CTA of the
+// cluster whose rank bit is set.
+struct Tcgen05Commit : NodeOf<NodeKind::Tcgen05Commit> { BarrierRef bar; unsigned multicast_mask = 0; };
+// tcgen05.ld.32x32b.x`columns` (+ tcgen05.wait::ld): the warp's 32 lanes from `lane` (the warp's
+// quarter), columns [column, column + columns) from `base`, into `float dst[columns]` (thread t:
+// lane + t).
+struct TmemLoad : NodeOf<NodeKind::TmemLoad> {
+  std::string dst = "acc_t", base = "tmem_base";
+  ExprPtr lane, column;
+  int columns = 32;
+};
+// True when `s` holds a tcgen05 or TMEM node (the kernel needs the sm_100a helpers).
+bool uses_tcgen05(const StmtPtr& s);
 
 // ---- construction
 template <class T, class... Args>

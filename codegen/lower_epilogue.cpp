@@ -1,6 +1,7 @@
 #include "codegen/lower_epilogue.h"
 
 #include "codegen/resources.h"
+#include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 
@@ -35,7 +36,18 @@ class LowerWrite : public Mutator {
     store->c_ld = imm(p_.layouts.ldc);
     store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);
     store->c_offset = batch_offset(p_, rt::Operand::C, w->batch);
-    return split_k_combine(*w, p_.tma_store ? staged_store(store, *w) : store);
+    if (p_.accumulator == Place::Tmem) store->mma_m = p_.mma.m;
+    StmtPtr epilogue = split_k_combine(*w, p_.tma_store ? staged_store(store, *w) : read_accumulator(store));
+    // A persistent CTA's next tile overwrites the TMEM accumulator its epilogue just read.
+    if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator(p_)});
+    return epilogue;
+  }
+
+  // The store itself where the accumulator is in registers; in TMEM, loads of it into registers
+  // chunk by chunk, each stored the same way.
+  StmtPtr read_accumulator(const std::shared_ptr<EpilogueStore>& store) const {
+    if (p_.accumulator == Place::Registers) return store;
+    return sm100::tmem_store(p_, *store);
   }
 
   // Split-K: every split parks its partial sums in the workspace; the tile's last split adds them
@@ -124,7 +136,7 @@ class LowerWrite : public Mutator {
       body.push_back(elect_one(wait_buffer_read(), storing_warp()));
       body.push_back(staging_barrier());
     }
-    for (StmtPtr s : {StmtPtr(store), StmtPtr(std::make_shared<FenceProxyAsync>()), staging_barrier(),
+    for (StmtPtr s : {read_accumulator(store), StmtPtr(std::make_shared<FenceProxyAsync>()), staging_barrier(),
                       elect_one(block(stores), storing_warp())})
       body.push_back(s);
     const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +

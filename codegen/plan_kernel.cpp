@@ -10,7 +10,7 @@ namespace {
 
 void not_lowered(const std::string& what) {
   throw_user_error("not-lowered", what + " is recorded and checked, but this code generator does not lower it yet "
-                   "(tutorial steps v1..v10 lower on sm_90a); `gemmgen explain` shows its loop nests");
+                   "(tutorial steps v1..v10 lower on sm_90a, v1..v10 on sm_100a); `gemmgen explain` shows its loop nests");
 }
 
 kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
@@ -66,10 +66,19 @@ void plan_pipeline(KernelPlan& p) {
   PipelinePlan& pl = p.pipeline;
   pl.full_arrivals = 2;  // A's and B's load each arrive once with their bytes
   pl.tx_bytes = p.tma_load ? p.a_smem.bytes() + p.b_smem.bytes() : 0;
-  if (!p.warp_specialized) return;
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
-  int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
+  const int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
+  if (p.accumulator == Place::Tmem) {
+    // tcgen05.mma reads a stage asynchronously; the issuing thread's tcgen05.commit arrives on the
+    // stage's empty barrier (in every CTA of a multicast group) once those MMAs completed, and the
+    // stage's next fill waits for that: one arrival per CTA reading the stage.
+    pl.empty_barriers = true;
+    pl.empty_arrivals = readers;
+    pl.mma_in_flight = 0;
+    return;
+  }
+  if (!p.warp_specialized) return;
   pl.empty_barriers = true;
   pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
   pl.mma_in_flight = 1;
@@ -161,7 +170,13 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   GG_INTERNAL_CHECK(mma.has_value(), "validate_schedule lets no schedule without mma through");
   p.mma = *mma;
   p.target = mma->target;
-  if (p.target != Target::Sm90a) not_lowered("target sm_100a (tcgen05/TMEM)");
+  p.accumulator = p.target == Target::Sm100a ? Place::Tmem : Place::Registers;
+  if (p.accumulator == Place::Tmem) {
+    if (s.consumer_mode() == ConsumerMode::PingPong)
+      not_lowered("ping_pong on sm_100a (two consumers taking turns at one TMEM accumulator)");
+    if (p.mma.m == 256) not_lowered("mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)");
+    if (s.split_k_of() > 1) not_lowered("split_k on sm_100a");
+  }
   if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
   const Node& mm = def.matmul_node();
   p.in = def.input_dtype();
@@ -299,12 +314,18 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       p.smem.push_back({kir::barrier_name(kir::Barrier::C), at, 8 * p.staging.count(), "mbarriers: C landed in a staging buffer"});
       at += 8 * p.staging.count();
     }
+    if (p.accumulator == Place::Tmem) {
+      p.smem.push_back({kir::barrier_name(kir::Barrier::MmaDone), at, 8, "mbarriers: the MMAs into the TMEM accumulator completed"});
+      at += 8;
+    }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }
   GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_smem.bytes() &&
                         p.smem[1].bytes == p.pipeline.stages * p.b_smem.bytes(),
                     "resource summary and kernel plan disagree on the operand stages");
   p.smem_bytes = resources.smem_bytes;
+  p.tmem_columns = resources.tmem_alloc_columns;
+  GG_INTERNAL_CHECK((p.accumulator == Place::Tmem) == (p.tmem_columns > 0), "a TMEM accumulator without TMEM columns");
 
   Kernel k;
   k.plan = p;

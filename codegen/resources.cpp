@@ -83,21 +83,23 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     region(kir::buffer_name(kir::Buffer::D), "epilogue staging", formula, staging.bytes(), 1024);
   }
 
-  if (tma_load) {
-    r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
-    if (ws) r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
-  }
+  const bool tmem = acc_place == Place::Tmem;
+  if (tma_load) r.mbarriers.push_back({"full", r.stages, "the producer's TMA loads of a stage landed (expect_tx)"});
+  if (tmem)  // with or without roles: the MMAs read a stage asynchronously, their commit releases it
+    r.mbarriers.push_back({"empty", r.stages, "tcgen05.commit: the MMAs reading a stage completed, it may be refilled"});
+  else if (tma_load && ws)
+    r.mbarriers.push_back({"empty", r.stages, "the consumers released a stage for the next load"});
   if (stages_c_in_smem(s))
     r.mbarriers.push_back({"c", staging.count(),
                            "the TMA load of C into a staging buffer landed (one per consumer warpgroup and buffer)"});
-  if (r.target == Target::Sm100a)
-    r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
+  if (tmem) r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
   if (r.mbarrier_count > 0) {
     std::string names;
     for (const auto& b : r.mbarriers) names += (names.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count);
     region("mbarriers", "mbarriers", std::to_string(r.mbarrier_count) + " x 8 B (" + names + ")", int64_t(r.mbarrier_count) * 8, 8);
   }
+  if (tmem) region(kir::tmem_slot_name(), "TMEM address", "tcgen05.alloc writes it: 4 B", 4, 4);
   // Padding: the gaps that align each swizzled buffer, plus the slack that lets the kernel
   // align the dynamic shared-memory base (only 16-byte aligned) up to 1024.
   padding += 1024;
@@ -123,6 +125,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   if (s.split_k_of() > 1)
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "split-K: the threads holding a tile take its ticket"});
+  if (tmem && ws && dom.bound_to(Binding::Persistent))
+    r.named_barriers.push_back({kTmemBarrier, consumers * kWarpgroupThreads,
+                                "the consumer read a tile's TMEM accumulator; the next tile's MMAs may overwrite it"});
 
   // ---- cluster and grid
   if (auto c = s.cluster_dims()) r.cluster = *c;

@@ -3,8 +3,10 @@
 
 namespace gg {
 
-// Instruction selection: each abstract ComputeTile becomes the target's MMA sequence
-// (sm_90a: warpgroup WGMMAs; sm_100a: tcgen05, not lowered yet).
+// Instruction selection and accumulator placement: each abstract ComputeTile becomes the target's
+// MMA sequence, FinishCompute its wait for completion. sm_90a: warpgroup WGMMAs into registers
+// (target/sm90). sm_100a: one thread's tcgen05.mma into TMEM, allocated around the kernel body,
+// and ReleaseStage its tcgen05.commit (target/sm100).
 Kernel select_mma(Kernel k);
 
 }  // namespace gg

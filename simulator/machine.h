@@ -94,4 +94,33 @@ struct PendingStore {
   int64_t lo = 0, hi = 0;
 };
 
+// A CTA's Tensor Memory (sm_100a): 128 lanes x 512 columns of 32-bit cells, fp32 accumulators
+// here, each with the tcgen05.mma that last wrote it.
+struct TensorMemory {
+  static constexpr int kLanes = 128, kColumns = 512;
+  bool allocated = false, freed = false;
+  int alloc_warp = -1, columns = 0;
+  int64_t alloc_generation = 0;   // the CTA barrier generation when it was allocated
+  std::vector<float> cells;     // kLanes x kColumns once allocated (sm_90a kernels never pay for it)
+  std::vector<int32_t> writer;  // the tcgen05.mma that last wrote a cell, 0: none
+  size_t at(int64_t lane, int64_t column) const { return size_t(lane * kColumns + column); }
+};
+
+// A tcgen05.mma in flight: it reads shared memory and writes TMEM when it completes.
+struct PendingMma {
+  int id = 0, cta = 0, warp = 0;
+  uint64_t a_desc = 0, b_desc = 0;
+  uint32_t idesc = 0, d_tmem = 0;
+  bool accumulate = false;
+  std::string what;
+};
+
+// A tcgen05.commit waiting for the MMAs it tracks (the issuing warp's, up to id `up_to`); then one
+// arrival on the barrier at `barrier`. Once arrived: the phase it arrived in.
+struct PendingCommit {
+  int cta = 0, warp = 0, up_to = 0;
+  int64_t barrier = 0, phase = 0;
+  unsigned multicast_mask = 0;  // arrives in these CTAs of the cluster (0: the issuing one)
+};
+
 }  // namespace gg::sim

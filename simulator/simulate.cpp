@@ -10,6 +10,7 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/device_buffer.h"
+#include "runtime/device/tcgen05_desc.h"
 #include "runtime/host_dtype.h"
 #include "simulator/machine.h"
 
@@ -21,7 +22,9 @@ using namespace kir;
 using sim::AsyncRead;
 using sim::GlobalTensor;
 using sim::Mbarrier;
+using sim::PendingCommit;
 using sim::PendingLoad;
+using sim::PendingMma;
 using sim::PendingStore;
 using sim::SharedMemory;
 
@@ -53,6 +56,7 @@ struct Warp {
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
   std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
+  int last_mma = 0;           // the id of the last tcgen05.mma this warp issued (0: none)
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
 };
 
@@ -69,6 +73,8 @@ struct Cta {
   std::map<int, NamedBarrier> wgmma_issue;  // per warpgroup: wgmma is .sync.aligned over its 4 warps
   bool split_last = false;  // the elected thread's split-K ticket, told to the tile's threads at the barrier
   bool exited = false;
+  sim::TensorMemory tmem;
+  std::vector<PendingCommit> commits;  // the tcgen05.commits that arrived, with their phases
 };
 
 // An input's logical values (rows x cols per matrix, one matrix when broadcast), as the host
@@ -167,6 +173,8 @@ class Simulator {
     warps_.clear();
     loads_.clear();
     stores_.clear();
+    mmas_.clear();
+    commits_.clear();
     const int warps_per_cta = static_cast<int>(k_.launch.block[0]) / kWarpSize;
     warps_per_cta_ = warps_per_cta;
     for (unsigned z = 0; z < cl[2]; ++z)
@@ -184,7 +192,7 @@ class Simulator {
             warp.index = w;
             warp.vars = {{"blockIdx.x", c.x}, {"blockIdx.y", c.y}, {"blockIdx.z", c.z},
                          {"gridDim.x", k_.launch.grid[0]}, {"gridDim.y", k_.launch.grid[1]},
-                         {"gridDim.z", k_.launch.grid[2]}, {"warpgroup", w / kWarpsPerWarpgroup},
+                         {"gridDim.z", k_.launch.grid[2]}, {"warpgroup", w / kWarpsPerWarpgroup}, {"warp", w},
                          {"args.m", p_.m}, {"args.n", p_.n}, {"args.k", p_.k},
                          {"args.lda", p_.layouts.lda}, {"args.ldb", p_.layouts.ldb},
                          {"args.ldc", p_.layouts.ldc}, {"args.ldd", p_.layouts.ldd}};
@@ -197,6 +205,13 @@ class Simulator {
     schedule();
     for (auto& c : ctas_) c.exited = true;
     if (!loads_.empty()) error("a TMA load is still in flight when its CTA exits: " + loads_.front().what);
+    if (!mmas_.empty()) error("a tcgen05.mma is still in flight when its CTA exits: " + mmas_.front().what);
+    for (const auto& c : ctas_)
+      if (c.tmem.allocated && !c.tmem.freed) {
+        error("CTA (" + std::to_string(c.x) + "," + std::to_string(c.y) + "," + std::to_string(c.z) +
+              ") exits without freeing its " + std::to_string(c.tmem.columns) + " TMEM columns (tcgen05.dealloc)");
+        break;
+      }
     for (const auto& c : ctas_)
       for (const auto& r : c.smem.readers)
         if (r.what == "a TMA store") {
@@ -216,7 +231,7 @@ class Simulator {
         if (!warps_[i].done) live.push_back(i);
       if (live.empty()) return;
       // Copies land at random moments, so a consumer that forgets to wait reads stale bytes.
-      if ((!loads_.empty() || !stores_.empty()) && rng_() % 3 == 0) land_random_copy();
+      if (async_pending() && rng_() % 3 == 0) land_random_copy();
       Warp& w = warps_[live[rng_() % live.size()]];
       bool progressed = false;
       for (uint64_t s = 0, n = 1 + rng_() % 24; s < n && !w.done && !stopped(); ++s) {
@@ -232,7 +247,7 @@ class Simulator {
   bool sweep(const std::vector<size_t>& live) {
     for (size_t i : live)
       if (step(warps_[i])) return true;
-    if (!loads_.empty() || !stores_.empty()) {
+    if (async_pending()) {
       land_random_copy();
       return true;
     }
@@ -247,11 +262,23 @@ class Simulator {
     return false;
   }
 
+  // Asynchronous work in flight: TMA loads and stores, tcgen05.mma (completing in issue order) and
+  // the commits waiting for them.
+  bool async_pending() const { return !loads_.empty() || !stores_.empty() || !mmas_.empty() || !commits_.empty(); }
   void land_random_copy() {
-    size_t total = loads_.size() + stores_.size();
+    const size_t mma = mmas_.empty() ? 0 : 1;
+    std::vector<size_t> ready_commits;
+    for (size_t i = 0; i < commits_.size(); ++i)
+      if (commit_ready(commits_[i])) ready_commits.push_back(i);
+    const size_t total = loads_.size() + stores_.size() + mma + ready_commits.size();
+    GG_INTERNAL_CHECK(total > 0, "asynchronous work that can never complete");
     size_t pick = static_cast<size_t>(rng_() % total);
-    if (pick < loads_.size()) land_load(pick);
-    else finish_store(pick - loads_.size());
+    if (pick < loads_.size()) return land_load(pick);
+    pick -= loads_.size();
+    if (pick < stores_.size()) return finish_store(pick);
+    pick -= stores_.size();
+    if (pick < mma) return complete_mma();
+    fire_commit(ready_commits[pick - mma]);
   }
 
   // ---- stepping through statements
@@ -786,10 +813,16 @@ class Simulator {
   // mn / W (W = swizzle_bytes / 2 elements) at atom_bytes per atom, 2 (mn % W) bytes into the row.
   // The hardware swizzles the resulting address.
   static int64_t operand_address(const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
-    const int64_t sb = l.swizzle_bytes;
-    if (!l.mn_major) return sim::swizzled(start + mn * sb + kk * 2, l.swizzle_bytes);
+    return element_address(l.swizzle_bytes, l.mn_major, l.atom_bytes, 8 * l.swizzle_bytes, start, mn, kk);
+  }
+  // The same through the fields a descriptor gives (wgmma's and tcgen05's agree on them): the
+  // swizzle; the leading byte offset, MN-major the distance between swizzle atoms along M or N; the
+  // stride byte offset, between 8-row groups (K-major: 8 rows of M or N, MN-major: 8 rows of k).
+  static int64_t element_address(int sb, bool mn_major, int64_t lbo, int64_t sbo, int64_t start, int64_t mn,
+                                 int64_t kk) {
+    if (!mn_major) return sim::swizzled(start + mn / 8 * sbo + mn % 8 * sb + kk * 2, sb);
     const int64_t w = sb / 2;
-    return sim::swizzled(start + mn / w * l.atom_bytes + kk * sb + mn % w * 2, l.swizzle_bytes);
+    return sim::swizzled(start + mn / w * lbo + kk / 8 * sbo + kk % 8 * sb + mn % w * 2, sb);
   }
   // The shared bytes a wgmma reads for operand rows [mn, mn + count) of its 16 k: one range of
   // whole rows K-major, one per swizzle atom (16 rows of it) MN-major.
@@ -858,6 +891,303 @@ class Simulator {
     return true;
   }
 
+
+  // ---- Tensor Memory and tcgen05 (sm_100a). TMEM belongs to the CTA; tcgen05.mma runs
+  // asynchronously and completes in issue order, reading shared memory through its descriptors
+  // when it runs; a commit arrives once the MMAs it tracks completed.
+  bool whole_warp(const Warp& w, const std::string& what) {
+    if (w.elect_depth > 0) error(what + " on one elected thread: it is .sync.aligned, the whole warp executes it");
+    return w.elect_depth == 0;
+  }
+  sim::TensorMemory& tmem(const Warp& w) { return ctas_[static_cast<size_t>(w.cta)].tmem; }
+  bool exec(Warp& w, Frame&, const TmemAlloc& n) {
+    if (w.index != eval(w, n.warp) || !whole_warp(w, "tcgen05.alloc")) return true;
+    sim::TensorMemory& t = tmem(w);
+    if (t.allocated) {
+      error("warp " + std::to_string(w.index) + " allocates TMEM a second time (the CTA relinquished its permit)");
+      return true;
+    }
+    if (n.columns < 32 || n.columns > sim::TensorMemory::kColumns || (n.columns & (n.columns - 1)) != 0)
+      error("tcgen05.alloc of " + std::to_string(n.columns) + " columns (a power of 2 from 32 to 512)");
+    t.allocated = true;
+    t.alloc_warp = w.index;
+    t.columns = n.columns;
+    t.alloc_generation = ctas_[static_cast<size_t>(w.cta)].sync_generation;
+    t.cells.assign(size_t(sim::TensorMemory::kLanes) * sim::TensorMemory::kColumns, std::nanf(""));
+    t.writer.assign(t.cells.size(), 0);
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const TmemBaseLoad& n) {
+    const sim::TensorMemory& t = tmem(w);
+    if (!t.allocated)
+      error("warp " + std::to_string(w.index) + " reads the TMEM address before any tcgen05.alloc wrote it");
+    else if (w.index != t.alloc_warp && ctas_[static_cast<size_t>(w.cta)].sync_generation == t.alloc_generation)
+      error("warp " + std::to_string(w.index) + " reads the TMEM address before a barrier after warp " +
+            std::to_string(t.alloc_warp) + "'s tcgen05.alloc");
+    w.vars[n.name] = gg::dev::tmem_address(0, 0, 0);  // the allocator's first column
+    return true;
+  }
+  bool exec(Warp& w, Frame&, const TmemDealloc& n) {
+    if (w.index != eval(w, n.warp) || !whole_warp(w, "tcgen05.dealloc")) return true;
+    sim::TensorMemory& t = tmem(w);
+    if (!t.allocated || t.freed) {
+      error("warp " + std::to_string(w.index) + " frees TMEM " + (t.freed ? "twice" : "it never allocated"));
+      return true;
+    }
+    if (w.index != t.alloc_warp)
+      error("warp " + std::to_string(w.index) + " frees the TMEM warp " + std::to_string(t.alloc_warp) + " allocated");
+    if (n.columns != t.columns)
+      error("tcgen05.dealloc of " + std::to_string(n.columns) + " columns, " + std::to_string(t.columns) + " allocated");
+    for (const auto& m : mmas_)
+      if (m.cta == w.cta) {
+        error("TMEM freed while " + m.what + " may still write it");
+        break;
+      }
+    t.freed = true;
+    return true;
+  }
+  bool exec(Warp&, Frame&, const Tcgen05Fence&) { return true; }
+
+  // Decodes a shared-memory descriptor by the PTX ISA's table (tcgen05_desc.h cites it): the
+  // simulator reads operands through these fields only, so a wrong field misplaces every element.
+  struct SmemDescFields {
+    int64_t start = 0, lbo = 0, sbo = 0;
+    int swizzle = 0;
+  };
+  std::optional<SmemDescFields> decode_smem_desc(uint64_t d, const std::string& what) {
+    SmemDescFields f;
+    f.start = int64_t(d & 0x3FFF) << 4;
+    f.lbo = int64_t((d >> 16) & 0x3FFF) << 4;
+    f.sbo = int64_t((d >> 32) & 0x3FFF) << 4;
+    const unsigned version = unsigned(d >> 46) & 7u, base_offset = unsigned(d >> 49) & 7u, mode = unsigned(d >> 61);
+    if (version != 1) error(what + ": descriptor bits 46-48 hold " + std::to_string(version) + ", not the fixed 0b001");
+    if (base_offset != 0 || ((d >> 52) & 1u))
+      error(what + ": a descriptor with a base offset or an absolute leading dimension, which nothing generates");
+    f.swizzle = mode == 2 ? 128 : mode == 4 ? 64 : mode == 6 ? 32 : 0;
+    if (f.swizzle == 0) {
+      error(what + ": descriptor swizzle mode " + std::to_string(mode) +
+            " (2: 128B, 4: 64B, 6: 32B are the modes of the generated layouts)");
+      return std::nullopt;
+    }
+    return f;
+  }
+  // The shared bytes an operand's descriptor covers for rows [0, count) of M or N and 16 of k: whole
+  // swizzled rows, per 8-row group (and MN-major per swizzle atom).
+  static std::vector<std::pair<int64_t, int64_t>> desc_ranges(const SmemDescFields& f, bool mn_major, int64_t count) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    const int64_t sb = f.swizzle, base = f.start & ~(sb - 1);
+    if (!mn_major) {
+      for (int64_t g = 0; g < (count + 7) / 8; ++g) out.push_back({base + g * f.sbo, base + g * f.sbo + 8 * sb});
+      return out;
+    }
+    for (int64_t atom = 0; atom <= (count - 1) / (sb / 2); ++atom)
+      for (int64_t g = 0; g < 2; ++g)
+        out.push_back({base + atom * f.lbo + g * f.sbo, base + atom * f.lbo + g * f.sbo + 8 * sb});
+    return out;
+  }
+  bool exec(Warp& w, Frame&, const Tcgen05Mma& n) {
+    if (w.elect_depth == 0) {
+      error("tcgen05.mma issued by every thread of warp " + std::to_string(w.index) + " (one thread issues it)");
+      return true;
+    }
+    if (!w.vars.count(n.base)) {
+      error("tcgen05.mma of warp " + std::to_string(w.index) + " before it read the TMEM address");
+      return true;
+    }
+    PendingMma m;
+    m.id = ++mma_ids_;
+    m.cta = w.cta;
+    m.warp = w.index;
+    // The operands exactly as the printed kernel builds them (the printer calls the same functions).
+    auto desc = [&](const SmemRef& r, const WgmmaLayout& l, const char* which) {
+      const int64_t at = smem_offset(w, r, 0, which, l.swizzle_bytes);
+      return gg::dev::make_tcgen05_smem_desc(static_cast<unsigned>(at), unsigned(l.mn_major ? l.atom_bytes : 16),
+                                             unsigned(8 * l.swizzle_bytes), gg::dev::tcgen05_swizzle_mode(l.swizzle_bytes));
+    };
+    m.a_desc = desc(n.a, n.a_layout, "tcgen05.mma A operand");
+    m.b_desc = desc(n.b, n.b_layout, "tcgen05.mma B operand");
+    m.idesc = gg::dev::make_tcgen05_idesc_f16(n.dtype == "bf16" ? gg::dev::kTcgen05TypeBF16 : gg::dev::kTcgen05TypeF16,
+                                              unsigned(n.m), unsigned(n.n), n.a_layout.mn_major ? 1u : 0u,
+                                              n.b_layout.mn_major ? 1u : 0u);
+    m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), static_cast<unsigned>(eval(w, n.lane)),
+                                     static_cast<unsigned>(eval(w, n.column)));
+    m.accumulate = eval(w, n.accumulate) != 0;
+    m.what = "tcgen05.mma #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
+    // It reads its operands when it runs: they must have landed and been acquired by the issuer, and
+    // nothing may overwrite them until it completed.
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    const int m_rows = int((m.idesc >> 24) & 0x1F) << 4, n_cols = int((m.idesc >> 17) & 0x3F) << 3;
+    const bool a_mn = (m.idesc >> 15) & 1u, b_mn = (m.idesc >> 16) & 1u;
+    for (auto [d, mn, count, name] : {std::tuple{m.a_desc, a_mn, m_rows, "A"}, std::tuple{m.b_desc, b_mn, n_cols, "B"}}) {
+      auto f = decode_smem_desc(d, m.what + " (" + name + ")");
+      if (!f) continue;
+      for (auto [lo, hi] : desc_ranges(*f, mn, count)) {
+        async_read_check(w.cta, lo, hi, m.what + " (" + name + ")", &w);
+        cta.smem.readers.push_back({lo, hi, w.index, m.id, "a tcgen05.mma"});
+      }
+    }
+    w.last_mma = m.id;
+    mma_issuer_[m.id] = w.index;
+    mmas_.push_back(m);
+    ++r_.tcgen05_mmas;
+    return true;
+  }
+  // The oldest tcgen05.mma runs: D (+)= A * B through the decoded descriptors into TMEM.
+  void complete_mma() {
+    PendingMma m = mmas_.front();
+    mmas_.erase(mmas_.begin());
+    Cta& cta = ctas_[static_cast<size_t>(m.cta)];
+    std::erase_if(cta.smem.readers, [&](const AsyncRead& r) { return r.what == "a tcgen05.mma" && r.group == m.id; });
+    // The instruction descriptor (PTX ISA, tcgen05 "Instruction descriptor", kind::f16).
+    const uint32_t i = m.idesc;
+    const int M = int((i >> 24) & 0x1F) << 4, N = int((i >> 17) & 0x3F) << 3;
+    const unsigned a_type = (i >> 7) & 7u, b_type = (i >> 10) & 7u;
+    if ((i & 0xFu) != 0 || ((i >> 4) & 3u) != 1 || a_type != b_type || a_type > 1 || ((i >> 13) & 3u) != 0 ||
+        (i >> 29) != 0 || (M != 64 && M != 128) || N < 8 || N > 256) {
+      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense f16/bf16 -> f32 m64/m128 MMA");
+      return;
+    }
+    const auto elem = a_type == 1 ? rt::ElemType::BF16 : rt::ElemType::F16;
+    auto a = decode_smem_desc(m.a_desc, m.what + " (A)"), b = decode_smem_desc(m.b_desc, m.what + " (B)");
+    sim::TensorMemory& t = cta.tmem;
+    const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
+    if (!a || !b) return;
+    if (!t.allocated || t.freed) {
+      error(m.what + " writes TMEM that is " + (t.freed ? "freed" : "not allocated"));
+      return;
+    }
+    if ((M == 128 && lane0 != 0) || (M == 64 && lane0 != 0 && lane0 != 16) || col0 + N > t.columns) {
+      error(m.what + ": its m" + std::to_string(M) + "n" + std::to_string(N) + " accumulator at TMEM lane " +
+            std::to_string(lane0) + ", column " + std::to_string(col0) + " does not fit the " +
+            std::to_string(t.columns) + " allocated columns (m128 starts at lane 0, m64 at lane 0 or 16)");
+      return;
+    }
+    auto element = [&](const SmemDescFields& f, bool mn_major, int64_t mn, int64_t kk) {
+      const int64_t at = element_address(f.swizzle, mn_major, f.lbo, f.sbo, f.start, mn, kk);
+      if (at < 0 || at + 2 > int64_t(cta.smem.bytes.size())) return std::nanf("");
+      return sim::decode(elem, cta.smem.bytes.data() + at);
+    };
+    std::vector<float> av(size_t(M) * 16), bv(size_t(N) * 16);
+    for (int r = 0; r < M; ++r)
+      for (int kk = 0; kk < 16; ++kk) av[size_t(r * 16 + kk)] = element(*a, (i >> 15) & 1u, r, kk);
+    for (int c = 0; c < N; ++c)
+      for (int kk = 0; kk < 16; ++kk) bv[size_t(c * 16 + kk)] = element(*b, (i >> 16) & 1u, c, kk);
+    for (int r = 0; r < M; ++r) {
+      // Row r's lane (the data-path layout the epilogue's tmem_lane_row inverts).
+      const int64_t lane = lane0 + (M == 128 ? r : r % 16 + 32 * (r / 16));
+      for (int c = 0; c < N; ++c) {
+        float sum = 0;
+        for (int kk = 0; kk < 16; ++kk) sum += av[size_t(r * 16 + kk)] * bv[size_t(c * 16 + kk)];
+        const size_t cell = t.at(lane, col0 + c);
+        t.cells[cell] = m.accumulate ? t.cells[cell] + sum : sum;
+        t.writer[cell] = m.id;
+      }
+    }
+  }
+  bool exec(Warp& w, Frame&, const Tcgen05Commit& n) {
+    if (w.elect_depth == 0) {
+      error("tcgen05.commit by every thread of warp " + std::to_string(w.index) + ": 32 arrivals, one per thread");
+      return true;
+    }
+    Mbarrier& b = initialized(w, w.cta, n.bar, "tcgen05.commit");
+    (void)b;
+    PendingCommit c;
+    c.cta = w.cta;
+    c.warp = w.index;
+    c.up_to = w.last_mma;
+    c.barrier = barrier_offset(w, n.bar);
+    c.multicast_mask = n.multicast_mask;
+    for (int r = 0; r < 16; ++r)
+      if ((n.multicast_mask >> r) & 1u) {
+        if (r >= int(ctas_.size())) error("tcgen05.commit multicast mask names CTA rank " + std::to_string(r) + " outside the cluster");
+        else if (!barrier(r, c.barrier).fenced)
+          error("tcgen05.commit onto " + barrier_name(w, n.bar) + " of CTA rank " + std::to_string(r) +
+                " before its init was fenced");
+      }
+    commits_.push_back(c);
+    return true;
+  }
+  // Every MMA the commit tracks has completed (MMAs complete in issue order).
+  bool commit_ready(const PendingCommit& c) const {
+    for (const auto& m : mmas_)
+      if (m.cta == c.cta && m.warp == c.warp && m.id <= c.up_to) return false;
+    return true;
+  }
+  void fire_commit(size_t i) {
+    PendingCommit c = commits_[i];
+    commits_.erase(commits_.begin() + static_cast<std::ptrdiff_t>(i));
+    // A multicast commit's arrivals in the peers (the own CTA's is recorded below).
+    for (int r = 0; r < int(ctas_.size()); ++r) {
+      if (r == c.cta || !((c.multicast_mask >> r) & 1u)) continue;
+      if (ctas_[static_cast<size_t>(r)].exited)
+        error("a tcgen05.commit arrives on a barrier of CTA rank " + std::to_string(r) + " after it exited");
+      barrier(r, c.barrier).arrive();
+    }
+    if (c.multicast_mask && !((c.multicast_mask >> c.cta) & 1u)) return;
+    Mbarrier& b = barrier(c.cta, c.barrier);
+    c.phase = b.phase;
+    b.arrive();
+    ctas_[static_cast<size_t>(c.cta)].commits.push_back(c);
+  }
+  // Whether `reader` observed a commit covering MMA `id` (of warp `issuer`): it waited on the
+  // barrier the commit arrived on until the phase the commit arrived in had completed.
+  bool saw_commit(const Warp& reader, int cta, int issuer, int id) const {
+    for (const PendingCommit& c : ctas_[static_cast<size_t>(cta)].commits) {
+      if (c.warp != issuer || c.up_to < id) continue;
+      auto seen = reader.seen_phases.find(c.barrier);
+      if (seen != reader.seen_phases.end() && seen->second > c.phase) return true;
+    }
+    return false;
+  }
+  bool exec(Warp& w, Frame&, const TmemLoad& n) {
+    if (!whole_warp(w, "tcgen05.ld")) return true;
+    const sim::TensorMemory& t = tmem(w);
+    if (!w.vars.count(n.base) || !t.allocated || t.freed) {
+      error("warp " + std::to_string(w.index) + " reads TMEM " +
+            (t.freed ? "after it was freed" : "without the address of an allocation"));
+      return true;
+    }
+    const uint32_t addr = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), static_cast<unsigned>(eval(w, n.lane)),
+                                                static_cast<unsigned>(eval(w, n.column)));
+    const int64_t lane0 = addr >> 16, col0 = addr & 0xFFFF;
+    const int64_t quarter = int64_t(w.index % kWarpsPerWarpgroup) * kWarpSize;
+    if (lane0 != quarter) {
+      error("warp " + std::to_string(w.index) + " reads TMEM lanes [" + std::to_string(lane0) + ", " +
+            std::to_string(lane0 + kWarpSize) + "): a warp of a warpgroup reaches only its quarter, lanes [" +
+            std::to_string(quarter) + ", " + std::to_string(quarter + kWarpSize) + ")");
+      return true;
+    }
+    if (col0 + n.columns > t.columns) {
+      error("warp " + std::to_string(w.index) + " reads TMEM columns [" + std::to_string(col0) + ", " +
+            std::to_string(col0 + n.columns) + ") of " + std::to_string(t.columns) + " allocated");
+      return true;
+    }
+    std::vector<float>& regs = w.acc[n.dst];
+    regs.assign(size_t(kWarpSize) * size_t(n.columns), std::nanf(""));
+    std::map<int32_t, bool> checked;  // per writer: in flight, or its commit not observed
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int c = 0; c < n.columns; ++c) {
+        const size_t cell = t.at(lane0 + lane, col0 + c);
+        const int32_t id = t.writer[cell];
+        // A cell no MMA wrote loads as NaN (lanes past a tile's rows: the epilogue skips them).
+        if (id != 0 && !checked.count(id)) {
+          checked[id] = true;
+          bool in_flight = false;
+          for (const auto& m : mmas_) in_flight = in_flight || (m.cta == w.cta && m.id == id);
+          if (in_flight)
+            error("warp " + std::to_string(w.index) + " reads TMEM lane " + std::to_string(lane0 + lane) + ", column " +
+                  std::to_string(col0 + c) + " while tcgen05.mma #" + std::to_string(id) + " writing it is in flight");
+          else if (!saw_commit(w, w.cta, mma_issuer_[id], id))
+            error("warp " + std::to_string(w.index) + " reads TMEM lane " + std::to_string(lane0 + lane) + ", column " +
+                  std::to_string(col0 + c) + " written by tcgen05.mma #" + std::to_string(id) +
+                  " without waiting on the barrier a tcgen05.commit tracking it arrived on (the accumulator is not "
+                  "known to be final)");
+        }
+        regs[size_t(lane * n.columns + c)] = t.cells[cell];
+      }
+    return true;
+  }
+
   // ---- the epilogue: each lane's fragment (rows lane/4 (+8), columns 8 j + 2 (lane % 4) (+1))
   // `staged_c`: C's value as the kernel read it from the staging buffer (else from global memory).
   // `c_at`: the element of C the printed index reads for (row, col), from args.c.
@@ -897,7 +1227,58 @@ class Simulator {
     };
     const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
     const int ob = rt::elem_bytes(out);
-    const int64_t col_begin = eval(w, n.col_begin);
+    const int64_t col_begin = eval(w, n.col_begin), staging_col0 = n.staging_col0 ? eval(w, n.staging_col0) : col_begin;
+    // One value: row `band_row` of this warpgroup's band of the tile, tile column c.
+    auto store = [&](int64_t band_row, int64_t c, float v) {
+      const int64_t r = wg * n.warpgroup_rows + band_row;
+      const int64_t row = row0 + r, col = col0 + c;
+      int64_t at = -1;
+      if (n.staged) {
+        const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
+        const int64_t base = smem_offset(w, n.staging, int64_t(n.warpgroup_rows) * n.cols * ob, "epilogue staging");
+        const int64_t sc = c - staging_col0;
+        at = sim::swizzled(base + (sc / chunk_cols) * int64_t(n.warpgroup_rows) * sb + band_row * sb +
+                               (sc % chunk_cols) * ob, sb);
+      }
+      std::optional<float> staged_c;
+      if (n.c_staged) {
+        async_read_check(w.cta, at, at + ob, "the epilogue's read of C from the staging buffer", &w);
+        staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
+      }
+      const int64_t c_at = n.c_ld ? index(n.c_ld, c_matrix, row, col) : -1;
+      for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, c_at, staged_c);
+      if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
+        if (row < p_.m && col < p_.n) {  // where the printed index puts it, rows ld apart
+          const int64_t at_d = index(n.ld, d_matrix, row, col);
+          if (at_d < 0 || (at_d + 1) * ob > int64_t(d_.data.size()))
+            error("the epilogue stores D[" + std::to_string(row) + "][" + std::to_string(col) + "] at element " +
+                  std::to_string(at_d) + ", outside D");
+          else
+            sim::encode(out, v, d_.data.data() + at_d * ob);
+        }
+        return;
+      }
+      uint8_t bytes[4];
+      sim::encode(out, v, bytes);
+      generic_write(w, at, bytes, ob, "the epilogue's staging write");
+    };
+    if (n.fragment == Fragment::TmemLanes) {
+      // tcgen05.ld.32x32b: lane l of the warp holds TMEM lane 32 (warp % 4) + l, registers the
+      // store's columns; the lane's row is where the MMAs put it (tmem_lane_row, as printed).
+      if (int64_t(acc.size()) != int64_t(kWarpSize) * n.cols) {
+        error("the epilogue reads " + std::to_string(n.cols) + " columns of " + n.accumulator + ", which holds " +
+              std::to_string(acc.size() / kWarpSize));
+        return true;
+      }
+      // A warpgroup keeps the rows of its band of the tile (the printed guard skips the others).
+      const int64_t band = wg * n.warpgroup_rows;
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int64_t r = n.lane_row0 + gg::dev::tmem_lane_row(n.mma_m, quarter * kWarpSize + lane);
+        if (r < band || r >= band + n.warpgroup_rows) continue;
+        for (int i = 0; i < n.cols; ++i) store(r - band, col_begin + i, acc[static_cast<size_t>(lane * n.cols + i)]);
+      }
+      return true;
+    }
     for (int lane = 0; lane < kWarpSize; ++lane)
       for (int64_t j = col_begin / 8; j < (col_begin + n.cols) / 8; ++j)
         for (int b = 0; b < n.blocks; ++b)
@@ -905,38 +1286,7 @@ class Simulator {
             for (int e = 0; e < 2; ++e) {
               const int local_row = lane / 4 + 8 * h;
               const int64_t c = 8 * j + 2 * (lane % 4) + e;
-              const int64_t band_row = b * n.mma_m + quarter * 16 + local_row, r = wg * n.warpgroup_rows + band_row;
-              const int64_t row = row0 + r, col = col0 + c;
-              float v = acc[static_cast<size_t>((b * 16 + local_row) * N + c)];
-              int64_t at = -1;
-              if (n.staged) {
-                const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
-                const int64_t base = smem_offset(w, n.staging, int64_t(n.warpgroup_rows) * n.cols * ob, "epilogue staging");
-                const int64_t sc = c - col_begin;
-                at = sim::swizzled(base + (sc / chunk_cols) * int64_t(n.warpgroup_rows) * sb + band_row * sb +
-                                       (sc % chunk_cols) * ob, sb);
-              }
-              std::optional<float> staged_c;
-              if (n.c_staged) {
-                async_read_check(w.cta, at, at + ob, "the epilogue's read of C from the staging buffer", &w);
-                staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
-              }
-              const int64_t c_at = n.c_ld ? index(n.c_ld, c_matrix, row, col) : -1;
-              for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, c_at, staged_c);
-              if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
-                if (row < p_.m && col < p_.n) {  // where the printed index puts it, rows ld apart
-                  const int64_t at_d = index(n.ld, d_matrix, row, col);
-                  if (at_d < 0 || (at_d + 1) * ob > int64_t(d_.data.size()))
-                    error("the epilogue stores D[" + std::to_string(row) + "][" + std::to_string(col) +
-                          "] at element " + std::to_string(at_d) + ", outside D");
-                  else
-                    sim::encode(out, v, d_.data.data() + at_d * ob);
-                }
-                continue;
-              }
-              uint8_t bytes[4];
-              sim::encode(out, v, bytes);
-              generic_write(w, at, bytes, ob, "the epilogue's staging write");
+              store(b * n.mma_m + quarter * 16 + local_row, c, acc[static_cast<size_t>((b * 16 + local_row) * N + c)]);
             }
     return true;
   }
@@ -1087,6 +1437,10 @@ class Simulator {
   std::vector<Warp> warps_;
   std::vector<PendingLoad> loads_;
   std::vector<PendingStore> stores_;
+  std::vector<PendingMma> mmas_;        // in issue order
+  std::vector<PendingCommit> commits_;  // waiting for their MMAs
+  int mma_ids_ = 0;
+  std::map<int, int> mma_issuer_;       // tcgen05.mma id -> the warp that issued it
   int load_ids_ = 0;
   int warps_per_cta_ = 0;
   int64_t cluster_arrived_ = 0, cluster_generation_ = 0;
@@ -1098,7 +1452,9 @@ std::string SimulationReport::to_string() const {
   std::ostringstream os;
   os << "simulate " << kernel << " M=" << m << " N=" << n << " K=" << k << ": " << (passed ? "ok" : "FAILED") << "\n"
      << "  " << clusters << " cluster(s), " << ctas << " CTA(s), " << warps << " warps, " << steps << " steps; "
-     << tma_loads << " TMA loads, " << tma_stores << " TMA stores, " << wgmmas << " wgmma issues (per warp), "
+     << tma_loads << " TMA loads, " << tma_stores << " TMA stores, "
+     << (tcgen05_mmas > 0 ? std::to_string(tcgen05_mmas) + " tcgen05.mma issues (one thread each), "
+                          : std::to_string(wgmmas) + " wgmma issues (per warp), ")
      << barrier_waits << " mbarrier waits\n"
      << "  output: " << mismatches << " mismatch(es), " << unwritten << " unwritten" << (first_mismatch.empty() ? "" : " (first: " + first_mismatch + ")") << "\n";
   for (const auto& e : errors) os << "  error: " << e << "\n";

@@ -3,8 +3,10 @@
 // together), each warp a cooperative task, with the semantics the printed CUDA has:
 // mbarriers (arrival counts, transaction bytes, phase parity), CTA, named and cluster
 // barriers, TMA loads and stores (boxes, swizzle, out-of-bounds zero fill, store clipping,
-// multicast), WGMMA reading shared memory through its descriptors, the epilogue and its
-// staging. Asynchronous copies land at seeded random moments, so a missing wait shows up.
+// multicast), WGMMA reading shared memory through its descriptors, on sm_100a Tensor Memory
+// (allocation, tcgen05.mma completing asynchronously through its decoded descriptors,
+// tcgen05.commit onto mbarriers, tcgen05.ld by each warp of its own quarter of the lanes), the
+// epilogue and its staging. Asynchronous copies land at seeded random moments, so a missing wait shows up.
 // It reports deadlocks (every warp blocked: which barrier, role, phase, CTA), a read of a
 // stage whose fill has not landed, a fill landing on a stage still being read, a generic
 // shared-memory write read by the async proxy without fence.proxy.async, a staging buffer
@@ -34,6 +36,7 @@ struct SimulationReport {
   std::string first_mismatch;
   int64_t ctas = 0, clusters = 0, warps = 0, steps = 0;
   int64_t tma_loads = 0, tma_stores = 0, wgmmas = 0, barrier_waits = 0;
+  int64_t tcgen05_mmas = 0;          // sm_100a: tcgen05.mma issues (one thread each)
   std::string to_string() const;
 };
 

@@ -16,6 +16,7 @@
 
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "planted_bugs.h"
 #include "schedules/tutorial.h"
 
 using namespace gg;
@@ -77,15 +78,7 @@ Schedule with_multicast(int v, const std::string& operand) {
   });
 }
 
-// The message of the InternalError check_sync raises on `k`; empty when it passes.
-std::string sync_error(const Kernel& k) {
-  try {
-    check_sync(k);
-  } catch (const InternalError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::sync_error;
 
 // ---- planting bugs
 

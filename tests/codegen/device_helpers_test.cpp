@@ -43,11 +43,16 @@ std::set<std::string> matches(const std::string& text, const std::regex& re) {
   return out;
 }
 
-// Functions a helper text defines: "static __device__ __forceinline__ unsigned smem_addr(" and
-// "GG_HOST_DEVICE constexpr unsigned swizzle_offset(".
+// Functions and constants a helper text defines: "static __device__ __forceinline__ unsigned
+// smem_addr(", "GG_HOST_DEVICE constexpr unsigned swizzle_offset(" (tcgen05_desc.h's macro is
+// GG_TCGEN05_HD) and "constexpr unsigned kTcgen05TypeBF16 =".
 std::set<std::string> defined_functions(const std::string& text) {
-  static const std::regex def(R"((?:__forceinline__|GG_HOST_DEVICE)\s+(?:constexpr\s+)?(?:[\w&*:<>]+\s+)+?(\w+)\s*\()");
-  return matches(text, def);
+  static const std::regex def(
+      R"((?:__forceinline__|GG_HOST_DEVICE|GG_TCGEN05_HD)\s+(?:constexpr\s+)?(?:[\w&*:<>]+\s+)+?(\w+)\s*\()");
+  static const std::regex constant(R"(\bconstexpr\s+[\w:]+\s+(\w+)\s*=)");
+  std::set<std::string> out = matches(text, def);
+  out.merge(matches(text, constant));
+  return out;
 }
 
 struct EmittedParts {
@@ -73,7 +78,7 @@ EmittedParts split(const std::string& source) {
   return parts;
 }
 
-// `wrapper`: the one wgmma wrapper the config issues.
+// `wrapper`: the one wgmma wrapper the config issues; empty for an sm_100a kernel, which issues none.
 void check_helpers(const Schedule& s, const std::string& label, const std::string& wrapper) {
   CAPTURE(label);
   const Kernel k = lower(s);
@@ -83,7 +88,7 @@ void check_helpers(const Schedule& s, const std::string& label, const std::strin
   static const std::regex wrapper_def(R"(void (wgmma_m64n\d+k16_f32_\w+)\()");
   static const std::regex wrapper_call(R"(gg::dev::(wgmma_m64n\d+k16_f32_\w+)[<(])");
   const std::set<std::string> issued = issued_wrappers(k);
-  CHECK(issued == std::set<std::string>{wrapper});
+  CHECK(issued == (wrapper.empty() ? std::set<std::string>{} : std::set<std::string>{wrapper}));
   CHECK(matches(parts.helpers, wrapper_def) == issued);
   CHECK(matches(parts.kernel, wrapper_call) == issued);
   const DeviceHelpers used = device_helpers_used(k);
@@ -164,6 +169,11 @@ TEST_CASE("an emitted kernel carries the wgmma wrappers it issues and the helper
                                                      {{OpKind::Scale, 2.0}, {OpKind::AddBias, 0, BiasAlong::Rows},
                                                       {OpKind::Gelu}})),
                 "v8 scale, row bias, gelu", "wgmma_m64n128k16_f32_bf16");
+  // sm_100a: tcgen05 and TMEM helpers instead of wgmma's, one role and warp-specialized, a cluster
+  check_helpers(tutorial_schedule(3, bf16_gemm(512, 512, 256), Target::Sm100a), "v3 sm_100a", "");
+  check_helpers(tutorial_schedule(6, bf16_gemm(512, 512, 256), Target::Sm100a), "v6 sm_100a", "");
+  check_helpers(tutorial_schedule(8, bf16_gemm(512, 512, 256), Target::Sm100a), "v8 sm_100a", "");
+  check_helpers(tutorial_schedule(9, bf16_gemm(512, 512, 256), Target::Sm100a), "v9 sm_100a (cluster)", "");
 }
 
 TEST_CASE("the helper selection keeps the embedding order and always the prologue's headers") {

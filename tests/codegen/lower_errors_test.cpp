@@ -50,17 +50,22 @@ TEST_CASE("not-lowered: multicast the cluster shape cannot carry") {
                     "multicast in a cluster that extends along y or z (use cluster 2 1 1)");
 }
 
-TEST_CASE("not-lowered: the sm_100a target") {
-  for (int v : {1, 3, 5}) {
+TEST_CASE("not-lowered: what sm_100a does not generate yet; v1..v10 lower") {
+  check_not_lowered(ping_pong_schedule(gemm(), Target::Sm100a),
+                    "ping_pong on sm_100a (two consumers taking turns at one TMEM accumulator)", on(blackwell()));
+  Schedule split = tutorial_schedule(6, gemm(), Target::Sm100a);
+  split.split_k(2);
+  check_not_lowered(split, "split_k on sm_100a", on(blackwell()));
+  // The same schedules lower on both targets where sm_100a lowers them: retargeting a lowerable
+  // sm_90a schedule changes its MMA and accumulator, nothing else it records.
+  for (int v : {1, 3, 5, 6, 7, 8, 9, 10}) {
+    Schedule s = tutorial_schedule(v, gemm(v == 1 ? 128 : 1024, v == 1 ? 128 : 1024, v == 1 ? 64 : 1024));
+    s.retarget(Target::Sm100a);
     CAPTURE(v);
-    check_not_lowered(tutorial_schedule(v, gemm(v == 1 ? 128 : 1024, v == 1 ? 128 : 1024, v == 1 ? 64 : 1024),
-                                        Target::Sm100a),
-                      "target sm_100a (tcgen05/TMEM)", on(blackwell()));
+    const Kernel k = lower(s, on(blackwell()));
+    CHECK(k.plan.target == Target::Sm100a);
+    CHECK(k.plan.accumulator == Place::Tmem);
   }
-  // Retargeting a lowerable sm_90a schedule gives the same answer.
-  Schedule s = tutorial_schedule(5, gemm());
-  s.retarget(Target::Sm100a);
-  check_not_lowered(s, "target sm_100a (tcgen05/TMEM)", on(blackwell()));
 }
 
 TEST_CASE("not-lowered: what the sm_90a code generator does not generate yet") {

@@ -11,6 +11,7 @@
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "planted_bugs.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
@@ -38,42 +39,9 @@ std::vector<Shape> shapes_for(int v) {
   return {{256, 256, 256}, {300, 200, 136}, {1, 8, 8}, {129, 264, 64}, {64, 8, 1024}, {384, 256, 64}};
 }
 
-// Rewrites the nodes `plant` answers for (nullptr deletes); the rest are kept.
-class Plant : public Mutator {
- public:
-  using Fn = std::function<std::optional<StmtPtr>(const StmtPtr&)>;
-  explicit Plant(Fn f) : f_(std::move(f)) {}
-  int planted = 0;
-#define GG_PLANT(N)                                                       \
-  StmtPtr mutate_##N(const std::shared_ptr<const N>& n) override {      \
-    if (auto r = f_(n)) {                                                \
-      ++planted;                                                         \
-      return *r;                                                         \
-    }                                                                    \
-    return Mutator::mutate_##N(n);                                       \
-  }
-  GG_KIR_NODES(GG_PLANT)
-#undef GG_PLANT
- private:
-  Fn f_;
-};
-
-template <class T>
-std::shared_ptr<T> copy_of(const StmtPtr& s) {
-  return std::make_shared<T>(*as<T>(s));
-}
-
-// A plant that rewrites every T node `matches` accepts by `change`, on a copy.
-template <class T>
-Plant::Fn rewrite(std::function<void(T&)> change, std::function<bool(const T&)> matches = [](const T&) { return true; }) {
-  return [=](const StmtPtr& s) -> std::optional<StmtPtr> {
-    const T* n = as<T>(s);
-    if (!n || !matches(*n)) return std::nullopt;
-    auto c = std::make_shared<T>(*n);
-    change(*c);
-    return StmtPtr(c);
-  };
-}
+using testing::copy_of;
+using testing::Plant;
+using testing::rewrite;
 
 struct BugClass {
   std::string name;

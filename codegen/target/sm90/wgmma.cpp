@@ -1,5 +1,6 @@
 #include "codegen/target/sm90/wgmma.h"
 
+#include "codegen/target/operand_slices.h"
 #include "dsl/error.h"
 #include "targets/mma_shapes.h"
 
@@ -37,8 +38,8 @@ class SelectWgmma : public Mutator {
     ExprPtr a_row = (consumer_band(p_) * imm(shape.blocks) + var("mb")) * imm(kWgmmaM);
     issue->a = {Buffer::A, c->stage * imm(a.bytes()) + slice_offset(a, a_row)};
     issue->b = {Buffer::B, c->stage * imm(b.bytes()) + slice_offset(b, imm(0))};
-    issue->a_layout = wgmma_layout(a);
-    issue->b_layout = wgmma_layout(b);
+    issue->a_layout = mma_operand_layout(a);
+    issue->b_layout = mma_operand_layout(b);
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
     // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets
@@ -48,17 +49,9 @@ class SelectWgmma : public Mutator {
     return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
   }
 
-  // Where k step kk's slice starting at M or N index `mn` begins within a stage. K-major: kk * 32
-  // bytes into row mn, i.e. in atom (kk*32) / sb at byte (kk*32) % sb. MN-major: row 16 kk, in
-  // the atom holding index mn (mn is a whole number of atoms).
+  // Where k step kk's slice starting at M or N index `mn` begins within a stage.
   ExprPtr slice_offset(const SmemTileLayout& l, const ExprPtr& mn) const {
-    const int64_t sb = l.swizzle_bytes;
-    if (l.mn_major) return var("kk") * imm(kWgmmaK * sb) + mn / imm(l.atom_cols()) * imm(l.atom_bytes());
-    ExprPtr k_bytes = var("kk") * imm(kWgmmaK * dtype_bytes(p_.in));
-    return k_bytes / imm(sb) * imm(l.atom_bytes()) + mn * imm(sb) + k_bytes % imm(sb);
-  }
-  static WgmmaLayout wgmma_layout(const SmemTileLayout& l) {
-    return {static_cast<int>(l.swizzle_bytes), l.mn_major, l.mn_major ? l.atom_bytes() : 0};
+    return k_step_offset(l, mn, kWgmmaK, dtype_bytes(p_.in));
   }
 
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {

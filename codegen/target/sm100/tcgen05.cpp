@@ -1,0 +1,167 @@
+#include "codegen/target/sm100/tcgen05.h"
+
+#include "codegen/resources.h"
+#include "codegen/target/operand_slices.h"
+#include "dsl/error.h"
+#include "targets/mma_shapes.h"
+
+namespace gg::sm100 {
+
+using namespace kir;
+
+TmemPlacement tmem_placement(const KernelPlan& p) {
+  TmemPlacement t{p.mma.m, p.tile_m, p.tile_n};
+  GG_INTERNAL_CHECK(t.mma_m == 64 || t.mma_m == 128, "a one-CTA tcgen05.mma has m64 or m128");
+  GG_INTERNAL_CHECK(t.tile_m % t.mma_m == 0, "tile rows not a multiple of the mma's m");
+  GG_INTERNAL_CHECK(t.columns() <= p.tmem_columns, "the accumulator needs more TMEM columns than are allocated");
+  return t;
+}
+
+int mma_warp(const KernelPlan& p) { return compute_role(p).first_warpgroup * 4; }
+
+namespace {
+
+StmtPtr fence(bool after) {
+  auto f = std::make_shared<Tcgen05Fence>();
+  f->after = after;
+  return f;
+}
+
+StmtPtr commit(Barrier array, ExprPtr index) {
+  auto c = std::make_shared<Tcgen05Commit>();
+  c->bar = {array, std::move(index)};
+  return c;
+}
+
+class SelectTcgen05 : public Mutator {
+ public:
+  explicit SelectTcgen05(const KernelPlan& p) : p_(p), t_(tmem_placement(p)) {}
+
+  // The elected thread issues the k tile's MMAs: for each m block, the k steps of the stage. Each
+  // block's first MMA of the tile overwrites its accumulator.
+  StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
+    const SmemTileLayout& a = p_.a_smem;
+    const SmemTileLayout& b = p_.b_smem;
+    GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
+                      "K-major A and B stages swizzled alike (one k tile)");
+    GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(t_.mma_m, p_.mma.n, kTcgen05K),
+                      "selected a tcgen05.mma shape the sm_100a table does not list");
+    GG_INTERNAL_CHECK(c->k_index != nullptr, "a ComputeTile into TMEM without its k index");
+    const int steps = p_.tile_k / kTcgen05K;
+    auto mma = std::make_shared<Tcgen05Mma>();
+    mma->m = t_.mma_m;
+    mma->n = p_.mma.n;
+    mma->k = kTcgen05K;
+    mma->dtype = std::string(dtype_name(p_.in));
+    // Block mb: its lanes and columns (TmemPlacement), its rows of A.
+    const ExprPtr mb = var("mb");
+    if (t_.blocks_per_set() == 1) {
+      mma->lane = imm(0);
+      mma->column = mb * imm(t_.tile_n);
+    } else {
+      mma->lane = mb % imm(t_.blocks_per_set()) * imm(t_.mma_m / 4);
+      mma->column = mb / imm(t_.blocks_per_set()) * imm(t_.tile_n);
+    }
+    mma->a = {Buffer::A, c->stage * imm(a.bytes()) + k_step_offset(a, mb * imm(t_.mma_m), kTcgen05K, dtype_bytes(p_.in))};
+    mma->b = {Buffer::B, c->stage * imm(b.bytes()) + k_step_offset(b, imm(0), kTcgen05K, dtype_bytes(p_.in))};
+    mma->a_layout = mma_operand_layout(a);
+    mma->b_layout = mma_operand_layout(b);
+    mma->accumulate = imm(0) < c->k_index * imm(steps) + var("kk");
+    StmtPtr k_steps = for_loop("kk", imm(0), imm(steps), mma, "k steps of the MMA shape", true);
+    StmtPtr blocks = for_loop("mb", imm(0), imm(t_.blocks()), k_steps,
+                              std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true);
+    // After the wait for the stage (a barrier or an mbarrier wait), before the MMAs.
+    return elect_one(block({fence(true), blocks}), imm(mma_warp(p_)));
+  }
+
+  // The stage is free once the MMAs reading it completed: the issuing thread's commit says so,
+  // in every CTA of a multicast group (each of them writes into this CTA's stage).
+  StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
+    auto c = std::make_shared<Tcgen05Commit>();
+    c->bar = {Barrier::Empty, r->stage};
+    if (p_.multicast_a || p_.multicast_b) c->multicast_mask = (1u << p_.cluster_size) - 1u;
+    return elect_one(c, imm(mma_warp(p_)));
+  }
+
+  // The tile's accumulator is final once every MMA completed: the issuing thread commits onto
+  // mma_done, every thread waits for it (one phase per tile) and orders its TMEM reads after.
+  StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>& f) override {
+    auto wait = std::make_shared<MbarrierWait>();
+    wait->bar = {Barrier::MmaDone, imm(0)};
+    wait->parity = (f->tiles_done ? f->tiles_done : imm(0)) % imm(2);
+    return block({elect_one(commit(Barrier::MmaDone, imm(0)), imm(mma_warp(p_))), wait, fence(true)});
+  }
+
+ private:
+  const KernelPlan& p_;
+  TmemPlacement t_;
+};
+
+}  // namespace
+
+StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
+  const TmemPlacement t = tmem_placement(p);
+  const int warp = mma_warp(p);
+  auto alloc = std::make_shared<TmemAlloc>();
+  alloc->warp = imm(warp);
+  alloc->columns = p.tmem_columns;
+  auto dealloc = std::make_shared<TmemDealloc>();
+  dealloc->warp = imm(warp);
+  dealloc->columns = p.tmem_columns;
+  // The allocation's address reaches every thread through shared memory and a CTA barrier; the
+  // fences order the allocation before it and every thread's tcgen05 operations after it.
+  StmtPtr allocate = block({comment("TMEM: " + std::to_string(t.columns()) + " fp32 columns of accumulator (" +
+                                    std::to_string(t.blocks()) + " m" + std::to_string(t.mma_m) + " block(s) x " +
+                                    std::to_string(t.tile_n) + " columns), allocating " +
+                                    std::to_string(p.tmem_columns)),
+                            alloc, fence(false), std::make_shared<SyncThreads>(), fence(true),
+                            std::make_shared<TmemBaseLoad>()});
+  // Every thread's last TMEM read is ordered before the barrier, the free after it.
+  StmtPtr free = block({comment("TMEM: every thread is done with the accumulator; the allocating warp frees it"),
+                        fence(false), std::make_shared<SyncThreads>(), fence(true), dealloc});
+  return block({allocate, SelectTcgen05(p).mutate(body), free});
+}
+
+StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store) {
+  const TmemPlacement t = tmem_placement(p);
+  const int chunk = store.cols % 32 == 0 ? 32 : store.cols % 16 == 0 ? 16 : 8;
+  GG_INTERNAL_CHECK(store.cols % chunk == 0, "an epilogue store of " + std::to_string(store.cols) +
+                                                 " columns, not a multiple of 8");
+  std::vector<StmtPtr> sets;
+  for (int set = 0; set < t.column_sets(); ++set) {
+    const ExprPtr first = store.col_begin + var("tchunk") * imm(chunk);
+    auto load = std::make_shared<TmemLoad>();
+    load->lane = imm(kLanesPerWarp) * (var("warp") % imm(4));  // the warp's own quarter of the lanes
+    load->column = imm(int64_t(set) * t.tile_n) + first;
+    load->columns = chunk;
+    auto part = std::make_shared<EpilogueStore>(store);
+    part->accumulator = load->dst;
+    part->fragment = Fragment::TmemLanes;
+    part->mma_m = t.mma_m;
+    part->lane_row0 = set * kTmemLanes;
+    part->col_begin = first;
+    part->cols = chunk;
+    part->stmatrix = false;  // stmatrix takes wgmma's fragment
+    if (store.staged) part->staging_col0 = store.col_begin;
+    sets.push_back(for_loop("tchunk", imm(0), imm(store.cols / chunk), block({load, part}),
+                            "TMEM accumulator rows " + std::to_string(set * kTmemLanes) + ".., " +
+                                std::to_string(chunk) + " columns at a time (tcgen05.ld.32x32b.x" +
+                                std::to_string(chunk) + ")",
+                            true));
+  }
+  return block(sets);
+}
+
+StmtPtr release_accumulator(const KernelPlan& p) {
+  StmtPtr meet = std::make_shared<SyncThreads>();
+  if (p.warp_specialized) {  // the computing role's threads only: the producer runs ahead
+    auto named = std::make_shared<NamedBarrierSync>();
+    named->id = imm(kTmemBarrier);
+    named->threads = compute_role(p).threads();
+    meet = named;
+  }
+  return block({comment("the next tile's MMAs overwrite the accumulator: every thread's TMEM reads come first"),
+                fence(false), meet});
+}
+
+}  // namespace gg::sm100

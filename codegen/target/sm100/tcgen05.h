@@ -1,0 +1,50 @@
+#pragma once
+// sm_100a instruction selection and accumulator placement: tcgen05.mma issued by one thread from
+// shared-memory descriptors into an accumulator in Tensor Memory, tcgen05.commit onto mbarriers
+// (a stage's release, the tile's completion), TMEM allocated for the CTA before the role branch
+// and freed after it, and the epilogue's tcgen05.ld of the accumulator into registers.
+#include <memory>
+
+#include "codegen/kernel.h"
+
+namespace gg::sm100 {
+
+inline constexpr int kTcgen05K = 16;   // .kind::f16: K 16 per instruction
+inline constexpr int kTmemLanes = 128;
+inline constexpr int kLanesPerWarp = 32;  // tcgen05.ld.32x32b: a warp's quarter of the lanes
+
+// Where the tile's accumulator lies in TMEM: `blocks` MMA blocks of `mma_m` rows by the tile's
+// columns. An m128 block fills all 128 lanes (row r in lane r); an m64 block half of each warp's
+// 32 lanes (row r in lane 32 (r / 16) + r % 16), and two of them share columns, the second in
+// lanes 16..31 of each quarter (PTX ISA, tcgen05 data-path layouts; CUTLASS's tmem_frg for 1-SM
+// M=64, TmemAllocMode::Interleaved, cute/atom/mma_traits_sm100_frag.hpp). Blocks that do not fit
+// 128 lanes take the next `tile_n` columns: a "column set" of 128 rows.
+struct TmemPlacement {
+  int mma_m = 128, tile_m = 128, tile_n = 0;
+  int blocks() const { return tile_m / mma_m; }
+  int blocks_per_set() const { return kTmemLanes / mma_m; }
+  int column_sets() const { return (tile_m + kTmemLanes - 1) / kTmemLanes; }
+  int columns() const { return column_sets() * tile_n; }
+};
+TmemPlacement tmem_placement(const KernelPlan& p);
+
+// The warp whose elected thread issues the tile's tcgen05.mma and commits (the computing role's
+// first warp) and which allocates and frees TMEM.
+int mma_warp(const KernelPlan& p);
+
+// Replaces ComputeTile by the elected thread's tcgen05.mma sequence over the stage, ReleaseStage
+// by its tcgen05.commit onto the stage's empty barrier, FinishCompute by a commit onto mma_done and
+// every thread's wait for it; allocates TMEM before `body` and frees it after.
+kir::StmtPtr select_tcgen05(const KernelPlan& p, const kir::StmtPtr& body);
+
+// The epilogue store `store` (its columns, wgmma's fields) reading a TMEM accumulator instead:
+// per column set, chunks of columns loaded by tcgen05.ld.32x32b into registers, each applied and
+// stored by an EpilogueStore of the TmemLanes fragment.
+kir::StmtPtr tmem_store(const KernelPlan& p, const kir::EpilogueStore& store);
+
+// After a tile's epilogue, when more follow on this CTA: every thread's TMEM reads are ordered
+// before the next tile's MMAs overwrite the accumulator (fence, then a barrier of the computing
+// role: the CTA's, or with warp roles the consumers' named barrier).
+kir::StmtPtr release_accumulator(const KernelPlan& p);
+
+}  // namespace gg::sm100

@@ -1,0 +1,123 @@
+#ifndef GG_DEV_TCGEN05_CUH
+#define GG_DEV_TCGEN05_CUH
+// Blackwell (sm_100a) tensor-core helpers: Tensor Memory allocation, tcgen05.mma with operands in
+// shared memory and the accumulator in TMEM, tcgen05.commit onto an mbarrier, the tcgen05 thread-
+// sync fences and tcgen05.ld into registers. The descriptors are in tcgen05_desc.h. Every helper
+// is one PTX instruction (the loads: load and wait) with the syntax of the PTX ISA's tcgen05
+// section; which threads run each is the caller's business:
+//   - tcgen05.alloc, .dealloc, .relinquish_alloc_permit, .ld and .wait are .sync.aligned: a whole
+//     warp executes them together;
+//   - tcgen05.mma and tcgen05.commit are issued by one thread (the commit tracks the MMAs that
+//     thread issued).
+namespace gg::dev {
+
+// The executing warp allocates `columns` TMEM columns (a power of 2, 32..512) for its CTA;
+// tcgen05 writes their address (lane 0, the first column) to shared memory at `slot`.
+static __device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned columns) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(slot), "r"(columns)
+               : "memory");
+}
+
+// The CTA will allocate no more TMEM, so a CTA waiting for columns on this SM may take them.
+static __device__ __forceinline__ void tmem_relinquish_alloc_permit() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+}
+
+// Frees the `columns` columns at `taddr` (what tcgen05.alloc returned); every TMEM allocation is
+// freed before the kernel exits.
+static __device__ __forceinline__ void tmem_dealloc(unsigned taddr, unsigned columns) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" ::"r"(taddr), "r"(columns) : "memory");
+}
+
+// Orders this thread's earlier tcgen05 operations before the thread synchronization that follows
+// (a CTA or named barrier, an mbarrier arrive).
+static __device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
+  asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
+}
+
+// Orders this thread's later tcgen05 operations after the thread synchronization before it (a
+// barrier, an mbarrier wait).
+static __device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
+  asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
+}
+
+// D[M x N] (+)= A[M x 16] * B[16 x N]: A and B from shared memory through their descriptors, D in
+// TMEM at `d_tmem`, the shape and types in `idesc` (tcgen05_desc.h). `accumulate` == 0 overwrites
+// D (the tile's first MMA: TMEM is not zeroed), otherwise adds to it.
+static __device__ __forceinline__ void tcgen05_mma_f16(unsigned d_tmem, unsigned long long a_desc,
+                                                       unsigned long long b_desc, unsigned idesc, unsigned accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %4, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, accumulate;\n"
+      "}\n" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+      : "memory");
+}
+
+// The mbarrier at `bar` (this CTA's) gets one arrival once every tcgen05.mma this thread issued
+// before has completed: how a stage is released to its loads and how the epilogue learns the
+// accumulator is final.
+static __device__ __forceinline__ void tcgen05_commit(unsigned bar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" ::"r"(bar)
+               : "memory");
+}
+
+// The same arrival on the mbarrier at offset `bar` in every CTA of the cluster whose rank bit is set
+// in `cta_mask` (a stage that peers multicast into is released in each of them).
+static __device__ __forceinline__ void tcgen05_commit_multicast(unsigned bar, unsigned short cta_mask) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n" ::"r"(bar),
+               "h"(cta_mask)
+               : "memory");
+}
+
+// tcgen05.ld.32x32b.xN: columns [column, column + N) of the warp's 32 lanes at `taddr` into N
+// registers (thread t: lane t of the 32, the lane field of `taddr` the warp's own quarter of TMEM),
+// then tcgen05.wait::ld in the same asm statement, so no use of the registers can be scheduled
+// before the load completed.
+static __device__ __forceinline__ void tmem_load_32x32b_x8(unsigned taddr, float (&v)[8]) {
+  unsigned r[8];
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];\n"
+               "tcgen05.wait::ld.sync.aligned;\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]),
+                 "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7])
+               : "r"(taddr)
+               : "memory");
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = __uint_as_float(r[i]);
+}
+
+static __device__ __forceinline__ void tmem_load_32x32b_x16(unsigned taddr, float (&v)[16]) {
+  unsigned r[16];
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x16.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, [%16];\n"
+               "tcgen05.wait::ld.sync.aligned;\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]),
+                 "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]),
+                 "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]),
+                 "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15])
+               : "r"(taddr)
+               : "memory");
+#pragma unroll
+  for (int i = 0; i < 16; ++i) v[i] = __uint_as_float(r[i]);
+}
+
+static __device__ __forceinline__ void tmem_load_32x32b_x32(unsigned taddr, float (&v)[32]) {
+  unsigned r[32];
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];\n"
+               "tcgen05.wait::ld.sync.aligned;\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]),
+                 "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]),
+                 "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]),
+                 "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]),
+                 "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]),
+                 "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]),
+                 "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]),
+                 "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31])
+               : "r"(taddr)
+               : "memory");
+#pragma unroll
+  for (int i = 0; i < 32; ++i) v[i] = __uint_as_float(r[i]);
+}
+}  // namespace gg::dev
+#endif  // GG_DEV_TCGEN05_CUH

@@ -1,0 +1,73 @@
+#pragma once
+// Shared by the tests that plant bugs into lowered kernels (tests/simulator, tests/codegen):
+// a Mutator that rewrites the nodes a function answers for, a rewrite of one node kind, and
+// check_sync's verdict on a kernel.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "codegen/check_sync.h"
+#include "codegen/kernel_ir.h"
+#include "dsl/error.h"
+
+namespace gg::testing {
+
+// Rewrites the nodes `plant` answers for (nullptr deletes); the rest are kept.
+class Plant : public kir::Mutator {
+ public:
+  using Fn = std::function<std::optional<kir::StmtPtr>(const kir::StmtPtr&)>;
+  explicit Plant(Fn f) : f_(std::move(f)) {}
+  int planted = 0;
+#define GG_PLANT(N)                                                            \
+  kir::StmtPtr mutate_##N(const std::shared_ptr<const kir::N>& n) override { \
+    if (auto r = f_(n)) {                                                     \
+      ++planted;                                                              \
+      return *r;                                                              \
+    }                                                                         \
+    return Mutator::mutate_##N(n);                                            \
+  }
+  GG_KIR_NODES(GG_PLANT)
+#undef GG_PLANT
+ private:
+  Fn f_;
+};
+
+template <class T>
+std::shared_ptr<T> copy_of(const kir::StmtPtr& s) {
+  return std::make_shared<T>(*kir::as<T>(s));
+}
+
+// A plant that rewrites every T node `matches` accepts by `change`, on a copy.
+template <class T>
+Plant::Fn rewrite(std::function<void(T&)> change, std::function<bool(const T&)> matches = [](const T&) { return true; }) {
+  return [=](const kir::StmtPtr& s) -> std::optional<kir::StmtPtr> {
+    const T* n = kir::as<T>(s);
+    if (!n || !matches(*n)) return std::nullopt;
+    auto c = std::make_shared<T>(*n);
+    change(*c);
+    return kir::StmtPtr(c);
+  };
+}
+
+// A plant that deletes every T node `matches` accepts.
+template <class T>
+Plant::Fn drop(std::function<bool(const T&)> matches = [](const T&) { return true; }) {
+  return [=](const kir::StmtPtr& s) -> std::optional<kir::StmtPtr> {
+    const T* n = kir::as<T>(s);
+    if (!n || !matches(*n)) return std::nullopt;
+    return kir::StmtPtr(nullptr);
+  };
+}
+
+// The message of the InternalError check_sync raises on `k`; empty when it passes.
+inline std::string sync_error(const Kernel& k) {
+  try {
+    check_sync(k);
+  } catch (const InternalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace gg::testing
