@@ -72,6 +72,7 @@ class CudaPrinter : public Visitor {
   void visit_For(const For& f) override {
     if (!f.origin.empty()) line("// " + f.origin);
     if (f.unroll) line("#pragma unroll");
+    if (f.rolled) line("#pragma unroll 1");
     open("for (int " + f.var + " = " + to_c(own_begin(f)) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
          " += " + to_c(own_step(f)) + ")");
     visit(f.body);

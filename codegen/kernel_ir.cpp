@@ -221,7 +221,7 @@ class Dumper : public Visitor {
 
   void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
   void visit_For(const For& f) override {
-    line(std::string(f.unroll ? "unrolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
+    line(std::string(f.unroll ? "unrolled " : f.rolled ? "rolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
          ") step " + to_c(f.step) +
          (f.dealt > 1 ? " dealt " + std::to_string(f.dealt) + "-way by " + f.dealt_by : std::string()) +
          (f.origin.empty() ? "" : "  // " + f.origin) +

@@ -84,6 +84,7 @@ struct For : NodeOf<NodeKind::For> {
   std::string var;
   ExprPtr begin, end, step;
   bool unroll = false;
+  bool rolled = false;  // kept a loop (#pragma unroll 1): unrolled, every trip's registers were live at once
   std::string origin;  // the axis / directive this loop comes from
   StmtPtr body;
   // Dealt in turn to the warpgroups of a role (ping-pong): with `dealt` > 1, the one whose

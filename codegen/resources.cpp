@@ -135,12 +135,21 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   const int64_t batches = r.grid.batches = def.batch();  // each matrix of a batch has its own tiles
   const int64_t splits = r.grid.splits = s.split_k_of();  // and split-K gives each tile to `splits` CTAs
   r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches * splits;
+  // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
+  if (acc_place == Place::Tmem) {
+    r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128)));
+    int alloc = 32;
+    while (alloc < r.tmem_columns) alloc *= 2;
+    r.tmem_alloc_columns = alloc;
+  }
   // Resident CTAs per SM: a persistent grid fills every slot, so that (without warp
-  // specialization) one CTA's loads and epilogue overlap another's MMAs.
+  // specialization) one CTA's loads and epilogue overlap another's MMAs. On sm_100a each holds its
+  // TMEM columns (a CTA's tcgen05.alloc waits while others hold the rest).
   int64_t by_smem = limits.smem_per_sm / (r.smem_bytes + limits.smem_reserved_per_cta);
   int64_t by_regs = r.total_registers > 0 ? limits.registers / r.total_registers : 1;
   int64_t by_threads = limits.max_threads_per_sm / std::max(1, r.threads);
-  r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads})));
+  int64_t by_tmem = r.tmem_alloc_columns > 0 ? limits.tmem_columns / r.tmem_alloc_columns : by_threads;
+  r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads, by_tmem})));
   if (const Axis* p = dom.bound_to(Binding::Persistent)) {
     r.grid.persistent = true;
     r.grid.tiles = p->extent * batches * splits;
@@ -160,13 +169,6 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     if (!dom.bound_to(Binding::BlockZ)) r.grid.z = batches * splits;
   }
 
-  // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
-  if (acc_place == Place::Tmem) {
-    r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128)));
-    int alloc = 32;
-    while (alloc < r.tmem_columns) alloc *= 2;
-    r.tmem_alloc_columns = alloc;
-  }
   return r;
 }
 

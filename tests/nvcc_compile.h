@@ -1,5 +1,5 @@
 #pragma once
-// Compiles emitted kernels with nvcc for sm_90a (CPU only) and reads ptxas's verdict: a kernel is
+// Compiles emitted kernels with nvcc for sm_90a or sm_100a (CPU only) and reads ptxas's verdict: a kernel is
 // clean when nvcc succeeds and ptxas reports no stack frame and no spill. Used by the tests that
 // require every kernel of a family (fuzzed schedules, the `auto` config space) to compile clean.
 #include <unistd.h>
@@ -21,10 +21,12 @@ struct NvccResult {
   std::string log;  // nvcc's and ptxas's output
 };
 
-// Compiles each source in its own process, `jobs` at a time, in a scratch folder that one
-// process owns (two suites running at once must not delete each other's files).
-inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std::vector<std::string>& sources,
-                                             const std::string& tag, unsigned jobs = 0) {
+// Compiles each source in its own process for `arch` ("90a", "100a"), `jobs` at a time, in a
+// scratch folder that one process owns (two suites running at once must not delete each other's
+// files).
+inline std::vector<NvccResult> compile_for(const std::string& arch, const std::string& nvcc,
+                                           const std::vector<std::string>& sources, const std::string& tag,
+                                           unsigned jobs = 0) {
   const auto dir = std::filesystem::temp_directory_path() / ("gemmgen_nvcc_" + tag + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::vector<NvccResult> results(sources.size());
@@ -33,7 +35,7 @@ inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std:
     for (size_t i; (i = next++) < sources.size();) {
       const auto cu = dir / ("k" + std::to_string(i) + ".cu"), log = dir / ("k" + std::to_string(i) + ".log");
       std::ofstream(cu) << sources[i];
-      const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_90a,code=sm_90a -c -Xptxas -v '" + cu.string() +
+      const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_" + arch + ",code=sm_" + arch + " -c -Xptxas -v '" + cu.string() +
                               "' -o /dev/null > '" + log.string() + "' 2>&1";
       const int rc = std::system(cmd.c_str());
       std::stringstream text;
@@ -49,6 +51,11 @@ inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std:
   for (auto& t : pool) t.join();
   std::filesystem::remove_all(dir);
   return results;
+}
+
+inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std::vector<std::string>& sources,
+                                             const std::string& tag, unsigned jobs = 0) {
+  return compile_for("90a", nvcc, sources, tag, jobs);
 }
 
 }  // namespace gg::test

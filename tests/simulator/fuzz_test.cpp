@@ -93,16 +93,17 @@ Schedule random_schedule(Draw& d, const Definition& def) {
 
 }  // namespace
 
-TEST_CASE("fuzz: random schedules are refused with a rule, or lower and simulate exactly") {
-  const int64_t cases = env_or("GEMMGEN_FUZZ_CASES", 1000);
-  const uint64_t seed = static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123));
-  std::cout << "schedule fuzzer: " << cases << " cases, seed " << seed
-            << " (rerun: GEMMGEN_FUZZ_SEED=" << seed << " GEMMGEN_FUZZ_CASES=" << cases << ")\n";
+// `cases` random schedules for `target` (sm_100a: the same draws retargeted, the mma directive's
+// target switched) on a device of two SMs: each refused with a rule, or simulated exactly.
+static void fuzz_simulate(Target target, int64_t cases, uint64_t env_seed, uint64_t offset) {
+  const uint64_t seed = env_seed + offset;
+  std::cout << "schedule fuzzer (" << target_name(target) << "): " << cases << " cases, seed " << seed
+            << " (rerun: GEMMGEN_FUZZ_SEED=" << env_seed << " GEMMGEN_FUZZ_CASES=" << cases << ")\n";
   std::mt19937_64 rng(seed);
   Draw d{rng};
   std::map<std::string, int> rules;
   int simulated = 0, warp_specialized = 0, clustered = 0, persistent = 0, failures = 0;
-  DeviceLimits limits = hopper();
+  DeviceLimits limits = limits_for(target);
   limits.sms = 2;
   for (int64_t c = 0; c < cases; ++c) {
     const int64_t m = d.pick({1, 64, 100, 129, 256, 300}), n = d.pick({8, 64, 136, 200, 256, 7, 129}),
@@ -111,6 +112,7 @@ TEST_CASE("fuzz: random schedules are refused with a rule, or lower and simulate
     try {
       Definition def = random_definition(d, m, n, k);
       Schedule s = random_schedule(d, def);
+      if (target != Target::Sm90a) s.retarget(target);
       SimulateOptions o;
       o.seed = seed + static_cast<uint64_t>(c);
       o.max_steps = 20'000'000;
@@ -138,19 +140,33 @@ TEST_CASE("fuzz: random schedules are refused with a rule, or lower and simulate
   CHECK(simulated > cases / 4);
 }
 
+TEST_CASE("fuzz: random schedules are refused with a rule, or lower and simulate exactly") {
+  fuzz_simulate(Target::Sm90a, env_or("GEMMGEN_FUZZ_CASES", 1000),
+                static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123)), 0);
+}
+
+// The same generator retargeted to sm_100a (tcgen05.mma into TMEM), from another seed: what
+// lowers simulates exactly, what does not is refused with a rule (sm_100a's `not-lowered`
+// parts: ping-pong, split-K).
+TEST_CASE("fuzz: random schedules retargeted to sm_100a are refused with a rule, or simulate exactly") {
+  fuzz_simulate(Target::Sm100a, env_or("GEMMGEN_FUZZ_CASES", 1000),
+                static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123)), 100);
+}
+
 // What the fuzzer accepts must also compile: a seeded sample of the schedules that lower is
 // emitted and compiled with nvcc for sm_90a, and ptxas must report no stack frame and no
 // spill (an accepted schedule that spills is a bug: the register check or the lowering must
 // change). GEMMGEN_FUZZ_NVCC sets the sample size (0 skips; the long mode compiles more).
-TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without spills") {
-  const int64_t wanted = env_or("GEMMGEN_FUZZ_NVCC", 48);
+// A sample of `wanted` schedules the generator draws for `target` that lower, compiled with nvcc
+// for it: no stack frame, no spill.
+static void fuzz_compile(Target target, int64_t wanted, uint64_t seed) {
   const std::string nvcc = GEMMGEN_NVCC;
   if (wanted == 0 || nvcc.empty() || !std::filesystem::exists(nvcc)) {
     MESSAGE("nvcc sample skipped: GEMMGEN_FUZZ_NVCC=0 or no nvcc at '" << nvcc << "'");
     return;
   }
-  const uint64_t seed = static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123)) + 1;
-  std::cout << "schedule fuzzer, nvcc sample: " << wanted << " accepted schedules, seed " << seed << "\n";
+  std::cout << "schedule fuzzer, nvcc sample (" << target_name(target) << "): " << wanted
+            << " accepted schedules, seed " << seed << "\n";
   std::mt19937_64 rng(seed);
   Draw d{rng};
   std::vector<std::string> sources, shown;
@@ -161,7 +177,10 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
     try {
       Definition def = random_definition(d, m, n, k);
       s = random_schedule(d, def);
-      sources.push_back(emit_cuda(s).source);
+      if (target != Target::Sm90a) s.retarget(target);
+      LowerOptions lo;
+      lo.limits = limits_for(target);
+      sources.push_back(emit_cuda(s, lo).source);
       shown.push_back("case " + std::to_string(c) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                       std::to_string(k) + "\n" + print_schedule(s));
     } catch (const CompileError&) {
@@ -172,7 +191,8 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
     }
   }
   const int64_t compiled = int64_t(sources.size());
-  const std::vector<test::NvccResult> results = test::compile_sm90a(nvcc, sources, "fuzz" + std::to_string(seed));
+  const std::string arch = std::string(target_name(target)).substr(3);  // "90a", "100a"
+  const std::vector<test::NvccResult> results = test::compile_for(arch, nvcc, sources, "fuzz" + arch + std::to_string(seed));
   for (size_t i = 0; i < results.size(); ++i)
     if (!results[i].clean) {
       ++failures;
@@ -181,4 +201,15 @@ TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without 
   std::cout << "  " << compiled << " compiled, " << failures << " with a spill, a stack frame or an nvcc error\n";
   CHECK(compiled == wanted);
   CHECK(failures == 0);
+}
+
+TEST_CASE("fuzz: a sample of the accepted schedules compiles with nvcc, without spills") {
+  fuzz_compile(Target::Sm90a, env_or("GEMMGEN_FUZZ_NVCC", 48),
+               static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123)) + 1);
+}
+
+// Half as many for sm_100a: no Blackwell GPU has run these, so compiling is their check.
+TEST_CASE("fuzz: a sample of the schedules accepted for sm_100a compiles with nvcc for it, without spills") {
+  fuzz_compile(Target::Sm100a, env_or("GEMMGEN_FUZZ_NVCC", 48) / 2,
+               static_cast<uint64_t>(env_or("GEMMGEN_FUZZ_SEED", 20261123)) + 101);
 }

@@ -143,11 +143,14 @@ StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store) {
     part->cols = chunk;
     part->stmatrix = false;  // stmatrix takes wgmma's fragment
     if (store.staged) part->staging_col0 = store.col_begin;
-    sets.push_back(for_loop("tchunk", imm(0), imm(store.cols / chunk), block({load, part}),
-                            "TMEM accumulator rows " + std::to_string(set * kTmemLanes) + ".., " +
-                                std::to_string(chunk) + " columns at a time (tcgen05.ld.32x32b.x" +
-                                std::to_string(chunk) + ")",
-                            true));
+    // A loop, not unrolled: unrolled, the compiler hoists later chunks' loads (and C's) and their
+    // registers pile up (a 192x256 tile with beta*C from memory spilled 588 bytes).
+    auto loop = std::make_shared<For>(*as<For>(for_loop(
+        "tchunk", imm(0), imm(store.cols / chunk), block({load, part}),
+        "TMEM accumulator rows " + std::to_string(set * kTmemLanes) + ".., " + std::to_string(chunk) +
+            " columns at a time (tcgen05.ld.32x32b.x" + std::to_string(chunk) + ")")));
+    loop->rolled = true;
+    sets.push_back(loop);
   }
   return block(sets);
 }
