@@ -30,13 +30,20 @@ struct Rates {
 // instruction reaches, by assumption N / (N + 32) (0.89 at 256, 0.67 at 64).
 double mma_efficiency(int64_t n) { return double(n) / double(n + 32); }
 
+// Reading A and B once and writing D once, at DRAM's rate: no kernel of the problem is faster.
+double dram_seconds(const Definition& def) {
+  const double m = double(def.m()), n = double(def.n()), k = double(def.k());
+  const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
+  return bytes / Rates{}.dram_bytes_per_s;
+}
+
 // Predicted seconds: the persistent CTAs' waves of tiles, each tile bound by its MMAs or by the
 // bytes its CTA loads (rows inside the problem; TMA reads nothing for rows past M or N), and
 // never faster than reading the operands once from DRAM.
 double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
   const Rates r;
   const int64_t m = def.m(), n = def.n(), k = def.k();
-  const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
+  const int in_b = dtype_bytes(def.input_dtype());
   p.tiles = ceil_div(m, p.tile_m) * ceil_div(n, p.tile_n) * def.batch();  // every matrix of a batch has its tiles
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
   p.waves = ceil_div(p.tiles, ctas);
@@ -49,8 +56,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   // tiles noted in rank_auto_params).
   const double mainloop = double(p.waves) * (double(k) * per_k + double(ceil_div(k, p.tile_k)) * r.k_tile_s);
   p.mainloop_us = mainloop * 1e6;
-  const double dram = (double(m * k + n * k) * in_b + double(m * n) * out_b) / r.dram_bytes_per_s;
-  return std::max(mainloop, dram) + r.launch_s;
+  return std::max(mainloop, dram_seconds(def)) + r.launch_s;
 }
 
 // Whether the MMAs at peak take longer than reading the operands and writing D once from DRAM
@@ -59,10 +65,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
 // DRAM-bound 256x8192x8192 (128x128 tiles) ran 0.93x with it and 0.97x without, 128x8192x8192
 // (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
 bool compute_bound(const Definition& def, const DeviceLimits& limits) {
-  const Rates r;
-  const double m = double(def.m()), n = double(def.n()), k = double(def.k());
-  const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
-  return 2.0 * m * n * k / (r.mma_flops_per_sm * limits.sms) >= bytes / r.dram_bytes_per_s;
+  const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k());
+  return flops / (Rates{}.mma_flops_per_sm * limits.sms) >= dram_seconds(def);
 }
 
 // A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
