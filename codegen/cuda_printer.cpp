@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "codegen/epilogue_index.h"
 #include "dsl/error.h"
 #include "runtime/device/smem_desc.h"
 #include "runtime/device/tcgen05_desc.h"
@@ -26,15 +27,6 @@ std::string smem(const SmemRef& r) {
   if (is_const(r.offset, &off) && off == 0) return buffer_name(r.buffer);
   return "(" + buffer_name(r.buffer) + " + " + to_c(r.offset) + ")";
 }
-// The linear index of (row, col) in an unstaged output (and in C, which has its layout).
-// Element (row, col) of D (or, `c`, of C) in memory.
-std::string global_index(const EpilogueStore& n, const std::string& row, const std::string& col, bool c = false) {
-  const std::string ld = to_c(c ? n.c_ld : n.ld);
-  const ExprPtr& offset = c ? n.c_offset : n.d_offset;  // the batch matrix's first element
-  return (offset ? "(long long)" + to_c(offset) + " + " : "") +
-         (n.column_major ? col + " * " + ld + " + " + row : row + " * " + ld + " + " + col);
-}
-
 // The coordinates of a TMA box, innermost first: "col, row" (2-D) or "col, row, batch" (3-D).
 std::string tma_coords(const ExprPtr& row, const ExprPtr& col, const ExprPtr& batch) {
   return to_c(col) + ", " + to_c(row) + (batch ? ", " + to_c(batch) : "");
@@ -236,50 +228,34 @@ class CudaPrinter : public Visitor {
     fence_accumulator();
   }
 
-  // The epilogue ops on one value `v` at (row, col); a column bias was loaded per column
-  // group into `bias_v` (see visit_EpilogueStore).
-  std::string apply_ops(const EpilogueStore& n, const std::string& v, const std::string& col,
-                        const std::string& bias_v) {
+  // ---- the epilogue: the index math is the node's (EpilogueIndex); this prints it, the loops
+  // it runs in and what moves the values.
+  void lets(const std::vector<IndexLet>& ls) {
+    for (const auto& l : ls) line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";");
+  }
+
+  // The ops on value `e` (0 or 1) of the pair; a column bias was loaded into `bias<e>`.
+  std::string apply_ops(const EpilogueStore& n, int e) {
+    const std::string v = "v" + num(e), s = num(e);
     std::string code;
     for (const auto& op : n.ops) {
       switch (op.kind) {
         case EpilogueOp::Kind::Scale: code += v + " *= " + float_literal(op.scalar) + "; "; break;
         case EpilogueOp::Kind::AddScaled:
           // staged: C's value was read from the staging buffer into c0 / c1 (zero past the edge)
-          if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + v.substr(1) + "; ";
+          if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + s + "; ";
           else
-            code += "if (row < args.m && " + col + " < args.n) " + v + " += " + float_literal(op.scalar) +
-                    " * gg::dev::load_" + op.operand_type + "(args.c, " + global_index(n, "row", col, true) + "); ";
+            code += "if (in" + s + ") " + v + " += " + float_literal(op.scalar) + " * gg::dev::load_" +
+                    op.operand_type + "(args.c, c_at" + s + "); ";
           break;
         case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
-        case EpilogueOp::Kind::AddBiasCols: code += v + " += " + bias_v + "; "; break;
+        case EpilogueOp::Kind::AddBiasCols: code += v + " += bias" + s + "; "; break;
         case EpilogueOp::Kind::Relu: code += v + " = gg::dev::relu(" + v + "); "; break;
         case EpilogueOp::Kind::Gelu: code += v + " = gg::dev::gelu_tanh(" + v + "); "; break;
         case EpilogueOp::Kind::Silu: code += v + " = gg::dev::silu(" + v + "); "; break;
       }
     }
     return code;
-  }
-
-  // The shared-memory address of staged element (sr, sc) -- row and column within this
-  // warpgroup's rows of the subtile -- in the swizzled column chunks of the staging buffer;
-  // declares `byte` (within the chunk) and `dst_name`.
-  void staging_address(const EpilogueStore& n, const std::string& sr, const std::string& sc,
-                       const std::string& dst_name) {
-    const int bytes = dtype_bytes(parse_dtype(n.out_type));
-    const int sb = n.staging_swizzle_bytes, chunk_cols = sb / bytes;
-    line("const int byte = (" + sc + " % " + num(chunk_cols) + ") * " + num(bytes) + ";");
-    line("const unsigned " + dst_name + " = " + smem(n.staging) + " + (" + sc + " / " + num(chunk_cols) + ") * " +
-         num(int64_t(n.warpgroup_rows) * sb) + " + gg::dev::swizzle_offset(" + sr + " * " + num(sb) + " + byte, " +
-         num(sb) + ");");
-  }
-
-  // The subtile column of fragment column `c`, relative to the staged subtile's first column.
-  std::string subtile_col(const EpilogueStore& n, const std::string& c) {
-    const ExprPtr& first = n.staging_col0 ? n.staging_col0 : n.col_begin;
-    int64_t first_col = -1;
-    const bool from_zero = is_const(first, &first_col) && first_col == 0;
-    return from_zero ? c : "(" + c + " - " + to_c(first) + ")";
   }
 
   // C's pair (c0, c1) at the staged address `dst`, where TMA put it.
@@ -294,23 +270,17 @@ class CudaPrinter : public Visitor {
     }
   }
 
-  // Stores the pair (v0, v1) at (row, col) and (row, col1): to D in global memory, or to the
-  // staged address `dst`.
-  void store_pair(const EpilogueStore& n) {
-    if (!n.staged) {
-      line("if (row < args.m && col < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col") + ", v0);");
-      line("if (row < args.m && col1 < args.n) gg::dev::store_" + n.out_type + "(args.d, " + global_index(n, "row", "col1") + ", v1);");
-    } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
-      line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
-    } else {
-      line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
-      line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
-    }
+  // The pair's values (v0, v1) from accumulator registers `regs` and the ops applied to them.
+  void pair_values(const EpilogueStore& n, const std::string& regs) {
+    if (epilogue_inputs(n).row_bias && n.fragment != Fragment::TmemLanes) row_bias_load(n);
+    line("float v0 = " + regs + "[reg], v1 = " + regs + "[reg + 1];");
+    if (n.c_staged) read_staged_c(n);
+    for (int e = 0; e < 2; ++e)
+      if (std::string ops = apply_ops(n, e); !ops.empty()) line(ops);
   }
-
-  // The global columns of fragment column `c` (and the next), where something reads or writes them.
-  void column(bool needs_col, const EpilogueStore& n, const std::string& c) {
-    if (needs_col) line("const long long col = (long long)" + to_c(n.col0) + " + " + c + ", col1 = col + 1;");
+  void row_bias_load(const EpilogueStore& n) {
+    line("const float bias_row = row < args.m ? gg::dev::load_" + epilogue_inputs(n).row_bias->operand_type +
+         "(args.bias, row) : 0.0f;");
   }
   void load_col_bias(const EpilogueOp& col_bias, const std::string& col, const std::string& col1, const std::string& b0,
                      const std::string& b1) {
@@ -319,169 +289,111 @@ class CudaPrinter : public Visitor {
     line(b1 + " = " + col1 + " < args.n ? " + load + col1 + ") : 0.0f;");
   }
 
-  // One fragment pair (v0, v1) of column group j, half h: loads what the ops read (C, bias),
-  // applies the ops. Opens no scope; the caller stores v0 and v1.
-  void fragment_pair(const EpilogueStore& n, bool needs_row, bool needs_c_address) {
-    const EpilogueOp* row_bias = op_inputs(n).row_bias;
-    if (needs_row) {
-      line("const int r = " + to_c(n.warpgroup * imm(n.warpgroup_rows) + var("b") * imm(n.mma_m)) + " + lane_row + 8 * h;");
-      line("const long long row = (long long)" + to_c(n.row0) + " + r;");
+  // Stores the pair (v0, v1): to D in global memory where it lies inside, or to the staged
+  // address `dst`.
+  void store_pair(const EpilogueStore& n) {
+    if (!n.staged) {
+      line("if (in0) gg::dev::store_" + n.out_type + "(args.d, d_at0, v0);");
+      line("if (in1) gg::dev::store_" + n.out_type + "(args.d, d_at1, v1);");
+    } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
+      line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
+    } else {
+      line("gg::dev::st_shared_u32(dst, __float_as_uint(v0));");
+      line("gg::dev::st_shared_u32(dst + 4, __float_as_uint(v1));");
     }
-    line("const int i = 4 * j + 2 * h;");
-    if (row_bias)
-      line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
-    line("float v0 = " + n.accumulator + "[b][i], v1 = " + n.accumulator + "[b][i + 1];");
-    if (needs_c_address) {
-      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + lane_row + 8 * h, sc = " + subtile_col(n, "c") + ";");
-      staging_address(n, "sr", "sc", "dst");
-    }
-    if (n.c_staged) read_staged_c(n);
-    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
-    if (!ops0.empty()) line(ops0);
-    if (!ops1.empty()) line(ops1);
+  }
+  void open_unrolled(const std::string& var, const ExprPtr& begin, const ExprPtr& end) {
+    line("#pragma unroll");
+    open("for (int " + var + " = " + to_c(begin) + "; " + var + " < " + to_c(end) + "; ++" + var + ")");
+  }
+  void open_store(const EpilogueStore& n) {
+    open("");
+    if (n.staged) line("const unsigned staging = " + smem(n.staging) + ";");
+  }
+
+  void fragment_comment() {
+    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
+    line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
   }
 
   // Column groups outermost: a column bias is loaded once per group and dies after the
   // group's rows, and each group frees its accumulator registers as it goes.
-  // What the ops read besides the accumulator (a bias, C from global memory), and so whether a
-  // value's global row and column are needed.
-  struct OpInputs {
-    const EpilogueOp *col_bias = nullptr, *row_bias = nullptr;
-    bool needs_row = false, needs_col = false;
-  };
-  static OpInputs op_inputs(const EpilogueStore& n) {
-    using K = EpilogueOp::Kind;
-    OpInputs in;
-    bool c_global = false;
-    for (const auto& op : n.ops) {
-      if (op.kind == K::AddBiasCols) in.col_bias = &op;
-      if (op.kind == K::AddBiasRows) in.row_bias = &op;
-      c_global = c_global || (op.kind == K::AddScaled && !n.c_staged);
-    }
-    in.needs_row = !n.staged || c_global || in.row_bias;
-    in.needs_col = !n.staged || c_global || in.col_bias;
-    return in;
-  }
-
   void visit_EpilogueStore(const EpilogueStore& n) override {
     if (n.fragment == Fragment::TmemLanes) return tmem_lanes_store(n);
-    const OpInputs in = op_inputs(n);
-    const EpilogueOp* col_bias = in.col_bias;
-    const bool needs_row = in.needs_row, needs_col = in.needs_col;
-    const int bytes = dtype_bytes(parse_dtype(n.out_type));
-    open("");
-    line("// epilogue on the wgmma fragment: thread t holds rows 16*(t/32) + (t%32)/4 (+8) of each 64-row");
-    line("// block, columns 8*j + 2*(t%4) (+1): register 4*j + 2*h (+1) of block b is row +8*h");
-    // stmatrix addresses rows itself: the fragment's own row and column only feed the ops' loads
-    if (!n.stmatrix || needs_row || n.c_staged)
-      line("const int lane_row = ((threadIdx.x % 128) / 32) * 16 + (threadIdx.x % 32) / 4;");
-    if (!n.stmatrix || needs_col || n.c_staged) line("const int lane_col = 2 * (threadIdx.x % 32 % 4);");
-    GG_INTERNAL_CHECK(n.cols % 8 == 0 && n.cols <= n.mma_n, "an epilogue subtile of whole 8-column fragment groups");
-    const ExprPtr first_group = n.col_begin / imm(8);
-    if (n.stmatrix) {
-      // A warp's 16 rows x 16 columns of a block are four 8x8 matrices, (group 2jj, rows +0),
-      // (2jj, +8), (2jj+1, +0), (2jj+1, +8): each lane's packed pair of matrix q is its fragment
-      // pair (j = 2jj + q/2, h = q%2), and lane l gives the address of row l%8 of matrix l/8.
-      GG_INTERNAL_CHECK(n.staged && bytes == 2 && n.cols % 16 == 0 && n.staging_swizzle_bytes >= 16,
-                        "stmatrix stores 16-bit 16x16 blocks of whole 16-byte rows");
-      line("// stmatrix.x4: lane l addresses row l % 8 of matrix l / 8 (rows +8 for odd matrices, columns +8 from the third)");
-      line("const int st_row = ((threadIdx.x % 128) / 32) * 16 + 8 * ((threadIdx.x % 32) / 8 % 2) + threadIdx.x % 8;");
-      line("const int st_col = 8 * ((threadIdx.x % 32) / 16);");
-      line("#pragma unroll");
-      open("for (int jj = " + to_c(first_group / imm(2)) + "; jj < " + to_c((first_group + imm(n.cols / 8)) / imm(2)) +
-           "; ++jj)");
-      if (col_bias) {
-        line("float bias_pair[2][2];");
-        line("#pragma unroll");
-        open("for (int g = 0; g < 2; ++g)");
-        line("const long long col_g = (long long)" + to_c(n.col0) + " + 16 * jj + 8 * g + lane_col, col_g1 = col_g + 1;");
-        load_col_bias(*col_bias, "col_g", "col_g1", "bias_pair[g][0]", "bias_pair[g][1]");
-        close();
-      }
-      line("#pragma unroll");
-      open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
-      line("unsigned pairs[4];");
-      line("#pragma unroll");
-      open("for (int q = 0; q < 4; ++q)");
-      line("const int j = 2 * jj + q / 2, h = q % 2;");
-      if (needs_col || n.c_staged) line("const int c = 8 * j + lane_col;");
-      column(needs_col, n, "c");
-      if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
-      fragment_pair(n, needs_row, n.c_staged);
-      line("pairs[q] = gg::dev::pack2_" + n.out_type + "(v0, v1);");
-      close();
-      open("");
-      line("const int sr = " + to_c(var("b") * imm(n.mma_m)) + " + st_row, sc = " + subtile_col(n, "16 * jj + st_col") +
-           ";");
-      staging_address(n, "sr", "sc", "row_dst");
-      line("gg::dev::stmatrix_x4(row_dst, pairs[0], pairs[1], pairs[2], pairs[3]);");
-      close();
-      close();
-      close();
-      close();
-      return;
-    }
-    line("#pragma unroll");
-    open("for (int j = " + to_c(first_group) + "; j < " + to_c(first_group + imm(n.cols / 8)) + "; ++j)");
-    line("const int c = 8 * j + lane_col;");
-    column(needs_col, n, "c");
+    if (n.stmatrix) return stmatrix_store(n);
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    open_store(n);
+    fragment_comment();
+    lets(ix.thread);
+    open_unrolled("j", ix.group_begin, ix.group_end);
+    lets(ix.group);
     if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
-    line("#pragma unroll");
-    open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
-    line("#pragma unroll");
-    open("for (int h = 0; h < 2; ++h)");
-    if (n.staged)
+    open_unrolled("b", imm(0), imm(n.blocks));
+    open_unrolled("h", imm(0), imm(2));
+    if (n.staged) {
+      const int bytes = dtype_bytes(parse_dtype(n.out_type));
       line("// staging: this warpgroup's rows of the subtile, chunks of " + num(n.staging_swizzle_bytes / bytes) +
            " columns, [" + num(n.warpgroup_rows) + "][" + num(n.staging_swizzle_bytes) + " bytes], " +
            num(n.staging_swizzle_bytes) + "B swizzle");
-    fragment_pair(n, needs_row, n.staged);
+    }
+    lets(ix.pair);
+    pair_values(n, n.accumulator + "[b]");
     store_pair(n);
+    for (int i = 0; i < 4; ++i) close();
+  }
+
+  // Staged 16-bit output: each warp writes its 16x16 fragment blocks with one stmatrix.x4.
+  void stmatrix_store(const EpilogueStore& n) {
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    GG_INTERNAL_CHECK(n.staged && dtype_bytes(parse_dtype(n.out_type)) == 2 && n.cols % 16 == 0 &&
+                          n.staging_swizzle_bytes >= 16,
+                      "stmatrix stores 16-bit 16x16 blocks of whole 16-byte rows");
+    open_store(n);
+    fragment_comment();
+    line("// stmatrix.x4: lane l addresses row l % 8 of matrix l / 8 (rows +8 for odd matrices, columns +8 from the third)");
+    lets(ix.thread);
+    open_unrolled("jj", ix.group_begin, ix.group_end);
+    if (col_bias) {
+      line("float bias_pair[2][2];");
+      open_unrolled("g", imm(0), imm(2));
+      lets(ix.bias_group);
+      load_col_bias(*col_bias, "col_g", "col_g1", "bias_pair[g][0]", "bias_pair[g][1]");
+      close();
+    }
+    open_unrolled("b", imm(0), imm(n.blocks));
+    line("unsigned pairs[4];");
+    open_unrolled("q", imm(0), imm(4));
+    lets(ix.pair);
+    if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
+    pair_values(n, n.accumulator + "[b]");
+    line("pairs[q] = gg::dev::pack2_" + n.out_type + "(v0, v1);");
     close();
-    close();
-    close();
-    close();
+    open("");
+    lets(ix.matrix_row);
+    line("gg::dev::stmatrix_x4(row_dst, pairs[0], pairs[1], pairs[2], pairs[3]);");
+    for (int i = 0; i < 4; ++i) close();
   }
 
   // The epilogue on what tcgen05.ld.32x32b loaded: thread t holds TMEM lane t % 128 of the
   // column set, i.e. one row of the tile, and the store's columns in registers 0.. (column pairs).
   void tmem_lanes_store(const EpilogueStore& n) {
-    const OpInputs in = op_inputs(n);
-    const EpilogueOp *col_bias = in.col_bias, *row_bias = in.row_bias;
-    const bool needs_row = in.needs_row, needs_col = in.needs_col;
-    GG_INTERNAL_CHECK(n.cols % 2 == 0, "TMEM rows in column pairs");
-    open("");
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    open_store(n);
     line("// epilogue on TMEM lane threadIdx.x % 128 (tcgen05.ld.32x32b): one row of m" + num(n.mma_m) +
          " blocks from row " + num(n.lane_row0) + ", " + num(n.cols) + " columns");
-    line("const int r = " + num(n.lane_row0) + " + gg::dev::tmem_lane_row(" + num(n.mma_m) + ", threadIdx.x % 128);");
-    // The row is this warpgroup's when it lies in its band of the tile; lanes past the tile's rows
-    // hold no accumulator (an m64 block alone, a last set of one block).
-    const ExprPtr band = n.warpgroup * imm(n.warpgroup_rows);
-    int64_t band_row0 = -1;
-    const bool whole_tile = is_const(band, &band_row0) && band_row0 == 0;
-    const bool partial = !whole_tile || n.lane_row0 + 128 > n.warpgroup_rows;
-    if (partial)
-      open(whole_tile ? "if (r < " + num(n.warpgroup_rows) + ")"
-                      : "if (r >= " + to_c(band) + " && r < " + to_c(band + imm(n.warpgroup_rows)) + ")");
-    if (needs_row) line("const long long row = (long long)" + to_c(n.row0) + " + r;");
-    if (row_bias)
-      line("const float bias_row = row < args.m ? gg::dev::load_" + row_bias->operand_type + "(args.bias, row) : 0.0f;");
-    line("#pragma unroll");
-    open("for (int i = 0; i < " + num(n.cols) + "; i += 2)");
-    line("const int c = " + to_c(n.col_begin) + " + i;");
-    column(needs_col, n, "c");
+    lets(ix.thread);
+    if (ix.lane_guard) open("if (" + to_c(ix.lane_guard) + ")");
+    if (epilogue_inputs(n).row_bias) row_bias_load(n);
+    open_unrolled("p", ix.group_begin, ix.group_end);
+    lets(ix.group);
     if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
-    line("float v0 = " + n.accumulator + "[i], v1 = " + n.accumulator + "[i + 1];");
-    if (n.staged) {
-      line("const int sr = " + (whole_tile ? std::string("r") : "r - " + to_c(band)) + ", sc = " + subtile_col(n, "c") + ";");
-      staging_address(n, "sr", "sc", "dst");
-    }
-    if (n.c_staged) read_staged_c(n);
-    std::string ops0 = apply_ops(n, "v0", "col", "bias0"), ops1 = apply_ops(n, "v1", "col1", "bias1");
-    if (!ops0.empty()) line(ops0);
-    if (!ops1.empty()) line(ops1);
+    pair_values(n, n.accumulator);
     store_pair(n);
     close();
-    if (partial) close();
+    if (ix.lane_guard) close();
     close();
   }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "dsl/error.h"
+#include "runtime/device/smem_desc.h"
+#include "runtime/device/tcgen05_desc.h"
 
 namespace gg::kir {
 
@@ -59,6 +61,25 @@ ExprPtr operator&&(ExprPtr a, ExprPtr b) { return binary(ExprKind::And, std::mov
 ExprPtr min(ExprPtr a, ExprPtr b) { return binary(ExprKind::Min, std::move(a), std::move(b)); }
 ExprPtr ceil_div(ExprPtr a, ExprPtr b) { return (a + b - imm(1)) / b; }
 
+namespace {
+int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
+  if (helper == "gg::dev::swizzle_offset") return gg::dev::swizzle_offset(static_cast<unsigned>(a), static_cast<int>(b));
+  if (helper == "gg::dev::tmem_lane_row") return gg::dev::tmem_lane_row(static_cast<int>(a), static_cast<int>(b));
+  GG_INTERNAL_CHECK(false, "no host twin of device helper " + helper);
+}
+}  // namespace
+
+ExprPtr wide(ExprPtr a) {
+  if (is_const(a)) return a;
+  return std::make_shared<Expr>(Expr{ExprKind::Wide, 0, "", std::move(a), nullptr});
+}
+
+ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b) {
+  int64_t x = 0, y = 0;
+  if (is_const(a, &x) && is_const(b, &y)) return imm(call_helper(helper, x, y));
+  return std::make_shared<Expr>(Expr{ExprKind::Call, 0, helper, std::move(a), std::move(b)});
+}
+
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
   GG_INTERNAL_CHECK(e != nullptr, "null expression");
   if (e->kind == ExprKind::Int) return e->value;
@@ -67,6 +88,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     GG_INTERNAL_CHECK(it != vars.end(), "unbound variable " + e->name);
     return it->second;
   }
+  if (e->kind == ExprKind::Wide) return evaluate(e->a, vars);
   int64_t a = evaluate(e->a, vars), b = evaluate(e->b, vars);
   switch (e->kind) {
     case ExprKind::Add: return a + b;
@@ -79,6 +101,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     case ExprKind::Ge: return a >= b;
     case ExprKind::Eq: return a == b;
     case ExprKind::And: return a && b;
+    case ExprKind::Call: return call_helper(e->name, a, b);
     default: GG_INTERNAL_CHECK(false, "unhandled expression kind");
   }
 }
@@ -99,6 +122,8 @@ std::string to_c(const ExprPtr& e) {
     case ExprKind::Eq: return bin("==");
     case ExprKind::And: return bin("&&");
     case ExprKind::Min: return "min(" + to_c(e->a) + ", " + to_c(e->b) + ")";
+    case ExprKind::Call: return e->name + "(" + to_c(e->a) + ", " + to_c(e->b) + ")";
+    case ExprKind::Wide: return "(long long)" + to_c(e->a);
   }
   GG_INTERNAL_CHECK(false, "unhandled expression kind");
 }

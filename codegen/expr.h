@@ -7,7 +7,7 @@
 
 namespace gg::kir {
 
-enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And };
+enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
@@ -15,8 +15,8 @@ using ExprPtr = std::shared_ptr<const Expr>;
 struct Expr {
   ExprKind kind = ExprKind::Int;
   int64_t value = 0;  // Int
-  std::string name;   // Var
-  ExprPtr a, b;       // operands of the binary kinds
+  std::string name;   // Var; Call: the device helper
+  ExprPtr a, b;       // operands of the binary kinds and Call's two arguments
 };
 
 ExprPtr imm(int64_t v);
@@ -32,6 +32,13 @@ ExprPtr operator==(ExprPtr a, ExprPtr b);
 ExprPtr operator&&(ExprPtr a, ExprPtr b);
 ExprPtr min(ExprPtr a, ExprPtr b);
 ExprPtr ceil_div(ExprPtr a, ExprPtr b);
+// A call of a runtime/device helper that host code can run too, so the printed kernel and the
+// simulator compute it with the same function: "gg::dev::swizzle_offset" (byte offset, swizzle
+// bytes) and "gg::dev::tmem_lane_row" (MMA rows, TMEM lane). InternalError for any other.
+ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b);
+// `a` as a 64-bit integer (printed `(long long)a`), so sums with it are 64-bit in C; values are
+// 64-bit on the host already.
+ExprPtr wide(ExprPtr a);
 
 // The value of `e` with its variables bound; InternalError for an unbound variable.
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);

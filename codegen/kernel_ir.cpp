@@ -355,6 +355,20 @@ class Dumper : public Visitor {
                   : (n.column_major ? " direct column-major" : " direct") + (n.ld ? " ld=" + to_c(n.ld) : "")) +
          (n.d_offset ? " d_offset=" + to_c(n.d_offset) : "") + (n.c_offset ? " c_offset=" + to_c(n.c_offset) : "") +
          (n.staging_col0 ? " staging_col0=" + to_c(n.staging_col0) : "") + ops);
+    const EpilogueIndex& ix = n.index;
+    auto lets = [&](const char* level, const std::vector<IndexLet>& ls) {
+      if (ls.empty()) return;
+      std::string text = std::string("  ") + level + ":";
+      for (const auto& l : ls) text += " " + l.name + " = " + to_c(l.value) + ";";
+      line(text);
+    };
+    lets("per thread", ix.thread);
+    if (ix.lane_guard) line("  if " + to_c(ix.lane_guard));
+    if (ix.group_begin) line("  groups [" + to_c(ix.group_begin) + ", " + to_c(ix.group_end) + ")");
+    lets("per group", ix.group);
+    lets("per bias half", ix.bias_group);
+    lets("per pair", ix.pair);
+    lets("per stmatrix row", ix.matrix_row);
   }
   void visit_TmemAlloc(const TmemAlloc& n) override {
     line("TmemAlloc warp=" + to_c(n.warp) + " columns=" + std::to_string(n.columns) + " -> " + tmem_slot_name());

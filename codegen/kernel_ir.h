@@ -220,6 +220,30 @@ struct EpilogueOp {
 // one row per thread, registers 0.. the store's columns (see sm100::tmem_row).
 enum class Fragment { Wgmma, TmemLanes };
 
+// A named value of an EpilogueStore's index math, printed `const type name = value;` where its
+// loop level begins and evaluated there by the simulator with the same bindings.
+struct IndexLet { std::string type, name; ExprPtr value; };
+
+// Where an EpilogueStore's values come from and go, as expressions over threadIdx.x, the printed
+// loops' variables (Wgmma: group j, then b and h; stmatrix: group jj, then b and q; TmemLanes:
+// pair p) and the lets before (index_epilogue_store builds them). The printer declares them; the
+// simulator evaluates them and moves values as the hardware does (wgmma's register fragment,
+// tcgen05.ld's lanes, stmatrix's row addresses), so a wrong row, column, register, bound or
+// address in the printed kernel is a wrong result in simulation. Names read by both:
+// `reg` (register of a pair's first value: of block b, or of the TMEM load), `row`, `col`, `col1`
+// (global), `dst` (its staging address), `in0`/`in1` (the pair's values lie inside D), `d_at0`/
+// `d_at1` and `c_at0`/`c_at1` (element of D or C), `col_g`/`col_g1` (stmatrix's column bias of
+// group half g), `row_dst` (stmatrix: this lane's row address). `staging` is the buffer's address.
+struct EpilogueIndex {
+  std::vector<IndexLet> thread;      // once per thread
+  std::vector<IndexLet> group;       // per column group (8 columns; 16 under stmatrix; a TMEM pair)
+  std::vector<IndexLet> bias_group;  // stmatrix with a column bias: per half g of the group
+  std::vector<IndexLet> pair;        // per fragment pair: (b, h); (b, q) under stmatrix
+  std::vector<IndexLet> matrix_row;  // stmatrix, per block b: this lane's row of the x4 store
+  ExprPtr group_begin, group_end;    // the group loop's range
+  ExprPtr lane_guard;                // TmemLanes: this thread's row is its warpgroup's (nullptr: all are)
+};
+
 // Applies `ops` to the accumulator fragments of this thread in columns [col_begin, col_begin +
 // cols) of the tile and stores the results: straight to global memory with bounds predicates,
 // or into the swizzled staging buffer that a TMA store then writes out (the store clips at the
@@ -250,6 +274,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
   ExprPtr d_offset, c_offset;     // elements from args.d / args.c to this tile's matrix; nullptr: 0
+  EpilogueIndex index;            // from the fields above, last in lowering
 };
 
 // Split-K's global workspace: fp32 partial sums [slots][splits][per_thread][threads] (a slot per

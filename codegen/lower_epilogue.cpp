@@ -1,5 +1,6 @@
 #include "codegen/lower_epilogue.h"
 
+#include "codegen/epilogue_index.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"
@@ -225,7 +226,7 @@ class LowerWrite : public Mutator {
 
 Kernel lower_epilogue(Kernel k) {
   const KernelPlan& p = k.plan;
-  k.body = LowerWrite(p).mutate(k.body);
+  k.body = index_epilogue_stores(LowerWrite(p).mutate(k.body));
   if (p.tma_store) {
     k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::D, p.staging.buffer));
   }

@@ -1,11 +1,13 @@
 #include "simulator/simulate.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <sstream>
 
+#include "codegen/epilogue_index.h"
 #include "codegen/gemm_check.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
@@ -23,6 +25,7 @@ using sim::AsyncRead;
 using sim::GlobalTensor;
 using sim::Mbarrier;
 using sim::PendingCommit;
+using Bindings = std::map<std::string, int64_t>;
 using sim::PendingLoad;
 using sim::PendingMma;
 using sim::PendingStore;
@@ -1188,24 +1191,29 @@ class Simulator {
     return true;
   }
 
-  // ---- the epilogue: each lane's fragment (rows lane/4 (+8), columns 8 j + 2 (lane % 4) (+1))
-  // `staged_c`: C's value as the kernel read it from the staging buffer (else from global memory).
-  // `c_at`: the element of C the printed index reads for (row, col), from args.c.
-  float epilogue_op(const EpilogueOp& op, float v, int64_t row, int64_t col, int64_t c_at,
-                    const std::optional<float>& staged_c) {
+  // ---- the epilogue: the printed index math (EpilogueIndex) evaluated per lane, values moved as
+  // the hardware holds them: wgmma's register fragment, tcgen05.ld's lanes, stmatrix's rows.
+  // `at`: the lane's bindings after the pair's lets; value `e` of the pair. `staged_c`: C's value
+  // as the kernel read it from the staging buffer; `col_bias` the column bias it loaded.
+  float epilogue_op(const EpilogueOp& op, float v, const Bindings& at, int e, const std::optional<float>& staged_c,
+                    float col_bias) {
     switch (op.kind) {
       case EpilogueOp::Kind::Scale: return v * static_cast<float>(op.scalar);
-      case EpilogueOp::Kind::AddScaled:
+      case EpilogueOp::Kind::AddScaled: {
         if (staged_c) return v + static_cast<float>(op.scalar) * *staged_c;
-        if (row >= p_.m || col >= p_.n) return v;
+        if (!bound(at, e ? "in1" : "in0")) return v;
+        const int64_t c_at = bound(at, e ? "c_at1" : "c_at0");
         if (c_at < 0 || (c_at + 1) * c_.bytes() > int64_t(c_.data.size())) {
-          error("the epilogue reads C[" + std::to_string(row) + "][" + std::to_string(col) + "] at element " +
-                std::to_string(c_at) + ", outside C");
+          error("the epilogue reads C at element " + std::to_string(c_at) + ", outside C");
           return v;
         }
         return v + static_cast<float>(op.scalar) * sim::decode(c_.elem, c_.data.data() + c_at * c_.bytes());
-      case EpilogueOp::Kind::AddBiasRows: return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
-      case EpilogueOp::Kind::AddBiasCols: return v + (col < p_.n ? bias_.get(0, col) : 0.0f);
+      }
+      case EpilogueOp::Kind::AddBiasRows: {
+        const int64_t row = bound(at, "row");
+        return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
+      }
+      case EpilogueOp::Kind::AddBiasCols: return v + col_bias;
       case EpilogueOp::Kind::Relu: return std::fmax(v, 0.0f);
       case EpilogueOp::Kind::Gelu: {
         const float inner = 0.7978845608028654f * (v + 0.044715f * v * v * v);
@@ -1215,79 +1223,177 @@ class Simulator {
     }
     return v;
   }
-  bool exec(Warp& w, Frame&, const EpilogueStore& n) {
-    auto& acc = w.acc[n.accumulator];
-    const int N = n.mma_n, quarter = w.index % kWarpsPerWarpgroup;
-    const int64_t row0 = eval(w, n.row0), col0 = eval(w, n.col0), wg = eval(w, n.warpgroup);
-    const int64_t d_matrix = n.d_offset ? eval(w, n.d_offset) : 0, c_matrix = n.c_offset ? eval(w, n.c_offset) : 0;
-    // Element (row, col) of D or C where the printed index puts it: rows (columns) ld apart.
-    auto index = [&](const ExprPtr& ld_expr, int64_t matrix, int64_t row, int64_t col) {
-      const int64_t ld = eval(w, ld_expr);
-      return matrix + (n.column_major ? col * ld + row : row * ld + col);
-    };
-    const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+  static int64_t bound(const Bindings& at, const char* name) {
+    auto it = at.find(name);
+    GG_INTERNAL_CHECK(it != at.end(), std::string("the epilogue's index math has no ") + name);
+    return it->second;
+  }
+  static void bind(Bindings& at, const std::vector<IndexLet>& lets) {
+    for (const auto& l : lets) at[l.name] = evaluate(l.value, at);
+  }
+  // The column bias at the pair's global columns named `col` and `col1`, zero past N.
+  std::array<float, 2> col_bias(const EpilogueStore& n, const Bindings& at, const char* col, const char* col1) {
+    if (!epilogue_inputs(n).col_bias) return {0.0f, 0.0f};
+    std::array<float, 2> bias{};
+    for (int e = 0; e < 2; ++e) {
+      const int64_t c = bound(at, e ? col1 : col);
+      bias[static_cast<size_t>(e)] = c < p_.n ? bias_.get(0, c) : 0.0f;
+    }
+    return bias;
+  }
+  // `bytes` bytes at staged address `a` lie in the staging buffer.
+  bool staging_holds(const EpilogueStore& n, int64_t a, int bytes) {
+    const SmemBuffer& b = buffer(buffer_name(n.staging.buffer));
+    if (a >= b.offset && a + bytes <= b.offset + b.bytes) return true;
+    error("the epilogue addresses shared byte " + std::to_string(a) + ", outside " + b.name);
+    return false;
+  }
+  // The pair's values after the ops: from registers `regs` (two values), C staged at `dst`.
+  std::array<float, 2> pair_values(Warp& w, const EpilogueStore& n, const Bindings& at, std::array<float, 2> regs,
+                                   const std::array<float, 2>& bias, rt::ElemType out) {
     const int ob = rt::elem_bytes(out);
-    const int64_t col_begin = eval(w, n.col_begin), staging_col0 = n.staging_col0 ? eval(w, n.staging_col0) : col_begin;
-    // One value: row `band_row` of this warpgroup's band of the tile, tile column c.
-    auto store = [&](int64_t band_row, int64_t c, float v) {
-      const int64_t r = wg * n.warpgroup_rows + band_row;
-      const int64_t row = row0 + r, col = col0 + c;
-      int64_t at = -1;
-      if (n.staged) {
-        const int sb = n.staging_swizzle_bytes, chunk_cols = sb / ob;
-        const int64_t base = smem_offset(w, n.staging, int64_t(n.warpgroup_rows) * n.cols * ob, "epilogue staging");
-        const int64_t sc = c - staging_col0;
-        at = sim::swizzled(base + (sc / chunk_cols) * int64_t(n.warpgroup_rows) * sb + band_row * sb +
-                               (sc % chunk_cols) * ob, sb);
-      }
+    for (int e = 0; e < 2; ++e) {
       std::optional<float> staged_c;
       if (n.c_staged) {
-        async_read_check(w.cta, at, at + ob, "the epilogue's read of C from the staging buffer", &w);
-        staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + at);
+        const int64_t a = bound(at, "dst") + e * ob;
+        if (!staging_holds(n, a, ob)) return regs;
+        async_read_check(w.cta, a, a + ob, "the epilogue's read of C from the staging buffer", &w);
+        staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + a);
       }
-      const int64_t c_at = n.c_ld ? index(n.c_ld, c_matrix, row, col) : -1;
-      for (const auto& op : n.ops) v = epilogue_op(op, v, row, col, c_at, staged_c);
-      if (!n.staged) {  // d_ holds the output as it lies in memory: [N][M] when column-major
-        if (row < p_.m && col < p_.n) {  // where the printed index puts it, rows ld apart
-          const int64_t at_d = index(n.ld, d_matrix, row, col);
-          if (at_d < 0 || (at_d + 1) * ob > int64_t(d_.data.size()))
-            error("the epilogue stores D[" + std::to_string(row) + "][" + std::to_string(col) + "] at element " +
-                  std::to_string(at_d) + ", outside D");
-          else
-            sim::encode(out, v, d_.data.data() + at_d * ob);
-        }
-        return;
+      for (const auto& op : n.ops) regs[e] = epilogue_op(op, regs[e], at, e, staged_c, bias[size_t(e)]);
+    }
+    return regs;
+  }
+  // Stores the pair at the staged address `dst` or, where inside D, at D's elements.
+  void store_pair(Warp& w, const EpilogueStore& n, const Bindings& at, std::array<float, 2> v, rt::ElemType out) {
+    const int ob = rt::elem_bytes(out);
+    for (int e = 0; e < 2; ++e) {
+      if (n.staged) {
+        const int64_t a = bound(at, "dst") + e * ob;
+        if (!staging_holds(n, a, ob)) return;
+        uint8_t bytes[4];
+        sim::encode(out, v[e], bytes);
+        generic_write(w, a, bytes, ob, "the epilogue's staging write");
+        continue;
       }
-      uint8_t bytes[4];
-      sim::encode(out, v, bytes);
-      generic_write(w, at, bytes, ob, "the epilogue's staging write");
-    };
+      if (!bound(at, e ? "in1" : "in0")) continue;
+      const int64_t d_at = bound(at, e ? "d_at1" : "d_at0");  // d_ holds D as it lies in memory
+      if (d_at < 0 || (d_at + 1) * ob > int64_t(d_.data.size()))
+        error("the epilogue stores D at element " + std::to_string(d_at) + ", outside D");
+      else
+        sim::encode(out, v[e], d_.data.data() + d_at * ob);
+    }
+  }
+  bool exec(Warp& w, Frame&, const EpilogueStore& n) {
+    const EpilogueIndex& ix = n.index;
+    const auto out = n.out_type == "f32" ? rt::ElemType::F32 : n.out_type == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+    const int64_t group_begin = eval(w, ix.group_begin), group_end = eval(w, ix.group_end);
+    std::array<Bindings, kWarpSize> lanes;
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      lanes[lane] = w.vars;
+      lanes[lane]["threadIdx.x"] = int64_t(w.index) * kWarpSize + lane;
+      if (n.staged) lanes[lane]["staging"] = smem_offset(w, n.staging, 0, "epilogue staging");
+      bind(lanes[lane], ix.thread);
+    }
     if (n.fragment == Fragment::TmemLanes) {
       // tcgen05.ld.32x32b: lane l of the warp holds TMEM lane 32 (warp % 4) + l, registers the
-      // store's columns; the lane's row is where the MMAs put it (tmem_lane_row, as printed).
+      // load's columns.
+      const auto& acc = w.acc[n.accumulator];
       if (int64_t(acc.size()) != int64_t(kWarpSize) * n.cols) {
         error("the epilogue reads " + std::to_string(n.cols) + " columns of " + n.accumulator + ", which holds " +
               std::to_string(acc.size() / kWarpSize));
         return true;
       }
-      // A warpgroup keeps the rows of its band of the tile (the printed guard skips the others).
-      const int64_t band = wg * n.warpgroup_rows;
       for (int lane = 0; lane < kWarpSize; ++lane) {
-        const int64_t r = n.lane_row0 + gg::dev::tmem_lane_row(n.mma_m, quarter * kWarpSize + lane);
-        if (r < band || r >= band + n.warpgroup_rows) continue;
-        for (int i = 0; i < n.cols; ++i) store(r - band, col_begin + i, acc[static_cast<size_t>(lane * n.cols + i)]);
+        Bindings& at = lanes[lane];
+        if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
+        for (int64_t p = group_begin; p < group_end; ++p) {
+          at["p"] = p;
+          bind(at, ix.group);
+          const int64_t reg = bound(at, "reg");
+          if (reg < 0 || reg + 1 >= n.cols) {
+            error("the epilogue reads register " + std::to_string(reg) + " of a " + std::to_string(n.cols) + "-column TMEM load");
+            return true;
+          }
+          const auto base = static_cast<size_t>(lane * n.cols + reg);
+          store_pair(w, n, at, pair_values(w, n, at, {acc[base], acc[base + 1]}, col_bias(n, at, "col", "col1"), out), out);
+        }
       }
       return true;
     }
-    for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int64_t j = col_begin / 8; j < (col_begin + n.cols) / 8; ++j)
+    if (n.stmatrix) return stmatrix_store(w, n, lanes, group_begin, group_end, out);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      Bindings& at = lanes[lane];
+      for (int64_t j = group_begin; j < group_end; ++j) {
+        at["j"] = j;
+        bind(at, ix.group);
+        const std::array<float, 2> bias = col_bias(n, at, "col", "col1");
         for (int b = 0; b < n.blocks; ++b)
-          for (int h = 0; h < 2; ++h)
-            for (int e = 0; e < 2; ++e) {
-              const int local_row = lane / 4 + 8 * h;
-              const int64_t c = 8 * j + 2 * (lane % 4) + e;
-              store(b * n.mma_m + quarter * 16 + local_row, c, acc[static_cast<size_t>((b * 16 + local_row) * N + c)]);
+          for (int h = 0; h < 2; ++h) {
+            at["b"] = b;
+            at["h"] = h;
+            bind(at, ix.pair);
+            const auto regs = fragment_pair(w, n, lane, b, bound(at, "reg"));
+            if (!regs) return true;
+            store_pair(w, n, at, pair_values(w, n, at, *regs, bias, out), out);
+          }
+      }
+    }
+    return true;
+  }
+  // Registers (reg, reg + 1) of block b of `lane`, where wgmma put them.
+  std::optional<std::array<float, 2>> fragment_pair(Warp& w, const EpilogueStore& n, int lane, int b, int64_t reg) {
+    const int regs = w.acc_n[n.accumulator] / 2;  // per block: 4 per 8 columns
+    if (b >= n.blocks || reg < 0 || reg + 1 >= regs) {
+      error("the epilogue reads register " + std::to_string(reg) + " of block " + std::to_string(b) + " of " +
+            n.accumulator + ", which holds " + std::to_string(regs) + " per block");
+      return std::nullopt;
+    }
+    return std::array<float, 2>{fragment(w, n.accumulator, lane, b, static_cast<int>(reg)),
+                                fragment(w, n.accumulator, lane, b, static_cast<int>(reg) + 1)};
+  }
+  // stmatrix.x4: lane l's register q packs its fragment pair of matrix q; the 8 rows of matrix q
+  // go to the addresses lanes 8 q .. 8 q + 7 give, row r from lanes 4 r .. 4 r + 3, 4 bytes each.
+  bool stmatrix_store(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes, int64_t group_begin,
+                      int64_t group_end, rt::ElemType out) {
+    const EpilogueIndex& ix = n.index;
+    GG_INTERNAL_CHECK(rt::elem_bytes(out) == 2, "stmatrix stores 16-bit values");
+    for (int64_t jj = group_begin; jj < group_end; ++jj)
+      for (int b = 0; b < n.blocks; ++b) {
+        std::array<std::array<std::array<float, 2>, 4>, kWarpSize> pairs;
+        std::array<int64_t, kWarpSize> row_dst;
+        for (int lane = 0; lane < kWarpSize; ++lane) {
+          Bindings& at = lanes[lane];
+          at["jj"] = jj;
+          at["b"] = b;
+          std::array<std::array<float, 2>, 2> bias{};  // bias_pair[g]: the column bias of matrices 2 g, 2 g + 1
+          for (int g = 0; g < 2 && !ix.bias_group.empty(); ++g) {
+            at["g"] = g;
+            bind(at, ix.bias_group);
+            bias[size_t(g)] = col_bias(n, at, "col_g", "col_g1");
+          }
+          for (int q = 0; q < 4; ++q) {
+            at["q"] = q;
+            bind(at, ix.pair);
+            const auto regs = fragment_pair(w, n, lane, b, bound(at, "reg"));
+            if (!regs) return true;
+            pairs[size_t(lane)][size_t(q)] = pair_values(w, n, at, *regs, bias[size_t(q / 2)], out);
+          }
+          bind(at, ix.matrix_row);
+          row_dst[lane] = bound(at, "row_dst");
+        }
+        for (int q = 0; q < 4; ++q)
+          for (int r = 0; r < 8; ++r)
+            for (int k = 0; k < 4; ++k) {
+              const int lane = 4 * r + k;
+              const int64_t a = row_dst[size_t(8 * q + r)] + 4 * k;
+              if (!staging_holds(n, a, 4)) return true;
+              uint8_t bytes[4];
+              sim::encode(out, pairs[lane][q][0], bytes);
+              sim::encode(out, pairs[lane][q][1], bytes + 2);
+              generic_write(w, a, bytes, 4, "the epilogue's stmatrix write");
             }
+      }
     return true;
   }
 

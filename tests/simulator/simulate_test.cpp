@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "codegen/epilogue_index.h"
 #include "codegen/lower.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
@@ -156,6 +157,7 @@ std::vector<BugClass> bug_classes() {
                    auto n = copy_of<EpilogueStore>(s);
                    n->mma_m = 32;
                    n->warpgroup_rows /= 2;
+                   index_epilogue_store(*n);  // the index math follows the store's (wrong) fields
                    return StmtPtr(n);
                  }
                  return keep();

@@ -11,6 +11,7 @@
 #include <optional>
 #include <variant>
 
+#include "codegen/epilogue_index.h"
 #include "codegen/lower.h"
 #include "codegen/resources.h"
 #include "dsl/error.h"
@@ -249,7 +250,7 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
        }),
        true, false, "may still read it"},
       {"both consumers storing the first band of the tile's rows",
-       rewrite<EpilogueStore>([](EpilogueStore& e) { e.warpgroup = imm(0); },
+       rewrite<EpilogueStore>([](EpilogueStore& e) { e.warpgroup = imm(0); index_epilogue_store(e); },
                               [](const EpilogueStore& e) { return !is_const(e.warpgroup); }),
        false, true, "mismatch"},
       {"TMEM read before the accumulator-ready wait",

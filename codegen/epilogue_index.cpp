@@ -1,0 +1,185 @@
+#include "codegen/epilogue_index.h"
+
+#include "dsl/dtype.h"
+#include "dsl/error.h"
+
+namespace gg {
+
+namespace {
+
+using namespace kir;
+
+const char* const kInt = "int";
+const char* const kWide = "long long";  // global rows, columns and element indices
+
+class IndexBuilder {
+ public:
+  explicit IndexBuilder(EpilogueStore& n) : n_(n), in_(epilogue_inputs(n)), ix_(n.index) {}
+
+  void build() {
+    ix_ = EpilogueIndex{};
+    if (n_.fragment == Fragment::TmemLanes) return tmem_lanes();
+    if (n_.stmatrix) return stmatrix();
+    wgmma();
+  }
+
+ private:
+  static ExprPtr tid() { return var("threadIdx.x"); }
+  // wgmma's accumulator fragment: thread t holds rows 16 (t / 32 % 4) + t % 32 / 4 (+8) of each
+  // 64-row block, columns 8 j + 2 (t % 4) (+1), registers 4 j + 2 h (+1) of its block.
+  static ExprPtr lane_row() { return tid() % imm(128) / imm(32) * imm(16) + tid() % imm(32) / imm(4); }
+  static ExprPtr lane_col() { return imm(2) * (tid() % imm(32) % imm(4)); }
+
+  void wgmma() {
+    ix_.thread = {{kInt, "lane_row", lane_row()}, {kInt, "lane_col", lane_col()}};
+    const ExprPtr first = n_.col_begin / imm(8);
+    ix_.group_begin = first;
+    ix_.group_end = first + imm(n_.cols / 8);
+    ix_.group = {{kInt, "c", imm(8) * var("j") + var("lane_col")}};
+    columns(ix_.group);
+    fragment_pair(ix_.pair, n_.staged);
+    bounds_and_indices(ix_.pair);
+  }
+
+  // A warp's 16x16 block of columns 16 jj.. is four 8x8 matrices: (group 2 jj, rows +0), (2 jj,
+  // +8), (2 jj + 1, +0), (2 jj + 1, +8); matrix q holds fragment pair (j = 2 jj + q / 2,
+  // h = q % 2), and lane l gives the address of row l % 8 of matrix l / 8.
+  void stmatrix() {
+    GG_INTERNAL_CHECK(n_.staged && n_.cols % 16 == 0, "stmatrix stores staged 16x16 blocks");
+    const bool fragment_row = in_.needs_row || n_.c_staged, fragment_col = in_.needs_col || n_.c_staged;
+    ix_.thread = {{kInt, "st_row", tid() % imm(128) / imm(32) * imm(16) + imm(8) * (tid() % imm(32) / imm(8) % imm(2)) +
+                                       tid() % imm(8)},
+                  {kInt, "st_col", imm(8) * (tid() % imm(32) / imm(16))}};
+    if (fragment_row) ix_.thread.push_back({kInt, "lane_row", lane_row()});
+    if (fragment_col || in_.col_bias) ix_.thread.push_back({kInt, "lane_col", lane_col()});
+    const ExprPtr first = n_.col_begin / imm(8);
+    ix_.group_begin = first / imm(2);
+    ix_.group_end = (first + imm(n_.cols / 8)) / imm(2);
+    if (in_.col_bias)
+      ix_.bias_group = {{kWide, "col_g", wide(n_.col0) + imm(16) * var("jj") + imm(8) * var("g") + var("lane_col")},
+                        {kWide, "col_g1", var("col_g") + imm(1)}};
+    ix_.pair = {{kInt, "j", imm(2) * var("jj") + var("q") / imm(2)}, {kInt, "h", var("q") % imm(2)}};
+    if (fragment_col) ix_.pair.push_back({kInt, "c", imm(8) * var("j") + var("lane_col")});
+    columns(ix_.pair);
+    fragment_pair(ix_.pair, n_.c_staged);
+    bounds_and_indices(ix_.pair);
+    ix_.matrix_row = {{kInt, "sr", var("b") * imm(n_.mma_m) + var("st_row")},
+                      {kInt, "sc", subtile_col(imm(16) * var("jj") + var("st_col"))},
+                      {"unsigned", "row_dst", staging_address()}};
+  }
+
+  // tcgen05.ld.32x32b: thread t holds TMEM lane t % 128 of the column set, one row of the tile
+  // (where the MMA's data path put it), and the store's columns in registers 0.. in pairs.
+  void tmem_lanes() {
+    GG_INTERNAL_CHECK(n_.cols % 2 == 0, "TMEM rows in column pairs");
+    ix_.thread = {{kInt, "r", imm(n_.lane_row0) + call("gg::dev::tmem_lane_row", imm(n_.mma_m), tid() % imm(128))}};
+    // A warpgroup keeps the rows of its band of the tile; lanes past the tile's rows hold no
+    // accumulator (an m64 block alone, a last set of one block).
+    const ExprPtr band = n_.warpgroup * imm(n_.warpgroup_rows);
+    int64_t band_row0 = -1;
+    const bool whole_tile = is_const(band, &band_row0) && band_row0 == 0;
+    if (!whole_tile) ix_.lane_guard = var("r") >= band && var("r") < band + imm(n_.warpgroup_rows);
+    else if (n_.lane_row0 + 128 > n_.warpgroup_rows) ix_.lane_guard = var("r") < imm(n_.warpgroup_rows);
+    if (in_.needs_row) ix_.thread.push_back({kWide, "row", wide(n_.row0) + var("r")});
+    ix_.group_begin = imm(0);
+    ix_.group_end = imm(n_.cols / 2);
+    ix_.group = {{kInt, "reg", imm(2) * var("p")}, {kInt, "c", n_.col_begin + var("reg")}};
+    columns(ix_.group);
+    if (n_.staged) {
+      ix_.group.push_back({kInt, "sr", var("r") - band});
+      ix_.group.push_back({kInt, "sc", subtile_col(var("c"))});
+      ix_.group.push_back({"unsigned", "dst", staging_address()});
+    }
+    bounds_and_indices(ix_.group);
+  }
+
+  // The global columns of the pair at tile column c.
+  void columns(std::vector<IndexLet>& lets) const {
+    if (!in_.needs_col) return;
+    lets.push_back({kWide, "col", wide(n_.col0) + var("c")});
+    lets.push_back({kWide, "col1", var("col") + imm(1)});
+  }
+  // Fragment pair (j, h) of block b: its global row, its registers and (`staged_address`) where
+  // it is staged.
+  void fragment_pair(std::vector<IndexLet>& lets, bool staged_address) const {
+    const ExprPtr band_row = var("b") * imm(n_.mma_m) + var("lane_row") + imm(8) * var("h");
+    if (in_.needs_row) {
+      lets.push_back({kInt, "r", n_.warpgroup * imm(n_.warpgroup_rows) + band_row});
+      lets.push_back({kWide, "row", wide(n_.row0) + var("r")});
+    }
+    lets.push_back({kInt, "reg", imm(4) * var("j") + imm(2) * var("h")});
+    if (!staged_address) return;
+    lets.push_back({kInt, "sr", band_row});
+    lets.push_back({kInt, "sc", subtile_col(var("c"))});
+    lets.push_back({"unsigned", "dst", staging_address()});
+  }
+  // Unstaged: whether each value of the pair lies in D and its element; C's read from global
+  // memory the same way.
+  void bounds_and_indices(std::vector<IndexLet>& lets) const {
+    if (!in_.needs_row || !in_.needs_col) return;
+    if (!n_.staged || in_.c_global) {
+      const ExprPtr in_rows = var("row") < var("args.m");
+      lets.push_back({"bool", "in0", in_rows && var("col") < var("args.n")});
+      lets.push_back({"bool", "in1", in_rows && var("col1") < var("args.n")});
+    }
+    if (!n_.staged) {
+      lets.push_back({kWide, "d_at0", element(n_.ld, n_.d_offset, var("col"))});
+      lets.push_back({kWide, "d_at1", element(n_.ld, n_.d_offset, var("col1"))});
+    }
+    if (in_.c_global) {
+      lets.push_back({kWide, "c_at0", element(n_.c_ld, n_.c_offset, var("col"))});
+      lets.push_back({kWide, "c_at1", element(n_.c_ld, n_.c_offset, var("col1"))});
+    }
+  }
+  // Element (row, col) of D or C: rows `ld` apart (columns, column-major), from the batch
+  // matrix's first element.
+  ExprPtr element(const ExprPtr& ld, const ExprPtr& offset, const ExprPtr& col) const {
+    const ExprPtr at = n_.column_major ? col * ld + var("row") : var("row") * ld + col;
+    return offset ? offset + at : at;
+  }
+  // Staged element (sr, sc), row and column within this warpgroup's rows of the subtile, in the
+  // swizzled column chunks [warpgroup_rows][swizzle bytes] of the staging buffer.
+  ExprPtr staging_address() const {
+    const int bytes = dtype_bytes(parse_dtype(n_.out_type));
+    const int sb = n_.staging_swizzle_bytes, chunk_cols = sb / bytes;
+    const ExprPtr sr = var("sr"), sc = var("sc");
+    return var("staging") + sc / imm(chunk_cols) * imm(int64_t(n_.warpgroup_rows) * sb) +
+           call("gg::dev::swizzle_offset", sr * imm(sb) + sc % imm(chunk_cols) * imm(bytes), imm(sb));
+  }
+  // Tile column `c` relative to the staged subtile's first column.
+  ExprPtr subtile_col(const ExprPtr& c) const { return c - (n_.staging_col0 ? n_.staging_col0 : n_.col_begin); }
+
+  EpilogueStore& n_;
+  const EpilogueInputs in_;
+  EpilogueIndex& ix_;
+};
+
+class IndexStores : public Mutator {
+ public:
+  StmtPtr mutate_EpilogueStore(const std::shared_ptr<const EpilogueStore>& n) override {
+    auto copy = std::make_shared<EpilogueStore>(*n);
+    index_epilogue_store(*copy);
+    return copy;
+  }
+};
+
+}  // namespace
+
+EpilogueInputs epilogue_inputs(const EpilogueStore& n) {
+  using K = EpilogueOp::Kind;
+  EpilogueInputs in;
+  for (const auto& op : n.ops) {
+    if (op.kind == K::AddBiasCols) in.col_bias = &op;
+    if (op.kind == K::AddBiasRows) in.row_bias = &op;
+    in.c_global = in.c_global || (op.kind == K::AddScaled && !n.c_staged);
+  }
+  in.needs_row = !n.staged || in.c_global || in.row_bias;
+  in.needs_col = !n.staged || in.c_global || in.col_bias;
+  return in;
+}
+
+void index_epilogue_store(EpilogueStore& n) { IndexBuilder(n).build(); }
+
+StmtPtr index_epilogue_stores(const StmtPtr& body) { return IndexStores().mutate(body); }
+
+}  // namespace gg
