@@ -53,13 +53,31 @@ static __device__ __forceinline__ float unpack_hi_bf16(unsigned pair) { return b
 static __device__ __forceinline__ float unpack_lo_f16(unsigned pair) { return f16_bits_to_float(static_cast<unsigned short>(pair)); }
 static __device__ __forceinline__ float unpack_hi_f16(unsigned pair) { return f16_bits_to_float(static_cast<unsigned short>(pair >> 16)); }
 
-// Two adjacent values as the 32-bit word a shared-memory staging store writes.
+// Two adjacent values as the 32-bit word a shared-memory staging store writes (`lo` in bits 0-15).
+// On sm_90a one cvt of the pair: ptxas fused the two scalar cvts and the shift-or into the same
+// instruction (byte-identical CUBINs for v2..v10, pingpong, auto, f16 and fused epilogues), but
+// NVVM and ptxas had three times the PTX to get there (NVRTC about 10 ms less on v10). cvt's first
+// source lands in the upper half. sm_100a keeps the scalar form: there the pair form changes the
+// CUBIN (v10 1240 -> 1112 instructions, v4 576 -> 672), not yet compared on a GPU.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 static __device__ __forceinline__ unsigned pack2_bf16(float lo, float hi) {
   return static_cast<unsigned>(float_to_bf16_bits(lo)) | (static_cast<unsigned>(float_to_bf16_bits(hi)) << 16);
 }
 static __device__ __forceinline__ unsigned pack2_f16(float lo, float hi) {
   return static_cast<unsigned>(float_to_f16_bits(lo)) | (static_cast<unsigned>(float_to_f16_bits(hi)) << 16);
 }
+#else
+static __device__ __forceinline__ unsigned pack2_bf16(float lo, float hi) {
+  unsigned pair;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(pair) : "f"(hi), "f"(lo));
+  return pair;
+}
+static __device__ __forceinline__ unsigned pack2_f16(float lo, float hi) {
+  unsigned pair;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(pair) : "f"(hi), "f"(lo));
+  return pair;
+}
+#endif
 
 static __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
 
