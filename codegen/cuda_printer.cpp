@@ -1,5 +1,6 @@
 #include "codegen/cuda_printer.h"
 
+#include <functional>
 #include <sstream>
 
 #include "codegen/epilogue_index.h"
@@ -245,8 +246,8 @@ class CudaPrinter : public Visitor {
           // staged: C's value was read from the staging buffer into c0 / c1 (zero past the edge)
           if (n.c_staged) code += v + " += " + float_literal(op.scalar) + " * c" + s + "; ";
           else
-            code += "if (in" + s + ") " + v + " += " + float_literal(op.scalar) + " * gg::dev::load_" +
-                    op.operand_type + "(args.c, c_at" + s + "); ";
+            code += "if (" + to_c(n.index.inside[size_t(e)]) + ") " + v + " += " + float_literal(op.scalar) +
+                    " * gg::dev::load_" + op.operand_type + "(args.c, " + to_c(n.index.c_element[size_t(e)]) + "); ";
           break;
         case EpilogueOp::Kind::AddBiasRows: code += v + " += bias_row; "; break;
         case EpilogueOp::Kind::AddBiasCols: code += v + " += bias" + s + "; "; break;
@@ -270,10 +271,19 @@ class CudaPrinter : public Visitor {
     }
   }
 
-  // The pair's values (v0, v1) from accumulator registers `regs` and the ops applied to them.
-  void pair_values(const EpilogueStore& n, const std::string& regs) {
+  // The pair's values (v0, v1) from accumulator registers `regs` and the ops applied to them,
+  // after the pair's lets `ls`: the values are read once their register is known, before the
+  // staging address (`sr` on) is computed and C read there; `bias_loads` prints a column bias's.
+  // (ptxas compiles this order to the same code as the printer's earlier hand-written one.)
+  void pair_values(const EpilogueStore& n, const std::vector<IndexLet>& ls, const std::string& regs,
+                   const std::function<void()>& bias_loads = nullptr) {
+    auto staging_lets = ls.begin();
+    while (staging_lets != ls.end() && staging_lets->name != "sr") ++staging_lets;
+    lets({ls.begin(), staging_lets});
+    if (bias_loads) bias_loads();
     if (epilogue_inputs(n).row_bias && n.fragment != Fragment::TmemLanes) row_bias_load(n);
     line("float v0 = " + regs + "[reg], v1 = " + regs + "[reg + 1];");
+    lets({staging_lets, ls.end()});
     if (n.c_staged) read_staged_c(n);
     for (int e = 0; e < 2; ++e)
       if (std::string ops = apply_ops(n, e); !ops.empty()) line(ops);
@@ -293,8 +303,9 @@ class CudaPrinter : public Visitor {
   // address `dst`.
   void store_pair(const EpilogueStore& n) {
     if (!n.staged) {
-      line("if (in0) gg::dev::store_" + n.out_type + "(args.d, d_at0, v0);");
-      line("if (in1) gg::dev::store_" + n.out_type + "(args.d, d_at1, v1);");
+      for (size_t e = 0; e < 2; ++e)
+        line("if (" + to_c(n.index.inside[e]) + ") gg::dev::store_" + n.out_type + "(args.d, " +
+             to_c(n.index.d_element[e]) + ", v" + num(int64_t(e)) + ");");
     } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
       line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
     } else {
@@ -337,8 +348,7 @@ class CudaPrinter : public Visitor {
            " columns, [" + num(n.warpgroup_rows) + "][" + num(n.staging_swizzle_bytes) + " bytes], " +
            num(n.staging_swizzle_bytes) + "B swizzle");
     }
-    lets(ix.pair);
-    pair_values(n, n.accumulator + "[b]");
+    pair_values(n, ix.pair, n.accumulator + "[b]");
     store_pair(n);
     for (int i = 0; i < 4; ++i) close();
   }
@@ -365,9 +375,9 @@ class CudaPrinter : public Visitor {
     open_unrolled("b", imm(0), imm(n.blocks));
     line("unsigned pairs[4];");
     open_unrolled("q", imm(0), imm(4));
-    lets(ix.pair);
-    if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
-    pair_values(n, n.accumulator + "[b]");
+    pair_values(n, ix.pair, n.accumulator + "[b]", [&] {
+      if (col_bias) line("const float bias0 = bias_pair[q / 2][0], bias1 = bias_pair[q / 2][1];");
+    });
     line("pairs[q] = gg::dev::pack2_" + n.out_type + "(v0, v1);");
     close();
     open("");
@@ -388,9 +398,9 @@ class CudaPrinter : public Visitor {
     if (ix.lane_guard) open("if (" + to_c(ix.lane_guard) + ")");
     if (epilogue_inputs(n).row_bias) row_bias_load(n);
     open_unrolled("p", ix.group_begin, ix.group_end);
-    lets(ix.group);
-    if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
-    pair_values(n, n.accumulator);
+    pair_values(n, ix.group, n.accumulator, [&] {
+      if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
+    });
     store_pair(n);
     close();
     if (ix.lane_guard) close();

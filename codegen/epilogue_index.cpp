@@ -38,7 +38,7 @@ class IndexBuilder {
     ix_.group = {{kInt, "c", imm(8) * var("j") + var("lane_col")}};
     columns(ix_.group);
     fragment_pair(ix_.pair, n_.staged);
-    bounds_and_indices(ix_.pair);
+    bounds_and_indices();
   }
 
   // A warp's 16x16 block of columns 16 jj.. is four 8x8 matrices: (group 2 jj, rows +0), (2 jj,
@@ -62,7 +62,7 @@ class IndexBuilder {
     if (fragment_col) ix_.pair.push_back({kInt, "c", imm(8) * var("j") + var("lane_col")});
     columns(ix_.pair);
     fragment_pair(ix_.pair, n_.c_staged);
-    bounds_and_indices(ix_.pair);
+    bounds_and_indices();
     ix_.matrix_row = {{kInt, "sr", var("b") * imm(n_.mma_m) + var("st_row")},
                       {kInt, "sc", subtile_col(imm(16) * var("jj") + var("st_col"))},
                       {"unsigned", "row_dst", staging_address()}};
@@ -90,7 +90,7 @@ class IndexBuilder {
       ix_.group.push_back({kInt, "sc", subtile_col(var("c"))});
       ix_.group.push_back({"unsigned", "dst", staging_address()});
     }
-    bounds_and_indices(ix_.group);
+    bounds_and_indices();
   }
 
   // The global columns of the pair at tile column c.
@@ -113,22 +113,16 @@ class IndexBuilder {
     lets.push_back({kInt, "sc", subtile_col(var("c"))});
     lets.push_back({"unsigned", "dst", staging_address()});
   }
-  // Unstaged: whether each value of the pair lies in D and its element; C's read from global
-  // memory the same way.
-  void bounds_and_indices(std::vector<IndexLet>& lets) const {
+  // Whether each value of the pair lies in D, and its element of D (unstaged) and of C (read
+  // from global memory).
+  void bounds_and_indices() const {
     if (!in_.needs_row || !in_.needs_col) return;
-    if (!n_.staged || in_.c_global) {
-      const ExprPtr in_rows = var("row") < var("args.m");
-      lets.push_back({"bool", "in0", in_rows && var("col") < var("args.n")});
-      lets.push_back({"bool", "in1", in_rows && var("col1") < var("args.n")});
-    }
-    if (!n_.staged) {
-      lets.push_back({kWide, "d_at0", element(n_.ld, n_.d_offset, var("col"))});
-      lets.push_back({kWide, "d_at1", element(n_.ld, n_.d_offset, var("col1"))});
-    }
-    if (in_.c_global) {
-      lets.push_back({kWide, "c_at0", element(n_.c_ld, n_.c_offset, var("col"))});
-      lets.push_back({kWide, "c_at1", element(n_.c_ld, n_.c_offset, var("col1"))});
+    for (int e = 0; e < 2; ++e) {
+      const ExprPtr col = var(e ? "col1" : "col");
+      const auto i = static_cast<size_t>(e);
+      if (!n_.staged || in_.c_global) ix_.inside[i] = var("row") < var("args.m") && col < var("args.n");
+      if (!n_.staged) ix_.d_element[i] = element(n_.ld, n_.d_offset, col);
+      if (in_.c_global) ix_.c_element[i] = element(n_.c_ld, n_.c_offset, col);
     }
   }
   // Element (row, col) of D or C: rows `ld` apart (columns, column-major), from the batch

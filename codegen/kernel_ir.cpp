@@ -369,6 +369,13 @@ class Dumper : public Visitor {
     lets("per bias half", ix.bias_group);
     lets("per pair", ix.pair);
     lets("per stmatrix row", ix.matrix_row);
+    for (size_t e = 0; e < 2; ++e) {
+      std::string text;
+      if (ix.inside[e]) text += " inside " + to_c(ix.inside[e]) + ";";
+      if (ix.d_element[e]) text += " D at " + to_c(ix.d_element[e]) + ";";
+      if (ix.c_element[e]) text += " C at " + to_c(ix.c_element[e]) + ";";
+      if (!text.empty()) line("  value " + std::to_string(e) + ":" + text);
+    }
   }
   void visit_TmemAlloc(const TmemAlloc& n) override {
     line("TmemAlloc warp=" + to_c(n.warp) + " columns=" + std::to_string(n.columns) + " -> " + tmem_slot_name());

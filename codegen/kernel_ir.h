@@ -5,6 +5,7 @@
 // A WarpRole is the code one role's warpgroups run; a kernel without warp specialization
 // is one role. The node list is the
 // X-macro below: the visitor, mutator and printers have one handler per node.
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -231,9 +232,9 @@ struct IndexLet { std::string type, name; ExprPtr value; };
 // tcgen05.ld's lanes, stmatrix's row addresses), so a wrong row, column, register, bound or
 // address in the printed kernel is a wrong result in simulation. Names read by both:
 // `reg` (register of a pair's first value: of block b, or of the TMEM load), `row`, `col`, `col1`
-// (global), `dst` (its staging address), `in0`/`in1` (the pair's values lie inside D), `d_at0`/
-// `d_at1` and `c_at0`/`c_at1` (element of D or C), `col_g`/`col_g1` (stmatrix's column bias of
-// group half g), `row_dst` (stmatrix: this lane's row address). `staging` is the buffer's address.
+// (global), `dst` (its staging address), `col_g`/`col_g1` (stmatrix's column bias of group half
+// g), `row_dst` (stmatrix: this lane's row address). `staging` is the buffer's address. Where each
+// value of the pair goes in global memory is printed where it is used, inside the bound's `if`.
 struct EpilogueIndex {
   std::vector<IndexLet> thread;      // once per thread
   std::vector<IndexLet> group;       // per column group (8 columns; 16 under stmatrix; a TMEM pair)
@@ -242,6 +243,9 @@ struct EpilogueIndex {
   std::vector<IndexLet> matrix_row;  // stmatrix, per block b: this lane's row of the x4 store
   ExprPtr group_begin, group_end;    // the group loop's range
   ExprPtr lane_guard;                // TmemLanes: this thread's row is its warpgroup's (nullptr: all are)
+  // Per value e of the pair (after the pair's lets): whether it lies inside D, its element of D
+  // (unstaged) and of C (beta * C from global memory); nullptr where not used.
+  std::array<ExprPtr, 2> inside, d_element, c_element;
 };
 
 // Applies `ops` to the accumulator fragments of this thread in columns [col_begin, col_begin +

@@ -1195,14 +1195,14 @@ class Simulator {
   // the hardware holds them: wgmma's register fragment, tcgen05.ld's lanes, stmatrix's rows.
   // `at`: the lane's bindings after the pair's lets; value `e` of the pair. `staged_c`: C's value
   // as the kernel read it from the staging buffer; `col_bias` the column bias it loaded.
-  float epilogue_op(const EpilogueOp& op, float v, const Bindings& at, int e, const std::optional<float>& staged_c,
-                    float col_bias) {
+  float epilogue_op(const EpilogueStore& n, const EpilogueOp& op, float v, const Bindings& at, int e,
+                    const std::optional<float>& staged_c, float col_bias) {
     switch (op.kind) {
       case EpilogueOp::Kind::Scale: return v * static_cast<float>(op.scalar);
       case EpilogueOp::Kind::AddScaled: {
         if (staged_c) return v + static_cast<float>(op.scalar) * *staged_c;
-        if (!bound(at, e ? "in1" : "in0")) return v;
-        const int64_t c_at = bound(at, e ? "c_at1" : "c_at0");
+        if (!evaluate(n.index.inside[size_t(e)], at)) return v;
+        const int64_t c_at = evaluate(n.index.c_element[size_t(e)], at);
         if (c_at < 0 || (c_at + 1) * c_.bytes() > int64_t(c_.data.size())) {
           error("the epilogue reads C at element " + std::to_string(c_at) + ", outside C");
           return v;
@@ -1260,7 +1260,7 @@ class Simulator {
         async_read_check(w.cta, a, a + ob, "the epilogue's read of C from the staging buffer", &w);
         staged_c = sim::decode(out, ctas_[static_cast<size_t>(w.cta)].smem.bytes.data() + a);
       }
-      for (const auto& op : n.ops) regs[e] = epilogue_op(op, regs[e], at, e, staged_c, bias[size_t(e)]);
+      for (const auto& op : n.ops) regs[e] = epilogue_op(n, op, regs[e], at, e, staged_c, bias[size_t(e)]);
     }
     return regs;
   }
@@ -1276,8 +1276,8 @@ class Simulator {
         generic_write(w, a, bytes, ob, "the epilogue's staging write");
         continue;
       }
-      if (!bound(at, e ? "in1" : "in0")) continue;
-      const int64_t d_at = bound(at, e ? "d_at1" : "d_at0");  // d_ holds D as it lies in memory
+      if (!evaluate(n.index.inside[size_t(e)], at)) continue;
+      const int64_t d_at = evaluate(n.index.d_element[size_t(e)], at);  // d_ holds D as it lies in memory
       if (d_at < 0 || (d_at + 1) * ob > int64_t(d_.data.size()))
         error("the epilogue stores D at element " + std::to_string(d_at) + ", outside D");
       else

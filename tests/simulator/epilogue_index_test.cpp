@@ -96,19 +96,33 @@ std::vector<IndexLet>* level_lists(EpilogueIndex& ix, int i) {
   return lists[i];
 }
 
+// The index math's values by name: the lets, and per value e of the pair `in<e>` (inside D),
+// `d_at<e>` and `c_at<e>` (its element of D and C).
+std::vector<std::pair<std::string, ExprPtr*>> named_values(EpilogueIndex& ix) {
+  std::vector<std::pair<std::string, ExprPtr*>> all;
+  for (int level = 0; level < 5; ++level)
+    for (IndexLet& l : *level_lists(ix, level)) all.push_back({l.name, &l.value});
+  for (size_t e = 0; e < 2; ++e) {
+    const std::string s = std::to_string(e);
+    all.push_back({"in" + s, &ix.inside[e]});
+    all.push_back({"d_at" + s, &ix.d_element[e]});
+    all.push_back({"c_at" + s, &ix.c_element[e]});
+  }
+  return all;
+}
+
 // Plants `bug` into every EpilogueStore of `k`; false when it changes nothing there.
 bool plant_index_bug(Kernel& k, const IndexBug& bug) {
   bool changed = false;
   Plant plant(rewrite<EpilogueStore>([&](EpilogueStore& n) {
-    for (int level = 0; level < 5; ++level)
-      for (IndexLet& l : *level_lists(n.index, level))
-        for (const std::string& name : bug.lets) {
-          if (l.name != name) continue;
-          const ExprPtr wrong = bug.wrong(l.value, n.index);
-          if (to_c(wrong) == to_c(l.value)) continue;
-          l.value = wrong;
-          changed = true;
-        }
+    for (auto& [name, value] : named_values(n.index))
+      for (const std::string& target : bug.lets) {
+        if (name != target || !*value) continue;
+        const ExprPtr wrong = bug.wrong(*value, n.index);
+        if (to_c(wrong) == to_c(*value)) continue;
+        *value = wrong;
+        changed = true;
+      }
   }));
   k.body = plant.mutate(k.body);
   return changed;
