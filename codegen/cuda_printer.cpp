@@ -3,7 +3,7 @@
 #include <functional>
 #include <sstream>
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "dsl/error.h"
 #include "runtime/device/smem_desc.h"
 #include "runtime/device/tcgen05_desc.h"
@@ -148,31 +148,25 @@ class CudaPrinter : public Visitor {
     line("gg::dev::bulk_wait_group_read<" + num(n.pending) + ">();");
   }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
-    int chunk_elems = 16 / n.elem_bytes;
-    int chunks_per_row = n.cols / chunk_elems;
-    int chunks_per_atom = n.swizzle_bytes / 16;
-    GG_INTERNAL_CHECK(chunks_per_row % chunks_per_atom == 0, "row not a whole number of swizzle atoms");
+    const CopyIndex& ix = n.index;
     open("");  // a scope for the copy's locals
     line("// synchronous copy of a " + num(n.rows) + "x" + num(n.cols) + " tile of " + n.source + " into the " +
          num(n.swizzle_bytes) + "B-swizzled layout; out-of-bounds chunks are zero");
     line("const char* src = static_cast<const char*>(args." + n.source + ")" +
          (n.offset ? " + (long long)" + to_c(n.offset) + " * " + num(n.elem_bytes) : "") + ";");
-    open("for (int chunk = threadIdx.x; chunk < " + num(n.rows * chunks_per_row) + "; chunk += " + num(n.threads) + ")");
-    line("const int r = chunk / " + num(chunks_per_row) + ", c = chunk % " + num(chunks_per_row) + ";");
-    line("const long long row = (long long)" + to_c(n.row0) + " + r;");
-    line("const long long col = (long long)" + to_c(n.col0) + " + c * " + num(chunk_elems) + ";");
+    line("const unsigned tile_smem = " + smem(n.dst) + ";");
+    open("for (int chunk = threadIdx.x; chunk < " + num(ix.chunks) + "; chunk += " + num(n.threads) + ")");
+    // the chunk is read as soon as its coordinates are known, then its shared address computed
+    auto address_lets = ix.chunk.begin();
+    while (address_lets != ix.chunk.end() && address_lets->name != "atom") ++address_lets;
+    lets({ix.chunk.begin(), address_lets});
     line("uint4 v = make_uint4(0u, 0u, 0u, 0u);");
-    if (n.load_bytes == 16) {
-      line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
-      line("  v = *reinterpret_cast<const uint4*>(src + (row * " + to_c(n.ld) + " + col) * " + num(n.elem_bytes) + ");");
-    } else {  // rows not 16-byte aligned: element loads, the row's tail past the limit zero
-      line("if (row < " + to_c(n.row_limit) + " && col < " + to_c(n.col_limit) + ")");
-      line("  v = gg::dev::load16_elements<" + num(n.elem_bytes) + ">(src + (row * " + to_c(n.ld) + " + col) * " +
-           num(n.elem_bytes) + ", int(" + to_c(n.col_limit) + " - col));");
-    }
-    line("const int atom = c / " + num(chunks_per_atom) + ", chunk16 = c % " + num(chunks_per_atom) + ";");
-    line("const unsigned dst = " + smem(n.dst) + " + atom * " + num(int64_t(n.rows) * n.swizzle_bytes) +
-         " + gg::dev::swizzle_offset(r * " + num(n.swizzle_bytes) + " + chunk16 * 16, " + num(n.swizzle_bytes) + ");");
+    line("if (" + to_c(ix.inside) + ")");
+    const std::string at = "src + " + to_c(ix.element) + " * " + num(n.elem_bytes);
+    if (n.load_bytes == 16) line("  v = *reinterpret_cast<const uint4*>(" + at + ");");
+    else  // rows not 16-byte aligned: element loads, the row's tail past the limit zero
+      line("  v = gg::dev::load16_elements<" + num(n.elem_bytes) + ">(" + at + ", int(" + to_c(ix.valid) + "));");
+    lets({address_lets, ix.chunk.end()});
     line("gg::dev::st_shared_v4_u32(dst, v.x, v.y, v.z, v.w);");
     close();
     close();

@@ -317,6 +317,10 @@ class Dumper : public Visitor {
          ") ld=" + to_c(n.ld) + (n.offset ? " offset=" + to_c(n.offset) : "") + " -> " + smem(n.dst) + " threads=" + std::to_string(n.threads) +
          " swizzle=" + std::to_string(n.swizzle_bytes) + (n.load_bytes == 16 ? "" : " by element") +
          (n.mn_major ? " mn-major" : ""));
+    std::string lets;
+    for (const auto& l : n.index.chunk) lets += " " + l.name + " = " + to_c(l.value) + ";";
+    line("  per chunk of " + std::to_string(n.index.chunks) + ":" + lets + " read if " + to_c(n.index.inside) + " at " +
+         to_c(n.index.element) + (n.load_bytes == 16 ? "" : ", " + to_c(n.index.valid) + " valid"));
   }
   void visit_FenceProxyAsync(const FenceProxyAsync&) override { line("FenceProxyAsync"); }
   void visit_SyncThreads(const SyncThreads&) override { line("SyncThreads"); }

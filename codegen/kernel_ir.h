@@ -135,6 +135,23 @@ struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase =
 // Every thread of every CTA of the cluster meets (barrier.cluster arrive + wait).
 struct ClusterSync : NodeOf<NodeKind::ClusterSync> {};
 
+// A named value of a node's index math (an EpilogueStore's, a SyncCopyTile's), printed
+// `const type name = value;` where its loop level begins and evaluated there by the simulator
+// with the same bindings, so the printed kernel and the simulation compute one index math.
+struct IndexLet { std::string type, name; ExprPtr value; };
+
+// A synchronous copy's index math: thread t copies the tile's 16-byte chunks t, t + threads, ...
+// below `chunks`; per chunk the lets give its tile row `r` and chunk column `c`, the global `row`
+// and `col` of its first element, its swizzle atom `atom` and 16-byte column `chunk16` there, and
+// `dst`, its shared address (`tile_smem` is the tile's).
+struct CopyIndex {
+  int64_t chunks = 0;
+  std::vector<IndexLet> chunk;
+  ExprPtr inside;   // the chunk is read from global memory (else it stays zero)
+  ExprPtr element;  // its first element, counted from the source matrix's first
+  ExprPtr valid;    // element loads: elements from `col` to the row's end (the chunk's rest is zero)
+};
+
 struct MbarrierInit : NodeOf<NodeKind::MbarrierInit> { BarrierRef bar; int arrivals = 1; };
 struct FenceMbarrierInit : NodeOf<NodeKind::FenceMbarrierInit> {};
 struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> { BarrierRef bar; int64_t bytes = 0; };
@@ -171,6 +188,7 @@ struct SyncCopyTile : NodeOf<NodeKind::SyncCopyTile> {
   int load_bytes = 16;         // bytes per global load: 16, or elem_bytes (rows not 16-byte aligned)
   bool mn_major = false;       // an MN-major operand: the tile's rows run along K
   ExprPtr offset;              // elements from the source pointer to the tile's matrix (batch * stride); nullptr: 0
+  CopyIndex index;             // from the fields above (codegen/index_math.h)
 };
 struct FenceProxyAsync : NodeOf<NodeKind::FenceProxyAsync> {};
 struct SyncThreads : NodeOf<NodeKind::SyncThreads> {};
@@ -220,10 +238,6 @@ struct EpilogueOp {
 // TmemLanes: what tcgen05.ld.32x32b loaded from a TMEM accumulator of `mma_m`-row MMA blocks:
 // one row per thread, registers 0.. the store's columns (see sm100::tmem_row).
 enum class Fragment { Wgmma, TmemLanes };
-
-// A named value of an EpilogueStore's index math, printed `const type name = value;` where its
-// loop level begins and evaluated there by the simulator with the same bindings.
-struct IndexLet { std::string type, name; ExprPtr value; };
 
 // Where an EpilogueStore's values come from and go, as expressions over threadIdx.x, the printed
 // loops' variables (Wgmma: group j, then b and h; stmatrix: group jj, then b and q; TmemLanes:

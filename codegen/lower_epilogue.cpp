@@ -1,6 +1,6 @@
 #include "codegen/lower_epilogue.h"
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"

@@ -1,5 +1,6 @@
 #include "codegen/lower_operand_copies.h"
 
+#include "codegen/index_math.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -77,6 +78,7 @@ class LowerCopies : public Mutator {
     copy->load_bytes = p_.operand_rows_aligned ? 16 : copy->elem_bytes;
     copy->mn_major = layout.mn_major;
     copy->offset = batch_offset(p_, l->operand, l->batch);
+    copy->index = copy_index(*copy);
     return copy;
   }
 

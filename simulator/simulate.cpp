@@ -1,5 +1,6 @@
 #include "simulator/simulate.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -7,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "codegen/gemm_check.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
@@ -746,34 +747,44 @@ class Simulator {
   }
 
   // ---- the synchronous copy (every thread of the block, 16-byte chunks)
+  // The printed index math (CopyIndex) per lane and chunk; the 16-byte load (or the element
+  // loads of a row's tail) as the hardware does it.
   bool exec(Warp& w, Frame&, const SyncCopyTile& n) {
+    const CopyIndex& ix = n.index;
     const GlobalTensor& g = n.source == "a" ? a_ : b_;
-    const int chunk_elems = 16 / n.elem_bytes, chunks_per_row = n.cols / chunk_elems;
-    const int64_t total = int64_t(n.rows) * chunks_per_row, row0 = eval(w, n.row0), col0 = eval(w, n.col0);
-    const int64_t row_limit = eval(w, n.row_limit), col_limit = eval(w, n.col_limit);
+    const int chunk_elems = 16 / n.elem_bytes;
     const int64_t matrix = n.offset ? eval(w, n.offset) : 0;  // elements to the batch matrix
-    const int64_t base = smem_offset(w, n.dst, int64_t(n.rows) * n.cols * n.elem_bytes, "synchronous copy");
-    for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int64_t chunk = w.index * kWarpSize + lane; chunk < total; chunk += n.threads) {
-        int64_t r = chunk / chunks_per_row, c = chunk % chunks_per_row;
-        int64_t row = row0 + r, col = col0 + c * chunk_elems;
+    const SmemBuffer& buf = buffer(buffer_name(n.dst.buffer));
+    Bindings at = w.vars;
+    at["tile_smem"] = smem_offset(w, n.dst, int64_t(n.rows) * n.cols * n.elem_bytes, "synchronous copy");
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      at["threadIdx.x"] = int64_t(w.index) * kWarpSize + lane;
+      for (int64_t chunk = at["threadIdx.x"]; chunk < ix.chunks; chunk += n.threads) {
+        at["chunk"] = chunk;
+        bind(at, ix.chunk);
+        const int64_t row = bound(at, "row"), col = bound(at, "col");
         uint8_t v[16] = {};
-        if (row < row_limit && col < col_limit) {
-          const int64_t at = (matrix + row * eval(w, n.ld) + col) * n.elem_bytes;
-          const int64_t valid = std::min<int64_t>(chunk_elems, col_limit - col);
-          if (n.load_bytes == 16 && (at % 16 != 0 || valid < chunk_elems))
+        if (evaluate(ix.inside, at)) {
+          const int64_t byte = (matrix + evaluate(ix.element, at)) * n.elem_bytes;
+          const int64_t valid =
+              n.load_bytes == 16 ? chunk_elems : std::clamp<int64_t>(evaluate(ix.valid, at), 0, chunk_elems);
+          if (n.load_bytes == 16 && (byte % 16 != 0 || evaluate(n.col_limit, at) - col < chunk_elems))
             error("synchronous copy of " + n.source + ": a 16-byte load at element (" + std::to_string(row) + ", " +
-                  std::to_string(col) + ") is " + (at % 16 != 0 ? "not 16-byte aligned" : "past the end of its row"));
-          if (at < 0 || at + valid * n.elem_bytes > int64_t(g.data.size()))
+                  std::to_string(col) + ") is " + (byte % 16 != 0 ? "not 16-byte aligned" : "past the end of its row"));
+          if (byte < 0 || byte + valid * n.elem_bytes > int64_t(g.data.size()))
             error("synchronous copy of " + n.source + " reads element (" + std::to_string(row) + ", " +
-                  std::to_string(col) + ") at byte " + std::to_string(at) + ", outside the tensor");
+                  std::to_string(col) + ") at byte " + std::to_string(byte) + ", outside the tensor");
           else
-            std::memcpy(v, g.data.data() + at, size_t(valid * n.elem_bytes));
+            std::memcpy(v, g.data.data() + byte, size_t(valid * n.elem_bytes));
         }
-        int64_t atom = (c * 16) / n.swizzle_bytes, in_atom = (c * 16) % n.swizzle_bytes;
-        int64_t at = sim::swizzled(base + atom * n.rows * n.swizzle_bytes + r * n.swizzle_bytes + in_atom, n.swizzle_bytes);
-        generic_write(w, at, v, 16, "synchronous copy");
+        const int64_t dst = bound(at, "dst");
+        if (dst < buf.offset || dst + 16 > buf.offset + buf.bytes) {
+          error("synchronous copy of " + n.source + " writes shared byte " + std::to_string(dst) + ", outside " + buf.name);
+          return true;
+        }
+        generic_write(w, dst, v, 16, "synchronous copy");
       }
+    }
     return true;
   }
 

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"

@@ -11,7 +11,7 @@
 #include <optional>
 #include <variant>
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "codegen/resources.h"
 #include "dsl/error.h"

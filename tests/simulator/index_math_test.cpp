@@ -1,8 +1,9 @@
-// The epilogue's index math (kir::EpilogueIndex) is what the printer prints and what the
-// simulator runs: a one-line mistake in a fragment row or column, a register, a bound, a global
-// index, a staging address or stmatrix's row addresses, planted into the lowered IR as it would
-// be printed, must make the simulated kernel fail, across unstaged, staged, stmatrix and TMEM
-// stores, fused epilogues, layouts and batches.
+// The index math of epilogue stores and synchronous copies (kir::EpilogueIndex, kir::CopyIndex)
+// is what the printer prints and what the simulator runs: a one-line mistake in a fragment row or
+// column, a register, a bound, a global index, a staging address, stmatrix's row addresses or a
+// copy's chunk coordinates, bounds, source element or shared address, planted into the lowered IR
+// as it would be printed, must make the simulated kernel fail, across unstaged, staged, stmatrix
+// and TMEM stores, fused epilogues, element and 16-byte copies, layouts and batches.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
@@ -48,10 +49,11 @@ ExprPtr tid() { return var("threadIdx.x"); }
 // A mistake in the lets named `lets`: the value a bug would print instead. `observable`: the
 // problems where it changes a result (nullptr: all).
 struct IndexBug {
-  std::string name;
+  std::string name;  // "copy: ...": in a SyncCopyTile's index math (else an EpilogueStore's)
   std::vector<std::string> lets;
   std::function<ExprPtr(const ExprPtr&, const EpilogueIndex&)> wrong;
   std::function<bool(const Definition&)> observable = nullptr;
+  bool copy() const { return name.rfind("copy:", 0) == 0; }
 };
 
 std::vector<IndexBug> index_bugs() {
@@ -79,7 +81,9 @@ std::vector<IndexBug> index_bugs() {
        // pairs start at even columns: only an odd N has a pair straddling the edge
        [](const Definition& def) { return def.n() % 2 == 1; }},
       {"row bound off by one (row <= M)", {"in0", "in1"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "args.m", var("args.m") + imm(1)); }},
+       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "args.m", var("args.m") + imm(1)); },
+       // a tile hangs over M's edge
+       [](const Definition& def) { return def.m() % 64 != 0; }},
       {"D element of the pair's second value is the first's", {"d_at1"},
        [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "col1", var("col")); }},
       {"C element of the pair's second value is the first's", {"c_at1"},
@@ -88,6 +92,26 @@ std::vector<IndexBug> index_bugs() {
        [](const ExprPtr&, const EpilogueIndex&) { return var("col"); }},
       {"stmatrix column bias: the group half (8 g) dropped", {"col_g"},
        [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "g", imm(0)); }},
+      {"copy: a chunk's tile row counted over twice the chunks of a row", {"r"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return v->a / (v->b * imm(2)); }},
+      {"copy: a chunk's first column not scaled by its elements", {"col"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "c", var("c") / imm(8)); }},
+      {"copy: the column bound dropped", {"inside"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return v->a; },
+       // a K-major tile hangs over K's edge
+       [](const Definition& def) { return def.k() % 64 != 0; }},
+      {"copy: the source row stride one row short", {"element"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return var("row") * (v->a->b - imm(8)) + var("col"); }},
+      {"copy: the swizzle not applied", {"dst"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return drop_call(v, "gg::dev::swizzle_offset"); }},
+      {"copy: the swizzle atom's offset dropped", {"dst"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "atom", imm(0)); },
+       // a K-major row of 64 16-bit elements is one 128-byte atom; an MN-major row is two
+       [](const Definition& def) { return problem_layout(def).a == Layout::MNMajor; }},
+      {"copy: element loads one element past the row's end", {"valid"},
+       [](const ExprPtr& v, const EpilogueIndex&) { return v + imm(1); },
+       // element loads: rows not 16-byte aligned
+       [](const Definition& def) { return def.k() % 8 != 0; }},
   };
 }
 
@@ -111,19 +135,41 @@ std::vector<std::pair<std::string, ExprPtr*>> named_values(EpilogueIndex& ix) {
   return all;
 }
 
-// Plants `bug` into every EpilogueStore of `k`; false when it changes nothing there.
+std::vector<std::pair<std::string, ExprPtr*>> named_values(CopyIndex& ix) {
+  std::vector<std::pair<std::string, ExprPtr*>> all;
+  for (IndexLet& l : ix.chunk) all.push_back({l.name, &l.value});
+  all.push_back({"inside", &ix.inside});
+  all.push_back({"element", &ix.element});
+  all.push_back({"valid", &ix.valid});
+  return all;
+}
+
+// Plants `bug` into every EpilogueStore (or SyncCopyTile) of `k`; false when it changes nothing.
 bool plant_index_bug(Kernel& k, const IndexBug& bug) {
   bool changed = false;
-  Plant plant(rewrite<EpilogueStore>([&](EpilogueStore& n) {
-    for (auto& [name, value] : named_values(n.index))
+  auto change = [&](std::vector<std::pair<std::string, ExprPtr*>> values, const EpilogueIndex& ix) {
+    for (auto& [name, value] : values)
       for (const std::string& target : bug.lets) {
         if (name != target || !*value) continue;
-        const ExprPtr wrong = bug.wrong(*value, n.index);
+        const ExprPtr wrong = bug.wrong(*value, ix);
         if (to_c(wrong) == to_c(*value)) continue;
         *value = wrong;
         changed = true;
       }
-  }));
+  };
+  Plant plant([&](const StmtPtr& s) -> std::optional<StmtPtr> {
+    if (!bug.copy() && as<EpilogueStore>(s)) {
+      auto n = copy_of<EpilogueStore>(s);
+      change(named_values(n->index), n->index);
+      return StmtPtr(n);
+    }
+    if (bug.copy() && as<SyncCopyTile>(s)) {
+      auto n = copy_of<SyncCopyTile>(s);
+      change(named_values(n->index), EpilogueIndex{});
+      return StmtPtr(n);
+    }
+    return std::nullopt;
+  });
   k.body = plant.mutate(k.body);
   return changed;
 }
@@ -147,8 +193,10 @@ std::vector<Config> configs() {
   auto step = [](int v, Definition def, Target t = Target::Sm90a) {
     return [=] { return tutorial_schedule(v, def, t); };
   };
-  ProblemLayout batched, column_major;
+  ProblemLayout batched, column_major, mn_major_a;
   batched.batch = 3;
+  mn_major_a.a = Layout::MNMajor;
+  mn_major_a.lda = 272;
   column_major.d = OutputLayout::ColumnMajor;
   return {
       {"v4 unstaged 130x129x72", step(4, make_gemm(130, 129, 72, DType::BF16, DType::BF16))},
@@ -171,6 +219,16 @@ std::vector<Config> configs() {
        Target::Sm100a},
       {"sm_100a v10 two consumers 256x512x128",
        step(10, make_gemm(256, 512, 128, DType::BF16, DType::BF16), Target::Sm100a), Target::Sm100a},
+      // synchronous copies: 16-byte chunks with M and K edges, element loads (K % 8 != 0),
+      // MN-major A with a leading dimension, batches
+      {"v2 copies 128x128x200", step(2, make_gemm(128, 128, 200, DType::BF16, DType::BF16))},
+      {"v3 copies 130x136x200", step(3, make_gemm(130, 136, 200, DType::BF16, DType::BF16))},
+      {"v4 element copies 77x129x71", step(4, make_gemm(77, 129, 71, DType::BF16, DType::BF16))},
+      {"v3 copies, MN-major A, lda 272, 264x256x136",
+       step(3, make_definition(264, 256, 136, DType::BF16, DType::BF16, {}, mn_major_a))},
+      {"v3 copies, batch 3 136x72x64", step(3, make_definition(136, 72, 64, DType::BF16, DType::BF16, {}, batched))},
+      {"sm_100a v3 copies 130x136x200",
+       step(3, make_gemm(130, 136, 200, DType::BF16, DType::BF16), Target::Sm100a), Target::Sm100a},
   };
 }
 
@@ -182,7 +240,7 @@ DeviceLimits limits_for(const Config& c) {
 
 }  // namespace
 
-TEST_CASE("epilogue index math: every config simulates bit-exactly as lowered") {
+TEST_CASE("index math: every config simulates bit-exactly as lowered") {
   for (const Config& c : configs()) {
     const Schedule s = c.schedule();
     const SimulationReport r = simulate(s, {}, limits_for(c));
@@ -192,8 +250,8 @@ TEST_CASE("epilogue index math: every config simulates bit-exactly as lowered") 
   }
 }
 
-TEST_CASE("epilogue index math: each planted mistake fails the simulation wherever it changes the kernel") {
-  std::cout << "epilogue index bug -> configs where it changed the printed index math, caught by the simulator\n";
+TEST_CASE("index math: each planted mistake fails the simulation wherever it changes the kernel") {
+  std::cout << "index math bug -> configs where it changed the printed index math, caught by the simulator\n";
   int planted_total = 0, caught_total = 0;
   const std::vector<Config> cs = configs();
   for (const IndexBug& bug : index_bugs()) {

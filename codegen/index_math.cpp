@@ -1,4 +1,4 @@
-#include "codegen/epilogue_index.h"
+#include "codegen/index_math.h"
 
 #include "dsl/dtype.h"
 #include "dsl/error.h"
@@ -173,6 +173,28 @@ EpilogueInputs epilogue_inputs(const EpilogueStore& n) {
 }
 
 void index_epilogue_store(EpilogueStore& n) { IndexBuilder(n).build(); }
+
+CopyIndex copy_index(const SyncCopyTile& n) {
+  const int chunk_elems = 16 / n.elem_bytes, chunks_per_row = n.cols / chunk_elems;
+  const int chunks_per_atom = n.swizzle_bytes / 16;
+  GG_INTERNAL_CHECK(chunks_per_row % chunks_per_atom == 0, "row not a whole number of swizzle atoms");
+  CopyIndex ix;
+  ix.chunks = int64_t(n.rows) * chunks_per_row;
+  const ExprPtr chunk = var("chunk"), r = var("r"), c = var("c"), row = var("row"), col = var("col");
+  ix.chunk = {{kInt, "r", chunk / imm(chunks_per_row)},
+              {kInt, "c", chunk % imm(chunks_per_row)},
+              {kWide, "row", wide(n.row0) + r},
+              {kWide, "col", wide(n.col0) + c * imm(chunk_elems)},
+              {kInt, "atom", c / imm(chunks_per_atom)},
+              {kInt, "chunk16", c % imm(chunks_per_atom)},
+              {"unsigned", "dst", var("tile_smem") + var("atom") * imm(int64_t(n.rows) * n.swizzle_bytes) +
+                                      call("gg::dev::swizzle_offset", r * imm(n.swizzle_bytes) + var("chunk16") * imm(16),
+                                           imm(n.swizzle_bytes))}};
+  ix.inside = row < n.row_limit && col < n.col_limit;
+  ix.element = row * n.ld + col;
+  ix.valid = n.col_limit - col;
+  return ix;
+}
 
 StmtPtr index_epilogue_stores(const StmtPtr& body) { return IndexStores().mutate(body); }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The index math of an epilogue store as IR expressions (kir::EpilogueIndex): built once after
-// lowering, printed by cuda_printer and evaluated by the simulator.
+// The index math of epilogue stores (kir::EpilogueIndex) and synchronous copies (kir::CopyIndex)
+// as IR expressions: built from the node's fields in lowering, printed by cuda_printer and
+// evaluated by the simulator.
 #include "codegen/kernel_ir.h"
 
 namespace gg {
@@ -16,6 +17,9 @@ EpilogueInputs epilogue_inputs(const kir::EpilogueStore& n);
 
 // Fills n.index from the store's fragment, tile, staging and layout fields.
 void index_epilogue_store(kir::EpilogueStore& n);
+
+// The index math of a synchronous copy, from its fields.
+kir::CopyIndex copy_index(const kir::SyncCopyTile& n);
 
 // Runs index_epilogue_store on every EpilogueStore of `body`.
 kir::StmtPtr index_epilogue_stores(const kir::StmtPtr& body);
