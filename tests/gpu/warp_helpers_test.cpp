@@ -14,7 +14,7 @@ namespace {
 
 const char* kSource = R"(
 #include "gemm_args.h"
-#include "convert.cuh"
+#include "epilogue.cuh"
 #include "fence.cuh"
 #include "named_barrier.cuh"
 #include "setmaxnreg.cuh"
@@ -70,8 +70,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) warp_helpers(const __grid_c
       out[1 + i] = tile[i];
       out[257 + i] = tile_t[i];
     }
-    out[600] = pack_bf16x2(1.0f, -2.0f);
-    out[601] = pack_f16x2(1.0f, -2.0f);
+    out[600] = pack2_bf16(1.0f, -2.0f);
+    out[601] = pack2_f16(1.0f, -2.0f);
     const unsigned s = smem_addr(scratch);
     st_shared_u32(s, 0xDEADBEEFu);
     out[602] = ld_shared_u32(s);

@@ -58,7 +58,7 @@ std::string all_helpers_kernel() {
   std::string source = R"(
 #include "gemm_args.h"
 #include "cluster.cuh"
-#include "convert.cuh"
+#include "epilogue.cuh"
 #include "fence.cuh"
 #include "mbarrier.cuh"
 #include "named_barrier.cuh"
@@ -119,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) all_helpers(const __grid_co
   st_shared_v4_u32(smem + 16 * lane_index(), x + 1, y, z, w);
   st_shared_u32(smem, ld_shared_u32(smem) + warp_index_in_block() + cluster_id_x() + cluster_id_y() + cluster_id_z() +
                           map_shared_to_cta(smem, 0));
-  stmatrix_x4(smem + 16 * lane_index(), pack_bf16x2(1.0f, 2.0f), pack_f16x2(3.0f, 4.0f), x, y);
+  stmatrix_x4(smem + 16 * lane_index(), pack2_bf16(1.0f, 2.0f), pack2_f16(3.0f, 4.0f), x, y);
   stmatrix_x4_trans(smem + 16 * lane_index(), z, w, x, y);
   fence_proxy_async_shared_cta();
   cluster_sync();
