@@ -4,7 +4,7 @@
 // Exit status: 0 copied exactly, 1 wrong or failed, 77 no GPU.
 #include "runtime/device/gemm_args.h"
 #include "runtime/device/cluster.cuh"
-#include "runtime/device/convert.cuh"
+#include "runtime/device/epilogue.cuh"
 #include "runtime/device/fence.cuh"
 #include "runtime/device/mbarrier.cuh"
 #include "runtime/device/named_barrier.cuh"
