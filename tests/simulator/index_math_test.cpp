@@ -51,7 +51,7 @@ ExprPtr tid() { return var("threadIdx.x"); }
 struct IndexBug {
   std::string name;  // "copy: ...": in a SyncCopyTile's index math (else an EpilogueStore's)
   std::vector<std::string> lets;
-  std::function<ExprPtr(const ExprPtr&, const EpilogueIndex&)> wrong;
+  std::function<ExprPtr(const ExprPtr&)> wrong;
   std::function<bool(const Definition&)> observable = nullptr;
   bool copy() const { return name.rfind("copy:", 0) == 0; }
 };
@@ -59,57 +59,57 @@ struct IndexBug {
 std::vector<IndexBug> index_bugs() {
   return {
       {"fragment row: (t % 32) / 4 printed (t % 32) / 8", {"lane_row"},
-       [](const ExprPtr&, const EpilogueIndex&) { return tid() % imm(128) / imm(32) * imm(16) + tid() % imm(32) / imm(8); }},
+       [](const ExprPtr&) { return tid() % imm(128) / imm(32) * imm(16) + tid() % imm(32) / imm(8); }},
       {"fragment column: 2 (t % 4) printed t % 4", {"lane_col"},
-       [](const ExprPtr&, const EpilogueIndex&) { return tid() % imm(32) % imm(4); }},
+       [](const ExprPtr&) { return tid() % imm(32) % imm(4); }},
       {"the fragment's second row (+8 h) dropped", {"r", "sr"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "h", imm(0)); }},
+       [](const ExprPtr& v) { return substitute(v, "h", imm(0)); }},
       {"register of the pair: 4 j + 2 h printed 4 j + h (TMEM: 2 p printed p)", {"reg"},
-       [](const ExprPtr& v, const EpilogueIndex&) {
+       [](const ExprPtr& v) {
          return to_c(v).find('h') != std::string::npos ? imm(4) * var("j") + var("h") : var("p");
        }},
       {"staged column: the subtile's first column not subtracted", {"sc"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return v->kind == ExprKind::Sub ? v->a : v; }},
+       [](const ExprPtr& v) { return v->kind == ExprKind::Sub ? v->a : v; }},
       {"staging address: the swizzle not applied", {"dst", "row_dst"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return drop_call(v, "gg::dev::swizzle_offset"); }},
+       [](const ExprPtr& v) { return drop_call(v, "gg::dev::swizzle_offset"); }},
       {"stmatrix: the odd matrices' +8 rows dropped", {"st_row"},
-       [](const ExprPtr&, const EpilogueIndex&) { return tid() % imm(128) / imm(32) * imm(16) + tid() % imm(8); }},
+       [](const ExprPtr&) { return tid() % imm(128) / imm(32) * imm(16) + tid() % imm(8); }},
       {"stmatrix: the upper matrices' +8 columns dropped", {"st_col"},
-       [](const ExprPtr&, const EpilogueIndex&) { return imm(0); }},
+       [](const ExprPtr&) { return imm(0); }},
       {"bound of the pair's second value checks the first's column", {"in1"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "col1", var("col")); },
+       [](const ExprPtr& v) { return substitute(v, "col1", var("col")); },
        // pairs start at even columns: only an odd N has a pair straddling the edge
        [](const Definition& def) { return def.n() % 2 == 1; }},
       {"row bound off by one (row <= M)", {"in0", "in1"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "args.m", var("args.m") + imm(1)); },
+       [](const ExprPtr& v) { return substitute(v, "args.m", var("args.m") + imm(1)); },
        // a tile hangs over M's edge
        [](const Definition& def) { return def.m() % 64 != 0; }},
       {"D element of the pair's second value is the first's", {"d_at1"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "col1", var("col")); }},
+       [](const ExprPtr& v) { return substitute(v, "col1", var("col")); }},
       {"C element of the pair's second value is the first's", {"c_at1"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "col1", var("col")); }},
+       [](const ExprPtr& v) { return substitute(v, "col1", var("col")); }},
       {"global column of the pair's second value is the first's", {"col1"},
-       [](const ExprPtr&, const EpilogueIndex&) { return var("col"); }},
+       [](const ExprPtr&) { return var("col"); }},
       {"stmatrix column bias: the group half (8 g) dropped", {"col_g"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "g", imm(0)); }},
+       [](const ExprPtr& v) { return substitute(v, "g", imm(0)); }},
       {"copy: a chunk's tile row counted over twice the chunks of a row", {"r"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return v->a / (v->b * imm(2)); }},
+       [](const ExprPtr& v) { return v->a / (v->b * imm(2)); }},
       {"copy: a chunk's first column not scaled by its elements", {"col"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "c", var("c") / imm(8)); }},
+       [](const ExprPtr& v) { return substitute(v, "c", var("c") / imm(8)); }},
       {"copy: the column bound dropped", {"inside"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return v->a; },
+       [](const ExprPtr& v) { return v->a; },
        // a K-major tile hangs over K's edge
        [](const Definition& def) { return def.k() % 64 != 0; }},
       {"copy: the source row stride one row short", {"element"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return var("row") * (v->a->b - imm(8)) + var("col"); }},
+       [](const ExprPtr& v) { return var("row") * (v->a->b - imm(8)) + var("col"); }},
       {"copy: the swizzle not applied", {"dst"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return drop_call(v, "gg::dev::swizzle_offset"); }},
+       [](const ExprPtr& v) { return drop_call(v, "gg::dev::swizzle_offset"); }},
       {"copy: the swizzle atom's offset dropped", {"dst"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return substitute(v, "atom", imm(0)); },
+       [](const ExprPtr& v) { return substitute(v, "atom", imm(0)); },
        // a K-major row of 64 16-bit elements is one 128-byte atom; an MN-major row is two
        [](const Definition& def) { return problem_layout(def).a == Layout::MNMajor; }},
       {"copy: element loads one element past the row's end", {"valid"},
-       [](const ExprPtr& v, const EpilogueIndex&) { return v + imm(1); },
+       [](const ExprPtr& v) { return v + imm(1); },
        // element loads: rows not 16-byte aligned
        [](const Definition& def) { return def.k() % 8 != 0; }},
   };
@@ -147,11 +147,11 @@ std::vector<std::pair<std::string, ExprPtr*>> named_values(CopyIndex& ix) {
 // Plants `bug` into every EpilogueStore (or SyncCopyTile) of `k`; false when it changes nothing.
 bool plant_index_bug(Kernel& k, const IndexBug& bug) {
   bool changed = false;
-  auto change = [&](std::vector<std::pair<std::string, ExprPtr*>> values, const EpilogueIndex& ix) {
+  auto change = [&](std::vector<std::pair<std::string, ExprPtr*>> values) {
     for (auto& [name, value] : values)
       for (const std::string& target : bug.lets) {
         if (name != target || !*value) continue;
-        const ExprPtr wrong = bug.wrong(*value, ix);
+        const ExprPtr wrong = bug.wrong(*value);
         if (to_c(wrong) == to_c(*value)) continue;
         *value = wrong;
         changed = true;
@@ -160,12 +160,12 @@ bool plant_index_bug(Kernel& k, const IndexBug& bug) {
   Plant plant([&](const StmtPtr& s) -> std::optional<StmtPtr> {
     if (!bug.copy() && as<EpilogueStore>(s)) {
       auto n = copy_of<EpilogueStore>(s);
-      change(named_values(n->index), n->index);
+      change(named_values(n->index));
       return StmtPtr(n);
     }
     if (bug.copy() && as<SyncCopyTile>(s)) {
       auto n = copy_of<SyncCopyTile>(s);
-      change(named_values(n->index), EpilogueIndex{});
+      change(named_values(n->index));
       return StmtPtr(n);
     }
     return std::nullopt;
