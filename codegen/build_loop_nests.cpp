@@ -27,6 +27,7 @@ struct TileCoordinates {
   ExprPtr batch;  // the batch matrix; nullptr for one matrix
   ExprPtr split;  // split-K: which share of the k tiles; nullptr without split-K
   ExprPtr in_range = imm(1);
+  int64_t groups_per_matrix = 0;  // persistent: the loop's tile groups (of the cluster's CTAs) per matrix
 };
 
 // The CTAs of a multicast group take neighbouring tiles along the dimension they do not
@@ -60,14 +61,15 @@ TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, 
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
       int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
       const int64_t cs = pair.ctas;
+      const int64_t groups_m = pair.along_m ? tiles_in_whole_groups(tiles_m, cs) / cs : tiles_m;
+      const int64_t groups_n = pair.along_m ? tiles_n : tiles_in_whole_groups(tiles_n, cs) / cs;
+      tc.groups_per_matrix = groups_m * groups_n;
       ExprPtr tile = value[it->fused];
       if (batches * splits > 1) {  // the loop walks splits x batches x (tile groups of one matrix)
-        const int64_t per_matrix = dom.find(it->fused)->extent / cs;
-        outer_coordinates(tile / imm(per_matrix));
-        tile = tile % imm(per_matrix);
+        outer_coordinates(tile / imm(tc.groups_per_matrix));
+        tile = tile % imm(tc.groups_per_matrix);
       }
-      TileCoordExprs c = persistent_tile_exprs(tile, pair.along_m ? tiles_m / cs : tiles_m,
-                                               pair.along_m ? tiles_n : tiles_n / cs, it->raster, it->group);
+      TileCoordExprs c = persistent_tile_exprs(tile, groups_m, groups_n, it->raster, it->group);
       if (cs > 1) (pair.along_m ? c.m : c.n) = (pair.along_m ? c.m : c.n) * imm(cs) + var("cta_rank");
       value[it->outer] = c.m;
       value[it->inner] = c.n;
@@ -137,6 +139,7 @@ class NestBuilder {
       return block(coords);
     }
     const int64_t cs = pair_.ctas;
+    const int64_t overhang = tc_.groups_per_matrix * cs - tile_axis_->extent;
     coords.push_back(let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")));
     coords.push_back(guarded);
     StmtPtr one_tile = block(coords);
@@ -156,7 +159,9 @@ class NestBuilder {
                    (tc_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
                    ", grid-strided" +
                    (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
-                                 (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster"
+                                 (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster" +
+                                 (overhang > 0 ? " (" + std::to_string(overhang) + " tiles past D's edge complete the "
+                                                 "last groups)" : std::string())
                            : std::string()) +
                    (dealt ? ", dealt in turn to " + std::to_string(p_.consumer_warpgroups) + " consumer warpgroups"
                           : std::string()) +
@@ -250,7 +255,7 @@ class NestBuilder {
  private:
   ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
   ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
-  ExprPtr tile_end() const { return imm(tile_axis_->extent / pair_.ctas * p_.layouts.batch * p_.split_k); }
+  ExprPtr tile_end() const { return imm(tc_.groups_per_matrix * p_.layouts.batch * p_.split_k); }
 
   const KernelPlan& p_;
   ClusterPairing pair_;

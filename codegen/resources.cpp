@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/kernel_ir.h"
+#include "codegen/tile_order.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -152,8 +153,18 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   r.grid.ctas_per_sm = static_cast<int>(std::max<int64_t>(1, std::min({by_smem, by_regs, by_threads, by_tmem})));
   if (const Axis* p = dom.bound_to(Binding::Persistent)) {
     r.grid.persistent = true;
-    r.grid.tiles = p->extent * batches * splits;
     int64_t cs = r.cluster_size;
+    int64_t per_matrix = p->extent;
+    if (!s.multicast_operands().empty() && cs > 1) {
+      // B shared (as the lowering pairs them): the CTAs' m tiles differ
+      const std::string& b = def.node(def.matmul_node().operands[1]).name;
+      const auto shared = s.multicast_operands();
+      const bool along_m = std::find(shared.begin(), shared.end(), b) != shared.end();
+      const int64_t tm = dom.tile_count(Root::M), tn = dom.tile_count(Root::N);
+      per_matrix = along_m ? tiles_in_whole_groups(tm, cs) * tn : tm * tiles_in_whole_groups(tn, cs);
+      r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
+    }
+    r.grid.tiles = per_matrix * batches * splits;
     int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
     int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), slots / cs));
     r.grid.x = clusters * r.cluster.x;
@@ -218,10 +229,13 @@ std::string ResourceSummary::to_string() const {
   os << "  cluster: " << cluster.x << " x " << cluster.y << " x " << cluster.z << " (" << cluster_size
      << (cluster_size == 1 ? " CTA)\n" : " CTAs)\n");
   os << "  grid: " << grid.x << " x " << grid.y << " x " << grid.z << " = " << grid.ctas() << " CTA(s)";
-  if (grid.persistent)
+  if (grid.persistent) {
     os << ", persistent over " << grid.tiles << " tiles (" << limits.sms << " SMs x " << grid.ctas_per_sm
        << " resident)";
-  else
+    if (grid.overhang_tiles > 0)
+      os << ", " << grid.overhang_tiles << " of them past the edge of D so that each cluster's CTAs get "
+         << "neighbouring tiles (they load zeros for their peers' multicast and store nothing)";
+  } else
     os << ", one per tile (" << grid.tiles << " tiles)";
   if (grid.batches > 1) os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
   if (grid.splits > 1) os << "; split-K: " << grid.splits << " CTAs per output tile, each a share of the k tiles";

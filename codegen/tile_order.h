@@ -13,6 +13,12 @@ struct TileCoordExprs {
   kir::ExprPtr m, n;
 };
 
+// With multicast, the persistent loop deals a cluster's CTAs `ctas` neighbouring tiles along the
+// dimension they do not share, so that dimension's tiles round up to whole groups. A group that
+// overhangs the grid gives its last CTAs a tile past M or N: they still load (TMA fills zeros)
+// and feed their peers' multicast, and store nothing (TMA stores and guarded stores drop it).
+inline int64_t tiles_in_whole_groups(int64_t tiles, int64_t ctas) { return (tiles + ctas - 1) / ctas * ctas; }
+
 TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, int64_t tiles_m, int64_t tiles_n, Raster raster,
                                      int64_t group);
 

@@ -28,10 +28,15 @@ AutoParams choose(int64_t m, int64_t n, int64_t k, DType out = DType::BF16) {
 
 }  // namespace
 
-TEST_CASE("auto: large problems take v10's 128x256 tile, a 2-CTA cluster where the m tiles pair up") {
+TEST_CASE("auto: large problems take v10's 128x256 tile and a 2-CTA cluster, odd m tile counts padded") {
   const AutoParams p = choose(8192, 8192, 8192);
   CHECK(p.to_string() == "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64");
-  CHECK(choose(8000, 6000, 520).cluster == 1);  // 63 m tiles: no pairs
+  // 63 m tiles: the last pair takes a tile past M, counted among the tiles the waves hold.
+  const AutoParams odd = choose(8000, 6000, 520);
+  CHECK(odd.cluster == 2);
+  CHECK(odd.tiles == 64 * 24);
+  // 3 m tiles would pad a third more: no cluster.
+  CHECK(choose(384, 8192, 8192).cluster == 1);
 }
 
 TEST_CASE("auto: B multicast only where the MMAs, not DRAM, bound the problem") {

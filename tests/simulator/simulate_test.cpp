@@ -511,3 +511,54 @@ TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are c
       CHECK_FALSE(planted(rewrite<SplitKTicket>([](SplitKTicket& t) { t.ws.splits = 2; })).passed);
     }
 }
+
+// Multicast pairs a cluster's CTAs on neighbouring tiles; an odd tile count along the paired
+// dimension gives the last pair a tile past D's edge, which loads zeros for its peer's multicast
+// and stores nothing. Staged (TMA) and register stores, a row bias with f32 out, a batch, ping-pong
+// and A multicast (pairs along n). With the loop cut back to whole pairs, tiles go unwritten.
+TEST_CASE("simulate: multicast over an odd tile count pads the last cluster with a tile past the edge") {
+  struct Case {
+    std::string what;
+    Schedule s;
+  };
+  const auto v10 = [](const Definition& def) { return tutorial_schedule(10, def); };
+  std::vector<Case> cases;
+  cases.push_back({"v10, 3 m tiles", v10(make_gemm(384, 256, 128, DType::BF16, DType::BF16))});
+  cases.push_back({"v10, 3 m tiles, N=257 stores from registers", v10(make_gemm(257, 257, 72, DType::BF16, DType::BF16))});
+  cases.push_back({"v10, row bias, f32 out",
+                   v10(make_definition(300, 256, 136, DType::BF16, DType::F32, {{OpKind::AddBias, 0.0, BiasAlong::Rows}}))});
+  {
+    ProblemLayout l;
+    l.batch = 3;
+    cases.push_back({"v10, batch 3", v10(make_definition(264, 264, 136, DType::BF16, DType::BF16, {}, l))});
+  }
+  cases.push_back({"ping-pong, 1 m tile", ping_pong_schedule(make_gemm(1, 264, 64, DType::BF16, DType::BF16))});
+  cases.push_back({"v8 + A multicast, 3 n tiles",
+                   tutorial_schedule(8, make_gemm(256, 384, 128, DType::BF16, DType::BF16)).cluster(2, 1, 1).multicast("A")});
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const ResourceSummary res = summarize_resources(c.s, few_sms(2));
+    CHECK(res.grid.overhang_tiles > 0);
+    LowerOptions lo;
+    lo.limits = few_sms(2);
+    Kernel k = lower(c.s, lo);
+    SimulationReport r = simulate_kernel(k, c.s.definition());
+    CAPTURE(r.to_string());
+    CHECK(r.passed);
+    CHECK(r.mismatches == 0);
+    // The loop before padding: whole pairs only.
+    Plant whole_pairs([&](const StmtPtr& s) -> std::optional<StmtPtr> {
+      auto f = as<For>(s);
+      if (!f || f->kind != LoopKind::Tiles) return std::nullopt;
+      auto cut = copy_of<For>(s);
+      int64_t end = 0;
+      REQUIRE(is_const(f->end, &end));
+      cut->end = imm(end - res.grid.overhang_tiles);  // a pair per overhanging tile
+      return StmtPtr(cut);
+    });
+    k.body = whole_pairs.mutate(k.body);
+    CHECK(whole_pairs.planted > 0);
+    SimulationReport cut = simulate_kernel(k, c.s.definition());
+    CHECK(cut.unwritten > 0);
+  }
+}
