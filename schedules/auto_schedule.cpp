@@ -146,9 +146,15 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         p.consumers = tile_m == 128 ? 2 : 1;
         const int64_t m_tiles = ceil_div(def.m(), tile_m);
         // An odd m tile count pads the last cluster with a tile past M: worth it from 5 tiles on (a
-        // sixth more tiles at most). On an H100, 8128x6000x520 in 128x256 tiles ran 0.98x cuBLAS with
-        // B multicast and 0.72x without; 8000x6000x520 (63 m tiles, no multicast then) 0.88x.
-        p.cluster = multicast_pays && m_tiles >= 2 && (m_tiles % 2 == 0 || m_tiles >= 5) ? 2 : 1;
+        // sixth more tiles at most) unless the padding adds a wave. On an H100, 8128x6000x520 in
+        // 128x256 tiles ran 0.98x cuBLAS with B multicast and 0.72x without, and 8000x6000x520
+        // (63 m tiles) 1.20x padded against 0.88x without multicast; 4097x4095x4096 (33 x 16 tiles,
+        // 4 waves; padded, 5) ran 537 TFLOP/s in 128x256 tiles without multicast and 497 in the
+        // 128x224 padded ones the model then preferred.
+        const int64_t n_tiles = ceil_div(def.n(), tile_n) * def.batch();
+        const auto waves = [&](int64_t tiles) { return ceil_div(tiles, limits.sms / 2 * 2); };
+        const bool padding_fits = m_tiles >= 5 && waves((m_tiles + 1) * n_tiles) == waves(m_tiles * n_tiles);
+        p.cluster = multicast_pays && m_tiles >= 2 && (m_tiles % 2 == 0 || padding_fits) ? 2 : 1;
         p.subtile_cols = staged ? n_step : 0;
         p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
         p.stages = 2;

@@ -175,6 +175,9 @@ def render(raw, date, bench_dir, doc_dir):
                 "", "v1 and v2 compute a single tile or a single column of tiles, so at these sizes "
                 "they are refused (rule `coverage`).", ""]
         out += tutorial_section(tutorial)
+    else:
+        out += ["", "### Tutorial steps", "", "Not measured in this run (the measure step ran without `tutorial` in "
+                "`PARTS`); the latest table is in the dated sections below."]
     out.append(END)
     return "\n".join(out) + "\n"
 

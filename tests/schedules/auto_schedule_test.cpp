@@ -37,6 +37,9 @@ TEST_CASE("auto: large problems take v10's 128x256 tile and a 2-CTA cluster, odd
   CHECK(odd.tiles == 64 * 24);
   // 3 m tiles would pad a third more: no cluster.
   CHECK(choose(384, 8192, 8192).cluster == 1);
+  // 33 x 16 tiles of 128x256 fill 4 waves of 132; padded to 34 x 16 they would take a fifth.
+  const AutoParams wave = choose(4097, 4095, 4096);
+  CHECK(wave.to_string() == "tile 128x256x64, 2 consumers, 4 stages, no cluster, group 8, stores from registers");
 }
 
 TEST_CASE("auto: B multicast only where the MMAs, not DRAM, bound the problem") {
