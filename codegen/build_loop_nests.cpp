@@ -61,15 +61,14 @@ TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, 
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
       int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
       const int64_t cs = pair.ctas;
-      const int64_t groups_m = pair.along_m ? tiles_in_whole_groups(tiles_m, cs) / cs : tiles_m;
-      const int64_t groups_n = pair.along_m ? tiles_n : tiles_in_whole_groups(tiles_n, cs) / cs;
-      tc.groups_per_matrix = groups_m * groups_n;
+      const PairedTileGrid groups = paired_tile_grid(tiles_m, tiles_n, cs, pair.along_m);
+      tc.groups_per_matrix = groups.groups_m * groups.groups_n;
       ExprPtr tile = value[it->fused];
       if (batches * splits > 1) {  // the loop walks splits x batches x (tile groups of one matrix)
         outer_coordinates(tile / imm(tc.groups_per_matrix));
         tile = tile % imm(tc.groups_per_matrix);
       }
-      TileCoordExprs c = persistent_tile_exprs(tile, groups_m, groups_n, it->raster, it->group);
+      TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group);
       if (cs > 1) (pair.along_m ? c.m : c.n) = (pair.along_m ? c.m : c.n) * imm(cs) + var("cta_rank");
       value[it->outer] = c.m;
       value[it->inner] = c.n;

@@ -160,8 +160,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       const std::string& b = def.node(def.matmul_node().operands[1]).name;
       const auto shared = s.multicast_operands();
       const bool along_m = std::find(shared.begin(), shared.end(), b) != shared.end();
-      const int64_t tm = dom.tile_count(Root::M), tn = dom.tile_count(Root::N);
-      per_matrix = along_m ? tiles_in_whole_groups(tm, cs) * tn : tm * tiles_in_whole_groups(tn, cs);
+      per_matrix = paired_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N), cs, along_m).tiles();
       r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
     }
     r.grid.tiles = per_matrix * batches * splits;

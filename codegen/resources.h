@@ -57,7 +57,7 @@ struct GridShape {
   int64_t x = 1, y = 1, z = 1;
   bool persistent = false;
   int64_t tiles = 1;  // output tiles (M tiles x N tiles x batches); persistent: the tiles the loop walks
-  int64_t overhang_tiles = 0;  // of those, past D's edge: multicast groups rounded up (tiles_in_whole_groups)
+  int64_t overhang_tiles = 0;  // of those, past D's edge: multicast groups rounded up (paired_tile_grid)
   int64_t batches = 1;  // matrices of a batched problem
   int64_t splits = 1;   // split-K: CTAs per output tile
   int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)

@@ -14,10 +14,18 @@ struct TileCoordExprs {
 };
 
 // With multicast, the persistent loop deals a cluster's CTAs `ctas` neighbouring tiles along the
-// dimension they do not share, so that dimension's tiles round up to whole groups. A group that
-// overhangs the grid gives its last CTAs a tile past M or N: they still load (TMA fills zeros)
-// and feed their peers' multicast, and store nothing (TMA stores and guarded stores drop it).
-inline int64_t tiles_in_whole_groups(int64_t tiles, int64_t ctas) { return (tiles + ctas - 1) / ctas * ctas; }
+// dimension they do not share (along m when they share B), so that dimension's tiles round up to
+// whole groups. A group that overhangs the grid gives its last CTAs a tile past M or N: they still
+// load (TMA fills zeros) and feed their peers' multicast, and store nothing (TMA stores and guarded
+// stores drop it).
+struct PairedTileGrid {
+  int64_t groups_m = 1, groups_n = 1, ctas = 1;
+  int64_t tiles() const { return groups_m * groups_n * ctas; }  // past-the-edge ones included
+};
+inline PairedTileGrid paired_tile_grid(int64_t tiles_m, int64_t tiles_n, int64_t ctas, bool along_m) {
+  const auto groups = [&](int64_t tiles) { return (tiles + ctas - 1) / ctas; };
+  return along_m ? PairedTileGrid{groups(tiles_m), tiles_n, ctas} : PairedTileGrid{tiles_m, groups(tiles_n), ctas};
+}
 
 TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, int64_t tiles_m, int64_t tiles_n, Raster raster,
                                      int64_t group);

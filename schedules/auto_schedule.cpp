@@ -38,6 +38,12 @@ double dram_seconds(const Definition& def) {
   return bytes / Rates{}.dram_bytes_per_s;
 }
 
+// Waves of `tiles` on the persistent CTAs: every SM, in whole clusters (fewer CTAs than that when
+// there are fewer tiles).
+int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
+  return ceil_div(tiles, std::min<int64_t>(tiles, limits.sms / cluster * cluster));
+}
+
 // Predicted seconds: the persistent CTAs' waves of tiles, each tile bound by its MMAs or by the
 // bytes its CTA loads (rows inside the problem; TMA reads nothing for rows past M or N), and
 // never faster than reading the operands once from DRAM.
@@ -47,9 +53,9 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const int in_b = dtype_bytes(def.input_dtype());
   // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring m tiles, so an odd
   // count rounds up (the extra tile loads zeros and stores nothing, but still takes its turn).
-  p.tiles = tiles_in_whole_groups(ceil_div(m, p.tile_m), p.cluster) * ceil_div(n, p.tile_n) * def.batch();
+  p.tiles = paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, true).tiles() * def.batch();
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
-  p.waves = ceil_div(p.tiles, ctas);
+  p.waves = waves_of(p.tiles, limits, p.cluster);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
@@ -152,8 +158,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         // 4 waves; padded, 5) ran 537 TFLOP/s in 128x256 tiles without multicast and 497 in the
         // 128x224 padded ones the model then preferred.
         const int64_t n_tiles = ceil_div(def.n(), tile_n) * def.batch();
-        const auto waves = [&](int64_t tiles) { return ceil_div(tiles, limits.sms / 2 * 2); };
-        const bool padding_fits = m_tiles >= 5 && waves((m_tiles + 1) * n_tiles) == waves(m_tiles * n_tiles);
+        const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, true).tiles();
+        const bool padding_fits = m_tiles >= 5 && waves_of(padded, limits, 2) == waves_of(m_tiles * n_tiles, limits, 2);
         p.cluster = multicast_pays && m_tiles >= 2 && (m_tiles % 2 == 0 || padding_fits) ? 2 : 1;
         p.subtile_cols = staged ? n_step : 0;
         p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
