@@ -232,6 +232,11 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
                 "bytes: k tiles of " + std::to_string(32 / in_bytes) + ", " + std::to_string(64 / in_bytes) +
                 " or a multiple of " + std::to_string(128 / in_bytes) + ")");
   }
+  // Consumer warpgroups own bands of rows; a band of columns each would need per-warpgroup B
+  // descriptors, accumulator columns and store offsets, which the generator does not have.
+  if (const Axis* wg = dom.bound_to(Binding::Warpgroup); wg != nullptr && wg->roots == unsigned(Root::N))
+    not_lowered("splitting the tile's columns among consumer warpgroups ('" + wg->name +
+                "' is split from n; split m_i instead, as tutorial v10 does)");
   const int sharers = warpgroups_per_tile(p);
   if (p.tile_m % (64 * sharers) != 0)
     not_lowered("a tile of " + std::to_string(p.tile_m) + " rows (a multiple of 64 per consumer warpgroup)");

@@ -53,7 +53,7 @@ fi
 
 if has tests; then
   # cli_run_gpu_test runs the CLI: the carried binary, not the build tree's path baked in here
-  GEMMGEN_EXE="$(cd "$BIN" && pwd)/gemmgen" timeout ${TESTS_TIMEOUT:-400} "$BIN/test_gpu" ${TESTS_FILTER:+-tc="$TESTS_FILTER"} 2>&1 | tee "$OUT/test_gpu.log" | tail -15
+  GEMMGEN_EXE="$(cd "$BIN" && pwd)/gemmgen" GEMMGEN_STANDALONE_TMA_COPY="$(cd "$BIN" && pwd)/standalone_tma_copy" timeout ${TESTS_TIMEOUT:-400} "$BIN/test_gpu" ${TESTS_FILTER:+-tc="$TESTS_FILTER"} 2>&1 | tee "$OUT/test_gpu.log" | tail -15
 fi
 
 if has bench; then

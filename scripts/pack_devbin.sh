@@ -9,4 +9,8 @@ mkdir -p .devbin
 for f in tools/gemmgen/gemmgen tests/test_gpu benchmarks/bench_tutorials; do
   strip -o ".devbin/$(basename $f)" "$BUILD/$f"
 done
+# test_gpu runs it when GEMMGEN_STANDALONE_TMA_COPY names it (scripts/gpu_session.sh does)
+if [ -x "$BUILD/runtime/standalone_tma_copy" ]; then
+  cp "$BUILD/runtime/standalone_tma_copy" .devbin/
+fi
 ls -la .devbin

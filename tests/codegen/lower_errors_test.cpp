@@ -89,6 +89,18 @@ TEST_CASE("not-lowered: what the sm_90a code generator does not generate yet") {
   Definition def = make_definition(1024, 1024, 1024, DType::BF16, DType::BF16,
                                    {{OpKind::AddScaled, 0.5}, {OpKind::AddScaled, 0.25}});
   check_not_lowered(tutorial_schedule(3, def), "an epilogue reading more than one C or bias tensor");
+  // v10 with its consumer warpgroups splitting the tile's columns instead of its rows: refused
+  // as that, not as a row count or an mma width (as before).
+  std::string text = print_schedule(tutorial_schedule(10, gemm()));
+  for (auto [from, to] : {std::pair<std::string, std::string>{"split m_i 64 m_wg m_mma", "split n_i 128 n_wg n_mma"},
+                          {"bind m_wg warpgroup", "bind n_wg warpgroup"},
+                          {"mma 64 256 16", "mma 64 128 16"}}) {
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+  }
+  check_not_lowered(apply_directives(gemm(), parse_schedule_file(text).directives, {}),
+                    "splitting the tile's columns among consumer warpgroups ('n_wg' is split from n; split m_i "
+                    "instead, as tutorial v10 does)");
 }
 
 // Definitions the Definition API builds but the code generator cannot express: refused, not

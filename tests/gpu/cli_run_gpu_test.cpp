@@ -51,8 +51,15 @@ TEST_CASE("gemmgen run --bench reports TFLOP/s and the ratio to cuBLAS") {
 }
 
 TEST_CASE("gemmgen run exits 2 for a schedule that does not lower, on a GPU too") {
+  Result r = run_gemmgen("run --schedule v1 --m 1024 --n 1024 --k 1024 --check");
+  CAPTURE(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("error[coverage]") != std::string::npos);
+}
+
+TEST_CASE("gemmgen run exits 2 for a schedule built for another architecture than the GPU's") {
   Result r = run_gemmgen("run --schedule v7 --m 1024 --n 1024 --k 1024 --check --arch sm_100a");
   CAPTURE(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("error[not-lowered]") != std::string::npos);
+  CHECK(r.output.find("error[arch-mismatch]: the schedule targets sm_100a but the GPU is") != std::string::npos);
 }
