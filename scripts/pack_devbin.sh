@@ -9,8 +9,8 @@ mkdir -p .devbin
 for f in tools/gemmgen/gemmgen tests/test_gpu benchmarks/bench_tutorials; do
   strip -o ".devbin/$(basename $f)" "$BUILD/$f"
 done
-# test_gpu runs it when GEMMGEN_STANDALONE_TMA_COPY names it (scripts/gpu_session.sh does)
-if [ -x "$BUILD/runtime/standalone_tma_copy" ]; then
-  cp "$BUILD/runtime/standalone_tma_copy" .devbin/
-fi
+# the nvcc-built programs: test_gpu runs the first when GEMMGEN_STANDALONE_TMA_COPY names it
+for f in runtime/standalone_tma_copy benchmarks/dram_floor; do
+  if [ -x "$BUILD/$f" ]; then cp "$BUILD/$f" .devbin/; fi
+done
 ls -la .devbin
