@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/analyze_schedule.h"
+#include "codegen/emit.h"
 #include "codegen/validate_schedule.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -39,13 +40,23 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
+// The legality check, then (for a legal schedule) whether this code generator lowers it: a
+// schedule can be legal and still refused by `emit` with `not-lowered`.
 std::string check_line(const Schedule& s, const DeviceLimits& limits) {
   try {
     validate_schedule(s, limits);
-    return "check: ok on " + limits.name + "\n";
   } catch (const CompileError& e) {
     return "check: error[" + e.rule() + "]: " + e.message() + "\n";
   }
+  std::string out = "check: ok on " + limits.name + "\n";
+  try {
+    LowerOptions options;
+    options.limits = limits;
+    out += "lowers: yes, to kernel " + emit_cuda(s, options).kernel_name + "\n";
+  } catch (const CompileError& e) {
+    out += "lowers: no, error[" + e.rule() + "]: " + e.message() + "\n";
+  }
+  return out;
 }
 
 }  // namespace

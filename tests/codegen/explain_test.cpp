@@ -100,7 +100,17 @@ TEST_CASE("explain shows each directive's change as a diff, then resources and t
   CHECK(contains(text, "+   producer: 1 warpgroup(s), 128 threads, setmaxnreg 40"));
   CHECK(contains(text, "+   consumer: 1 warpgroup(s), 128 threads, setmaxnreg 232"));
   CHECK(contains(text, "shared memory: 99360 B of 232448"));
-  CHECK(contains(text, "check: ok on H100 (sm_90a)"));
+  CHECK(contains(text, "check: ok on H100 (sm_90a)\nlowers: yes, to kernel gg_gemm_90a_128x128x64_s"));
+}
+
+// A legal schedule can still be one the code generator refuses: explain says which, where it
+// used to end at "check: ok" for a schedule that `emit` then refused.
+TEST_CASE("explain says whether a legal schedule lowers, and why not") {
+  Schedule s = tutorial_schedule(5, gemm(1024, 1024, 1024));
+  s.cluster(1, 2, 1).multicast("B");
+  std::string text = explain(s);
+  CHECK(contains(text, "check: ok on H100 (sm_90a)\nlowers: no, error[not-lowered]: a cluster without warp_specialize "
+                       "is recorded and checked"));
 }
 
 TEST_CASE("explain of an illegal schedule still explains, and reports the rule") {
