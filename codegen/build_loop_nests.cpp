@@ -216,6 +216,32 @@ class NestBuilder {
     return c;
   }
 
+  // The producer's fills of every tile of this CTA, ending with the drain where the plan has one:
+  // after its last fill it waits on each stage's empty barrier for the release of that stage's
+  // last fill, as the next `stages` fills would. The fills counted are the k tiles of every tile
+  // this CTA walks (a persistent CTA's k_done after its last tile).
+  StmtPtr producer_tiles(StmtPtr fill_k_loop) const {
+    if (!p_.pipeline.drain_at_exit) return over_tiles(std::move(fill_k_loop));
+    const int stages = p_.pipeline.stages;
+    ExprPtr per_tile = p_.k_loop.empty() && !tile_axis_ ? imm(1) : var("k_tiles");
+    ExprPtr filled = per_tile;
+    if (tile_axis_) filled = ceil_div(tile_end() - min(first_tile(), tile_end()), tile_stride()) * per_tile;
+    auto wait = std::make_shared<AcquireStage>();
+    ExprPtr fill = var("filled") + var("drain");
+    wait->stage = fill % imm(stages);
+    wait->parity = (fill / imm(stages) + imm(1)) % imm(2);
+    wait->to_fill = true;
+    auto loop = std::make_shared<For>(*as<For>(for_loop(
+        "drain", imm(0), imm(stages), wait,
+        "drain: every stage's last fill released by the consumers of every CTA reading it, so no peer "
+        "arrives on this CTA's barriers after it exits")));
+    loop->kind = LoopKind::Drain;
+    StmtPtr drain = block({let("filled", filled), loop});
+    // One tile without a tile loop: the drain follows its k loop inside the tile's guard.
+    if (!tile_axis_) return over_tiles(block({std::move(fill_k_loop), drain}));
+    return block({over_tiles(std::move(fill_k_loop)), drain});
+  }
+
   StmtPtr release() const {
     auto r = std::make_shared<ReleaseStage>();
     r->stage = imm(0);
@@ -288,8 +314,8 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
     } else if (r.issues_loads) {
       // The producer: one elected thread walks the same tiles and k tiles as the consumers,
       // waiting for a free stage before each fill.
-      body = elect_one(nb.over_tiles(nb.k_loop(block({nb.acquire(true), nb.load(rt::Operand::A, "m_tile"),
-                                                       nb.load(rt::Operand::B, "n_tile")}))),
+      body = elect_one(nb.producer_tiles(nb.k_loop(block({nb.acquire(true), nb.load(rt::Operand::A, "m_tile"),
+                                                           nb.load(rt::Operand::B, "n_tile")}))),
                        imm(int64_t(r.first_warpgroup) * 4));
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));

@@ -279,6 +279,8 @@ class StructureCheck : public Visitor {
   void visit_Let(const Let& l) override { lets_.lets[l.name] = l.value; }
 
   void visit_For(const For& f) override {
+    const bool outer_drain = in_drain_;
+    in_drain_ = in_drain_ || f.kind == LoopKind::Drain;
     // A trip of a loop dealt to the role's warpgroups runs on one of them.
     const std::optional<RoleView> outer = trip_view_;
     if (f.dealt > 1) trip_view_ = RoleView{role_.name + " (one warpgroup per trip)", role_.first, 1};
@@ -286,6 +288,7 @@ class StructureCheck : public Visitor {
     visit(f.body);
     close_scope();
     trip_view_ = outer;
+    in_drain_ = outer_drain;
   }
   void visit_If(const If& i) override {
     for (const StmtPtr& branch : {i.then_body, i.else_body}) {
@@ -397,11 +400,15 @@ class StructureCheck : public Visitor {
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     arrived_.insert(barrier_name(n.bar.array));
     Tally& t = tally(n.bar);
-    if (n.cta) cross_cta_.insert(barrier_name(n.bar.array));
+    if (n.cta) {
+      cross_cta_.insert(barrier_name(n.bar.array));
+      remote_arrivals_.insert(barrier_name(n.bar.array));
+    }
     for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
     waits_.push_back({bar_text(n.bar), barrier_name(n.bar.array), role_.name});
+    if (in_drain_) drained_.insert(barrier_name(n.bar.array));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
     GG_INTERNAL_CHECK(scopes_.back().expected.count(bar_text(n.bar)),
@@ -499,7 +506,10 @@ class StructureCheck : public Visitor {
     GG_INTERNAL_CHECK((n.multicast_mask >> f_.cluster) == 0, "tcgen05.commit onto " + bar_text(n.bar) +
                                                                  " multicasts to a CTA outside the cluster of " +
                                                                  str(f_.cluster));
-    if (n.multicast_mask) cross_cta_.insert(barrier_name(n.bar.array));
+    if (n.multicast_mask) {
+      cross_cta_.insert(barrier_name(n.bar.array));
+      remote_arrivals_.insert(barrier_name(n.bar.array));
+    }
   }
   void visit_TmemLoad(const TmemLoad& n) override {
     GG_INTERNAL_CHECK(tmem_.base_loaded, "tcgen05.ld in role '" + role_.name + "' before the TMEM address is loaded");
@@ -645,14 +655,21 @@ class StructureCheck : public Visitor {
                                                           ", before any role arrives or waits");
   }
 
-  // A CTA of a cluster exits only after its peers are done arriving and multicasting into it.
+  // A CTA of a cluster exits only after its peers are done arriving and multicasting into it:
+  // a cluster barrier after the roles, or a drain. A drain waits, before its role exits, for the
+  // last phase of every barrier array peers arrive on; the peers' multicast loads complete on
+  // full barriers this CTA's consumers wait for before they exit (check_fills_acquired).
   void check_exit_sync() const {
-    if (f_.cluster == 1 || cross_cta_.empty()) return;
+    if (f_.cluster == 1 || cross_cta_.empty() || exit_synced_) return;
     std::string arrays;
     for (const auto& a : cross_cta_) arrays += (arrays.empty() ? "" : ", ") + a;
-    GG_INTERNAL_CHECK(exit_synced_, "peers arrive on or multicast into " + arrays +
-                                        " of other CTAs, but no cluster barrier after the roles keeps a CTA from "
-                                        "exiting while they do");
+    GG_INTERNAL_CHECK(!drained_.empty(), "peers arrive on or multicast into " + arrays +
+                                             " of other CTAs, but neither a cluster barrier after the roles nor a "
+                                             "producer's drain keeps a CTA from exiting while they do");
+    for (const auto& a : remote_arrivals_)
+      GG_INTERNAL_CHECK(drained_.count(a), "peers arrive on " + a + " of other CTAs, but the drain waits only on " +
+                                               *drained_.begin() + " and no cluster barrier after the roles keeps a "
+                                               "CTA from exiting while they arrive");
   }
 
   void check_role_placement(const RoleView& r) const {
@@ -725,7 +742,8 @@ class StructureCheck : public Visitor {
   std::vector<RoleView> roles_;
   Publish publish_ = Publish::None;
   std::set<std::string> init_arrays_, arrived_, cross_cta_;
-  bool exit_synced_ = false;
+  std::set<std::string> remote_arrivals_, drained_;  // arrays peers arrive on; arrays a drain waits on
+  bool exit_synced_ = false, in_drain_ = false;
   TmemUse tmem_;
   std::vector<Wait> waits_;
   std::map<int, NamedUse> named_;
@@ -792,6 +810,11 @@ class RoleRun : public Visitor {
                                               " may still read " + name + " bytes " + range_text(st.lo, st.hi) +
                                               ": bulk_wait_group_read<0> must come before exit");
     if (f_.has_empty() && !acquires.empty()) check_released_as_acquired();
+    if (!drained_stages_.empty())
+      for (const auto& [s, st] : stages_)
+        GG_INTERNAL_CHECK(st.fills == 0 || drained_stages_.count(s),
+                          who() + "'s drain never waits on " + bar_text(kEmpty, s) +
+                              ": a peer may still arrive on it for that stage's last fill after this CTA exits");
   }
 
   // Staging buffers per warpgroup, for the CTA's check that warpgroups stage apart.
@@ -804,13 +827,17 @@ class RoleRun : public Visitor {
     GG_INTERNAL_CHECK(step > 0, who() + ": loop " + f.var + " steps by " + str(step));
     if (f.dealt > 1) return dealt_loop(f, begin, end, step);
     const int64_t cap = is_const(f.step) ? std::numeric_limits<int64_t>::max() : kStridedTrips;
-    int64_t trips = 0;
-    for (int64_t i = begin; i < end && trips < cap; i += step, ++trips) {
+    const bool outer_drain = in_drain_;
+    in_drain_ = in_drain_ || f.kind == LoopKind::Drain;
+    int64_t trips = 0, i = begin;
+    for (; i < end && trips < cap; i += step, ++trips) {
       env_.vars[f.var] = i;
       if (!f.unroll) loops_.push_back({f.var, i});
       visit(f.body);
       if (!f.unroll) loops_.pop_back();
     }
+    if (i < end) capped_ = true;
+    in_drain_ = outer_drain;
     env_.vars.erase(f.var);
   }
   void visit_If(const If& i) override { visit(must(i.cond, "an if condition") ? i.then_body : i.else_body); }
@@ -1202,9 +1229,12 @@ class RoleRun : public Visitor {
 
   // The producer's wait before fill #n of stage s passes once release #n-1 completed phase
   // n-1 (parity (n-1) % 2); before the first fill, parity 1 passes on the fresh barrier.
+  // A drain's wait counts the fills of every tile; a trace that capped the tile loop filled fewer,
+  // so there its parity is left to the simulator, which runs every tile.
   void wait_for_release(int64_t s, int64_t parity) {
     StageState& st = stages_[s];
-    GG_INTERNAL_CHECK(parity == (st.fills + 1) % 2, who() + " waits on " + bar_text(kEmpty, s) +
+    if (in_drain_) drained_stages_.insert(s);
+    GG_INTERNAL_CHECK((in_drain_ && capped_) || parity == (st.fills + 1) % 2, who() + " waits on " + bar_text(kEmpty, s) +
                                                         " with parity " + str(parity) + " before fill #" +
                                                         str(st.fills) + " of the stage, which needs parity " +
                                                         str((st.fills + 1) % 2) + " (at " + at() + ")");
@@ -1363,6 +1393,9 @@ class RoleRun : public Visitor {
   std::string staging_buffer_;
   std::vector<int64_t> elected_warps_;  // the warps of the enclosing ElectOnes
   bool foreign_ = false;                 // in an ElectOne of another warpgroup of the role
+  bool in_drain_ = false;                // in the producer's drain loop (LoopKind::Drain)
+  bool capped_ = false;                  // a grid-strided loop ran fewer trips than the kernel would
+  std::set<int64_t> drained_stages_;     // stages the drain waited on
   // tcgen05: what the traced thread (and its warp's elected one) has issued, committed and waited for.
   struct Tcgen05State {
     int64_t mma_warp = -1;          // the warp whose elected thread issues the MMAs

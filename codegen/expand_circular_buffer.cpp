@@ -118,6 +118,7 @@ class ExpandRoleRings : public Mutator {
       : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop) {}
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
+    if (f->kind == LoopKind::Drain) return f;  // its stages and phases follow the fill count already
     if (f->kind != LoopKind::KTiles) return Mutator::mutate_For(f);
     auto body = as<Block>(f->body);
     GG_INTERNAL_CHECK(body != nullptr, "k loop body is not a block");

@@ -124,8 +124,9 @@ Kernel insert_mbarriers(Kernel k) {
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();
   std::vector<StmtPtr> body = {comment(what), elect_one(block(init)), publish, k.body};
-  // No CTA of a cluster may exit while a peer can still arrive on its barriers.
-  if (p.cluster_size > 1)
+  // No CTA of a cluster may exit while a peer can still arrive on its barriers: a cluster
+  // barrier at exit, unless the producer's drain already waited for the peers' last releases.
+  if (p.cluster_size > 1 && !pl.drain_at_exit)
     body.push_back(block({comment("every CTA of the cluster is done with its peers' barriers"),
                           std::make_shared<ClusterSync>()}));
   k.body = block(body);

@@ -30,6 +30,10 @@ struct PipelinePlan {
   int empty_arrivals = 0;         // one per consumer warpgroup of every CTA reading the stage
   int64_t tx_bytes = 0;           // bytes landing in one stage of one CTA (multicast slices from peers included)
   int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
+  // Peers' consumers release this CTA's stages (multicast), so a CTA may not exit while their
+  // arrivals are on the way: the producer waits for the release of every stage's last fill
+  // after its loops (a drain), instead of a cluster barrier that holds every thread at exit.
+  bool drain_at_exit = false;
 };
 
 struct KernelPlan {

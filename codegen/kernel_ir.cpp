@@ -36,6 +36,7 @@ const char* loop_kind_name(LoopKind k) {
     case LoopKind::Tiles: return "tile loop";
     case LoopKind::KTiles: return "k-tile loop";
     case LoopKind::Subtiles: return "subtile loop";
+    case LoopKind::Drain: return "drain loop";
   }
   return "";
 }

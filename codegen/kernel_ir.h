@@ -73,8 +73,9 @@ struct SmemRef {
 };
 
 // What a loop iterates, so passes find the loop they rewrite by its role, not its variable name.
-enum class LoopKind { Other, Tiles, KTiles, Subtiles };
-const char* loop_kind_name(LoopKind k);  // "", "tile loop", "k-tile loop", "subtile loop"
+// Drain: the producer's wait, after its last fill, for every stage's last release.
+enum class LoopKind { Other, Tiles, KTiles, Subtiles, Drain };
+const char* loop_kind_name(LoopKind k);  // "", "tile loop", "k-tile loop", "subtile loop", "drain loop"
 
 // The GgGemmArgs field holding an operand's tensor map: "map_a", "map_b", "map_c", "map_d".
 std::string tensor_map_field(rt::Operand o);

@@ -82,6 +82,7 @@ void plan_pipeline(KernelPlan& p) {
   pl.empty_barriers = true;
   pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
   pl.mma_in_flight = 1;
+  pl.drain_at_exit = readers > 1;
 }
 
 }  // namespace

@@ -227,7 +227,7 @@ class Simulator {
   }
 
   void schedule() {
-    std::vector<size_t> live;
+    std::vector<size_t> live, lead;
     int64_t stalled = 0;
     while (!stopped()) {
       live.clear();
@@ -236,7 +236,14 @@ class Simulator {
       if (live.empty()) return;
       // Copies land at random moments, so a consumer that forgets to wait reads stale bytes.
       if (async_pending() && rng_() % 3 == 0) land_random_copy();
-      Warp& w = warps_[live[rng_() % live.size()]];
+      size_t pick = live[rng_() % live.size()];
+      if (o_.lead_cta >= 0 && rng_() % 8 != 0) {
+        lead.clear();
+        for (size_t i : live)
+          if (warps_[i].cta == o_.lead_cta) lead.push_back(i);
+        if (!lead.empty()) pick = lead[rng_() % lead.size()];
+      }
+      Warp& w = warps_[pick];
       bool progressed = false;
       for (uint64_t s = 0, n = 1 + rng_() % 24; s < n && !w.done && !stopped(); ++s) {
         if (!step(w)) break;

@@ -25,6 +25,9 @@ struct SimulateOptions {
   uint64_t seed = 1;                 // inputs and the interleaving of warps and copies
   int64_t max_steps = 200'000'000;   // statements executed before giving up (a livelock)
   int max_errors = 8;                // hazards reported before stopping
+  // >= 0: the warps of this CTA rank of each cluster are picked 7 times in 8, so it runs ahead
+  // of its peers: a CTA that may exit (or refill a stage) before a peer is done with it does.
+  int lead_cta = -1;
 };
 
 struct SimulationReport {

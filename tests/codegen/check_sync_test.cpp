@@ -243,6 +243,27 @@ int64_t box_bytes(const Kernel& k, rt::Operand op) {
 
 bool ws(const Kernel& k) { return k.plan.warp_specialized; }
 bool multicast(const Kernel& k) { return k.plan.multicast_a || k.plan.multicast_b; }
+bool drains(const Kernel& k) { return k.plan.pipeline.drain_at_exit; }
+
+// The producer's drain loop edited by `edit`, or deleted where `edit` is empty.
+Kernel with_drain(Kernel k, std::function<void(std::shared_ptr<For>)> edit) {
+  struct Edit : Mutator {
+    std::function<void(std::shared_ptr<For>)> edit;
+    int edits = 0;
+    StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
+      if (f->kind != LoopKind::Drain) return Mutator::mutate_For(f);
+      ++edits;
+      if (!edit) return nullptr;
+      auto copy = std::make_shared<For>(*f);
+      edit(copy);
+      return copy;
+    }
+  } e;
+  e.edit = std::move(edit);
+  k.body = e.mutate(k.body);
+  REQUIRE_MESSAGE(e.edits > 0, "no drain loop to plant into");
+  return k;
+}
 bool ping_pong(const Kernel& k) { return k.plan.ping_pong; }
 
 // A class of bug: where it applies, how it is planted, and the barrier or buffer its
@@ -529,13 +550,14 @@ std::vector<BugClass> bug_classes() {
          });
        },
        named("smem_D")},
-      {"exit cluster barrier deleted", multicast,
+      // sm_90a clusters exit after the producer's drain instead of a cluster barrier (the sm_100a
+      // kernels' exit barrier is planted out in tests/simulator/tcgen05_test.cpp).
+      {"producer's drain deleted", drains, [](const Kernel& k) { return with_drain(k, nullptr); }, named("empty_bar")},
+      {"drain one stage short", drains,
        [](const Kernel& k) {
-         // The second one: the first publishes the barriers' init.
-         return plant<ClusterSync>(
-             k, [seen = 0](const ClusterSync&, const Spot&) mutable { return ++seen == 2; }, remove<ClusterSync>);
+         return with_drain(k, [](std::shared_ptr<For> f) { f->end = f->end - imm(1); });
        },
-       named("empty_bar")},
+       named("drain never waits on empty_bar[")},
   };
 }
 

@@ -562,3 +562,38 @@ TEST_CASE("simulate: multicast over an odd tile count pads the last cluster with
     CHECK(cut.unwritten > 0);
   }
 }
+
+// The producer's drain keeps a CTA from exiting while its peer's consumers still release its
+// stages (multicast). Without it, a CTA that runs ahead of its peer exits before the peer's last
+// releases, which then arrive on the barriers of a CTA that has exited.
+TEST_CASE("simulate: without the producer's drain a peer arrives on a CTA that exited") {
+  for (int v : {9, 10}) {
+    Definition def = make_gemm(256, 512, 256, DType::BF16, DType::BF16);
+    LowerOptions lo;
+    lo.limits = few_sms(1);
+    const Kernel good = lower(tutorial_schedule(v, def), lo);
+    REQUIRE(good.plan.pipeline.drain_at_exit);
+    Kernel k = good;
+    Plant no_drain([](const StmtPtr& s) -> std::optional<StmtPtr> {
+      if (auto f = as<For>(s); f && f->kind == LoopKind::Drain) return StmtPtr(nullptr);
+      return std::nullopt;
+    });
+    k.body = no_drain.mutate(k.body);
+    REQUIRE(no_drain.planted > 0);
+    int caught = 0, seeds = 0;
+    for (uint64_t seed = 1; seed <= 6; ++seed, ++seeds) {
+      SimulateOptions o;
+      o.seed = seed;
+      o.lead_cta = int(seed % 2);
+      CHECK(simulate_kernel(good, def, o).passed);
+      SimulationReport r = simulate_kernel(k, def, o);
+      if (!r.passed) {
+        ++caught;
+        CHECK(r.to_string().find("after it exited") != std::string::npos);
+      }
+    }
+    CAPTURE(v);
+    std::cout << "v" << v << ": a missing drain caught with " << caught << " of " << seeds << " seeds\n";
+    CHECK(caught == seeds);
+  }
+}

@@ -308,6 +308,27 @@ TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulat
   CHECK(caught == planted);
 }
 
+// sm_100a clusters keep the cluster barrier at exit (the tcgen05.commit of a peer releases this
+// CTA's stages); without it check_sync finds nothing that keeps a CTA from exiting under them.
+TEST_CASE("sm_100a: a cluster kernel without its exit cluster barrier is refused by check_sync") {
+  const Kernel k = lower(sm100(9, make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16)));
+  REQUIRE(k.plan.cluster_size == 2);
+  REQUIRE_FALSE(k.plan.pipeline.drain_at_exit);
+  CHECK(sync_error(k).empty());
+  struct DropExit : Mutator {  // the second cluster barrier: the first publishes the barriers' init
+    int seen = 0;
+    StmtPtr mutate_ClusterSync(const std::shared_ptr<const ClusterSync>& c) override {
+      return ++seen == 2 ? nullptr : c;
+    }
+  } drop_exit;
+  Kernel no_exit = k;
+  no_exit.body = drop_exit.mutate(k.body);
+  REQUIRE(drop_exit.seen == 2);
+  const std::string message = sync_error(no_exit);
+  CAPTURE(message);
+  CHECK(message.find("neither a cluster barrier after the roles nor a producer's drain") != std::string::npos);
+}
+
 // What sm_100a does not lower yet is refused with `not-lowered`, naming the part.
 TEST_CASE("sm_100a: consumers in turns, CTA-pair MMAs and split-K are refused with not-lowered") {
   const Definition def = make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16);
