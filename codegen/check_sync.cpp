@@ -313,6 +313,7 @@ class StructureCheck : public Visitor {
     check_role_placement(view);
     roles_.push_back(view);
     exit_synced_ = false;
+    role_waited_ = false;
     role_ = view;
     in_role_ = true;
     scopes_.emplace_back();
@@ -348,10 +349,35 @@ class StructureCheck : public Visitor {
                           " of this CTA, so they must wait for its init at a cluster barrier (ClusterSync)");
     publish_ = Publish::Published;
   }
-  void visit_ClusterSync(const ClusterSync&) override {
-    check_whole_cta("barrier.cluster (ClusterSync)");
+  void visit_ClusterSync(const ClusterSync& c) override {
+    if (c.part == ClusterPart::Wait) {
+      GG_INTERNAL_CHECK(in_role_ && elected_ == 0 && !trip_view_,
+                        "barrier.cluster.wait (ClusterSync wait) in role '" + role_.name +
+                            "' does not run on every thread of the role where it begins");
+      GG_INTERNAL_CHECK(cluster_arrived_, "barrier.cluster.wait in role '" + role_.name +
+                                              "' without a barrier.cluster.arrive before the role branch");
+      role_waited_ = true;
+      return;
+    }
+    check_whole_cta(c.part == ClusterPart::Arrive ? "barrier.cluster.arrive (ClusterSync arrive)"
+                                                  : "barrier.cluster (ClusterSync)");
+    if (c.part == ClusterPart::Arrive) {
+      GG_INTERNAL_CHECK(!in_role_ && roles_.empty(), "barrier.cluster.arrive after the role branch: the roles' waits "
+                                                     "are what it is for");
+      cluster_arrived_ = true;
+      if (publish_ == Publish::Fenced) publish_ = Publish::Arrived;
+      return;
+    }
     if (publish_ == Publish::Fenced) publish_ = Publish::Published;
     if (!roles_.empty() && !in_role_) exit_synced_ = true;
+  }
+  // With the init published by a split cluster barrier, a role reaches the barriers only after
+  // its own wait: before it, a peer's (or its own CTA's) init may not be visible to it.
+  void check_role_waited(const BarrierRef& bar, const char* op) const {
+    if (publish_ != Publish::Arrived || !in_role_ || role_waited_) return;
+    GG_INTERNAL_CHECK(false, std::string(op) + " " + bar_text(bar) + " in role '" + role_.name +
+                                 "' before the role's barrier.cluster.wait: the init of " + init_arrays_text() +
+                                 " reaches the role through that wait");
   }
 
   // ---- rule 6: named barriers. An id may depend on the warpgroup (one per ping-pong
@@ -390,6 +416,7 @@ class StructureCheck : public Visitor {
 
   // ---- rules 1, 2, 3: barrier accounting
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
+    check_role_waited(n.bar, "arrive.expect_tx on");
     arrived_.insert(barrier_name(n.bar.array));
     scopes_.back().expected.insert(bar_text(n.bar));
     Tally& t = tally(n.bar);
@@ -398,6 +425,7 @@ class StructureCheck : public Visitor {
     for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners_of(n.bar);
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
+    check_role_waited(n.bar, "arrive on");
     arrived_.insert(barrier_name(n.bar.array));
     Tally& t = tally(n.bar);
     if (n.cta) {
@@ -407,10 +435,12 @@ class StructureCheck : public Visitor {
     for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
+    check_role_waited(n.bar, "wait on");
     waits_.push_back({bar_text(n.bar), barrier_name(n.bar.array), role_.name});
     if (in_drain_) drained_.insert(barrier_name(n.bar.array));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
+    check_role_waited(n.bar, "TMA load completing on");
     GG_INTERNAL_CHECK(scopes_.back().expected.count(bar_text(n.bar)),
                       "TMA load completes on " + bar_text(n.bar) + " in role '" + role_.name +
                           "' without an expect-tx before it in the same fill");
@@ -494,6 +524,7 @@ class StructureCheck : public Visitor {
   }
   // A commit is one arrival on its barrier, counted with the others (rule 1).
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
+    check_role_waited(n.bar, "tcgen05.commit onto");
     GG_INTERNAL_CHECK(runners() == 1, "tcgen05.commit onto " + bar_text(n.bar) + " in role '" + role_.name +
                                           "' runs on " + str(runners()) +
                                           " threads: the thread that issued the MMAs commits them, once");
@@ -539,7 +570,9 @@ class StructureCheck : public Visitor {
   }
 
  private:
-  enum class Publish { None, Initialized, Fenced, Published };
+  // Arrived: fenced, and every thread arrived at the cluster barrier; each role is published to
+  // by its own wait there.
+  enum class Publish { None, Initialized, Fenced, Arrived, Published };
   // The CTA's TMEM allocation as the walk has seen it.
   struct TmemUse {
     bool allocated = false, base_loaded = false, freed = false;
@@ -648,7 +681,7 @@ class StructureCheck : public Visitor {
 
   void check_published_before_roles() const {
     if (!roles_.empty() || publish_ == Publish::None) return;
-    GG_INTERNAL_CHECK(publish_ == Publish::Published, "the init of " + init_arrays_text() +
+    GG_INTERNAL_CHECK(publish_ == Publish::Published || publish_ == Publish::Arrived, "the init of " + init_arrays_text() +
                                                           " is not published before the role branch: it needs "
                                                           "fence.mbarrier_init, then " +
                                                           (f_.cluster > 1 ? "a cluster barrier" : "__syncthreads") +
@@ -744,6 +777,7 @@ class StructureCheck : public Visitor {
   std::set<std::string> init_arrays_, arrived_, cross_cta_;
   std::set<std::string> remote_arrivals_, drained_;  // arrays peers arrive on; arrays a drain waits on
   bool exit_synced_ = false, in_drain_ = false;
+  bool cluster_arrived_ = false, role_waited_ = false;  // the split cluster barrier: arrive, this role's wait
   TmemUse tmem_;
   std::vector<Wait> waits_;
   std::map<int, NamedUse> named_;
@@ -1103,7 +1137,10 @@ class RoleRun : public Visitor {
     });
   }
   void visit_SyncThreads(const SyncThreads&) override { barrier(true); }
-  void visit_ClusterSync(const ClusterSync&) override { barrier(true); }
+  // An arrive alone orders nothing for the role; a wait (or a whole barrier) meets every thread.
+  void visit_ClusterSync(const ClusterSync& c) override {
+    if (c.part != ClusterPart::Arrive) barrier(true);
+  }
   // In a dealt trip a named barrier orders the warpgroup running it (its staging barrier) or
   // hands it the turn; it is never a barrier of the whole role.
   void visit_NamedBarrierSync(const NamedBarrierSync& n) override {

@@ -106,9 +106,12 @@ class CudaPrinter : public Visitor {
   void visit_SetMaxNReg(const SetMaxNReg& n) override {
     line(std::string("gg::dev::setmaxnreg_") + (n.increase ? "inc" : "dec") + "<" + num(n.regs) + ">();");
   }
-  void visit_ClusterSync(const ClusterSync&) override {
-    line("__syncwarp();  // barrier.cluster is .aligned: the whole warp arrives together");
-    line("gg::dev::cluster_sync();");
+  void visit_ClusterSync(const ClusterSync& c) override {
+    line(std::string("__syncwarp();  // barrier.cluster is .aligned: the whole warp ") +
+         (c.part == ClusterPart::Wait ? "waits" : "arrives") + " together");
+    if (c.part == ClusterPart::Arrive) line("gg::dev::cluster_arrive_relaxed();  // fence.mbarrier_init above is the release");
+    else if (c.part == ClusterPart::Wait) line("gg::dev::cluster_wait();");
+    else line("gg::dev::cluster_sync();");
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override { line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";"); }

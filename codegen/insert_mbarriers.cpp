@@ -76,6 +76,26 @@ class LowerStageSync : public Mutator {
   bool elected_ = false;
 };
 
+// Each role waits at the cluster barrier the init arrived on before its first barrier operation:
+// right after its setmaxnreg, so that the barrier's round trip overlaps the register handover.
+class WaitInEachRole : public Mutator {
+ public:
+  int roles = 0;
+  StmtPtr mutate_WarpRole(const std::shared_ptr<const WarpRole>& r) override {
+    auto wait = std::make_shared<ClusterSync>();
+    wait->part = ClusterPart::Wait;
+    std::vector<StmtPtr> body = {wait, r->body};
+    if (auto b = as<Block>(r->body); b && !b->body.empty() && as<SetMaxNReg>(b->body.front())) {
+      body = b->body;
+      body.insert(body.begin() + 1, wait);
+    }
+    auto copy = std::make_shared<WarpRole>(*r);
+    copy->body = block(body);
+    ++roles;
+    return copy;
+  }
+};
+
 StmtPtr init_array(Barrier array, int stages, int arrivals) {
   std::vector<StmtPtr> init;
   for (int s = 0; s < stages; ++s) {
@@ -122,7 +142,19 @@ Kernel insert_mbarriers(Kernel k) {
     what += ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
-  StmtPtr publish = p.cluster_size > 1 ? StmtPtr(std::make_shared<ClusterSync>()) : std::make_shared<SyncThreads>();
+  StmtPtr publish = std::make_shared<SyncThreads>();
+  if (p.cluster_size > 1) {
+    // Every thread arrives once the init is fenced; each role waits where it begins (the peers'
+    // barriers must be initialized before it multicasts or arrives into them).
+    WaitInEachRole waits;
+    StmtPtr roles = waits.mutate(k.body);
+    auto arrive = std::make_shared<ClusterSync>();
+    if (waits.roles > 0) {
+      arrive->part = ClusterPart::Arrive;
+      k.body = roles;
+    }
+    publish = arrive;
+  }
   std::vector<StmtPtr> body = {comment(what), elect_one(block(init)), publish, k.body};
   // No CTA of a cluster may exit while a peer can still arrive on its barriers: a cluster
   // barrier at exit, unless the producer's drain already waited for the peers' last releases.

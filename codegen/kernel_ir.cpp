@@ -284,7 +284,9 @@ class Dumper : public Visitor {
   void visit_SetMaxNReg(const SetMaxNReg& n) override {
     line(std::string("SetMaxNReg ") + (n.increase ? "inc " : "dec ") + std::to_string(n.regs));
   }
-  void visit_ClusterSync(const ClusterSync&) override { line("ClusterSync"); }
+  void visit_ClusterSync(const ClusterSync& c) override {
+    line(c.part == ClusterPart::Arrive ? "ClusterSync arrive (relaxed)" : c.part == ClusterPart::Wait ? "ClusterSync wait" : "ClusterSync");
+  }
   void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
   void visit_WriteTile(const WriteTile& n) override {
     line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile) + batch_text(n.batch) +

@@ -133,8 +133,11 @@ struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, 
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
-// Every thread of every CTA of the cluster meets (barrier.cluster arrive + wait).
-struct ClusterSync : NodeOf<NodeKind::ClusterSync> {};
+// Every thread of every CTA of the cluster meets (barrier.cluster arrive + wait), or one half of
+// that: every thread arrives (relaxed: a fence.mbarrier_init before it is the release) and later
+// waits, with work of its own between the two.
+enum class ClusterPart { ArriveAndWait, Arrive, Wait };
+struct ClusterSync : NodeOf<NodeKind::ClusterSync> { ClusterPart part = ClusterPart::ArriveAndWait; };
 
 // A named value of a node's index math (an EpilogueStore's, a SyncCopyTile's), printed
 // `const type name = value;` where its loop level begins and evaluated there by the simulator

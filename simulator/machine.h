@@ -42,6 +42,7 @@ void encode(rt::ElemType t, float v, uint8_t* p);
 struct Mbarrier {
   bool initialized = false, fenced = false;
   bool published = false;      // a CTA or cluster barrier ordered the init before other users
+  int64_t published_in = -1;   // the cluster barrier's phase that did (-1: a CTA barrier, which every warp waited at)
   int init_warp = -1;
   int count = 0, pending = 0;  // arrivals a phase needs, and still missing in this one
   int64_t tx = 0;              // transaction bytes still expected in this phase

@@ -61,6 +61,7 @@ struct Warp {
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
   std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
   int last_mma = 0;           // the id of the last tcgen05.mma this warp issued (0: none)
+  int64_t cluster_arrived_in = -1, cluster_seen = -1;  // cluster barrier phases: arrived in, waited for
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
 };
 
@@ -436,21 +437,34 @@ class Simulator {
     w.blocked = "__syncthreads (" + std::to_string(c.sync_arrived) + " warps arrived)";
     return c.sync_generation != f.generation;
   }
-  bool exec(Warp& w, Frame& f, const ClusterSync&) {
-    if (!f.entered) {
+  // barrier.cluster: arrive (once per phase) and wait, or one of the two. A phase completes when
+  // every live warp of the cluster arrived; a warp's wait returns once its arrival's phase did.
+  bool exec(Warp& w, Frame& f, const ClusterSync& c) {
+    if (c.part != kir::ClusterPart::Wait && !f.entered) {
       f.entered = true;
-      f.generation = cluster_generation_;
+      if (w.cluster_arrived_in == cluster_generation_)
+        error("barrier.cluster.arrive twice in one phase (no wait between): warp " + std::to_string(w.index) +
+              " of CTA rank " + std::to_string(w.cta));
+      w.cluster_arrived_in = cluster_generation_;
       ++cluster_arrived_;
     }
     int64_t live = 0;
     for (const auto& x : warps_) live += !x.done;
-    if (cluster_generation_ == f.generation && cluster_arrived_ >= live) {
+    if (cluster_arrived_ >= live) {
+      for (auto& cta : ctas_) publish(cta, cluster_generation_);
       ++cluster_generation_;
       cluster_arrived_ = 0;
-      for (auto& c : ctas_) publish(c);
+    }
+    if (c.part == kir::ClusterPart::Arrive) return true;
+    if (w.cluster_arrived_in < 0) {
+      error("barrier.cluster.wait without an arrive before it: warp " + std::to_string(w.index) + " of CTA rank " +
+            std::to_string(w.cta));
+      return true;
     }
     w.blocked = "cluster barrier (" + std::to_string(cluster_arrived_) + " of " + std::to_string(live) + " warps)";
-    return cluster_generation_ != f.generation;
+    if (cluster_generation_ <= w.cluster_arrived_in) return false;
+    w.cluster_seen = w.cluster_arrived_in;
+    return true;
   }
   // A named barrier's phase completes when its thread count has arrived: bar.sync arrives and
   // waits for that, bar.arrive only arrives.
@@ -491,14 +505,25 @@ class Simulator {
   // ---- mbarriers
   // A CTA-wide barrier after fence.mbarrier_init makes the initialized barriers usable by
   // every warp (and, a cluster barrier, by the peers).
-  static void publish(Cta& c) {
+  // `cluster_phase`: the cluster barrier's phase that publishes (-1: a CTA barrier).
+  static void publish(Cta& c, int64_t cluster_phase = -1) {
     for (auto& [offset, b] : c.smem.barriers)
-      if (b.initialized && b.fenced) b.published = true;
+      if (b.initialized && b.fenced && !b.published) {
+        b.published = true;
+        b.published_in = cluster_phase;
+      }
   }
-  void check_published(const Warp* w, const Mbarrier& b, const std::string& name, const char* op) {
-    if (b.initialized && !b.published && (!w || w->index != b.init_warp))
+  // The thread that initialized a barrier may use it at once; any other only after a barrier
+  // ordered the init before it (a cluster barrier's: after this warp waited there).
+  void check_published(const Warp& w, int cta, const Mbarrier& b, const std::string& name, const char* op) {
+    if (!b.initialized || (cta == w.cta && w.index == b.init_warp)) return;
+    if (!b.published)
       error(std::string(op) + " on " + name + " before a barrier published its initialization (init, "
             "fence.mbarrier_init, then __syncthreads or the cluster barrier)");
+    else if (b.published_in >= 0 && w.cluster_seen < b.published_in)
+      error(std::string(op) + " on " + name + " of CTA rank " + std::to_string(cta) + " by warp " +
+            std::to_string(w.index) + " of CTA rank " + std::to_string(w.cta) +
+            " before that warp waited at the cluster barrier that published its initialization (barrier.cluster.wait)");
   }
   int64_t barrier_offset(const Warp& w, const BarrierRef& ref) {
     const SmemBuffer& b = buffer(kir::barrier_name(ref.array));
@@ -514,7 +539,7 @@ class Simulator {
   Mbarrier& initialized(const Warp& w, int cta, const BarrierRef& ref, const char* op) {
     Mbarrier& b = barrier(cta, barrier_offset(w, ref));
     if (!b.initialized) error(std::string(op) + " on " + barrier_name(w, ref) + " before it was initialized");
-    check_published(cta == w.cta ? &w : nullptr, b, barrier_name(w, ref), op);
+    check_published(w, cta, b, barrier_name(w, ref), op);
     return b;
   }
 
@@ -649,7 +674,7 @@ class Simulator {
       for (int cta : targets) {
         int64_t dst = smem_offset(w, n.dst, box_bytes, "TMA load");
         if (!barrier(cta, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
-        check_published(cta == w.cta ? &w : nullptr, barrier(cta, bar), barrier_name(w, n.bar), "TMA load");
+        check_published(w, cta, barrier(cta, bar), barrier_name(w, n.bar), "TMA load");
         PendingLoad load;
         load.id = ++load_ids_;
         load.cta = cta;

@@ -550,6 +550,12 @@ std::vector<BugClass> bug_classes() {
          });
        },
        named("smem_D")},
+      {"a role's cluster wait deleted", [](const Kernel& k) { return k.plan.cluster_size > 1; },
+       [](const Kernel& k) {
+         return plant<ClusterSync>(
+             k, [](const ClusterSync& c, const Spot&) { return c.part == ClusterPart::Wait; }, remove<ClusterSync>, 1);
+       },
+       named("before the role's barrier.cluster.wait")},
       // sm_90a clusters exit after the producer's drain instead of a cluster barrier (the sm_100a
       // kernels' exit barrier is planted out in tests/simulator/tcgen05_test.cpp).
       {"producer's drain deleted", drains, [](const Kernel& k) { return with_drain(k, nullptr); }, named("empty_bar")},

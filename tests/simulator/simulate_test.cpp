@@ -220,6 +220,13 @@ std::vector<BugClass> bug_classes() {
                  return keep();
                },
                [](const KernelPlan& p) { return p.ping_pong && p.tma_store; }});
+  // Each role waits at the cluster barrier before it touches a barrier: without the wait, a peer's
+  // (or its own CTA's) init need not be visible to it yet.
+  c.push_back({"a role's cluster wait missing", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
+                 if (auto sync = as<ClusterSync>(s); sync && sync->part == ClusterPart::Wait) return StmtPtr(nullptr);
+                 return keep();
+               },
+               [](const KernelPlan& p) { return p.cluster_size > 1; }});
   c.push_back({"release missing in a peer CTA", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
                  if (auto a = as<MbarrierArrive>(s); a && a->cta) {
                    int64_t rank = -1;
