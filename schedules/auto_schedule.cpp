@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
+#include "codegen/index_check.h"
 #include "codegen/lower.h"
 #include "codegen/tile_order.h"
 #include "dsl/error.h"
@@ -25,6 +27,13 @@ struct Rates {
   double load_latency_s = 2.5e-6;
   double k_tile_s = 50e-9;
   double launch_s = 3e-6;
+  // A tile's epilogue: the last MMAs' wait, the conversions and staging barriers, about 0.5 us,
+  // and its output bytes at 50 GB/s per SM (H100, 1000^3 in 64x128 tiles: about 1500 cycles
+  // from the last MMA to the store's reads for 16 KB).
+  double epilogue_s = 0.5e-6;
+  double store_bytes_per_sm_s = 50e9;
+  // Split-K's hand-off: the ticket's atomic and fence round trip.
+  double ticket_s = 1e-6;
 };
 
 // A narrow wgmma issues as often as a wide one for less work: the share of peak an N-wide
@@ -45,15 +54,19 @@ int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
 }
 
 // Predicted seconds: the persistent CTAs' waves of tiles, each tile bound by its MMAs or by the
-// bytes its CTA loads (rows inside the problem; TMA reads nothing for rows past M or N), and
-// never faster than reading the operands once from DRAM.
+// bytes its CTA loads (rows inside the problem; TMA reads nothing for rows past M or N), then
+// its epilogue, and never faster than reading the operands once from DRAM. Ping-pong consumers
+// take a CTA's tiles in turn, so one's epilogue runs under the other's mainloop and only the
+// last is exposed. Split-K runs each tile's k loop on `split_k` CTAs; the last of them reads
+// every split's fp32 partial sums back.
 double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
   const Rates r;
   const int64_t m = def.m(), n = def.n(), k = def.k();
-  const int in_b = dtype_bytes(def.input_dtype());
-  // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring m tiles, so an odd
+  const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
+  // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring tiles, so an odd
   // count rounds up (the extra tile loads zeros and stores nothing, but still takes its turn).
-  p.tiles = paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, true).tiles() * def.batch();
+  p.tiles = paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() *
+            def.batch() * p.split_k;
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
   p.waves = waves_of(p.tiles, limits, p.cluster);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
@@ -61,11 +74,23 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
   const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
                                 row_bytes / load_rate);
+  const int64_t k_per_cta = ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k;
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
-  const double mainloop = double(p.waves) * (double(k) * per_k + double(ceil_div(k, p.tile_k)) * r.k_tile_s);
-  p.mainloop_us = mainloop * 1e6;
-  return std::max(mainloop, dram_seconds(def)) + r.launch_s;
+  const double tile_loop = double(k_per_cta) * per_k + double(k_per_cta / p.tile_k) * r.k_tile_s;
+  const double tile_bytes = double(p.tile_m * p.tile_n);
+  const double epilogue = r.epilogue_s + tile_bytes * out_b / r.store_bytes_per_sm_s;
+  const double mainloop = p.ping_pong ? double(p.waves) * std::max(tile_loop, epilogue) + epilogue
+                                      : double(p.waves) * (tile_loop + epilogue);
+  // The hand-off follows the last split's k loop: its ticket, then (1 + splits) fp32 tiles
+  // through L2 at the store rate, no matter what bound the loop. Fit on an H100: 512x512x16384
+  // ran 25.1 us in 64x128 tiles and 4 splits, 28.5 us in 128x128 tiles and 8; 1024x1024x16384
+  // 59.5 us in 128x256 tiles and 4, 59.9 us in 128x128 tiles and 2.
+  const double hand_off =
+      p.split_k > 1 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
+                    : 0.0;
+  p.mainloop_us = (mainloop + hand_off) * 1e6;
+  return std::max(mainloop, dram_seconds(def)) + hand_off + r.launch_s;
 }
 
 // Whether the MMAs at peak take longer than reading the operands and writing D once from DRAM
@@ -87,17 +112,21 @@ int64_t store_subtile_cols(int out_bytes) { return 128 / out_bytes; }
 
 std::string AutoParams::to_string() const {
   std::ostringstream os;
-  os << "tile " << tile_m << "x" << tile_n << "x" << tile_k << ", " << consumers << " consumer"
-     << (consumers > 1 ? "s" : "") << ", " << stages << " stages, "
-     << (cluster > 1 ? "cluster " + std::to_string(cluster) + " (B multicast)" : std::string("no cluster"))
-     << ", group " << group << ", " << (subtile_cols ? "store subtiles of " + std::to_string(subtile_cols) : std::string("stores from registers"));
+  os << "tile " << tile_m << "x" << tile_n << "x" << tile_k << ", " << consumers << (ping_pong ? " ping-pong" : "")
+     << " consumer" << (consumers > 1 ? "s" : "") << ", " << stages << " stages, ";
+  if (split_k > 1) os << "split-K " << split_k << ", ";
+  os << (cluster > 1 ? "cluster " + std::to_string(cluster) + (multicast_a ? " (A multicast)" : " (B multicast)")
+                     : std::string("no cluster"))
+     << ", " << (raster == Raster::ColumnMajor ? "column " : "") << "group " << group << ", "
+     << (subtile_cols ? "store subtiles of " + std::to_string(subtile_cols) : std::string("stores from registers"));
   return os.str();
 }
 
 uint64_t AutoParams::hash() const {
   std::ostringstream os;
   os << tile_m << ' ' << tile_n << ' ' << tile_k << ' ' << consumers << ' ' << stages << ' ' << cluster << ' ' << group
-     << ' ' << subtile_cols << ' ' << store_buffers;
+     << ' ' << subtile_cols << ' ' << store_buffers << ' ' << ping_pong << ' ' << multicast_a << ' ' << split_k << ' '
+     << int(raster);
   return rt::fnv1a64(os.str());
 }
 
@@ -113,19 +142,71 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   s.cache_read("B", copy_method_for(def, "B"));
   const std::string& out = def.node(def.output()).name;
   s.cache_write(out, Place::Shared, copy_method_for(def, out));
-  s.persist("m_o", "n_o", Raster::RowMajor, p.group);
+  s.persist("m_o", "n_o", p.raster, p.group);
   s.warp_specialize(40, 232);
   if (p.cluster > 1) {
     s.cluster(p.cluster, 1, 1);
-    s.multicast("B");
+    s.multicast(p.multicast_a ? "A" : "B");
   }
-  if (p.consumers > 1) {
+  if (p.ping_pong) {
+    s.ping_pong();
+  } else if (p.consumers > 1) {
     s.split("m_i", p.tile_m / p.consumers, "m_wg", "m_mma");
     s.bind("m_wg", Binding::Warpgroup);
   }
+  if (p.split_k > 1) s.split_k(p.split_k);
   if (p.subtile_cols > 0) s.store_subtile(p.subtile_cols, p.store_buffers);
   s.circular_buffer("k_o", p.stages);
   return s;
+}
+
+double order_operand_bytes(const Definition& def, const DeviceLimits& limits, const AutoParams& p) {
+  const int64_t tiles_m = ceil_div(def.m(), p.tile_m), tiles_n = ceil_div(def.n(), p.tile_n);
+  const PairedTileGrid grid = paired_tile_grid(tiles_m, tiles_n, p.cluster, !p.multicast_a);
+  const int64_t groups = grid.groups_m * grid.groups_n;
+  const int64_t per_wave = std::max<int64_t>(1, std::min<int64_t>(groups, limits.sms / p.cluster));  // clusters at once
+  // Up to 64 waves, spread evenly over the order and scaled to all of them: a huge grid costs
+  // the same as a small one.
+  const int64_t waves = ceil_div(groups, per_wave), sampled = std::min<int64_t>(waves, 64);
+  double rows = 0;
+  std::set<int64_t> ms, ns;
+  for (int64_t i = 0; i < sampled; ++i) {
+    const int64_t first = i * waves / sampled * per_wave;
+    ms.clear();
+    ns.clear();
+    for (int64_t t = first; t < std::min(groups, first + per_wave); ++t) {
+      const TileCoord c = persistent_tile(t, grid.groups_m, grid.groups_n, p.raster, p.group);
+      ms.insert(c.m);
+      ns.insert(c.n);
+    }
+    const int64_t m_tiles = int64_t(ms.size()) * (p.multicast_a ? 1 : p.cluster);
+    const int64_t n_tiles = int64_t(ns.size()) * (p.multicast_a ? p.cluster : 1);
+    rows += double(std::min(m_tiles * p.tile_m, def.m()) + std::min(n_tiles * p.tile_n, def.n()));
+  }
+  return rows * double(waves) / double(sampled) * double(def.k()) * dtype_bytes(def.input_dtype()) *
+         double(def.batch());
+}
+
+void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
+  p.raster = Raster::RowMajor;
+  p.group = 8;
+  double best = order_operand_bytes(def, limits, p);
+  const double default_bytes = best;
+  p.operand_mb = best / 1e6;
+  if (compute_bound(def, limits)) return;
+  AutoParams trial = p;
+  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor})
+    for (int64_t group : {4, 8, 16}) {
+      trial.raster = raster;
+      trial.group = group;
+      const double bytes = order_operand_bytes(def, limits, trial);
+      if (bytes < best && bytes <= 0.9 * default_bytes) {
+        best = bytes;
+        p.raster = raster;
+        p.group = group;
+      }
+    }
+  p.operand_mb = best / 1e6;
 }
 
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
@@ -134,43 +215,83 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   const bool staged = tma_storable_output(def);
   const int64_t n_step = staged ? store_subtile_cols(out_b) : 16;  // whole subtiles per tile
   const bool multicast_pays = compute_bound(def, limits);
-  for (int64_t tile_m : {64, 128}) {
-    if (tile_m > 64 && def.m() <= 64) continue;  // rows past M are padding: no second consumer for them
+  const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
+  const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
+  const auto add = [&](AutoParams p) {
+    p.stages = 2;
+    try {
+      p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
+    } catch (const CompileError&) {
+      return;  // not even a schedule (a primitive refused it)
+    }
+    p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+    choose_tile_order(def, limits, p);
+    out.push_back(p);
+  };
+  for (int64_t tile_m : {64, 128, 256}) {
+    // rows past M are padding: no second consumer (or second 64-row block) for them
+    if ((tile_m > 64 && def.m() <= 64) || (tile_m > 128 && def.m() <= 128)) continue;
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
       if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
+      // Two consumers' accumulators: at most 128 fp32 registers a thread (128x256, 256x128).
+      if (tile_m * tile_n > 32768) break;
       // One 128-byte swizzle atom of K per k tile; narrow tiles (the swapped skinny M) also try 2
       // and 4, since their k loop is bound by its iterations (H100, 4096x1x4096 in 64x16 tiles:
       // k tiles of 64 0.82x cuBLAS, 128 0.95x, 256 0.98x; wide tiles lost: 256x8192x8192 in
       // 128x128x128 tiles 0.84x against 0.93x at 64).
-      const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
       for (int64_t atoms : {1, 2, 4}) {
         if (atoms > 1 && (tile_n > 32 || def.k() < 16 * atom_k * atoms)) break;  // a long k loop only
         AutoParams p;
         p.tile_m = tile_m;
         p.tile_n = tile_n;
         p.tile_k = atom_k * atoms;
-        p.consumers = tile_m == 128 ? 2 : 1;
-        const int64_t m_tiles = ceil_div(def.m(), tile_m);
-        // An odd m tile count pads the last cluster with a tile past M: worth it from 5 tiles on (a
-        // sixth more tiles at most) unless the padding adds a wave. On an H100, 8128x6000x520 in
-        // 128x256 tiles ran 0.98x cuBLAS with B multicast and 0.72x without, and 8000x6000x520
-        // (63 m tiles) 1.20x padded against 0.88x without multicast; 4097x4095x4096 (33 x 16 tiles,
-        // 4 waves; padded, 5) ran 537 TFLOP/s in 128x256 tiles without multicast and 497 in the
-        // 128x224 padded ones the model then preferred.
-        const int64_t n_tiles = ceil_div(def.n(), tile_n) * def.batch();
-        const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, true).tiles();
-        const bool padding_fits = m_tiles >= 5 && waves_of(padded, limits, 2) == waves_of(m_tiles * n_tiles, limits, 2);
-        p.cluster = multicast_pays && m_tiles >= 2 && (m_tiles % 2 == 0 || padding_fits) ? 2 : 1;
+        p.consumers = tile_m >= 128 ? 2 : 1;
+        // 256-row tiles pair n tiles and share A, the larger operand tile; the others pair m tiles.
+        p.multicast_a = tile_m > tile_n;
+        const int64_t m_tiles = ceil_div(def.m(), tile_m), n_tiles = ceil_div(def.n(), tile_n);
+        const int64_t paired = p.multicast_a ? n_tiles : m_tiles;
+        // An odd count of the paired tiles pads the last cluster with a tile past M (or N): worth it
+        // from 5 tiles on (a sixth more tiles at most) unless the padding adds a wave. On an H100,
+        // 8128x6000x520 in 128x256 tiles ran 0.98x cuBLAS with B multicast and 0.72x without, and
+        // 8000x6000x520 (63 m tiles) 1.20x padded against 0.88x without multicast; 4097x4095x4096
+        // (33 x 16 tiles, 4 waves; padded, 5) ran 537 TFLOP/s in 128x256 tiles without multicast
+        // and 497 in the 128x224 padded ones the model then preferred.
+        const int64_t unpaired_tiles = m_tiles * n_tiles * def.batch();
+        const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, !p.multicast_a).tiles() * def.batch();
+        const bool padding_fits = paired >= 5 && waves_of(padded, limits, 2) == waves_of(unpaired_tiles, limits, 2);
+        p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_fits) ? 2 : 1;
         p.subtile_cols = staged ? n_step : 0;
         p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
-        p.stages = 2;
-        try {
-          p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
-        } catch (const CompileError&) {
-          continue;  // not even a schedule (a primitive refused it)
+        add(p);
+        // Ping-pong: each of two consumers computes whole 128-row tiles of up to 128 columns.
+        if (tile_m == 128 && tile_n <= 128 && atoms == 1) {
+          AutoParams pp = p;
+          pp.ping_pong = true;
+          add(pp);
         }
-        p.predicted_us = predict_seconds(def, limits, p) * 1e6;
-        out.push_back(p);
+      }
+    }
+  }
+  // Split-K where the k loops, not DRAM, bound even the best unsplit config (its tiles take twice
+  // the DRAM floor or more), on configs whose one wave leaves at least half the SMs idle. Every
+  // split keeps at least 4 k tiles (the pipeline's fill), and the splits together fit one wave.
+  // On an H100 split-K made no DRAM-bound shape faster (128x8192x8192, 256x8192x8192, the
+  // swapped decode kernels), while 512x512x16384 ran 0.87-0.93x cuBLAS in 4 or 8 splits, where
+  // its 32 unsplit 64x128 tiles each stream all of K (the model: 96 us against cuBLAS's 25).
+  double best_unsplit_us = 0;
+  for (const AutoParams& p : out) best_unsplit_us = best_unsplit_us == 0 ? p.mainloop_us : std::min(best_unsplit_us, p.mainloop_us);
+  if (best_unsplit_us >= 2e6 * dram_seconds(def)) {
+    const std::vector<AutoParams> unsplit = out;
+    for (const AutoParams& p : unsplit) {
+      const int64_t tiles = ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
+      if (p.ping_pong || 2 * tiles > limits.sms) continue;
+      for (int splits : {2, 4, 8, 16}) {
+        if (tiles * splits > limits.sms || k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
+        AutoParams sk = p;
+        sk.cluster = 1;
+        sk.multicast_a = false;
+        sk.split_k = splits;
+        add(sk);
       }
     }
   }
@@ -181,7 +302,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // the larger tile (less traffic through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the
   // wider one.
   const auto near = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); };
-  const int64_t k_tiles = ceil_div(def.k(), 128 / dtype_bytes(def.input_dtype()));
+  const int64_t k_tiles = k_tiles_of_atoms;
   const auto latency_bound = [&](const AutoParams& p) { return p.waves == 1 && k_tiles <= p.stages; };
   std::stable_sort(out.begin(), out.end(), [&](const AutoParams& a, const AutoParams& b) {
     if (!near(a.predicted_us, b.predicted_us)) return a.predicted_us < b.predicted_us;

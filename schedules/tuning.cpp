@@ -48,6 +48,16 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
   std::stable_sort(out.begin() + 1, out.end(), [](const TuneCandidate& a, const TuneCandidate& b) {
     return a.params.predicted_us < b.params.predicted_us;
   });
+  // The model counts an order's operand bytes but cannot time them: the first candidate in the
+  // other tile orders too.
+  const TuneCandidate first = out.front();
+  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor})
+    for (int64_t group : {4, 8, 16}) {
+      TuneCandidate c = first;
+      c.params.raster = raster;
+      c.params.group = group;
+      if (c.params.hash() != first.params.hash()) out.push_back(c);
+    }
   return out;
 }
 
@@ -73,7 +83,8 @@ std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
   std::ostringstream os;
   os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
      << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
-     << p.store_buffers << '\t' << c.ms << '\t' << c.cublas_ms;
+     << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a << ' ' << p.split_k << ' '
+     << (p.raster == Raster::ColumnMajor ? "column" : "row") << '\t' << c.ms << '\t' << c.cublas_ms;
   return os.str();
 }
 
@@ -89,8 +100,23 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
   if (!(params >> p.tile_m >> p.tile_n >> p.tile_k >> p.consumers >> p.stages >> p.cluster >> p.group >>
         p.subtile_cols >> p.store_buffers))
     return std::nullopt;
-  std::string rest;
-  if (params >> rest) return std::nullopt;
+  // Records written before ping-pong, A multicast, split-K and the order were choices end here.
+  std::vector<std::string> more;
+  for (std::string word; params >> word;) more.push_back(word);
+  if (!more.empty()) {
+    const auto flag = [](const std::string& w) { return w == "0" || w == "1"; };
+    if (more.size() != 4 || !flag(more[0]) || !flag(more[1]) || (more[3] != "row" && more[3] != "column"))
+      return std::nullopt;
+    p.ping_pong = more[0] == "1";
+    p.multicast_a = more[1] == "1";
+    try {
+      p.split_k = std::stoi(more[2]);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (p.split_k < 1 || p.split_k > kMaxSplitK) return std::nullopt;
+    p.raster = more[3] == "column" ? Raster::ColumnMajor : Raster::RowMajor;
+  }
   try {
     c.ms = std::stod(fields[3]);
     c.cublas_ms = std::stod(fields[4]);

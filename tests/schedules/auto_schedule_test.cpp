@@ -3,10 +3,13 @@
 // hash as the record of the choice.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
@@ -81,6 +84,133 @@ TEST_CASE("auto: skinny M takes 64-row tiles with one consumer and a deep pipeli
   const AutoParams m256 = choose(256, 8192, 8192);
   CHECK(m256.tile_m == 128);
   CHECK(m256.tile_n == 128);
+}
+
+TEST_CASE("auto: the shapes file's choices, as measured (every pin is a config the record ran)") {
+  // benchmarks/shapes.txt's shapes and the configs docs/performance.md measured for them; a
+  // change to the model that moves one of these needs a new measurement.
+  const std::vector<std::pair<std::string, std::string>> pinned = {
+      {"4096 4096 4096", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"16384 1536 7168", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"8192 8192 28672", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"64 14336 4096", "tile 64x128x64, 1 consumer, 8 stages, no cluster, group 8, store subtiles of 64"},
+      {"128 8192 8192", "tile 64x128x64, 1 consumer, 8 stages, no cluster, group 8, store subtiles of 64"},
+      {"256 8192 8192", "tile 128x128x64, 2 consumers, 6 stages, no cluster, group 8, store subtiles of 64"},
+      {"1000 1000 1000", "tile 64x128x64, 1 consumer, 8 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"8000 6000 520", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"255 257 264", "tile 64x16x64, 1 consumer, 5 stages, no cluster, group 8, stores from registers"},
+      {"4097 4095 4096", "tile 128x256x64, 2 consumers, 4 stages, no cluster, group 8, stores from registers"}};
+  for (const auto& [shape, config] : pinned) {
+    CAPTURE(shape);
+    int64_t m = 0, n = 0, k = 0;
+    std::istringstream(shape) >> m >> n >> k;
+    for (DType in : {DType::BF16, DType::F16}) {
+      GemmOptions o;
+      o.in = o.out = in;
+      CHECK(choose_auto_params(gemm_definition(m, n, k, o), hopper()).to_string() == config);
+    }
+  }
+  // gg::gemm runs the decode shapes swapped, in 64x16 tiles with k tiles of 256, unsplit.
+  for (int64_t m : {1, 16})
+    CHECK(plan_gemm(m, 4096, 4096).config ==
+          "swap A/B; tile 64x16x256, 1 consumer, 5 stages, no cluster, group 8, stores from registers");
+}
+
+TEST_CASE("auto: split-K where long k loops leave most SMs idle, never where DRAM bounds the problem") {
+  // H100, tune: 512x512x16384 64x128 in 4 splits 25.1 us (0.93x cuBLAS), 128x128 in 8 28.5 us;
+  // unsplit, its 32 tiles each stream all of K (the model: 96 us).
+  const AutoParams small = choose(512, 512, 16384);
+  CHECK(small.to_string() == "tile 64x128x64, 1 consumer, 8 stages, split-K 4, no cluster, group 8, store subtiles of 64");
+  CHECK(small.tiles == 128);
+  // 1024x1024x16384: 128x256 in 4 splits 59.5 us (0.94x), 128x128 in 2 59.9 us.
+  const AutoParams wide = choose(1024, 1024, 16384);
+  CHECK(wide.split_k == 4);
+  CHECK(wide.tile_n == 256);
+  // The one wave must leave half the SMs idle, and each split keeps 4 k tiles: no split offered
+  // for 4096^3 (512 tiles) or for a short K.
+  for (const AutoParams& p : rank_auto_params(gemm_definition(4096, 4096, 4096), hopper())) CHECK(p.split_k == 1);
+  for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 448), hopper())) CHECK(p.split_k == 1);  // 7 k tiles
+  // DRAM-bound: no split even for configs that would leave SMs idle (H100: 128x8192x8192 and
+  // 256x8192x8192 ran no faster split, nor did the decode kernels).
+  for (const auto& [m, n, k] : {std::tuple{128, 8192, 8192}, std::tuple{256, 8192, 8192}, std::tuple{4096, 1, 4096}})
+    for (const AutoParams& p : rank_auto_params(gemm_definition(m, n, k), hopper())) CHECK(p.split_k == 1);
+  // Every split candidate lowers and the splits fit one wave.
+  for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 16384), hopper()))
+    if (p.split_k > 1) {
+      CHECK(p.tiles <= hopper().sms);
+      CHECK_NOTHROW(lower(auto_schedule(gemm_definition(512, 512, 16384), p)));
+    }
+}
+
+TEST_CASE("auto: ping-pong and 256-row tiles are candidates the model ranks, and they lower") {
+  const Definition def = gemm_definition(4096, 4096, 4096);
+  bool ping_pong = false, rows_256 = false;
+  for (const AutoParams& p : rank_auto_params(def, hopper())) {
+    if (p.ping_pong) {
+      ping_pong = true;
+      CHECK(p.tile_m == 128);
+      CHECK(p.tile_n <= 128);
+      CHECK(p.to_string().find("2 ping-pong consumers") != std::string::npos);
+      CHECK_NOTHROW(lower(auto_schedule(def, p)));
+    }
+    if (p.tile_m == 256) {
+      rows_256 = true;
+      CHECK(p.tile_n <= 128);  // two consumers of 128 rows: 128 accumulators a thread at most
+      CHECK(p.multicast_a);    // the pair shares the 256-row A tile
+      CHECK(p.to_string().find("cluster 2 (A multicast)") != std::string::npos);
+      CHECK_NOTHROW(lower(auto_schedule(def, p)));
+    }
+  }
+  CHECK(ping_pong);
+  CHECK(rows_256);
+  // Ping-pong's 128x128 tiles load twice the bytes per FLOP of the cooperative 128x256 one, and
+  // the model ranks it behind, as measured (H100 4096^3: pingpong 0.85x cuBLAS, v10 1.00x).
+  const std::vector<AutoParams> ranked = rank_auto_params(def, hopper());
+  CHECK_FALSE(ranked.front().ping_pong);
+  // No 256-row tile for M <= 128 (rows past M are padding).
+  for (const AutoParams& p : rank_auto_params(gemm_definition(128, 8192, 8192), hopper())) CHECK(p.tile_m <= 128);
+}
+
+TEST_CASE("auto: the tile order fetching the fewest operand bytes where DRAM bounds the problem") {
+  const auto bytes = [](const Definition& def, AutoParams p, Raster raster, int64_t group) {
+    p.raster = raster;
+    p.group = group;
+    return order_operand_bytes(def, hopper(), p);
+  };
+  AutoParams p;
+  p.tile_m = 128;
+  p.tile_n = 256;
+  p.cluster = 2;
+  // 8192^3 in B-multicast pairs is a square grid of 32 x 32 pairs: row and column bands fetch
+  // the same, and bands of 8 fetch less than single rows (a wave of 66 pairs: 8 pair rows and
+  // 9 columns, against 3 rows and all 32 columns).
+  const Definition square = gemm_definition(8192, 8192, 8192);
+  for (int64_t group : {1, 4, 8, 16})
+    CHECK(bytes(square, p, Raster::RowMajor, group) == bytes(square, p, Raster::ColumnMajor, group));
+  CHECK(bytes(square, p, Raster::RowMajor, 8) < 0.6 * bytes(square, p, Raster::RowMajor, 1));
+  // Each wave reads its own tiles' rows at least once: never less than the operands once.
+  const double once = (8192.0 + 8192.0) * 8192 * 2;
+  for (int64_t group : {1, 4, 8, 16}) CHECK(bytes(square, p, Raster::RowMajor, group) >= once);
+  // 16384x1536x7168 (64 pairs x 6 n tiles): column bands walk the pairs under all 6 n tiles and
+  // fetch about a quarter less than row bands of 8; the problem is compute-bound, where orders
+  // measured alike, so auto keeps the default (pinned with the shapes file above).
+  const Definition tall = gemm_definition(16384, 1536, 7168);
+  CHECK(bytes(tall, p, Raster::ColumnMajor, 8) < 0.8 * bytes(tall, p, Raster::RowMajor, 8));
+  CHECK(choose(16384, 1536, 7168).raster == Raster::RowMajor);
+  // DRAM-bound (a short K writes a large D): 16384x2048x256 takes column bands of 8, which fetch
+  // at least a tenth less than the default.
+  const AutoParams short_k = choose(16384, 2048, 256);
+  CHECK(short_k.raster == Raster::ColumnMajor);
+  CHECK(short_k.group == 8);
+  const Definition short_def = gemm_definition(16384, 2048, 256);
+  CHECK(order_operand_bytes(short_def, hopper(), short_k) <= 0.9 * bytes(short_def, short_k, Raster::RowMajor, 8));
+  CHECK(short_k.operand_mb == doctest::Approx(order_operand_bytes(short_def, hopper(), short_k) / 1e6));
+  // Every candidate's order is the default or saves a tenth, and never fetches more.
+  for (const AutoParams& c : rank_auto_params(short_def, hopper())) {
+    const double fallback = bytes(short_def, c, Raster::RowMajor, 8);
+    CHECK(order_operand_bytes(short_def, hopper(), c) <= fallback);
+    if (c.raster != Raster::RowMajor || c.group != 8) CHECK(order_operand_bytes(short_def, hopper(), c) <= 0.9 * fallback);
+  }
 }
 
 TEST_CASE("auto: a problem under one wave whose K fits in the pipeline takes more, smaller tiles") {
@@ -162,6 +292,7 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
     int64_t m, n;
     DType out;
     ProblemLayout layout = {};
+    int64_t k = 4096;
   };
   // 4096 rows pair their 64- and 128-row tiles into clusters, 384 rows only the 64-row ones; N=4095 is not
   // TMA-storable (stores from registers, 16-column steps).
@@ -171,15 +302,23 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
                      Problem{384, 4095, DType::BF16}, Problem{4096, 4096, DType::F32}, Problem{384, 4096, DType::F32},
                      Problem{128, 4096, DType::BF16},  // DRAM-bound: 64-row tiles without the cluster
                      Problem{4096, 64, DType::BF16, {.d = OutputLayout::ColumnMajor}},  // gg::gemm's swapped skinny M
-                     Problem{4096, 4096, DType::BF16, {.a = Layout::MNMajor, .b = Layout::MNMajor}}}) {  // TT
+                     Problem{4096, 4096, DType::BF16, {.a = Layout::MNMajor, .b = Layout::MNMajor}},  // TT
+                     Problem{512, 512, DType::BF16, {}, 16384},    // split-K
+                     Problem{512, 512, DType::F32, {}, 16384}}) {  // split-K, f32 out
     GemmOptions o;
     o.out = pr.out;
     o.layout = pr.layout;
-    const Definition def = gemm_definition(pr.m, pr.n, 4096, o);
+    const Definition def = gemm_definition(pr.m, pr.n, pr.k, o);
     for (const AutoParams& p : rank_auto_params(def, hopper())) {
       const std::string name = p.to_string() + (pr.out == DType::F32 ? ", f32 out" : "") +
                                (pr.layout == ProblemLayout{} ? "" : ", " + problem_layout_text(pr.layout));
-      if (!seen.insert(name).second) continue;
+      // The split count and the tile order are constants in the same code: one of each config.
+      AutoParams shape = p;
+      shape.split_k = std::min(p.split_k, 2);
+      shape.raster = Raster::RowMajor;
+      shape.group = 8;
+      if (!seen.insert(name).second || !seen.insert("code: " + shape.to_string() + name.substr(p.to_string().size())).second)
+        continue;
       try {
         sources.push_back(emit_cuda(auto_schedule(def, p)).source);
         names.push_back(name);
@@ -197,5 +336,8 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
     }
   std::cout << "  " << results.size() - size_t(failures) << " of " << results.size() << " compiled clean\n";
   CHECK(sources.size() >= 60);
+  for (const char* kind : {"ping-pong", "split-K", "(A multicast)", "tile 256x"})
+    CHECK_MESSAGE(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.find(kind) != std::string::npos; }),
+                  "no config of kind " << kind);
   CHECK(failures == 0);
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <unistd.h>
 
 #include "runtime/device_info.h"
@@ -68,15 +69,33 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
   ScratchRecord scratch;
   const TunedChoice first{true, params(16, 5), 0.017, 0.0185};
   const std::string line = format_tuned_line("k1", first);
-  CHECK(line == "k1\t1\t64 16 256 1 5 1 8 0 1\t0.017\t0.0185");
+  CHECK(line == "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 row\t0.017\t0.0185");
   const auto parsed = parse_tuned_line(line);
   REQUIRE(parsed);
   CHECK(parsed->first == "k1");
   CHECK(parsed->second.swapped);
   CHECK(parsed->second.params.hash() == first.params.hash());
   CHECK(parsed->second.ms == doctest::Approx(0.017));
+  // ping-pong, A multicast, split-K and the tile order are part of the record
+  TunedChoice other = first;
+  other.params.ping_pong = true;
+  other.params.multicast_a = true;
+  other.params.split_k = 4;
+  other.params.raster = Raster::ColumnMajor;
+  other.params.group = 16;
+  const auto other_parsed = parse_tuned_line(format_tuned_line("k1", other));
+  REQUIRE(other_parsed);
+  CHECK(other_parsed->second.params.hash() == other.params.hash());
+  CHECK(other_parsed->second.params.hash() != first.params.hash());
+  CHECK(other_parsed->second.params.to_string() == other.params.to_string());
+  // a record written before those were choices reads as the defaults
+  const auto old = parse_tuned_line("k1\t1\t64 16 256 1 5 1 8 0 1\t0.017\t0.0185");
+  REQUIRE(old);
+  CHECK(old->second.params.hash() == first.params.hash());
   for (const char* bad : {"", "k1", "k1\t2\t64 16 256 1 5 1 8 0 1\t1\t1", "k1\t1\t64 16 256 1 5\t1\t1",
-                          "k1\t1\t64 16 256 1 5 1 8 0 1 9\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1\tfast\t1"})
+                          "k1\t1\t64 16 256 1 5 1 8 0 1 9\t1\t1",
+                          "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 diagonal\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1 0 0\t1\t1",
+                          "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 row 7\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1\tfast\t1"})
     CHECK_FALSE(parse_tuned_line(bad));
 
   CHECK_FALSE(lookup_tuned("k1"));
@@ -96,15 +115,25 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
 
 TEST_CASE("tune candidates: plan_gemm's choice first, then each orientation's best by prediction, all lowering") {
   const auto decode = tune_candidates(1, 4096, 4096, GemmOptions{}, 3, hopper());
-  REQUIRE(decode.size() == 6);
+  // 3 of each orientation, then the first in the 5 other tile orders
+  REQUIRE(decode.size() == 11);
   CHECK(decode.front().describe() == plan_gemm(1, 4096, 4096).config);
   CHECK(decode.front().swapped);
-  for (size_t i = 2; i < decode.size(); ++i)
-    CHECK(decode[i - 1].params.predicted_us <= decode[i].params.predicted_us);
+  for (size_t i = 2; i < 6; ++i) CHECK(decode[i - 1].params.predicted_us <= decode[i].params.predicted_us);
+  std::set<std::string> orders;
+  for (size_t i = 6; i < decode.size(); ++i) {
+    AutoParams same_order = decode[i].params;
+    same_order.raster = decode.front().params.raster;
+    same_order.group = decode.front().params.group;
+    CHECK(same_order.hash() == decode.front().params.hash());  // only the order differs
+    orders.insert(decode[i].describe());
+  }
+  CHECK(orders.size() == 5);
+  CHECK(orders.count("swap A/B; tile 64x16x256, 1 consumer, 5 stages, no cluster, column group 16, stores from registers") == 1);
   // 4096^3: the straight 128x256 tile, though the swapped one predicts the same time (the swap
   // must win by 5%)
   const auto square = tune_candidates(4096, 4096, 4096, GemmOptions{}, 1, hopper());
-  REQUIRE(square.size() == 2);
+  REQUIRE(square.size() == 7);
   CHECK_FALSE(square.front().swapped);
   CHECK(square.front().describe() == plan_gemm(4096, 4096, 4096).config);
 }
