@@ -14,7 +14,7 @@ constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fe
                                           "tma.cuh",        "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
                                           "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
                                           "wgmma_mma.cuh",  "tcgen05_desc.h", "tcgen05.cuh",  "epilogue.cuh",
-                                          "stmatrix.cuh",   "global_copy.cuh"};
+                                          "stmatrix.cuh",   "global_copy.cuh", "tile_order.h"};
 
 // Each handler names the headers whose helpers cuda_printer.cpp prints for that node.
 class CollectHelpers : public Visitor {
@@ -25,6 +25,12 @@ class CollectHelpers : public Visitor {
   void visit_ElectOne(const ElectOne& e) override {
     headers.insert("warp.cuh");
     Visitor::visit_ElectOne(e);
+  }
+  // A let's value may call a helper (the Hilbert tile order's hilbert_tile_m / hilbert_tile_n).
+  void visit_Let(const Let& l) override {
+    std::set<std::string> called;
+    called_helpers(l.value, called);
+    for (const std::string& f : called) headers.insert(helper_header(f));
   }
   void visit_SetMaxNReg(const SetMaxNReg&) override { headers.insert("setmaxnreg.cuh"); }
   void visit_ClusterSync(const ClusterSync&) override { headers.insert("cluster.cuh"); }

@@ -5,6 +5,7 @@
 #include "dsl/error.h"
 #include "runtime/device/smem_desc.h"
 #include "runtime/device/tcgen05_desc.h"
+#include "runtime/device/tile_order.h"
 
 namespace gg::kir {
 
@@ -65,9 +66,31 @@ namespace {
 int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
   if (helper == "gg::dev::swizzle_offset") return gg::dev::swizzle_offset(static_cast<unsigned>(a), static_cast<int>(b));
   if (helper == "gg::dev::tmem_lane_row") return gg::dev::tmem_lane_row(static_cast<int>(a), static_cast<int>(b));
+  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n") {
+    const int64_t tiles_m = b / 65536, tiles_n = b % 65536;
+    GG_INTERNAL_CHECK(tiles_m >= 1 && tiles_m <= gg::dev::kHilbertMaxTiles && tiles_n >= 1 &&
+                          tiles_n <= gg::dev::kHilbertMaxTiles && a >= 0 && a < tiles_m * tiles_n,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tile or dims out of range");
+    const int tile = static_cast<int>(a), dims = static_cast<int>(b);
+    return helper == "gg::dev::hilbert_tile_m" ? gg::dev::hilbert_tile_m(tile, dims) : gg::dev::hilbert_tile_n(tile, dims);
+  }
   GG_INTERNAL_CHECK(false, "no host twin of device helper " + helper);
 }
 }  // namespace
+
+std::string helper_header(const std::string& helper) {
+  if (helper == "gg::dev::swizzle_offset") return "smem_desc.h";
+  if (helper == "gg::dev::tmem_lane_row") return "tcgen05_desc.h";
+  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n") return "tile_order.h";
+  GG_INTERNAL_CHECK(false, "no header for device helper " + helper);
+}
+
+void called_helpers(const ExprPtr& e, std::set<std::string>& helpers) {
+  if (!e) return;
+  if (e->kind == ExprKind::Call) helpers.insert(e->name);
+  called_helpers(e->a, helpers);
+  called_helpers(e->b, helpers);
+}
 
 ExprPtr wide(ExprPtr a) {
   if (is_const(a)) return a;

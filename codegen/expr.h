@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace gg::kir {
@@ -34,8 +35,14 @@ ExprPtr min(ExprPtr a, ExprPtr b);
 ExprPtr ceil_div(ExprPtr a, ExprPtr b);
 // A call of a runtime/device helper that host code can run too, so the printed kernel and the
 // simulator compute it with the same function: "gg::dev::swizzle_offset" (byte offset, swizzle
-// bytes) and "gg::dev::tmem_lane_row" (MMA rows, TMEM lane). InternalError for any other.
+// bytes), "gg::dev::tmem_lane_row" (MMA rows, TMEM lane), "gg::dev::hilbert_tile_m" and
+// "gg::dev::hilbert_tile_n" (Hilbert tile index, gg::dev::hilbert_dims of the tile counts).
+// InternalError for any other.
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b);
+// The runtime/device header that defines `helper` (one of call()'s), e.g. "tile_order.h".
+std::string helper_header(const std::string& helper);
+// Every helper `e` calls, added to `helpers`.
+void called_helpers(const ExprPtr& e, std::set<std::string>& helpers);
 // `a` as a 64-bit integer (printed `(long long)a`), so sums with it are 64-bit in C; values are
 // 64-bit on the host already.
 ExprPtr wide(ExprPtr a);

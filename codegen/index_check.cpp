@@ -7,12 +7,19 @@
 
 #include "codegen/analyze_schedule.h"
 #include "dsl/error.h"
+#include "runtime/device/tile_order.h"
 
 namespace gg {
 
 namespace {
 
-const char* raster_name(Raster r) { return r == Raster::RowMajor ? "row-major" : "column-major"; }
+const char* raster_name(Raster r) {
+  return r == Raster::RowMajor ? "row-major" : r == Raster::ColumnMajor ? "column-major" : "hilbert";
+}
+// "row-major, group 8"; the Hilbert order has no group.
+std::string order_name(const Relation& r) {
+  return std::string(raster_name(r.raster)) + (r.raster == Raster::Hilbert ? "" : ", group " + std::to_string(r.group));
+}
 
 int64_t saturating_mul(int64_t a, int64_t b) {
   if (a <= 0 || b <= 0) return 0;
@@ -220,7 +227,7 @@ std::string format_plan(const LoopNest& nest, const Plan& p) {
          << " % " << op.factor << "\n";
     else
       os << "  (" << nm(op.a) << ", " << nm(op.b) << ") = persistent_tile(" << nm(op.c) << "; " << ext(op.a) << " x "
-         << ext(op.b) << " tiles, " << raster_name(r.raster) << ", group " << r.group << ")\n";
+         << ext(op.b) << " tiles, " << order_name(r) << ")\n";
   }
   return os.str();
 }
@@ -299,7 +306,7 @@ class Checker {
       table.resize(size_t(T));
       std::vector<int64_t> hit(size_t(T), -1);
       auto head = [&] {
-        return "persist (" + std::string(raster_name(r.raster)) + ", group " + std::to_string(r.group) + ", " +
+        return "persist (" + order_name(r) + ", " +
                std::to_string(tm) + " x " + std::to_string(tn) + " tiles): ";
       };
       for (int64_t t = 0; t < T; ++t) {
@@ -805,6 +812,12 @@ TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster ra
   GG_INTERNAL_CHECK(tiles_m >= 1 && tiles_n >= 1 && group >= 1 && t >= 0 && t < tiles_m * tiles_n,
                     "persistent_tile(" + std::to_string(t) + ", " + std::to_string(tiles_m) + ", " +
                         std::to_string(tiles_n) + ", group " + std::to_string(group) + ")");
+  if (raster == Raster::Hilbert) {  // the kernel's own helper (runtime/device/tile_order.h), run on the host
+    GG_INTERNAL_CHECK(tiles_m <= gg::dev::kHilbertMaxTiles && tiles_n <= gg::dev::kHilbertMaxTiles,
+                      "Hilbert tile grid too large");
+    const auto c = gg::dev::hilbert_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(tiles_n));
+    return {c.m, c.n};
+  }
   bool row = raster == Raster::RowMajor;
   int64_t major = row ? tiles_m : tiles_n;  // advances band by band
   int64_t minor = row ? tiles_n : tiles_m;

@@ -58,7 +58,8 @@ struct TileCoord {
 // rows of m (row-major; g columns of n for column-major), and inside a band the band's own
 // dimension runs fastest -- Triton's GROUP_M / CUTLASS's swizzle, which keeps the operand tiles
 // of consecutive CTAs in L2. The last band is partial when g does not divide the tile count
-// along it: it holds min(g, remaining) rows.
+// along it: it holds min(g, remaining) rows. Hilbert ignores g and follows the generalized
+// Hilbert curve of runtime/device/tile_order.h (the emitted kernel's own helper, run on the host).
 TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group);
 
 using PersistentTileMap = std::function<TileCoord(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster, int64_t group)>;

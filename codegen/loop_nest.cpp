@@ -245,8 +245,10 @@ namespace {
 std::string range(int64_t extent) { return "[0, " + std::to_string(extent) + ")"; }
 
 std::string persist_note(const PersistD& p) {
-  return p.m_axis + " x " + p.n_axis + " tiles, " + (p.raster == Raster::RowMajor ? "row-major" : "column-major") +
-         " in groups of " + std::to_string(p.group) + ", each CTA strides by the grid";
+  const std::string order = p.raster == Raster::Hilbert ? "along a Hilbert curve (hilbert)"
+                            : (p.raster == Raster::RowMajor ? "row-major" : "column-major") +
+                                  std::string(" in groups of ") + std::to_string(p.group);
+  return p.m_axis + " x " + p.n_axis + " tiles, " + order + ", each CTA strides by the grid";
 }
 
 std::string pipeline_note(const CircularBufferD& cb) {

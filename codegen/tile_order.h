@@ -1,6 +1,7 @@
 #pragma once
 // The persistent tile order as kernel-IR index math: linear tile index -> (m tile, n tile),
-// row- or column-major in bands of `group` tiles (Triton's GROUP_M). The index-math check's
+// row- or column-major in bands of `group` tiles (Triton's GROUP_M), or along a generalized
+// Hilbert curve (calls of runtime/device/tile_order.h's helpers; `group` ignored). The index-math check's
 // persistent_tile is the reference this must match (tests/codegen/tile_order_test.cpp).
 #include <cstdint>
 
@@ -27,6 +28,8 @@ inline PairedTileGrid paired_tile_grid(int64_t tiles_m, int64_t tiles_n, int64_t
   return along_m ? PairedTileGrid{groups(tiles_m), tiles_n, ctas} : PairedTileGrid{tiles_m, groups(tiles_n), ctas};
 }
 
+// CompileError `persist-hilbert-size` for a Hilbert order over more than
+// gg::dev::kHilbertMaxTiles tiles along m or n.
 TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, int64_t tiles_m, int64_t tiles_n, Raster raster,
                                      int64_t group);
 

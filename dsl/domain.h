@@ -26,7 +26,9 @@ Binding parse_binding(std::string_view name);  // CompileError `unknown-binding`
 bool binding_is_grid(Binding b);           // block.x/y/z, cluster, persistent
 bool binding_is_exclusive(Binding b);      // at most one axis may hold it
 
-enum class Raster { RowMajor, ColumnMajor };
+// The persistent tile order: row- or column-major in bands of a group of tiles, or along a
+// generalized Hilbert curve over the whole tile grid (the group is ignored).
+enum class Raster { RowMajor, ColumnMajor, Hilbert };
 
 struct Axis {
   std::string name;
@@ -44,7 +46,7 @@ struct Relation {
   std::string fused;                // Merge/Persist: result
   int64_t factor = 1;               // Split: inner extent
   Raster raster = Raster::RowMajor; // Persist: tile order
-  int64_t group = 1;                // Persist: bands of `group` tiles along the raster's slow dimension (Triton GROUP_M)
+  int64_t group = 1;                // Persist: bands of `group` tiles along the raster's slow dimension (Triton GROUP_M); Hilbert ignores it
 };
 
 class Domain {

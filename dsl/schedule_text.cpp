@@ -39,7 +39,9 @@ std::string_view method_name(CopyMethod m) {
 
 const std::initializer_list<std::pair<const char*, CopyMethod>> kCopyMethods = {
     {"sync", CopyMethod::Sync}, {"tma", CopyMethod::Tma}, {"auto", CopyMethod::Auto}};
-std::string_view raster_name(Raster r) { return r == Raster::RowMajor ? "row" : "column"; }
+std::string_view raster_name(Raster r) {
+  return r == Raster::RowMajor ? "row" : r == Raster::ColumnMajor ? "column" : "hilbert";
+}
 
 // ---- tokens ---------------------------------------------------------------------------
 
@@ -72,7 +74,7 @@ constexpr Usage kUsages[] = {
     {"compute_at", "OP AXIS"},
     {"circular_buffer", "AXIS STAGES [PREFETCH]"},
     {"warp_specialize", "PRODUCER_REGS CONSUMER_REGS"},
-    {"persist", "M_AXIS N_AXIS [FUSED [row|column [GROUP]]]"},
+    {"persist", "M_AXIS N_AXIS [FUSED [row|column|hilbert [GROUP]]]"},
     {"cluster", "X [Y [Z]]"},
     {"multicast", "OPERAND"},
     {"mma", "M N K [sm_90a|sm_100a]"},
@@ -224,7 +226,8 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     PersistD d{l.word(1), l.word(2), "tile", Raster::RowMajor, 8};
     if (l.size() > 3) d.fused = l.word(3);
     if (l.size() > 4)
-      d.raster = l.keyword<Raster>(4, {{"row", Raster::RowMajor}, {"column", Raster::ColumnMajor}}, "a raster order");
+      d.raster = l.keyword<Raster>(4, {{"row", Raster::RowMajor}, {"column", Raster::ColumnMajor}, {"hilbert", Raster::Hilbert}},
+                                      "a raster order");
     if (l.size() > 5) d.group = l.integer(5, "group size");
     return d;
   }

@@ -8,7 +8,7 @@
 //   cache_write cast shared tma
 //   circular_buffer k_o 4 3
 //   warp_specialize 40 232
-//   persist m_o n_o tile row 8
+//   persist m_o n_o tile row 8          # or hilbert (its GROUP is accepted and ignored)
 //   mma 64 128 16 sm_90a
 //
 // A schedule file may also carry what the CLI needs to build the definition: `epilogue`

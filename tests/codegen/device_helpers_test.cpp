@@ -130,6 +130,17 @@ Schedule with_tile(const Definition& def, int64_t tile_m, int64_t tile_n, int co
   return auto_schedule(def, p);
 }
 
+// `v`'s tutorial schedule with its persist line turned to the Hilbert order.
+Schedule with_hilbert(int v, const Definition& def, Target target = Target::Sm90a) {
+  std::string text = print_schedule(tutorial_schedule(v, def, target));
+  const std::string row = "persist m_o n_o tile row 8";
+  const size_t at = text.find(row);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, row.size(), "persist m_o n_o tile hilbert");
+  ScheduleFile file = parse_schedule_file(text);
+  return apply_directives(def, file.directives, file.directive_lines);
+}
+
 }  // namespace
 
 TEST_CASE("an emitted kernel carries the wgmma wrappers it issues and the helpers it calls, nothing more") {
@@ -174,6 +185,10 @@ TEST_CASE("an emitted kernel carries the wgmma wrappers it issues and the helper
   check_helpers(tutorial_schedule(6, bf16_gemm(512, 512, 256), Target::Sm100a), "v6 sm_100a", "");
   check_helpers(tutorial_schedule(8, bf16_gemm(512, 512, 256), Target::Sm100a), "v8 sm_100a", "");
   check_helpers(tutorial_schedule(9, bf16_gemm(512, 512, 256), Target::Sm100a), "v9 sm_100a (cluster)", "");
+  // The Hilbert tile order: hilbert_tile_m / hilbert_tile_n from tile_order.h.
+  check_helpers(with_hilbert(10, bf16_gemm(4096, 4096, 4096)), "v10 hilbert", "wgmma_m64n256k16_f32_bf16");
+  check_helpers(with_hilbert(6, bf16_gemm(1000, 700, 72)), "v6 hilbert", "wgmma_m64n128k16_f32_bf16");
+  check_helpers(with_hilbert(9, bf16_gemm(512, 512, 256), Target::Sm100a), "v9 sm_100a hilbert", "");
 }
 
 TEST_CASE("the helper selection keeps the embedding order and always the prologue's headers") {
@@ -188,4 +203,10 @@ TEST_CASE("the helper selection keeps the embedding order and always the prologu
     CHECK(std::find(v10.headers.begin(), v10.headers.end(), h) != v10.headers.end());
   }
   CHECK(v10.wgmma_wrappers == std::vector<std::string>{"wgmma_m64n256k16_f32_bf16"});
+  // tile_order.h only with the Hilbert order.
+  const auto has = [](const DeviceHelpers& h, const char* name) {
+    return std::find(h.headers.begin(), h.headers.end(), name) != h.headers.end();
+  };
+  CHECK_FALSE(has(v10, "tile_order.h"));
+  CHECK(has(device_helpers_used(lower(with_hilbert(10, bf16_gemm(8192, 8192, 8192)))), "tile_order.h"));
 }

@@ -1,6 +1,7 @@
 // The user errors lower() raises beyond validate_schedule's rules (validate_test.cpp):
 // `not-lowered` for what is recorded and checked but not generated yet, `unknown-pass` for
-// --dump-after, and `tile-size` from the resource summary. Each pins its rule and message.
+// --dump-after, `tile-size` from the resource summary and `persist-hilbert-size` from the tile
+// order. Each pins its rule and message.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -172,6 +173,27 @@ TEST_CASE("unknown-pass") {
   }
   o.dump_after = "all";
   CHECK_NOTHROW(lower(tutorial_schedule(5, gemm()), o));
+}
+
+TEST_CASE("persist-hilbert-size: the Hilbert order over more than 32767 tiles along m or n") {
+  // v6 over M = 32768 x 128: 32768 m tiles of 128 rows. The same at 32767 tiles lowers, and so do
+  // 32768 tiles in row order.
+  const auto v6 = [](int64_t m, const std::string& order) {
+    const Definition def = gemm(m, 128, 64);
+    std::string text = print_schedule(tutorial_schedule(6, def));
+    const std::string row = "persist m_o n_o tile row 8";
+    const size_t at = text.find(row);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, row.size(), "persist m_o n_o tile " + order);
+    ScheduleFile file = parse_schedule_file(text);
+    return apply_directives(def, file.directives, file.directive_lines);
+  };
+  const std::string message = "persist ... hilbert: the tile loop walks 32768 x 1 tiles; the Hilbert order takes at "
+                              "most 32767 tiles along m and along n; use row or column order, or larger tiles";
+  check_error([&] { lower(v6(32768 * 128, "hilbert")); }, "persist-hilbert-size", message);
+  check_error([&] { emit_cuda(v6(32768 * 128, "hilbert")); }, "persist-hilbert-size", message);
+  CHECK_NOTHROW(lower(v6(32767 * 128, "hilbert")));
+  CHECK_NOTHROW(lower(v6(32768 * 128, "row")));
 }
 
 TEST_CASE("tile-size") {

@@ -255,6 +255,47 @@ TEST_CASE("simulate: tutorial v1..v10 match the host reference on edge shapes, s
       }
 }
 
+// v10 with its tile order along the Hilbert curve: as written (cluster 2, B multicast, the curve over
+// pairs of m tiles) and without its cluster and multicast lines (the curve over single tiles).
+Schedule v10_hilbert(const Definition& def, bool cluster) {
+  std::string text = print_schedule(tutorial_schedule(10, def));
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("persist m_o n_o tile row 8", "persist m_o n_o tile hilbert");
+  if (!cluster) {
+    replace("cluster 2 1 1\n", "");
+    replace("multicast B\n", "");
+  }
+  ScheduleFile file = parse_schedule_file(text);
+  return apply_directives(def, file.directives, file.directive_lines);
+}
+
+TEST_CASE("simulate: v10 with the Hilbert tile order, with and without a cluster, matches the host reference") {
+  // 1000 x 768: 8 x 3 tiles (4 x 3 pairs); 384 x 1280: 3 x 5 tiles, the last pair overhangs;
+  // 640 x 256: 5 x 1 tiles, a curve one tile thick.
+  for (bool cluster : {true, false})
+    for (Shape sh : {Shape{1000, 768, 128}, Shape{384, 1280, 64}, Shape{640, 256, 72}})
+      for (int sms : {1, 3}) {
+        const Definition def = make_gemm(sh.m, sh.n, sh.k, DType::BF16, DType::BF16);
+        const Schedule s = v10_hilbert(def, cluster);
+        REQUIRE(s.persistence().has_value());
+        CHECK(s.persistence()->raster == Raster::Hilbert);
+        CHECK(s.cluster_dims().has_value() == cluster);
+        SimulationReport r = simulate(s, {}, few_sms(sms));
+        CAPTURE(cluster);
+        CAPTURE(sh.m);
+        CAPTURE(sh.n);
+        CAPTURE(sms);
+        CAPTURE(r.to_string());
+        CHECK(r.passed);
+        CHECK(r.mismatches == 0);
+        CHECK(r.unwritten == 0);
+      }
+}
+
 TEST_CASE("simulate: f16 inputs and a fused epilogue with f32 output") {
   for (int v : {6, 8, 10}) {
     Definition def;
