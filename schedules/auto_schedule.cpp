@@ -9,6 +9,7 @@
 #include "codegen/lower.h"
 #include "codegen/tile_order.h"
 #include "dsl/error.h"
+#include "runtime/device/tile_order.h"
 #include "runtime/hash.h"
 #include "schedules/config.h"
 
@@ -117,7 +118,10 @@ std::string AutoParams::to_string() const {
   if (split_k > 1) os << "split-K " << split_k << ", ";
   os << (cluster > 1 ? "cluster " + std::to_string(cluster) + (multicast_a ? " (A multicast)" : " (B multicast)")
                      : std::string("no cluster"))
-     << ", " << (raster == Raster::ColumnMajor ? "column " : "") << "group " << group << ", "
+     << ", "
+     << (raster == Raster::Hilbert ? std::string("hilbert order")
+                                   : (raster == Raster::ColumnMajor ? "column " : "") + std::string("group ") + std::to_string(group))
+     << ", "
      << (subtile_cols ? "store subtiles of " + std::to_string(subtile_cols) : std::string("stores from registers"));
   return os.str();
 }
@@ -160,6 +164,12 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   return s;
 }
 
+bool hilbert_fits(const Definition& def, const AutoParams& p) {
+  const PairedTileGrid grid =
+      paired_tile_grid(ceil_div(def.m(), p.tile_m), ceil_div(def.n(), p.tile_n), p.cluster, !p.multicast_a);
+  return grid.groups_m <= gg::dev::kHilbertMaxTiles && grid.groups_n <= gg::dev::kHilbertMaxTiles;
+}
+
 double order_operand_bytes(const Definition& def, const DeviceLimits& limits, const AutoParams& p) {
   const int64_t tiles_m = ceil_div(def.m(), p.tile_m), tiles_n = ceil_div(def.n(), p.tile_n);
   const PairedTileGrid grid = paired_tile_grid(tiles_m, tiles_n, p.cluster, !p.multicast_a);
@@ -195,10 +205,12 @@ void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoPa
   p.operand_mb = best / 1e6;
   if (compute_bound(def, limits)) return;
   AutoParams trial = p;
-  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor})
+  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor, Raster::Hilbert})
     for (int64_t group : {4, 8, 16}) {
+      if (raster == Raster::Hilbert && group != 8) continue;  // the curve takes no group
       trial.raster = raster;
       trial.group = group;
+      if (raster == Raster::Hilbert && !hilbert_fits(def, trial)) continue;
       const double bytes = order_operand_bytes(def, limits, trial);
       if (bytes < best && bytes <= 0.9 * default_bytes) {
         best = bytes;

@@ -44,12 +44,16 @@ inline constexpr int kMaxAutoStages = 8;
 double order_operand_bytes(const Definition& def, const DeviceLimits& limits, const AutoParams& p);
 
 // The tile order for a config: where DRAM, not the MMAs, bounds the problem, of row- and
-// column-major bands of 4, 8 or 16 tiles the one whose waves fetch the fewest operand bytes
+// column-major bands of 4, 8 or 16 tiles and the Hilbert curve the one whose waves fetch the fewest operand bytes
 // (order_operand_bytes), if it saves at least a tenth; else the default, row-major bands of 8
 // (on an H100 the orders measured alike where the MMAs bound the time: 8192^3 at 1.020-1.024x
 // cuBLAS in row 4, 8, 16 and column 8; 1000^3 at 0.83-0.87x in seven orders; 512x512x16384 and
 // 1024x1024x16384 split-K within 1.5% across six orders).
 void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoParams& p);
+
+// Whether the Hilbert order takes the config's tile grid (at most gg::dev::kHilbertMaxTiles
+// tiles, or cluster groups, along m and along n).
+bool hilbert_fits(const Definition& def, const AutoParams& p);
 
 // The candidate configs for a problem, each with the model's predicted time, best first. A
 // candidate is listed only when its schedule validates and lowers.

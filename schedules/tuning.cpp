@@ -51,8 +51,9 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
   // The model counts an order's operand bytes but cannot time them: the first candidate in the
   // other tile orders too.
   const TuneCandidate first = out.front();
-  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor})
+  for (Raster raster : {Raster::RowMajor, Raster::ColumnMajor, Raster::Hilbert})
     for (int64_t group : {4, 8, 16}) {
+      if (raster == Raster::Hilbert && (group != 8 || !hilbert_fits(first.def, first.params))) continue;
       TuneCandidate c = first;
       c.params.raster = raster;
       c.params.group = group;
@@ -84,7 +85,8 @@ std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
   os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
      << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
      << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a << ' ' << p.split_k << ' '
-     << (p.raster == Raster::ColumnMajor ? "column" : "row") << '\t' << c.ms << '\t' << c.cublas_ms;
+     << (p.raster == Raster::ColumnMajor ? "column" : p.raster == Raster::Hilbert ? "hilbert" : "row") << '\t' << c.ms
+     << '\t' << c.cublas_ms;
   return os.str();
 }
 
@@ -105,7 +107,8 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
   for (std::string word; params >> word;) more.push_back(word);
   if (!more.empty()) {
     const auto flag = [](const std::string& w) { return w == "0" || w == "1"; };
-    if (more.size() != 4 || !flag(more[0]) || !flag(more[1]) || (more[3] != "row" && more[3] != "column"))
+    if (more.size() != 4 || !flag(more[0]) || !flag(more[1]) ||
+        (more[3] != "row" && more[3] != "column" && more[3] != "hilbert"))
       return std::nullopt;
     p.ping_pong = more[0] == "1";
     p.multicast_a = more[1] == "1";
@@ -115,7 +118,7 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
       return std::nullopt;
     }
     if (p.split_k < 1 || p.split_k > kMaxSplitK) return std::nullopt;
-    p.raster = more[3] == "column" ? Raster::ColumnMajor : Raster::RowMajor;
+    p.raster = more[3] == "column" ? Raster::ColumnMajor : more[3] == "hilbert" ? Raster::Hilbert : Raster::RowMajor;
   }
   try {
     c.ms = std::stod(fields[3]);

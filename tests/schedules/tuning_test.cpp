@@ -83,6 +83,11 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
   other.params.split_k = 4;
   other.params.raster = Raster::ColumnMajor;
   other.params.group = 16;
+  TunedChoice curve = first;
+  curve.params.raster = Raster::Hilbert;
+  const auto curve_parsed = parse_tuned_line(format_tuned_line("k1", curve));
+  REQUIRE(curve_parsed);
+  CHECK(curve_parsed->second.params.raster == Raster::Hilbert);
   const auto other_parsed = parse_tuned_line(format_tuned_line("k1", other));
   REQUIRE(other_parsed);
   CHECK(other_parsed->second.params.hash() == other.params.hash());
@@ -115,8 +120,8 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
 
 TEST_CASE("tune candidates: plan_gemm's choice first, then each orientation's best by prediction, all lowering") {
   const auto decode = tune_candidates(1, 4096, 4096, GemmOptions{}, 3, hopper());
-  // 3 of each orientation, then the first in the 5 other tile orders
-  REQUIRE(decode.size() == 11);
+  // 3 of each orientation, then the first in the 6 other tile orders
+  REQUIRE(decode.size() == 12);
   CHECK(decode.front().describe() == plan_gemm(1, 4096, 4096).config);
   CHECK(decode.front().swapped);
   for (size_t i = 2; i < 6; ++i) CHECK(decode[i - 1].params.predicted_us <= decode[i].params.predicted_us);
@@ -128,12 +133,13 @@ TEST_CASE("tune candidates: plan_gemm's choice first, then each orientation's be
     CHECK(same_order.hash() == decode.front().params.hash());  // only the order differs
     orders.insert(decode[i].describe());
   }
-  CHECK(orders.size() == 5);
+  CHECK(orders.size() == 6);
+  CHECK(orders.count("swap A/B; tile 64x16x256, 1 consumer, 5 stages, no cluster, hilbert order, stores from registers") == 1);
   CHECK(orders.count("swap A/B; tile 64x16x256, 1 consumer, 5 stages, no cluster, column group 16, stores from registers") == 1);
   // 4096^3: the straight 128x256 tile, though the swapped one predicts the same time (the swap
   // must win by 5%)
   const auto square = tune_candidates(4096, 4096, 4096, GemmOptions{}, 1, hopper());
-  REQUIRE(square.size() == 7);
+  REQUIRE(square.size() == 8);
   CHECK_FALSE(square.front().swapped);
   CHECK(square.front().describe() == plan_gemm(4096, 4096, 4096).config);
 }
