@@ -16,6 +16,7 @@
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
+#include "hilbert_schedule.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 
@@ -130,16 +131,7 @@ Schedule with_tile(const Definition& def, int64_t tile_m, int64_t tile_n, int co
   return auto_schedule(def, p);
 }
 
-// `v`'s tutorial schedule with its persist line turned to the Hilbert order.
-Schedule with_hilbert(int v, const Definition& def, Target target = Target::Sm90a) {
-  std::string text = print_schedule(tutorial_schedule(v, def, target));
-  const std::string row = "persist m_o n_o tile row 8";
-  const size_t at = text.find(row);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, row.size(), "persist m_o n_o tile hilbert");
-  ScheduleFile file = parse_schedule_file(text);
-  return apply_directives(def, file.directives, file.directive_lines);
-}
+using test::with_hilbert;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "codegen/tile_order.h"
 #include "dsl/schedule_text.h"
 #include "error_check.h"
+#include "hilbert_schedule.h"
 #include "runtime/device/tile_order.h"
 #include "schedules/tutorial.h"
 
@@ -117,43 +118,51 @@ TEST_CASE("v6 with the emitted tile order passes the index-math check on partial
   }
 }
 
-TEST_CASE("lowered kernels compute the proved tile order: v6 visits persistent_tile's order, v10's cluster pairs cover the grid once") {
-  {
-    const Kernel k = lower(tutorial_schedule(6, make_gemm(1000, 704, 72, DType::BF16, DType::BF16)));
-    TileLets lets;
-    lets.visit(k.body);
-    REQUIRE(lets.m != nullptr);
-    REQUIRE(lets.n != nullptr);
-    const int64_t tiles_m = 8, tiles_n = 6;  // 1000 / 128 and 704 / 128, rounded up
-    for (int64_t t = 0; t < tiles_m * tiles_n; ++t) {
+namespace {
+
+// A lowered one-CTA kernel (v6) visits persistent_tile's order over tiles_m x tiles_n.
+void check_lowered_order(const Kernel& k, int64_t tiles_m, int64_t tiles_n, Raster raster) {
+  TileLets lets;
+  lets.visit(k.body);
+  REQUIRE(lets.m != nullptr);
+  REQUIRE(lets.n != nullptr);
+  for (int64_t t = 0; t < tiles_m * tiles_n; ++t) {
+    CAPTURE(t);
+    const TileCoord got{kir::evaluate(lets.m, {{"tile", t}}), kir::evaluate(lets.n, {{"tile", t}})};
+    CHECK(got == persistent_tile(t, tiles_m, tiles_n, raster, 8));
+  }
+}
+
+// A lowered v10 kernel: `tile` indexes a pair of CTAs along m in persistent_tile's order over the
+// pairs, cta_rank picks the m tile, and the pairs cover the grid once.
+void check_lowered_pairs(const Kernel& k, int64_t tiles_m, int64_t tiles_n, Raster raster) {
+  TileLets lets;
+  lets.visit(k.body);
+  REQUIRE(lets.m != nullptr);
+  REQUIRE(lets.n != nullptr);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (int64_t t = 0; t < tiles_m * tiles_n / 2; ++t)
+    for (int64_t rank : {0, 1}) {
+      const int64_t m = kir::evaluate(lets.m, {{"tile", t}, {"cta_rank", rank}});
+      const int64_t n = kir::evaluate(lets.n, {{"tile", t}, {"cta_rank", rank}});
       CAPTURE(t);
-      const TileCoord got{kir::evaluate(lets.m, {{"tile", t}}), kir::evaluate(lets.n, {{"tile", t}})};
-      CHECK(got == persistent_tile(t, tiles_m, tiles_n, Raster::RowMajor, 8));
+      CAPTURE(rank);
+      const TileCoord pair = persistent_tile(t, tiles_m / 2, tiles_n, raster, 8);
+      CHECK(m == pair.m * 2 + rank);
+      CHECK(n == pair.n);
+      CHECK(seen.insert({m, n}).second);  // no tile twice
     }
-  }
-  {
-    // v10: 128x256 tiles, CTAs paired along m; tile indexes a pair, cta_rank picks the m tile.
-    const Kernel k = lower(tutorial_schedule(10, make_gemm(1000, 704, 72, DType::BF16, DType::BF16)));
-    TileLets lets;
-    lets.visit(k.body);
-    REQUIRE(lets.m != nullptr);
-    REQUIRE(lets.n != nullptr);
-    const int64_t tiles_m = 8, tiles_n = 3;
-    std::set<std::pair<int64_t, int64_t>> seen;
-    for (int64_t t = 0; t < tiles_m * tiles_n / 2; ++t)
-      for (int64_t rank : {0, 1}) {
-        const int64_t m = kir::evaluate(lets.m, {{"tile", t}, {"cta_rank", rank}});
-        const int64_t n = kir::evaluate(lets.n, {{"tile", t}, {"cta_rank", rank}});
-        CAPTURE(t);
-        CAPTURE(rank);
-        CHECK(m >= 0);
-        CHECK(m < tiles_m);
-        CHECK(n >= 0);
-        CHECK(n < tiles_n);
-        CHECK(seen.insert({m, n}).second);  // no tile twice
-      }
-    CHECK(seen.size() == size_t(tiles_m * tiles_n));
-  }
+  CHECK(seen.size() == size_t(tiles_m * tiles_n));
+}
+
+}  // namespace
+
+TEST_CASE("lowered kernels compute the proved tile order: v6 visits persistent_tile's order, v10's cluster pairs cover the grid once") {
+  // 1000 / 128 and 704 / 128 tiles, rounded up; v10's 128x256 tiles pair along m
+  check_lowered_order(lower(tutorial_schedule(6, make_gemm(1000, 704, 72, DType::BF16, DType::BF16))), 8, 6,
+                      Raster::RowMajor);
+  check_lowered_pairs(lower(tutorial_schedule(10, make_gemm(1000, 704, 72, DType::BF16, DType::BF16))), 8, 3,
+                      Raster::RowMajor);
 }
 
 TEST_CASE("Hilbert order: the emitted helper calls equal the index check's reference and gilbert's own walk") {
@@ -258,15 +267,7 @@ TEST_CASE("Hilbert order: every wave of consecutive tiles reads few A and B tile
 }
 
 TEST_CASE("lowered Hilbert kernels: v6 passes the index check, v10's cluster pairs cover the grid once, kernels embed tile_order.h") {
-  const auto with_hilbert = [](int v, const Definition& def) {
-    std::string text = print_schedule(tutorial_schedule(v, def));
-    const std::string row = "persist m_o n_o tile row 8";
-    const size_t at = text.find(row);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, row.size(), "persist m_o n_o tile hilbert");
-    ScheduleFile file = parse_schedule_file(text);
-    return apply_directives(def, file.directives, file.directive_lines);
-  };
+  using test::with_hilbert;
   {
     const Schedule s = with_hilbert(6, make_gemm(1000, 700, 72, DType::BF16, DType::BF16));
     for (int64_t grid : {1, 5, 7, 132}) {
@@ -277,40 +278,15 @@ TEST_CASE("lowered Hilbert kernels: v6 passes the index check, v10's cluster pai
       CAPTURE(r.summary());
       CHECK(r.ok());
     }
-    const Kernel k = lower(s);
-    TileLets lets;
-    lets.visit(k.body);
-    REQUIRE(lets.m != nullptr);
-    const int64_t tiles_m = 8, tiles_n = 6;
-    for (int64_t t = 0; t < tiles_m * tiles_n; ++t) {
-      CAPTURE(t);
-      const TileCoord got{kir::evaluate(lets.m, {{"tile", t}}), kir::evaluate(lets.n, {{"tile", t}})};
-      CHECK(got == persistent_tile(t, tiles_m, tiles_n, Raster::Hilbert, 8));
-    }
+    check_lowered_order(lower(s), 8, 6, Raster::Hilbert);
   }
-  {
-    // v10: tile indexes a pair of CTAs along m (groups of 2 m tiles), cta_rank picks the m tile.
-    const Kernel k = lower(with_hilbert(10, make_gemm(1000, 704, 72, DType::BF16, DType::BF16)));
-    TileLets lets;
-    lets.visit(k.body);
-    REQUIRE(lets.m != nullptr);
-    REQUIRE(lets.n != nullptr);
-    CHECK(kir::to_c(lets.m).find("gg::dev::hilbert_tile_m(tile, 262147)") != std::string::npos);  // 4 x 3 pairs
-    const int64_t tiles_m = 8, tiles_n = 3;
-    std::set<std::pair<int64_t, int64_t>> seen;
-    for (int64_t t = 0; t < tiles_m * tiles_n / 2; ++t)
-      for (int64_t rank : {0, 1}) {
-        const int64_t m = kir::evaluate(lets.m, {{"tile", t}, {"cta_rank", rank}});
-        const int64_t n = kir::evaluate(lets.n, {{"tile", t}, {"cta_rank", rank}});
-        CAPTURE(t);
-        CAPTURE(rank);
-        const TileCoord pair = persistent_tile(t, tiles_m / 2, tiles_n, Raster::Hilbert, 8);
-        CHECK(m == pair.m * 2 + rank);
-        CHECK(n == pair.n);
-        CHECK(seen.insert({m, n}).second);
-      }
-    CHECK(seen.size() == size_t(tiles_m * tiles_n));
-  }
+  // v10: tile indexes a pair of CTAs along m (groups of 2 m tiles), cta_rank picks the m tile.
+  const Kernel k = lower(with_hilbert(10, make_gemm(1000, 704, 72, DType::BF16, DType::BF16)));
+  TileLets lets;
+  lets.visit(k.body);
+  REQUIRE(lets.m != nullptr);
+  CHECK(kir::to_c(lets.m).find("gg::dev::hilbert_tile_m(tile, 262147)") != std::string::npos);  // 4 x 3 pairs
+  check_lowered_pairs(k, 8, 3, Raster::Hilbert);
 }
 
 TEST_CASE("the Hilbert order refuses a tile grid past kHilbertMaxTiles along m or n") {
