@@ -285,20 +285,23 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     }
   }
   // Split-K where the k loops, not DRAM, bound even the best unsplit config (its tiles take twice
-  // the DRAM floor or more), on configs whose one wave leaves at least half the SMs idle. Every
-  // split keeps at least 4 k tiles (the pipeline's fill), and the splits together fit one wave.
-  // On an H100 split-K made no DRAM-bound shape faster (128x8192x8192, 256x8192x8192, the
-  // swapped decode kernels), while 512x512x16384 ran 0.87-0.93x cuBLAS in 4 or 8 splits, where
-  // its 32 unsplit 64x128 tiles each stream all of K (the model: 96 us against cuBLAS's 25).
+  // the DRAM floor or more), on configs whose last wave leaves at least half the SMs idle (one
+  // wave of few tiles, or a last wave mostly empty): the splits' work units fill the waves more
+  // evenly, which the model weighs against the hand-off. Every split keeps at least 4 k tiles
+  // (the pipeline's fill). On an H100 split-K made no DRAM-bound shape faster (128x8192x8192,
+  // 256x8192x8192, the swapped decode kernels), while 512x512x16384 ran 0.87-0.93x cuBLAS in 4
+  // or 8 splits, where its 32 unsplit 64x128 tiles each stream all of K (the model: 96 us
+  // against cuBLAS's 25).
   double best_unsplit_us = 0;
   for (const AutoParams& p : out) best_unsplit_us = best_unsplit_us == 0 ? p.mainloop_us : std::min(best_unsplit_us, p.mainloop_us);
   if (best_unsplit_us >= 2e6 * dram_seconds(def)) {
     const std::vector<AutoParams> unsplit = out;
     for (const AutoParams& p : unsplit) {
       const int64_t tiles = ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
-      if (p.ping_pong || 2 * tiles > limits.sms) continue;
+      const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
+      if (p.ping_pong || 2 * last_wave > limits.sms) continue;
       for (int splits : {2, 4, 8, 16}) {
-        if (tiles * splits > limits.sms || k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
+        if (k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
         AutoParams sk = p;
         sk.cluster = 1;
         sk.multicast_a = false;

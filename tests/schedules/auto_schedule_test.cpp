@@ -126,20 +126,35 @@ TEST_CASE("auto: split-K where long k loops leave most SMs idle, never where DRA
   const AutoParams wide = choose(1024, 1024, 16384);
   CHECK(wide.split_k == 4);
   CHECK(wide.tile_n == 256);
-  // The one wave must leave half the SMs idle, and each split keeps 4 k tiles: no split offered
-  // for 4096^3 (512 tiles) or for a short K.
-  for (const AutoParams& p : rank_auto_params(gemm_definition(4096, 4096, 4096), hopper())) CHECK(p.split_k == 1);
+  // A split is offered only for a config whose last wave leaves half the SMs idle, and each
+  // split keeps 4 k tiles: 4096^3 has split candidates only among such tile shapes (64x64: 4096
+  // tiles, a last wave of 4), and takes the unsplit 128x256 (512 tiles, a last wave of 116).
+  const auto last_wave = [](int64_t tiles) { return tiles - (tiles - 1) / 132 * 132; };
+  const Definition square = gemm_definition(4096, 4096, 4096);
+  for (const AutoParams& p : rank_auto_params(square, hopper()))
+    if (p.split_k > 1) {
+      CAPTURE(p.to_string());
+      CHECK(2 * last_wave(ceil_div(4096, p.tile_m) * ceil_div(4096, p.tile_n)) <= 132);
+    }
+  CHECK(choose(4096, 4096, 4096).split_k == 1);
   for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 448), hopper())) CHECK(p.split_k == 1);  // 7 k tiles
   // DRAM-bound: no split even for configs that would leave SMs idle (H100: 128x8192x8192 and
   // 256x8192x8192 ran no faster split, nor did the decode kernels).
   for (const auto& [m, n, k] : {std::tuple{128, 8192, 8192}, std::tuple{256, 8192, 8192}, std::tuple{4096, 1, 4096}})
     for (const AutoParams& p : rank_auto_params(gemm_definition(m, n, k), hopper())) CHECK(p.split_k == 1);
-  // Every split candidate lowers and the splits fit one wave.
+  // Every split candidate lowers and deals its tiles' splits as work units.
   for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 16384), hopper()))
     if (p.split_k > 1) {
-      CHECK(p.tiles <= hopper().sms);
+      CHECK(p.tiles == ceil_div(512, p.tile_m) * ceil_div(512, p.tile_n) * p.split_k);
       CHECK_NOTHROW(lower(auto_schedule(gemm_definition(512, 512, 16384), p)));
     }
+  // A last wave mostly empty: 2304x2304x16384 in 128x256 tiles is 162 tiles, 2 waves with 30 in
+  // the second; 4 splits deal 648 units in 5 waves of a quarter the work (the model: 250 us
+  // against 2 whole waves). Not measured yet.
+  const AutoParams ragged_wave = choose(2304, 2304, 16384);
+  CHECK(ragged_wave.to_string() == "tile 128x256x64, 2 consumers, 4 stages, split-K 4, no cluster, group 8, store subtiles of 64");
+  CHECK(ragged_wave.waves == 5);
+  CHECK_NOTHROW(lower(auto_schedule(gemm_definition(2304, 2304, 16384), ragged_wave)));
 }
 
 TEST_CASE("auto: ping-pong and 256-row tiles are candidates the model ranks, and they lower") {
