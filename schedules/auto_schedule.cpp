@@ -362,7 +362,8 @@ std::string explain_auto(const Definition& def, const DeviceLimits& limits, int 
     os << "  " << i + 1 << ". " << p.to_string() << ": predicted " << std::fixed;
     os.precision(1);
     os << p.predicted_us << " us (tiles " << p.mainloop_us << " us), " << p.tiles << " tiles in " << p.waves
-       << " wave" << (p.waves > 1 ? "s" : "") << (p.hash() == chosen ? "  <- chosen" : "") << "\n";
+       << " wave" << (p.waves > 1 ? "s" : "") << ", the order's waves read " << p.operand_mb << " MB of A and B"
+       << (p.hash() == chosen ? "  <- chosen" : "") << "\n";
   }
   return os.str();
 }
