@@ -166,7 +166,8 @@ TEST_CASE("lowered kernels compute the proved tile order: v6 visits persistent_t
 }
 
 TEST_CASE("Hilbert order: the emitted helper calls equal the index check's reference and gilbert's own walk") {
-  for (auto [tiles_m, tiles_n] : hilbert_sizes()) {
+  for (const auto& size : hilbert_sizes()) {
+    const int64_t tiles_m = size.first, tiles_n = size.second;  // clang 14 cannot capture structured bindings (CAPTURE)
     CAPTURE(tiles_m);
     CAPTURE(tiles_n);
     const std::vector<TileCoord> walk = gilbert_order(tiles_m, tiles_n);
@@ -196,7 +197,8 @@ TEST_CASE("Hilbert order: a bijection whose steps are edge-adjacent but for at m
   // gilbert keeps every step edge-adjacent unless the longer side is odd and the shorter even;
   // then one diagonal step (one m and one n) is unavoidable, and it takes exactly one at most.
   int64_t sizes_with_a_diagonal = 0;
-  for (auto [tiles_m, tiles_n] : hilbert_sizes()) {
+  for (const auto& size : hilbert_sizes()) {
+    const int64_t tiles_m = size.first, tiles_n = size.second;  // clang 14 cannot capture structured bindings (CAPTURE)
     CAPTURE(tiles_m);
     CAPTURE(tiles_n);
     std::vector<int> hits(size_t(tiles_m * tiles_n));
@@ -235,7 +237,8 @@ TEST_CASE("Hilbert order: every wave of consecutive tiles reads few A and B tile
   // (the default); plain row-major (group 1) reads every n tile of a row per wave, more than
   // the Hilbert worst case on wide grids (64 or more n tiles). (On average groups of 8 do as well or better
   // where their band of 8 m tiles fits the wave -- this bounds the worst case, not the mean.)
-  for (auto [tiles_m, tiles_n] : {std::pair<int64_t, int64_t>{32, 32}, {64, 16}, {16, 64}, {48, 40}, {128, 128}}) {
+  for (const auto& size : {std::pair<int64_t, int64_t>{32, 32}, {64, 16}, {16, 64}, {48, 40}, {128, 128}}) {
+    const int64_t tiles_m = size.first, tiles_n = size.second;  // clang 14 cannot capture structured bindings (CAPTURE)
     const int64_t tiles = tiles_m * tiles_n;
     std::vector<TileCoord> hilbert, grouped, rows;
     for (int64_t t = 0; t < tiles; ++t) {

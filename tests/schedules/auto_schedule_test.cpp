@@ -100,7 +100,9 @@ TEST_CASE("auto: the shapes file's choices, as measured (every pin is a config t
       {"8000 6000 520", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
       {"255 257 264", "tile 64x16x64, 1 consumer, 5 stages, no cluster, group 8, stores from registers"},
       {"4097 4095 4096", "tile 128x256x64, 2 consumers, 4 stages, no cluster, group 8, stores from registers"}};
-  for (const auto& [shape, config] : pinned) {
+  for (const auto& pin : pinned) {
+    const std::string& shape = pin.first;  // clang 14 cannot capture structured bindings (CAPTURE)
+    const std::string& config = pin.second;
     CAPTURE(shape);
     int64_t m = 0, n = 0, k = 0;
     std::istringstream(shape) >> m >> n >> k;
