@@ -39,9 +39,6 @@ std::string_view method_name(CopyMethod m) {
 
 const std::initializer_list<std::pair<const char*, CopyMethod>> kCopyMethods = {
     {"sync", CopyMethod::Sync}, {"tma", CopyMethod::Tma}, {"auto", CopyMethod::Auto}};
-std::string_view raster_name(Raster r) {
-  return r == Raster::RowMajor ? "row" : r == Raster::ColumnMajor ? "column" : "hilbert";
-}
 
 // ---- tokens ---------------------------------------------------------------------------
 
@@ -343,6 +340,16 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
 }
 
 }  // namespace
+
+std::string_view raster_name(Raster r) {
+  return r == Raster::RowMajor ? "row" : r == Raster::ColumnMajor ? "column" : "hilbert";
+}
+
+std::optional<Raster> raster_of_name(std::string_view name) {
+  for (Raster r : {Raster::RowMajor, Raster::ColumnMajor, Raster::Hilbert})
+    if (raster_name(r) == name) return r;
+  return std::nullopt;
+}
 
 std::string print_directive(const Directive& d) {
   std::ostringstream os;

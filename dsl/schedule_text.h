@@ -61,6 +61,11 @@ struct ScheduleFile {
   std::vector<int> directive_lines;  // 1-based source line of each directive (same length)
 };
 
+// A tile order's word in the text form (`persist ... row|column|hilbert`), and back; nullopt
+// for any other word.
+std::string_view raster_name(Raster r);
+std::optional<Raster> raster_of_name(std::string_view name);
+
 // The text of one directive, e.g. "split m_i 64 m_wg m_mma".
 std::string print_directive(const Directive& d);
 // The directive list, one per line.

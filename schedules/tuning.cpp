@@ -6,6 +6,7 @@
 
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "runtime/kernel_cache.h"
 
 namespace gg {
@@ -85,8 +86,7 @@ std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
   os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
      << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
      << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a << ' ' << p.split_k << ' '
-     << (p.raster == Raster::ColumnMajor ? "column" : p.raster == Raster::Hilbert ? "hilbert" : "row") << '\t' << c.ms
-     << '\t' << c.cublas_ms;
+     << raster_name(p.raster) << '\t' << c.ms << '\t' << c.cublas_ms;
   return os.str();
 }
 
@@ -107,9 +107,8 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
   for (std::string word; params >> word;) more.push_back(word);
   if (!more.empty()) {
     const auto flag = [](const std::string& w) { return w == "0" || w == "1"; };
-    if (more.size() != 4 || !flag(more[0]) || !flag(more[1]) ||
-        (more[3] != "row" && more[3] != "column" && more[3] != "hilbert"))
-      return std::nullopt;
+    const std::optional<Raster> raster = more.size() == 4 ? raster_of_name(more[3]) : std::nullopt;
+    if (!raster || !flag(more[0]) || !flag(more[1])) return std::nullopt;
     p.ping_pong = more[0] == "1";
     p.multicast_a = more[1] == "1";
     try {
@@ -118,7 +117,7 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
       return std::nullopt;
     }
     if (p.split_k < 1 || p.split_k > kMaxSplitK) return std::nullopt;
-    p.raster = more[3] == "column" ? Raster::ColumnMajor : more[3] == "hilbert" ? Raster::Hilbert : Raster::RowMajor;
+    p.raster = *raster;
   }
   try {
     c.ms = std::stod(fields[3]);
