@@ -21,6 +21,7 @@
 #include "runtime/host_reference.h"
 #include "runtime/jit.h"
 #include "runtime/launch.h"
+#include "runtime/parallel_chunks.h"
 #include "runtime/timing.h"
 
 namespace gg {
@@ -65,6 +66,9 @@ size_t stored_count(const Definition& def, const Node& n) {
                              (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
 }
 
+// Host loops over every element of a large operand run on all cores (rows per thread, at least).
+constexpr size_t kRowsPerThread = 256;
+
 Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t seed) {
   const int64_t rows = n.shape[0], cols = n.shape.size() == 2 ? n.shape[1] : 1, matrices = stored_matrices(def, n);
   const rt::ElemType type = runtime_elem(n.dtype);
@@ -75,11 +79,14 @@ Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t s
     o.stored = o.host;
   } else {
     o.stored.assign(stored_count(def, n), std::nanf(""));
-    for (int64_t b = 0; b < matrices; ++b)
-      for (int64_t r = 0; r < rows; ++r)
+    rt::for_each_chunk(static_cast<size_t>(matrices * rows), kRowsPerThread, [&](size_t first, size_t last) {
+      for (size_t row = first; row < last; ++row) {  // the row of every matrix, b * rows + r
+        const int64_t b = static_cast<int64_t>(row) / rows, r = static_cast<int64_t>(row) % rows;
         for (int64_t c = 0; c < cols; ++c)
           o.stored[static_cast<size_t>(stored_index(def, n, r, c, b))] =
               o.host[static_cast<size_t>((b * rows + r) * cols + c)];
+      }
+    });
   }
   o.buffer.upload(o.stored);
   return o;
@@ -229,9 +236,12 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
   std::vector<char> is_element(d_count, 0);
-  for (int64_t bt = 0; bt < batches; ++bt)
-    for (int64_t i = 0; i < r.m; ++i)
+  rt::for_each_chunk(static_cast<size_t>(batches * r.m), kRowsPerThread, [&](size_t first, size_t last) {
+    for (size_t row = first; row < last; ++row) {  // the row of every matrix, bt * m + i
+      const int64_t bt = static_cast<int64_t>(row) / r.m, i = static_cast<int64_t>(row) % r.m;
       for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = 1;
+    }
+  });
   const size_t poisoned = rt::count_poisoned(d);
   size_t poisoned_padding = 0, padding = 0;
   for (size_t i = 0; i < d_count; ++i)

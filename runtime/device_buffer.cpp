@@ -8,13 +8,17 @@
 
 #include "runtime/cuda_error.h"
 #include "runtime/host_dtype.h"
+#include "runtime/parallel_chunks.h"
 
 namespace gg::rt {
 namespace {
 
-// splitmix64: a tiny generator whose output is the same on every platform.
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+constexpr size_t kChunk = size_t{1} << 20;  // values per thread, at least
+
+// splitmix64: a tiny generator whose output is the same on every platform. Its i-th output
+// (from 0) is random_at(seed, i), so the values can be generated in parallel.
+uint64_t random_at(uint64_t seed, size_t i) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(i) + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
@@ -23,29 +27,33 @@ uint64_t next_random(uint64_t& state) {
 std::vector<uint8_t> encode(ElemType type, const std::vector<float>& values) {
   const auto width = static_cast<size_t>(elem_bytes(type));
   std::vector<uint8_t> bytes(values.size() * width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (type == ElemType::F32) {
-      std::memcpy(&bytes[i * width], &values[i], width);
-    } else {
-      const uint16_t bits = type == ElemType::BF16 ? bf16_bits(values[i]) : f16_bits(values[i]);
-      std::memcpy(&bytes[i * width], &bits, width);
+  for_each_chunk(values.size(), kChunk, [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      if (type == ElemType::F32) {
+        std::memcpy(&bytes[i * width], &values[i], width);
+      } else {
+        const uint16_t bits = type == ElemType::BF16 ? bf16_bits(values[i]) : f16_bits(values[i]);
+        std::memcpy(&bytes[i * width], &bits, width);
+      }
     }
-  }
+  });
   return bytes;
 }
 
 std::vector<float> decode(ElemType type, const std::vector<uint8_t>& bytes) {
   const auto width = static_cast<size_t>(elem_bytes(type));
   std::vector<float> values(bytes.size() / width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (type == ElemType::F32) {
-      std::memcpy(&values[i], &bytes[i * width], width);
-    } else {
-      uint16_t bits = 0;
-      std::memcpy(&bits, &bytes[i * width], width);
-      values[i] = type == ElemType::BF16 ? bf16_value(bits) : f16_value(bits);
+  for_each_chunk(values.size(), kChunk, [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      if (type == ElemType::F32) {
+        std::memcpy(&values[i], &bytes[i * width], width);
+      } else {
+        uint16_t bits = 0;
+        std::memcpy(&bits, &bytes[i * width], width);
+        values[i] = type == ElemType::BF16 ? bf16_value(bits) : f16_value(bits);
+      }
     }
-  }
+  });
   return values;
 }
 
@@ -91,18 +99,20 @@ std::vector<float> DeviceBuffer::download() const { return decode(type_, downloa
 
 std::vector<float> random_uniform_values(ElemType type, size_t count, uint64_t seed) {
   std::vector<float> values(count);
-  uint64_t state = seed;
-  for (float& v : values) {
-    const double unit = static_cast<double>(next_random(state) >> 11) * 0x1.0p-53;  // [0, 1)
-    v = static_cast<float>(round_to(type, 2.0 * unit - 1.0));
-  }
+  for_each_chunk(count, kChunk, [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      const double unit = static_cast<double>(random_at(seed, i) >> 11) * 0x1.0p-53;  // [0, 1)
+      values[i] = static_cast<float>(round_to(type, 2.0 * unit - 1.0));
+    }
+  });
   return values;
 }
 
 std::vector<float> small_integer_values(size_t count, uint64_t seed) {
   std::vector<float> values(count);
-  uint64_t state = seed;
-  for (float& v : values) v = static_cast<float>(static_cast<int>(next_random(state) % 5) - 2);
+  for_each_chunk(count, kChunk, [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) values[i] = static_cast<float>(static_cast<int>(random_at(seed, i) % 5) - 2);
+  });
   return values;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/host_dtype.h"
+#include "runtime/parallel_chunks.h"
 
 namespace gg::rt {
 
@@ -63,10 +64,10 @@ HostReference host_gemm_reference(std::span<const float> a, std::span<const floa
   ref.rows = rows.empty() ? reference_rows(m, n, k) : std::move(rows);
   ref.n = n;
   ref.values.resize(ref.rows.size() * static_cast<size_t>(n));
-  for (size_t ri = 0; ri < ref.rows.size(); ++ri) {
-    const int64_t row = ref.rows[ri];
-    const float* a_row = &a[static_cast<size_t>(row * k)];
-    for (int64_t col = 0; col < n; ++col) {
+  const auto compute = [&](size_t first, size_t last) {  // flat indices into ref.values
+    for (size_t at = first; at < last; ++at) {
+      const int64_t row = ref.rows[at / static_cast<size_t>(n)], col = static_cast<int64_t>(at % static_cast<size_t>(n));
+      const float* a_row = &a[static_cast<size_t>(row * k)];
       const float* b_row = &b[static_cast<size_t>(col * k)];
       double acc = 0.0;
       for (int64_t i = 0; i < k; ++i) acc += static_cast<double>(a_row[i]) * static_cast<double>(b_row[i]);
@@ -74,10 +75,13 @@ HostReference host_gemm_reference(std::span<const float> a, std::span<const floa
       const double bias_value = epilogue.bias_along == BiasAlong::Rows   ? bias[static_cast<size_t>(row)]
                                 : epilogue.bias_along == BiasAlong::Cols ? bias[static_cast<size_t>(col)]
                                                                          : 0.0;
-      ref.values[ri * static_cast<size_t>(n) + static_cast<size_t>(col)] =
-          apply_epilogue(epilogue, acc, c_value, bias_value);
+      ref.values[at] = apply_epilogue(epilogue, acc, c_value, bias_value);
     }
-  }
+  };
+  // Each value is one serial fp64 sum, so splitting the values over threads changes no bit; a
+  // large problem's sampled rows are billions of multiply-adds, which one core takes seconds for.
+  const size_t min_values = std::max<size_t>(1, (size_t{1} << 22) / static_cast<size_t>(std::max<int64_t>(k, 1)));
+  for_each_chunk(ref.values.size(), min_values, compute);
   return ref;
 }
 
