@@ -41,13 +41,14 @@ struct ClusterPairing {
 // of m and n (the outer result of each root split). The batch matrix and the split-K share are
 // the outermost work coordinates (batch fastest): blockIdx.z of a grid of tiles, the slow part of
 // a persistent tile index (each matrix's tiles in the schedule's order, one matrix after another).
-TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, int64_t batches, int64_t splits) {
+TileCoordinates tile_coordinates(const Domain& dom, const ClusterPairing& pair, int64_t batches, int64_t splits,
+                                 const char* persistent_tile = "tile") {
   std::map<std::string, ExprPtr> value;
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
     if (a.level != Level::Tile) continue;
     if (const char* v = grid_var(a.binding)) value[name] = var(v);
-    else if (a.binding == Binding::Persistent) value[name] = var("tile");
+    else if (a.binding == Binding::Persistent) value[name] = var(persistent_tile);
     else if (a.extent == 1 || a.binding == Binding::None) value[name] = imm(0);  // coverage checked it is 1
   }
   TileCoordinates tc;
@@ -102,8 +103,13 @@ class NestBuilder {
  public:
   NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p) {
     if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
-    tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch, p.split_k);
+    // split_k ... tail: the loop's work units are the whole waves' tiles, then the last wave's
+    // tiles once per split; `work_tile` is the unit's tile (tail_lets), which the coordinates read.
+    tail_ = p.split_k_tail;
+    tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch, tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
+    if (tail_) tc_.split = var("split");
     tile_axis_ = s.domain().bound_to(Binding::Persistent);
+    GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
     // Each CTA strides over the tiles; the pipeline's stage and phase count k tiles across
     // all of this CTA's tiles (k_done), since the mbarriers' phases carry over. That count
     // assumes every visited tile runs its k loop, so no tile may be skipped by a guard.
@@ -128,10 +134,12 @@ class NestBuilder {
   // of the CTA, since all of them pass through the one pipeline.
   StmtPtr over_tiles(StmtPtr body, bool dealt = false) const {
     StmtPtr guarded = is_const(tc_.in_range) ? body : if_then(tc_.in_range, body);
-    std::vector<StmtPtr> coords = {let("m_tile", tc_.m_tile), let("n_tile", tc_.n_tile)};
+    std::vector<StmtPtr> coords = tail_unit();
+    coords.push_back(let("m_tile", tc_.m_tile));
+    coords.push_back(let("n_tile", tc_.n_tile));
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
     if (tc_.batch) coords.push_back(let("batch", tc_.batch, "long long"));
-    if (tc_.split) coords.push_back(let("split", tc_.split));
+    if (tc_.split && !tail_) coords.push_back(let("split", tc_.split));
     if (!tile_axis_) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
       coords.push_back(guarded);
@@ -139,7 +147,7 @@ class NestBuilder {
     }
     const int64_t cs = pair_.ctas;
     const int64_t overhang = tc_.groups_per_matrix * cs - tile_axis_->extent;
-    coords.push_back(let("k_done", (var("tile") - first_tile()) / tile_stride() * var("k_tiles")));
+    coords.push_back(let("k_done", k_tiles_before((var("tile") - first_tile()) / tile_stride())));
     coords.push_back(guarded);
     StmtPtr one_tile = block(coords);
     auto loop = std::make_shared<For>();
@@ -155,7 +163,8 @@ class NestBuilder {
     }
     loop->origin = "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) +
                    " tiles" + (tc_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
-                   (tc_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
+                   (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
+                    : tc_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
                    ", grid-strided" +
                    (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
                                  (pair_.along_m ? "m" : "n") + " tiles, one per CTA of the cluster" +
@@ -195,7 +204,7 @@ class NestBuilder {
     l->k_tile = k_tile();
     l->stage = imm(0);
     l->batch = batch();
-    if (tc_.split) l->k_first = var("split") * var("k_tiles");  // k_tiles: one split's share
+    if (tc_.split) l->k_first = var("split") * var(tail_ ? "k_share" : "k_tiles");  // one split's share
     return l;
   }
 
@@ -225,7 +234,7 @@ class NestBuilder {
     const int stages = p_.pipeline.stages;
     ExprPtr per_tile = p_.k_loop.empty() && !tile_axis_ ? imm(1) : var("k_tiles");
     ExprPtr filled = per_tile;
-    if (tile_axis_) filled = ceil_div(tile_end() - min(first_tile(), tile_end()), tile_stride()) * per_tile;
+    if (tile_axis_) filled = k_tiles_before(ceil_div(tile_end() - min(first_tile(), tile_end()), tile_stride()));
     auto wait = std::make_shared<AcquireStage>();
     ExprPtr fill = var("filled") + var("drain");
     wait->stage = fill % imm(stages);
@@ -257,6 +266,7 @@ class NestBuilder {
     write->n_tile = var("n_tile");
     write->batch = batch();
     if (tc_.split) write->split = var("split");
+    if (tail_) write->split_when = var("in_tail");
     if (p_.accumulator == Place::Tmem) {
       auto finish = std::make_shared<FinishCompute>();
       if (tile_axis_) finish->tiles_done = var("k_done") / var("k_tiles");  // this CTA's earlier tiles
@@ -280,12 +290,50 @@ class NestBuilder {
  private:
   ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
   ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
-  ExprPtr tile_end() const { return imm(tc_.groups_per_matrix * p_.layouts.batch * p_.split_k); }
+  ExprPtr tile_end() const {
+    return tail_ ? var("units_end") : imm(tc_.groups_per_matrix * p_.layouts.batch * p_.split_k);
+  }
+
+ public:
+  // The k tiles a CTA passes through its pipeline in its first `units` work units: each unit
+  // runs k_tiles of them, or with split_k tail the whole waves' units all of K (k_tiles_all) and
+  // the later ones a split's share (k_share). Every CTA's first units are whole-wave ones.
+  ExprPtr k_tiles_before(ExprPtr units) const {
+    if (!tail_) return units * var("k_tiles");
+    ExprPtr whole_units = min(units, var("whole_tiles") / tile_stride());
+    return whole_units * var("k_tiles_all") + (units - whole_units) * var("k_share");
+  }
+
+  // split_k tail, once per kernel: the tile groups of whole waves of the grid, and where the
+  // split units end. Rounded to whole waves at run time, from the grid the kernel runs with.
+  std::vector<StmtPtr> tail_grid() const {
+    if (!tail_) return {};
+    const int64_t tiles = tc_.groups_per_matrix * p_.layouts.batch;
+    return {let("whole_tiles", imm(tiles) / tile_stride() * tile_stride()),
+            let("units_end", var("whole_tiles") + (imm(tiles) - var("whole_tiles")) * imm(p_.split_k))};
+  }
+
+ private:
+  // split_k tail, per work unit `tile`: its tile (work_tile), split and k tile count. Written
+  // without negative operands: a whole wave's unit has past = 0, so its split is 0.
+  std::vector<StmtPtr> tail_unit() const {
+    if (!tail_) return {};
+    const int64_t tiles = tc_.groups_per_matrix * p_.layouts.batch;
+    ExprPtr last_wave = imm(tiles) - var("whole_tiles");
+    ExprPtr divisor = last_wave + (last_wave == imm(0));  // never 0, also where no wave is partial
+    return {comment("split_k tail: whole waves' tiles run all of K; the last wave's tiles are split"),
+            let("in_tail", var("tile") >= var("whole_tiles")),
+            let("past", var("tile") - min(var("tile"), var("whole_tiles"))),
+            let("work_tile", min(var("tile"), var("whole_tiles")) + var("past") % divisor),
+            let("split", var("past") / divisor),
+            let("k_tiles", var("k_tiles_all") - var("in_tail") * (var("k_tiles_all") - var("k_share")))};
+  }
 
   const KernelPlan& p_;
   ClusterPairing pair_;
   TileCoordinates tc_;
   const Axis* tile_axis_ = nullptr;
+  bool tail_ = false;
 };
 
 StmtPtr role_prologue(const RoleShape& r) {
@@ -335,10 +383,14 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   if (p.multicast_a || p.multicast_b) top.push_back(let("cta_rank", var("blockIdx.x") % imm(p.cluster_size)));
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
   // zero-filled like any edge, so every split runs as many and the pipeline counts stay uniform.
-  if (!p.k_loop.empty()) {
+  if (!p.k_loop.empty() && p.split_k_tail) {  // k_tiles is each work unit's (NestBuilder::tail_unit)
+    top.push_back(let("k_tiles_all", ceil_div(var("args.k"), imm(p.tile_k))));
+    top.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p.split_k))));
+  } else if (!p.k_loop.empty()) {
     ExprPtr k_tiles = ceil_div(var("args.k"), imm(p.tile_k));
     top.push_back(let("k_tiles", p.split_k > 1 ? ceil_div(k_tiles, imm(p.split_k)) : k_tiles));
   } else if (nb.persistent()) top.push_back(let("k_tiles", imm(1)));
+  for (StmtPtr grid_let : nb.tail_grid()) top.push_back(grid_let);
   top.insert(top.end(), roles.begin(), roles.end());
   k.body = block(top);
   return k;

@@ -81,6 +81,8 @@ struct KernelPlan {
   bool staged_c = false;
   // Split-K: `split_k` CTAs share each output tile through the workspace (1: none).
   int split_k = 1;
+  // split_k ... tail: only the tiles past the persistent grid's last whole wave are split.
+  bool split_k_tail = false;
   kir::SplitKWorkspace workspace;
 };
 

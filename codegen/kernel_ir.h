@@ -129,7 +129,9 @@ struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // Abstract: the epilogue and store of the output tile at (m_tile, n_tile) of batch matrix
 // `batch` (nullptr: the problem has one).
 // `split` (split-K; nullptr: none): which of the CTAs sharing the tile this one is.
-struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split; };
+// split: which share of the k tiles this CTA reduced (nullptr without split-K); split_when: where
+// set, the tile is shared only when it is nonzero (split_k ... tail: the tiles of the last wave).
+struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split, split_when; };
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };

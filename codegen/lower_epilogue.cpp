@@ -81,9 +81,12 @@ class LowerWrite : public Mutator {
     ticket->slot = slot;
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
-    return block({comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
-                          "partial sums in split order"),
-                  store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});
+    StmtPtr shared = block({comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds "
+                                    "their partial sums in split order"),
+                            store, meet, ticket, if_then(var(ticket->result), block({reduce, epilogue}))});
+    // split_k tail: a whole wave's tile has its CTA alone (the condition is uniform over the CTA).
+    if (w.split_when) return if_then(w.split_when, shared, block({comment("a whole wave's tile: all of K here"), epilogue}));
+    return shared;
   }
 
   // The epilogue through the staging buffers and TMA stores.

@@ -291,6 +291,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   p.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
   p.split_k = s.split_k_of();
+  p.split_k_tail = s.split_k_tail();
   if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
   if (p.split_k > 1 && p.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
@@ -299,6 +300,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
   plan_cluster(s, p);
+  if (p.split_k_tail && p.cluster_size > 1) not_lowered("split_k tail with a cluster");
   plan_pipeline(p);
   for (const SmemItem& item : resources.smem) {
     if (item.symbol.empty()) continue;

@@ -166,6 +166,11 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.grid.tiles = per_matrix * batches * splits;
     int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
     int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), slots / cs));
+    if (s.split_k_tail()) {  // the work units: whole waves' tiles, then the rest once per split
+      const int64_t tiles = per_matrix * batches;
+      r.grid.whole_wave_tiles = tiles / clusters * clusters;
+      r.grid.tiles = r.grid.whole_wave_tiles + (tiles - r.grid.whole_wave_tiles) * splits;
+    }
     r.grid.x = clusters * r.cluster.x;
     r.grid.y = r.cluster.y;
     r.grid.z = r.cluster.z;
@@ -229,7 +234,7 @@ std::string ResourceSummary::to_string() const {
      << (cluster_size == 1 ? " CTA)\n" : " CTAs)\n");
   os << "  grid: " << grid.x << " x " << grid.y << " x " << grid.z << " = " << grid.ctas() << " CTA(s)";
   if (grid.persistent) {
-    os << ", persistent over " << grid.tiles << " tiles (" << limits.sms << " SMs x " << grid.ctas_per_sm
+    os << ", persistent over " << grid.tiles << (grid.whole_wave_tiles >= 0 ? " work units (" : " tiles (") << limits.sms << " SMs x " << grid.ctas_per_sm
        << " resident)";
     if (grid.overhang_tiles > 0)
       os << ", " << grid.overhang_tiles << " of them past the edge of D so that each cluster's CTAs get "
@@ -237,7 +242,11 @@ std::string ResourceSummary::to_string() const {
   } else
     os << ", one per tile (" << grid.tiles << " tiles)";
   if (grid.batches > 1) os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
-  if (grid.splits > 1) os << "; split-K: " << grid.splits << " CTAs per output tile, each a share of the k tiles";
+  if (grid.splits > 1 && grid.whole_wave_tiles >= 0)
+    os << "; split-K on the last wave: " << grid.whole_wave_tiles << " tiles in whole waves run all of K, each later "
+       << "tile is shared by " << grid.splits << " CTAs, each a share of the k tiles";
+  else if (grid.splits > 1)
+    os << "; split-K: " << grid.splits << " CTAs per output tile, each a share of the k tiles";
   os << "\n";
   if (tmem_columns > 0)
     os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "

@@ -37,7 +37,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
         if constexpr (std::is_same_v<D, PingPongD>) return true;
         if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
-        if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits;
+        if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail;
       },
       a);
 }
@@ -316,18 +316,23 @@ Schedule& Schedule::ping_pong() {
   return *this;
 }
 
-Schedule& Schedule::split_k(int splits) {
+Schedule& Schedule::split_k(int splits, bool tail) {
   if (last<SplitKD>()) throw_user_error("duplicate-directive", "split_k: the k loop is already split");
   if (splits < 2 || splits > kMaxSplitK)
     throw_user_error("bad-split-k", "split_k " + std::to_string(splits) + ": legal is 2.." + std::to_string(kMaxSplitK) +
                      " CTAs per output tile");
-  record(SplitKD{splits});
+  record(SplitKD{splits, tail});
   return *this;
 }
 
 int Schedule::split_k_of() const {
   auto* d = last<SplitKD>();
   return d ? d->splits : 1;
+}
+
+bool Schedule::split_k_tail() const {
+  auto* d = last<SplitKD>();
+  return d && d->tail;
 }
 
 Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
@@ -361,7 +366,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
         if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
         if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
-        if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits);
+        if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail);
       },
       d);
   return *this;

@@ -47,7 +47,7 @@ struct PingPongD {};  // two consumer warpgroups take the persistent loop's tile
 struct StoreSubtileD { int64_t cols; int buffers; };
 // Split-K: `splits` CTAs share each output tile, each reducing its share of the k tiles; the
 // last to finish adds the partial sums in split order (deterministic) and runs the epilogue.
-struct SplitKD { int splits; };
+struct SplitKD { int splits; bool tail = false; };
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
                                CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
@@ -101,8 +101,12 @@ class Schedule {
   // Splits the k loop over `splits` (2..64) CTAs per output tile: for skinny problems whose
   // tiles alone leave SMs idle. Partial sums go through a global workspace in fp32 and are added
   // in split order, so the result does not depend on which CTA finishes first.
-  Schedule& split_k(int splits);
-  int split_k_of() const;  // 1 without split_k
+  // tail: split only the tiles of the last, partial wave of the persistent grid; the whole waves
+  // before it run unsplit (stream-K's data-parallel and split hybrid), so a tile count a little
+  // over a multiple of the SMs pays for a fraction of a tile instead of a whole one.
+  Schedule& split_k(int splits, bool tail = false);
+  int split_k_of() const;     // 1 without split_k
+  bool split_k_tail() const;  // split_k ... tail
   // Stores the output tile in subtiles of `cols` columns, each staged in one of `buffers`
   // shared-memory buffers per consumer warpgroup: a subtile's TMA store runs while the next is
   // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,

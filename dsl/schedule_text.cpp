@@ -77,7 +77,7 @@ constexpr Usage kUsages[] = {
     {"mma", "M N K [sm_90a|sm_100a]"},
     {"ping_pong", ""},
     {"store_subtile", "COLS [BUFFERS]"},
-    {"split_k", "SPLITS"},
+    {"split_k", "SPLITS [tail]"},
 };
 
 std::string directive_names() {
@@ -244,8 +244,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     return PingPongD{};
   }
   if (name == "split_k") {
-    l.arity(1, 1);
-    return SplitKD{l.small_integer(1, "split count")};
+    l.arity(1, 2);
+    SplitKD d{l.small_integer(1, "split count")};
+    if (l.size() > 2) d.tail = l.keyword<bool>(2, {{"tail", true}}, "the split's extent");
+    return d;
   }
   if (name == "store_subtile") {
     l.arity(1, 2);
@@ -378,7 +380,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, MulticastD>) os << " " << x.operand;
         if constexpr (std::is_same_v<D, MmaD>) os << " " << x.m << " " << x.n << " " << x.k << " " << target_name(x.target);
         if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
-        if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits;
+        if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits << (x.tail ? " tail" : "");
       },
       d);
   return os.str();

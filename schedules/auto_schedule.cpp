@@ -59,37 +59,47 @@ int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
 // its epilogue, and never faster than reading the operands once from DRAM. Ping-pong consumers
 // take a CTA's tiles in turn, so one's epilogue runs under the other's mainloop and only the
 // last is exposed. Split-K runs each tile's k loop on `split_k` CTAs; the last of them reads
-// every split's fp32 partial sums back.
+// every split's fp32 partial sums back. On the last wave only (split_tail), whole waves of tiles
+// run all of K first and only the tiles past them are split.
 double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
   const Rates r;
   const int64_t m = def.m(), n = def.n(), k = def.k();
   const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
   // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring tiles, so an odd
   // count rounds up (the extra tile loads zeros and stores nothing, but still takes its turn).
-  p.tiles = paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() *
-            def.batch() * p.split_k;
+  const int64_t tiles =
+      paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() * def.batch();
+  p.tiles = tiles * p.split_k;
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
-  p.waves = waves_of(p.tiles, limits, p.cluster);
+  // split_tail: the units are the whole waves' tiles, then the rest once per split
+  const int64_t whole_tiles = p.split_tail ? tiles / ctas * ctas : 0;
+  if (p.split_tail) p.tiles = whole_tiles + (tiles - whole_tiles) * p.split_k;
+  const int64_t whole_waves = whole_tiles / ctas;
+  p.waves = whole_waves + (p.tiles > whole_tiles ? waves_of(p.tiles - whole_tiles, limits, p.cluster) : 0);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
   const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
                                 row_bytes / load_rate);
-  const int64_t k_per_cta = ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k;
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
-  const double tile_loop = double(k_per_cta) * per_k + double(k_per_cta / p.tile_k) * r.k_tile_s;
+  const auto k_loop_seconds = [&](int64_t k_per_cta) {
+    return double(k_per_cta) * per_k + double(k_per_cta / p.tile_k) * r.k_tile_s;
+  };
+  const double tile_loop = k_loop_seconds(ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k);
   const double tile_bytes = double(p.tile_m * p.tile_n);
   const double epilogue = r.epilogue_s + tile_bytes * out_b / r.store_bytes_per_sm_s;
+  const double split_waves = double(p.waves - whole_waves);
   const double mainloop = p.ping_pong ? double(p.waves) * std::max(tile_loop, epilogue) + epilogue
-                                      : double(p.waves) * (tile_loop + epilogue);
+                                      : double(whole_waves) * (k_loop_seconds(ceil_div(k, p.tile_k) * p.tile_k) + epilogue) +
+                                            split_waves * (tile_loop + epilogue);
   // The hand-off follows the last split's k loop: its ticket, then (1 + splits) fp32 tiles
   // through L2 at the store rate, no matter what bound the loop. Fit on an H100: 512x512x16384
   // ran 25.1 us in 64x128 tiles and 4 splits, 28.5 us in 128x128 tiles and 8; 1024x1024x16384
   // 59.5 us in 128x256 tiles and 4, 59.9 us in 128x128 tiles and 2.
   const double hand_off =
-      p.split_k > 1 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
-                    : 0.0;
+      p.split_k > 1 && split_waves > 0 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
+                                       : 0.0;
   p.mainloop_us = (mainloop + hand_off) * 1e6;
   return std::max(mainloop, dram_seconds(def)) + hand_off + r.launch_s;
 }
@@ -115,7 +125,7 @@ std::string AutoParams::to_string() const {
   std::ostringstream os;
   os << "tile " << tile_m << "x" << tile_n << "x" << tile_k << ", " << consumers << (ping_pong ? " ping-pong" : "")
      << " consumer" << (consumers > 1 ? "s" : "") << ", " << stages << " stages, ";
-  if (split_k > 1) os << "split-K " << split_k << ", ";
+  if (split_k > 1) os << "split-K " << split_k << (split_tail ? " on the last wave" : "") << ", ";
   os << (cluster > 1 ? "cluster " + std::to_string(cluster) + (multicast_a ? " (A multicast)" : " (B multicast)")
                      : std::string("no cluster"))
      << ", "
@@ -130,7 +140,7 @@ uint64_t AutoParams::hash() const {
   std::ostringstream os;
   os << tile_m << ' ' << tile_n << ' ' << tile_k << ' ' << consumers << ' ' << stages << ' ' << cluster << ' ' << group
      << ' ' << subtile_cols << ' ' << store_buffers << ' ' << ping_pong << ' ' << multicast_a << ' ' << split_k << ' '
-     << int(raster);
+     << int(raster) << (split_tail ? " tail" : "");
   return rt::fnv1a64(os.str());
 }
 
@@ -158,7 +168,7 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
     s.split("m_i", p.tile_m / p.consumers, "m_wg", "m_mma");
     s.bind("m_wg", Binding::Warpgroup);
   }
-  if (p.split_k > 1) s.split_k(p.split_k);
+  if (p.split_k > 1) s.split_k(p.split_k, p.split_tail);
   if (p.subtile_cols > 0) s.store_subtile(p.subtile_cols, p.store_buffers);
   s.circular_buffer("k_o", p.stages);
   return s;
@@ -309,6 +319,34 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         add(sk);
       }
     }
+    // Split only the last wave (split_k ... tail) where the tiles run past one wave and the last
+    // is at most three quarters full: the whole waves keep their unsplit k loops and the last
+    // wave's tiles spread over every SM (2304x2304x16384: 162 128x256 tiles, 132 whole and 30 in
+    // 4 splits, where all 162 in 4 splits ran 0.82x cuBLAS on an H100 and 2 unsplit waves 0.70x).
+    // Kept only where the model gives it a twentieth over every unsplit config: the model does
+    // not weigh the multicast it gives up (8192^3: 1% by the model, against the cluster's kernel
+    // that measured 1.01-1.03x cuBLAS).
+    double best_unsplit_predicted = 0;
+    for (const AutoParams& p : unsplit)
+      best_unsplit_predicted = best_unsplit_predicted == 0 ? p.predicted_us : std::min(best_unsplit_predicted, p.predicted_us);
+    const size_t before_tail = out.size();
+    for (const AutoParams& p : unsplit) {
+      const int64_t tiles = ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
+      const int64_t last_wave = tiles % limits.sms;
+      if (p.ping_pong || tiles < limits.sms || last_wave == 0 || 4 * last_wave > 3 * limits.sms) continue;
+      for (int splits : {2, 3, 4, 6, 8, 12, 16}) {
+        if (k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
+        AutoParams sk = p;
+        sk.cluster = 1;
+        sk.multicast_a = false;
+        sk.split_k = splits;
+        sk.split_tail = true;
+        add(sk);
+      }
+    }
+    out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(before_tail), out.end(),
+                             [&](const AutoParams& p) { return p.predicted_us > 0.95 * best_unsplit_predicted; }),
+              out.end());
   }
   // Fastest first. Within 1%: when DRAM bounds both, the one whose loads leave more slack under
   // that bound; then, for a problem under one wave whose whole K fits in the pipeline (latency,

@@ -86,7 +86,7 @@ std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
   os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
      << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
      << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a << ' ' << p.split_k << ' '
-     << raster_name(p.raster) << '\t' << c.ms << '\t' << c.cublas_ms;
+     << raster_name(p.raster) << (p.split_tail ? " tail" : "") << '\t' << c.ms << '\t' << c.cublas_ms;
   return os.str();
 }
 
@@ -107,8 +107,10 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
   for (std::string word; params >> word;) more.push_back(word);
   if (!more.empty()) {
     const auto flag = [](const std::string& w) { return w == "0" || w == "1"; };
-    const std::optional<Raster> raster = more.size() == 4 ? raster_of_name(more[3]) : std::nullopt;
+    const std::optional<Raster> raster = more.size() == 4 || more.size() == 5 ? raster_of_name(more[3]) : std::nullopt;
     if (!raster || !flag(more[0]) || !flag(more[1])) return std::nullopt;
+    if (more.size() == 5 && more[4] != "tail") return std::nullopt;
+    p.split_tail = more.size() == 5;
     p.ping_pong = more[0] == "1";
     p.multicast_a = more[1] == "1";
     try {

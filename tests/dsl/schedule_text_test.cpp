@@ -144,6 +144,16 @@ TEST_CASE("make_definition builds the epilogue in order with its extra inputs") 
   check_round_trip(s);
 }
 
+TEST_CASE("split_k with and without tail round-trips through the text form") {
+  const Definition def = make_definition(1408, 128, 512, DType::BF16, DType::BF16);
+  for (bool tail : {false, true}) {
+    Schedule s = tutorial_schedule(8, def);
+    s.split_k(4, tail);
+    CHECK(print_schedule(s).find(tail ? "split_k 4 tail\n" : "split_k 4\n") != std::string::npos);
+    check_round_trip(s);
+  }
+}
+
 TEST_CASE("random schedules round-trip through the text form") {
   std::mt19937 rng(20240611);
   auto pick = [&](auto const& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };

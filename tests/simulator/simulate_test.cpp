@@ -560,6 +560,52 @@ TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are c
     }
 }
 
+// split_k ... tail: on 3 SMs, 11 tiles (one column of 128-row tiles) run 9 whole and 2 split 3
+// ways, so every CTA runs 3 whole tiles and then 2 shares; a grid of 1 SM has no tail (every tile
+// whole). Each CTA's pipeline counts whole tiles' k loops, then shares'; each mistake in that
+// bookkeeping, or in which tiles are shared, is caught.
+TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the last wave's tiles") {
+  for (int v : {6, 7, 8})
+    for (int sms : {3, 1}) {
+      CAPTURE(v);
+      CAPTURE(sms);
+      const Definition def = make_gemm(1408, 128, 640, DType::BF16, DType::BF16);
+      Schedule s = tutorial_schedule(v, def);
+      s.split_k(3, true);
+      LowerOptions lo;
+      lo.limits = few_sms(sms);
+      const Kernel good = lower(s, lo);
+      REQUIRE(good.plan.split_k_tail);
+      SimulationReport ok = simulate_kernel(good, def);
+      CAPTURE(ok.to_string());
+      CHECK(ok.passed);
+      if (sms == 1) continue;
+      auto planted = [&](std::function<std::optional<StmtPtr>(const StmtPtr&)> bug) {
+        Kernel k = good;
+        Plant plant(std::move(bug));
+        k.body = plant.mutate(k.body);
+        REQUIRE(plant.planted > 0);
+        return simulate_kernel(k, def);
+      };
+      // The last wave's tiles run all of K in every split: each adds K three times over.
+      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = var("k_tiles_all"); },
+                                       [](const Let& l) { return l.name == "k_tiles"; }))
+                      .passed);
+      // The pipeline's running count takes every unit for a whole tile: stages and phases drift.
+      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = (var("tile") - var("blockIdx.x")) / var("gridDim.x") * var("k_tiles_all"); },
+                                       [](const Let& l) { return l.name == "k_done"; }))
+                      .passed);
+      // The shares one k tile short: gaps in K.
+      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = l.value - imm(1); },
+                                       [](const Let& l) { return l.name == "k_share"; }))
+                      .passed);
+      // The last wave's splits each store their own share as the tile.
+      CHECK_FALSE(planted(rewrite<If>([](If& i) { i.cond = imm(0); },
+                                      [](const If& i) { return i.cond && i.cond->kind == ExprKind::Var && i.cond->name == "in_tail"; }))
+                      .passed);
+    }
+}
+
 // Multicast pairs a cluster's CTAs on neighbouring tiles; an odd tile count along the paired
 // dimension gives the last pair a tile past D's edge, which loads zeros for its peer's multicast
 // and stores nothing. Staged (TMA) and register stores, a row bias with f32 out, a batch, ping-pong
