@@ -32,8 +32,11 @@ AutoParams choose(int64_t m, int64_t n, int64_t k, DType out = DType::BF16) {
 }  // namespace
 
 TEST_CASE("auto: large problems take v10's 128x256 tile and a 2-CTA cluster, odd m tile counts padded") {
-  const AutoParams p = choose(8192, 8192, 8192);
+  const AutoParams p = choose(6144, 6144, 6144);
   CHECK(p.to_string() == "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64");
+  // 8192^3's last wave is half empty: the last wave's tiles split instead, without the cluster.
+  CHECK(choose(8192, 8192, 8192).to_string() ==
+        "tile 128x256x64, 2 consumers, 4 stages, split-K 3 on the last wave, no cluster, group 8, store subtiles of 64");
   // 63 m tiles: the last pair takes a tile past M, counted among the tiles the waves hold.
   const AutoParams odd = choose(8000, 6000, 520);
   CHECK(odd.cluster == 2);
@@ -92,7 +95,8 @@ TEST_CASE("auto: the shapes file's choices, as measured (every pin is a config t
   const std::vector<std::pair<std::string, std::string>> pinned = {
       {"4096 4096 4096", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
       {"16384 1536 7168", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
-      {"8192 8192 28672", "tile 128x256x64, 2 consumers, 4 stages, cluster 2 (B multicast), group 8, store subtiles of 64"},
+      {"8192 8192 8192", "tile 128x256x64, 2 consumers, 4 stages, split-K 3 on the last wave, no cluster, group 8, store subtiles of 64"},
+      {"8192 8192 28672", "tile 128x256x64, 2 consumers, 4 stages, split-K 3 on the last wave, no cluster, group 8, store subtiles of 64"},
       {"64 14336 4096", "tile 64x128x64, 1 consumer, 8 stages, no cluster, group 8, store subtiles of 64"},
       {"128 8192 8192", "tile 64x128x64, 1 consumer, 8 stages, no cluster, group 8, store subtiles of 64"},
       {"256 8192 8192", "tile 128x128x64, 2 consumers, 6 stages, no cluster, group 8, store subtiles of 64"},
@@ -162,8 +166,8 @@ TEST_CASE("auto: split-K where long k loops leave most SMs idle, never where DRA
   CHECK(ragged_wave.waves == 2);
   const Kernel tail = lower(auto_schedule(gemm_definition(2304, 2304, 16384), ragged_wave));
   CHECK(tail.plan.split_k_tail);
-  // Where the model gains under a twentieth over the cluster's unsplit kernel, no split.
-  CHECK(choose(8192, 8192, 8192).split_k == 1);
+  // Where the model gains under a hundredth over the cluster's unsplit kernel, no split.
+  CHECK(choose(6144, 6144, 6144).split_k == 1);
   // A last wave at least three quarters full, or no wave past the first: no tail split.
   for (const AutoParams& p : rank_auto_params(gemm_definition(4096, 4096, 4096), hopper())) CHECK_FALSE(p.split_tail);
   for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 16384), hopper())) CHECK_FALSE(p.split_tail);
