@@ -264,7 +264,7 @@ class Dumper : public Visitor {
   void visit_SplitKTicket(const SplitKTicket& n) override {
     line("SplitKTicket " + n.result + " = last of " + std::to_string(n.ws.splits) + " on slot=" + to_c(n.slot) +
          " barrier=" + to_c(n.barrier) + " threads=" + std::to_string(n.ws.threads) + " from " +
-         std::to_string(n.first_thread));
+         std::to_string(n.first_thread) + (n.when ? " when " + to_c(n.when) : std::string()));
   }
   void visit_PartialReduce(const PartialReduce& n) override {
     line("PartialReduce " + n.accumulator + " = sum over splits of " + workspace(n.ws) + " slot=" + to_c(n.slot) +

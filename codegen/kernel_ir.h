@@ -327,11 +327,12 @@ struct PartialStore : NodeOf<NodeKind::PartialStore> {
 // After every thread stored its partial sums (a barrier before this), the first thread takes a
 // ticket on the slot's counter; all threads learn at named barrier `barrier` (a reduction)
 // whether it was the slot's last ticket, in `result` (a bool the epilogue's guard reads). The
-// last resets the counter for the next launch.
+// last resets the counter for the next launch. With `when` (CTA-uniform) zero, no ticket is
+// taken and `result` is true: the tile is not shared (split_k ... tail's whole tiles).
 struct SplitKTicket : NodeOf<NodeKind::SplitKTicket> {
   SplitKWorkspace ws;
   int first_thread = 0;
-  ExprPtr slot, barrier;
+  ExprPtr slot, barrier, when;
   std::string result = "split_last";
 };
 // The accumulator becomes the sum of every split's partial sums of the slot, added in split order.

@@ -81,12 +81,16 @@ class LowerWrite : public Mutator {
     ticket->slot = slot;
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
-    StmtPtr shared = block({comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds "
-                                    "their partial sums in split order"),
-                            store, meet, ticket, if_then(var(ticket->result), block({reduce, epilogue}))});
-    // split_k tail: a whole wave's tile has its CTA alone (the condition is uniform over the CTA).
-    if (w.split_when) return if_then(w.split_when, shared, block({comment("a whole wave's tile: all of K here"), epilogue}));
-    return shared;
+    StmtPtr note = comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
+                           "partial sums in split order");
+    if (!w.split_when)
+      return block({note, store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});
+    // split_k tail: only the last wave's tiles are shared (the condition is uniform over the CTA);
+    // a whole tile takes no ticket and runs the one epilogue, which is emitted once.
+    ticket->when = w.split_when;
+    return block({if_then(w.split_when, block({note, store, meet})), ticket,
+                  if_then(var(ticket->result),
+                          block({if_then(w.split_when, reduce), std::move(epilogue)}))});
   }
 
   // The epilogue through the staging buffers and TMA stores.

@@ -1471,6 +1471,10 @@ class Simulator {
   }
   bool exec(Warp& w, Frame& f, const SplitKTicket& n) {
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    if (!f.entered && n.when && eval(w, n.when) == 0) {  // not a shared tile: no ticket
+      w.vars[n.result] = 1;
+      return true;
+    }
     if (!f.entered) {
       allocate_workspace(n.ws);
       f.entered = true;
