@@ -55,6 +55,16 @@ bool multicast(const KernelPlan& p) { return p.multicast_b || p.multicast_a; }
 
 std::optional<StmtPtr> keep() { return std::nullopt; }
 
+// The simulation of `good` with one bug planted (`bug` must rewrite at least one node).
+using Mutation = std::function<std::optional<StmtPtr>(const StmtPtr&)>;
+SimulationReport simulate_planted(const Kernel& good, const Definition& def, Mutation bug) {
+  Kernel k = good;
+  Plant plant(std::move(bug));
+  k.body = plant.mutate(k.body);
+  REQUIRE(plant.planted > 0);
+  return simulate_kernel(k, def);
+}
+
 std::vector<BugClass> bug_classes() {
   std::vector<BugClass> c;
   c.push_back({"missing wait on a full barrier", [](const StmtPtr& s, const KernelPlan&) -> std::optional<StmtPtr> {
@@ -398,13 +408,7 @@ TEST_CASE("simulate: the staged C tile's load, wait and parity are checked") {
     const Kernel good = lower(tutorial_schedule(v, def), lo);
     REQUIRE(good.plan.staged_c);
     CHECK(simulate_kernel(good, def).passed);
-    auto planted = [&](std::function<std::optional<StmtPtr>(const StmtPtr&)> bug) {
-      Kernel k = good;
-      Plant plant(std::move(bug));
-      k.body = plant.mutate(k.body);
-      REQUIRE(plant.planted > 0);
-      return simulate_kernel(k, def);
-    };
+    auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
     SimulationReport no_wait = planted([](const StmtPtr& s) -> std::optional<StmtPtr> {
       if (auto w = as<MbarrierWait>(s); w && w->bar.array == Barrier::C) return StmtPtr(nullptr);
       return std::nullopt;
@@ -537,13 +541,7 @@ TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are c
       SimulationReport ok = simulate_kernel(good, def);
       CAPTURE(ok.to_string());
       CHECK(ok.passed);
-      auto planted = [&](std::function<std::optional<StmtPtr>(const StmtPtr&)> bug) {
-        Kernel k = good;
-        Plant plant(std::move(bug));
-        k.body = plant.mutate(k.body);
-        REQUIRE(plant.planted > 0);
-        return simulate_kernel(k, def);
-      };
+      auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
       // The last split writes only its own share.
       CHECK_FALSE(planted([](const StmtPtr& n) -> std::optional<StmtPtr> {
                     if (as<PartialReduce>(n)) return StmtPtr(nullptr);
@@ -580,13 +578,7 @@ TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the la
       CAPTURE(ok.to_string());
       CHECK(ok.passed);
       if (sms == 1) continue;
-      auto planted = [&](std::function<std::optional<StmtPtr>(const StmtPtr&)> bug) {
-        Kernel k = good;
-        Plant plant(std::move(bug));
-        k.body = plant.mutate(k.body);
-        REQUIRE(plant.planted > 0);
-        return simulate_kernel(k, def);
-      };
+      auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
       // The last wave's tiles run all of K in every split: each adds K three times over.
       CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = var("k_tiles_all"); },
                                        [](const Let& l) { return l.name == "k_tiles"; }))
