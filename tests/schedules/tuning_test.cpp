@@ -93,6 +93,16 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
   CHECK(other_parsed->second.params.hash() == other.params.hash());
   CHECK(other_parsed->second.params.hash() != first.params.hash());
   CHECK(other_parsed->second.params.to_string() == other.params.to_string());
+  // the last wave's split (split_k ... tail) is a word after the order
+  TunedChoice tail = first;
+  tail.params.split_k = 3;
+  tail.params.split_tail = true;
+  CHECK(format_tuned_line("k1", tail) == "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 3 row tail\t0.017\t0.0185");
+  const auto tail_parsed = parse_tuned_line(format_tuned_line("k1", tail));
+  REQUIRE(tail_parsed);
+  CHECK(tail_parsed->second.params.split_tail);
+  CHECK(tail_parsed->second.params.hash() == tail.params.hash());
+  CHECK(tail_parsed->second.params.hash() != other_parsed->second.params.hash());
   // a record written before those were choices reads as the defaults
   const auto old = parse_tuned_line("k1\t1\t64 16 256 1 5 1 8 0 1\t0.017\t0.0185");
   REQUIRE(old);
@@ -100,7 +110,7 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
   for (const char* bad : {"", "k1", "k1\t2\t64 16 256 1 5 1 8 0 1\t1\t1", "k1\t1\t64 16 256 1 5\t1\t1",
                           "k1\t1\t64 16 256 1 5 1 8 0 1 9\t1\t1",
                           "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 diagonal\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1 0 0\t1\t1",
-                          "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 row 7\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1\tfast\t1"})
+                          "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 1 row 7\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 3 row last\t1\t1", "k1\t1\t64 16 256 1 5 1 8 0 1\tfast\t1"})
     CHECK_FALSE(parse_tuned_line(bad));
 
   CHECK_FALSE(lookup_tuned("k1"));
