@@ -104,7 +104,7 @@ class NestBuilder {
   NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p) {
     if (p.persistent && (p.multicast_a || p.multicast_b)) pair_ = {p.cluster_size, p.multicast_b};
     // split_k ... tail: the loop's work units are the whole waves' tiles, then the last wave's
-    // tiles once per split; `work_tile` is the unit's tile (tail_lets), which the coordinates read.
+    // tiles once per split; `work_tile` is the unit's tile (tail_unit), which the coordinates read.
     tail_ = p.split_k_tail;
     tc_ = tile_coordinates(s.domain(), pair_, p.layouts.batch, tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
     if (tail_) tc_.split = var("split");

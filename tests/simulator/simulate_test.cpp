@@ -578,6 +578,15 @@ TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the la
       CAPTURE(ok.to_string());
       CHECK(ok.passed);
       if (sms == 1) continue;
+      // Batched: the work units walk both matrices' tiles (22 on 3 SMs: 21 whole, 1 split).
+      ProblemLayout batched;
+      batched.batch = 2;
+      const Definition two = make_definition(1408, 128, 640, DType::BF16, DType::BF16, {}, batched);
+      Schedule sb = tutorial_schedule(v, two);
+      sb.split_k(3, true);
+      SimulationReport batch_report = simulate_kernel(lower(sb, lo), two);
+      CAPTURE(batch_report.to_string());
+      CHECK(batch_report.passed);
       auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
       // The last wave's tiles run all of K in every split: each adds K three times over.
       CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = var("k_tiles_all"); },
