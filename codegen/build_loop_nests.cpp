@@ -290,9 +290,9 @@ class NestBuilder {
  private:
   ExprPtr first_tile() const { return pair_.ctas > 1 ? var("blockIdx.x") / imm(pair_.ctas) : var("blockIdx.x"); }
   ExprPtr tile_stride() const { return pair_.ctas > 1 ? var("gridDim.x") / imm(pair_.ctas) : var("gridDim.x"); }
-  ExprPtr tile_end() const {
-    return tail_ ? var("units_end") : imm(tc_.groups_per_matrix * p_.layouts.batch * p_.split_k);
-  }
+  // The loop's tiles (tile groups of a cluster) over every matrix of the batch, before any split.
+  int64_t all_tiles() const { return tc_.groups_per_matrix * p_.layouts.batch; }
+  ExprPtr tile_end() const { return tail_ ? var("units_end") : imm(all_tiles() * p_.split_k); }
 
  public:
   // The k tiles a CTA passes through its pipeline in its first `units` work units: each unit
@@ -308,9 +308,8 @@ class NestBuilder {
   // split units end. Rounded to whole waves at run time, from the grid the kernel runs with.
   std::vector<StmtPtr> tail_grid() const {
     if (!tail_) return {};
-    const int64_t tiles = tc_.groups_per_matrix * p_.layouts.batch;
-    return {let("whole_tiles", imm(tiles) / tile_stride() * tile_stride()),
-            let("units_end", var("whole_tiles") + (imm(tiles) - var("whole_tiles")) * imm(p_.split_k))};
+    return {let("whole_tiles", imm(all_tiles()) / tile_stride() * tile_stride()),
+            let("units_end", var("whole_tiles") + (imm(all_tiles()) - var("whole_tiles")) * imm(p_.split_k))};
   }
 
  private:
@@ -318,8 +317,7 @@ class NestBuilder {
   // without negative operands: a whole wave's unit has past = 0, so its split is 0.
   std::vector<StmtPtr> tail_unit() const {
     if (!tail_) return {};
-    const int64_t tiles = tc_.groups_per_matrix * p_.layouts.batch;
-    ExprPtr last_wave = imm(tiles) - var("whole_tiles");
+    ExprPtr last_wave = imm(all_tiles()) - var("whole_tiles");
     ExprPtr divisor = last_wave + (last_wave == imm(0));  // never 0, also where no wave is partial
     return {comment("split_k tail: whole waves' tiles run all of K; the last wave's tiles are split"),
             let("in_tail", var("tile") >= var("whole_tiles")),

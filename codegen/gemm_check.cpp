@@ -66,8 +66,15 @@ size_t stored_count(const Definition& def, const Node& n) {
                              (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
 }
 
-// Host loops over every element of a large operand run on all cores (rows per thread, at least).
-constexpr size_t kRowsPerThread = 256;
+// body(b, r) for row r of matrix b, every row of every matrix: a large operand's rows split over
+// the cores (256 rows per thread, at least).
+template <class Body>
+void for_each_matrix_row(int64_t matrices, int64_t rows, const Body& body) {
+  rt::for_each_chunk(static_cast<size_t>(matrices * rows), 256, [&](size_t first, size_t last) {
+    for (size_t row = first; row < last; ++row)
+      body(static_cast<int64_t>(row) / rows, static_cast<int64_t>(row) % rows);
+  });
+}
 
 Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t seed) {
   const int64_t rows = n.shape[0], cols = n.shape.size() == 2 ? n.shape[1] : 1, matrices = stored_matrices(def, n);
@@ -79,13 +86,9 @@ Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t s
     o.stored = o.host;
   } else {
     o.stored.assign(stored_count(def, n), std::nanf(""));
-    rt::for_each_chunk(static_cast<size_t>(matrices * rows), kRowsPerThread, [&](size_t first, size_t last) {
-      for (size_t row = first; row < last; ++row) {  // the row of every matrix, b * rows + r
-        const int64_t b = static_cast<int64_t>(row) / rows, r = static_cast<int64_t>(row) % rows;
-        for (int64_t c = 0; c < cols; ++c)
-          o.stored[static_cast<size_t>(stored_index(def, n, r, c, b))] =
-              o.host[static_cast<size_t>((b * rows + r) * cols + c)];
-      }
+    for_each_matrix_row(matrices, rows, [&](int64_t b, int64_t r) {
+      for (int64_t c = 0; c < cols; ++c)
+        o.stored[static_cast<size_t>(stored_index(def, n, r, c, b))] = o.host[static_cast<size_t>((b * rows + r) * cols + c)];
     });
   }
   o.buffer.upload(o.stored);
@@ -236,11 +239,8 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
   std::vector<char> is_element(d_count, 0);
-  rt::for_each_chunk(static_cast<size_t>(batches * r.m), kRowsPerThread, [&](size_t first, size_t last) {
-    for (size_t row = first; row < last; ++row) {  // the row of every matrix, bt * m + i
-      const int64_t bt = static_cast<int64_t>(row) / r.m, i = static_cast<int64_t>(row) % r.m;
-      for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = 1;
-    }
+  for_each_matrix_row(batches, r.m, [&](int64_t bt, int64_t i) {
+    for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = 1;
   });
   const size_t poisoned = rt::count_poisoned(d);
   size_t poisoned_padding = 0, padding = 0;

@@ -302,22 +302,33 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // 256x8192x8192, the swapped decode kernels), while 512x512x16384 ran 0.87-0.93x cuBLAS in 4
   // or 8 splits, where its 32 unsplit 64x128 tiles each stream all of K (the model: 96 us
   // against cuBLAS's 25).
-  double best_unsplit_us = 0;
-  for (const AutoParams& p : out) best_unsplit_us = best_unsplit_us == 0 ? p.mainloop_us : std::min(best_unsplit_us, p.mainloop_us);
-  if (best_unsplit_us >= 2e6 * dram_seconds(def)) {
+  const auto least = [&](double AutoParams::*field) {
+    double best = 0;
+    for (const AutoParams& p : out) best = best == 0 ? p.*field : std::min(best, p.*field);
+    return best;
+  };
+  if (least(&AutoParams::mainloop_us) >= 2e6 * dram_seconds(def)) {
     const std::vector<AutoParams> unsplit = out;
-    for (const AutoParams& p : unsplit) {
-      const int64_t tiles = ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
-      const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
-      if (p.ping_pong || 2 * last_wave > limits.sms) continue;
-      for (int splits : {2, 4, 8, 16}) {
+    const double best_unsplit_predicted = least(&AutoParams::predicted_us);
+    const auto tiles_of = [&](const AutoParams& p) {
+      return ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
+    };
+    // `p` split `counts` ways, without a cluster; every split keeps 4 k tiles.
+    const auto add_splits = [&](const AutoParams& p, std::initializer_list<int> counts, bool tail) {
+      for (int splits : counts) {
         if (k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
         AutoParams sk = p;
         sk.cluster = 1;
         sk.multicast_a = false;
         sk.split_k = splits;
+        sk.split_tail = tail;
         add(sk);
       }
+    };
+    for (const AutoParams& p : unsplit) {
+      const int64_t tiles = tiles_of(p);
+      const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
+      if (!p.ping_pong && 2 * last_wave <= limits.sms) add_splits(p, {2, 4, 8, 16}, false);
     }
     // Split only the last wave (split_k ... tail) where the tiles run past one wave and the last
     // is at most three quarters full: the whole waves keep their unsplit k loops and the last
@@ -328,23 +339,11 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     // in the last wave; 1.1% by the model) ran 1.031-1.046x cuBLAS with the last wave in 3 splits
     // against 1.019-1.026x for the cluster's unsplit kernel, three rounds each in bf16 and f16;
     // 6144^3 (last wave 73% full; the model gives it nothing) 0.95-0.97x against 0.99x.
-    double best_unsplit_predicted = 0;
-    for (const AutoParams& p : unsplit)
-      best_unsplit_predicted = best_unsplit_predicted == 0 ? p.predicted_us : std::min(best_unsplit_predicted, p.predicted_us);
     const size_t before_tail = out.size();
     for (const AutoParams& p : unsplit) {
-      const int64_t tiles = ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
-      const int64_t last_wave = tiles % limits.sms;
-      if (p.ping_pong || tiles < limits.sms || last_wave == 0 || 4 * last_wave > 3 * limits.sms) continue;
-      for (int splits : {2, 3, 4, 6, 8, 12, 16}) {
-        if (k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
-        AutoParams sk = p;
-        sk.cluster = 1;
-        sk.multicast_a = false;
-        sk.split_k = splits;
-        sk.split_tail = true;
-        add(sk);
-      }
+      const int64_t tiles = tiles_of(p), last_wave = tiles % limits.sms;
+      if (!p.ping_pong && tiles >= limits.sms && last_wave > 0 && 4 * last_wave <= 3 * limits.sms)
+        add_splits(p, {2, 3, 4, 6, 8, 12, 16}, true);
     }
     out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(before_tail), out.end(),
                              [&](const AutoParams& p) { return p.predicted_us > 0.99 * best_unsplit_predicted; }),
