@@ -31,6 +31,8 @@ std::string problem_line(const Schedule& s) {
   std::ostringstream os;
   os << "problem M=" << def.m() << " N=" << def.n() << " K=" << def.k() << ", " << dtype_name(def.input_dtype())
      << " -> " << dtype_name(def.output_dtype());
+  if (def.swapped())
+    os << " (swapped: the caller's M=" << def.n() << " N=" << def.m() << " computed as D^T = B * A^T)";
   return os.str();
 }
 

@@ -234,7 +234,10 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   problem.in_type = runtime_elem(def.input_dtype());
   problem.out_type = out_type;
   problem.layouts = e.launch.layouts;
-  kernel.launch_and_wait(problem);
+  // What a caller of gg::gemm passes: a swapped kernel's launch exchanges the operands back.
+  const rt::GemmProblem caller = rt::swap_orientation(e.launch, problem);
+  r.swapped = e.launch.swapped;
+  kernel.launch_and_wait(caller);
   std::vector<float> ours = d.download();
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
@@ -298,7 +301,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   // The same inputs must give the same bits every time: a race shows up as a launch that differs.
   for (int i = 0; i < o.repeat; ++i) {
     rt::fill_poison(d);
-    kernel.launch_and_wait(problem);
+    kernel.launch_and_wait(caller);
     ++r.repeats;
     r.repeats_differing += d.download() != ours;
   }
@@ -314,7 +317,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
         o.measure_jit ? time_first_use(s, arch, r)
                       : rt::LoadedKernel(rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{}), e.launch);
     rt::fill_poison(d);
-    timed.launch_and_wait(problem);
+    timed.launch_and_wait(caller);
     if (d.download() != ours) {
       r.passed = false;
       r.verdict = "the build without GG_WATCHDOG wrote a different result than the checked build";
@@ -344,7 +347,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
         [&] {
           rt::GemmProblem rotated = problem;
           std::tie(rotated.a, rotated.b) = next_operands();
-          timed.launch(rotated);
+          timed.launch(rt::swap_orientation(e.launch, rotated));
         },
         [&] {
           const auto [a_copy, b_copy] = next_operands();
@@ -352,12 +355,12 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
                       problem.layouts);
         },
         o.warmup, o.reps);
-    time_cached_launch(timed, problem, r);
+    time_cached_launch(timed, caller, r);
     r.ms = times.ours_ms;
     r.cublas_ms = times.reference_ms;
-    for (int i = 0; i < o.reps; ++i) timed.launch(problem);  // a burst to read the clock under
+    for (int i = 0; i < o.reps; ++i) timed.launch(caller);  // a burst to read the clock under
     const rt::GpuTelemetry under_load = rt::sample_gpu_telemetry();
-    timed.launch_and_wait(problem);  // waits for the burst too (one stream)
+    timed.launch_and_wait(caller);  // waits for the burst too (one stream)
     r.sm_clock_mhz = under_load.sm_clock_mhz.value_or(0);
     r.power_w = under_load.power_w.value_or(0);
     r.tflops = rt::tflops(r.m * batches, r.n, r.k, r.ms);  // every matrix of the batch
@@ -368,11 +371,15 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
 
 std::string format_report(const CheckReport& r) {
   std::ostringstream os;
+  if (!r.plan.empty()) os << "plan:              " << r.plan << "\n";
   os << "kernel:            " << r.launch << "\n"
      << "device:            " << r.device << "\n"
-     << "problem:           M=" << r.m << " N=" << r.n << " K=" << r.k
+     << "problem:           M=" << (r.swapped ? r.n : r.m) << " N=" << (r.swapped ? r.m : r.n) << " K=" << r.k
      << (r.batch > 1 ? ", batch " + std::to_string(r.batch) : std::string()) << " (" << r.checked_rows
-     << " rows checked against fp64)\n"
+     << " rows checked against fp64)\n";
+  if (r.swapped)
+    os << "orientation:       swapped: computed as D^T = B * A^T (launched with the problem's A, B, M and N)\n";
+  os
      << "error vs cuBLAS:   " << r.error_vs_cublas << "\n"
      << "error vs fp64:     " << r.error_vs_host << " (bound " << r.bound << ", cuBLAS's own " << r.cublas_error_vs_host
      << ")\n"
@@ -402,8 +409,8 @@ std::string format_report(const CheckReport& r) {
 std::string format_report_json(const CheckReport& r) {
   std::ostringstream os;
   os.precision(9);
-  os << "{\"kernel\": \"" << r.kernel_name << "\", \"device\": \"" << r.device << "\", \"m\": " << r.m
-     << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"batch\": " << r.batch << ", \"error_vs_cublas\": " << r.error_vs_cublas
+  os << "{\"plan\": \"" << r.plan << "\", \"kernel\": \"" << r.kernel_name << "\", \"device\": \"" << r.device << "\", \"m\": " << (r.swapped ? r.n : r.m)
+     << ", \"n\": " << (r.swapped ? r.m : r.n) << ", \"k\": " << r.k << ", \"swapped\": " << (r.swapped ? "true" : "false") << ", \"batch\": " << r.batch << ", \"error_vs_cublas\": " << r.error_vs_cublas
      << ", \"error_vs_host\": " << r.error_vs_host << ", \"cublas_error_vs_host\": " << r.cublas_error_vs_host
      << ", \"bound\": " << r.bound << ", \"unwritten\": " << r.unwritten << ", \"checked_rows\": " << r.checked_rows
      << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms

@@ -37,7 +37,9 @@ void compile_check_builds(const EmittedKernel& e);
 
 struct CheckReport {
   std::string kernel_name, launch, device;
-  int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string plan;  // set by the caller: the planner's choice it ran ("auto: swap A/B; tile ..."), if any
+  int64_t m = 0, n = 0, k = 0, batch = 1;  // the kernel's (a swapped kernel's M is the caller's N)
+  bool swapped = false;                    // the kernel is the swapped orientation, D^T = B * A^T
   double error_vs_cublas = 0, error_vs_host = 0, cublas_error_vs_host = 0;
   size_t unwritten = 0, checked_rows = 0;
   double bound = 0;          // the dtype's bound on error_vs_host

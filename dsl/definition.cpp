@@ -266,6 +266,7 @@ std::vector<int> Definition::epilogue() const {
 
 std::string Definition::to_string() const {
   std::ostringstream os;
+  if (swapped_) os << "swapped: the caller's D = A * B^T computed as D^T = B * A^T (A and B exchanged)\n";
   if (batch_ > 1) os << "batch " << batch_ << "\n";
   for (int id : topological_order()) {
     const Node& n = node(id);
@@ -339,6 +340,18 @@ ProblemLayout canonical_layout(int64_t m, int64_t n, ProblemLayout l) {
     l.ldb = 0;
   }
   return l;
+}
+
+ProblemLayout swapped_layout(const ProblemLayout& l) {
+  ProblemLayout s = l;
+  s.a = l.b;
+  s.b = l.a;
+  s.lda = l.ldb;
+  s.ldb = l.lda;
+  s.stride_a = l.stride_b;
+  s.stride_b = l.stride_a;
+  s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
+  return s;
 }
 
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in,

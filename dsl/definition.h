@@ -83,6 +83,12 @@ class Definition {
   void set_batch(int64_t count);
   void set_batch_stride(Tensor t, int64_t stride);
   int64_t batch() const { return batch_; }
+  // The planner's swapped orientation (swapped_definition): this definition computes the caller's
+  // D[M,N] = A[M,K] * B[N,K]^T as D^T[N,M] = B * A^T, so its A is the caller's B, its M the
+  // caller's N and its output the caller's D read transposed. The launch and the emitted host
+  // entry take the caller's operands and sizes and exchange them.
+  void set_swapped(bool swapped) { swapped_ = swapped; }
+  bool swapped() const { return swapped_; }
 
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;
@@ -117,6 +123,7 @@ class Definition {
   int output_ = -1;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
   int64_t batch_ = 1;
+  bool swapped_ = false;
 };
 
 // A 2-D tensor's rows in memory: their length in elements (the contiguous extent: K for K-major
@@ -170,6 +177,9 @@ std::string problem_layout_text(const ProblemLayout& l);
 // K-major: the same bytes, in the layout TMA and wgmma read best (M-major with M = 1 has a 2-byte
 // row stride no TMA copy takes).
 ProblemLayout canonical_layout(int64_t m, int64_t n, ProblemLayout l);
+// The layout of the swapped orientation: D^T[N,M] = B * A^T, A and B trading places (and leading
+// dimensions and batch strides), D's rows its columns.
+ProblemLayout swapped_layout(const ProblemLayout& l);
 // Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);
 // Sets the output as `l` says (after the epilogue is built).

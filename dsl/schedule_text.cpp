@@ -284,7 +284,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
-         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S]");
+         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -332,8 +332,14 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
     else if (key == "stride_a") stride(p.stride_a, 0);
     else if (key == "stride_b") stride(p.stride_b, 0);
     else if (key == "stride_d") stride(p.stride_d, 1);
-    else l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
-                "lda, ldb, ldd, batch, stride_a, stride_b, stride_d");
+    else if (key == "orientation") {
+      if (p.swapped) l.fail("orientation is given twice");
+      if (value != "swapped" && value != "straight")
+        l.fail("expected orientation=straight or orientation=swapped (D^T = B * A^T), got '" + std::string(value) + "'");
+      p.swapped = value == "swapped";
+    } else
+      l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
+             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation");
   }
 }
 
@@ -439,9 +445,11 @@ std::string print_schedule(const Schedule& s) {
   const Definition& def = s.definition();
   std::ostringstream os;
   os << "# gemmgen schedule: " << s.directives().size() << " directive(s)\n";
-  os << "problem m=" << def.m() << " n=" << def.n() << " k=" << def.k() << " dtype=" << dtype_name(def.input_dtype())
-     << " out=" << dtype_name(def.output_dtype());
-  const ProblemLayout l = problem_layout(def);
+  // The caller's problem: a swapped definition's M and N, and its layout, exchanged back.
+  const bool swapped = def.swapped();
+  os << "problem m=" << (swapped ? def.n() : def.m()) << " n=" << (swapped ? def.m() : def.n()) << " k=" << def.k()
+     << " dtype=" << dtype_name(def.input_dtype()) << " out=" << dtype_name(def.output_dtype());
+  const ProblemLayout l = swapped ? swapped_layout(problem_layout(def)) : problem_layout(def);
   if (l.a == Layout::MNMajor) os << " a_major=m";
   if (l.b == Layout::MNMajor) os << " b_major=n";
   if (l.d == OutputLayout::ColumnMajor) os << " d_major=m";
@@ -452,14 +460,18 @@ std::string print_schedule(const Schedule& s) {
   if (l.stride_a >= 0) os << " stride_a=" << l.stride_a;
   if (l.stride_b >= 0) os << " stride_b=" << l.stride_b;
   if (l.stride_d >= 0) os << " stride_d=" << l.stride_d;
+  if (swapped) os << " orientation=swapped";
   os << "\n";
+  if (swapped)
+    os << "# computed as D^T = B * A^T: the directives schedule the swapped problem (M'=" << def.m() << " N'=" << def.n()
+       << "), whose A is the problem's B\n";
   if (auto specs = epilogue_specs_of(def)) {
     for (const auto& e : *specs) {
       os << "epilogue ";
       switch (e.kind) {
         case OpKind::Scale: os << "scale " << number(e.scalar); break;
         case OpKind::AddScaled: os << "add_c " << number(e.scalar); break;
-        case OpKind::AddBias: os << "bias " << (e.along == BiasAlong::Rows ? "rows" : "cols"); break;
+        case OpKind::AddBias: os << "bias " << ((e.along == BiasAlong::Rows) != swapped ? "rows" : "cols"); break;
         default: os << op_name(e.kind); break;
       }
       os << "\n";
@@ -526,7 +538,17 @@ Layout parse_operand_major(std::string_view text, std::string_view operand, std:
 }
 
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue, const ProblemLayout& layout) {
+                           const std::vector<EpilogueSpec>& epilogue, const ProblemLayout& layout, bool swapped) {
+  if (swapped) {
+    // D^T = epilogue(B * A^T): the caller's rows are the kernel's columns, so a bias along them
+    // runs along the other side.
+    std::vector<EpilogueSpec> exchanged = epilogue;
+    for (auto& e : exchanged)
+      if (e.kind == OpKind::AddBias) e.along = e.along == BiasAlong::Rows ? BiasAlong::Cols : BiasAlong::Rows;
+    Definition def = make_definition(n, m, k, in, out, exchanged, swapped_layout(layout), false);
+    def.set_swapped(true);
+    return def;
+  }
   Definition def;
   auto [a, b] = gemm_inputs(def, m, n, k, in, layout);
   Tensor x = def.matmul(a, b);

@@ -16,6 +16,9 @@
 // of defaults that command-line flags override:
 //
 //   problem m=8192 n=8192 k=8192 dtype=bf16 out=bf16
+//
+// (`orientation=swapped` on the problem line: the caller's problem computed as D^T = B * A^T,
+// which the directives then schedule; the planner chooses it for a skinny M.)
 //   epilogue scale 2.0        # acc * 2
 //   epilogue add_c 0.5        # + 0.5 * C   (C: [M,N] input)
 //   epilogue bias cols        # + Bias[n]   (Bias: [N] input; `rows`: Bias[m], [M])
@@ -51,6 +54,7 @@ struct ProblemSpec {
   std::optional<Layout> a_layout, b_layout;  // a_major=k|m, b_major=k|n
   std::optional<int64_t> lda, ldb, ldd, batch;
   std::optional<int64_t> stride_a, stride_b, stride_d;  // elements between matrices; 0 broadcasts A or B
+  std::optional<bool> swapped;  // orientation=swapped: computed as D^T = B * A^T (Definition::swapped)
   bool operator==(const ProblemSpec&) const = default;
 };
 
@@ -84,9 +88,11 @@ ScheduleFile parse_schedule_file(std::string_view text);
 // The GEMM D = cast(epilogue(A[M,K] * B[N,K]^T)) with inputs A, B and, as the epilogue
 // needs them, C ([M,N], dtype `out`) for add_c and Bias ([N] or [M], dtype `out`) for bias.
 // The epilogue ops are named by Definition: scale, add_c, bias, relu, gelu, silu, cast
-// (a repeated op gets a numeric suffix: relu1).
+// (a repeated op gets a numeric suffix: relu1). `swapped`: the same problem in the swapped
+// orientation, D^T = B * A^T (Definition::swapped), with the layout exchanged by swapped_layout.
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
-                           const std::vector<EpilogueSpec>& epilogue = {}, const ProblemLayout& layout = {});
+                           const std::vector<EpilogueSpec>& epilogue = {}, const ProblemLayout& layout = {},
+                           bool swapped = false);
 // "n" -> row-major (n contiguous), "m" -> column-major; CompileError `parse-error` otherwise.
 OutputLayout parse_d_major(std::string_view text);
 // An operand's major: "k", or `mn` ("m" for A, "n" for B); CompileError `parse-error` otherwise.

@@ -148,14 +148,24 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
 std::string LoadedKernel::describe() const {
   return "kernel '" + spec_.kernel_name + "' (grid " + dims(spec_.grid) + ", block " + dims(spec_.block) +
          ", cluster " + dims(spec_.cluster) + ", " + std::to_string(spec_.dynamic_smem_bytes) +
-         " bytes dynamic smem)";
+         " bytes dynamic smem" + (spec_.swapped ? ", A and B swapped" : "") + ")";
 }
 
 void LoadedKernel::fail(const std::string& what, CUresult status) const {
   throw CudaError(describe() + ": " + what + " failed: " + driver_error_text(status));
 }
 
-GgGemmArgs LoadedKernel::make_args(const GemmProblem& problem) const {
+GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem) {
+  if (!spec.swapped) return problem;
+  GemmProblem p = problem;
+  std::swap(p.a, p.b);
+  std::swap(p.m, p.n);
+  p.layouts = exchange_operands(problem.layouts);
+  return p;
+}
+
+GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
+  const GemmProblem problem = swap_orientation(spec_, caller);
   GgGemmArgs args{};
   args.a = problem.a;
   args.b = problem.b;

@@ -28,6 +28,11 @@ struct GemmProblem {
   MatrixLayouts layouts;
 };
 
+// The problem as the other orientation sees it when the spec is swapped (A and B, M and N and
+// the layouts exchanged; exchange_operands), else as it is: the caller's problem as the kernel
+// computes it, and back.
+GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem);
+
 // The tensor map spec with its stored matrix filled in from the problem (A: M x K, or K x M when
 // MN-major; B likewise; C and D: M x N, or N x M when column-major; the problem's leading
 // dimension, batch and batch stride) when the spec leaves rows and cols at 0. Throws CudaError if
@@ -44,7 +49,8 @@ class LoadedKernel {
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
-  // Pointers, sizes, scalars and one tensor map per spec entry.
+  // Pointers, sizes, scalars and one tensor map per spec entry. `problem` is the caller's: a
+  // swapped kernel's arguments get its A and B (and M and N) exchanged.
   GgGemmArgs make_args(const GemmProblem& problem) const;
 
   void launch(const GemmProblem& problem, cudaStream_t stream = nullptr) const;

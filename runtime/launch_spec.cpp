@@ -32,6 +32,22 @@ MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int6
   return r;
 }
 
+MatrixLayouts exchange_operands(const MatrixLayouts& l) {
+  MatrixLayouts s = l;
+  s.a_mn_major = l.b_mn_major;
+  s.b_mn_major = l.a_mn_major;
+  s.d_column_major = !l.d_column_major;
+  s.lda = l.ldb;
+  s.ldb = l.lda;
+  s.stride_a = l.stride_b;
+  s.stride_b = l.stride_a;
+  return s;
+}
+
+MatrixLayouts caller_layouts(const LaunchSpec& spec) {
+  return spec.swapped ? exchange_operands(spec.layouts) : spec.layouts;
+}
+
 StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_t m, int64_t n, int64_t k) {
   const MatrixLayouts l = resolve_layouts(layouts, m, n, k);
   const bool input = operand == Operand::A || operand == Operand::B;

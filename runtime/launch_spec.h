@@ -70,6 +70,16 @@ struct LaunchSpec {
   // Global scratch the kernel needs (split-K's partial sums and tickets), zeroed before the first
   // launch; the kernel leaves it zeroed. Launches sharing it must not overlap (one stream).
   uint64_t workspace_bytes = 0;
+  // The planner's swapped orientation: the kernel computes the caller's D = A * B^T as
+  // D^T = B * A^T. Launches take the caller's problem (A, B, M, N and layouts as the caller has
+  // them) and exchange them (swap_orientation); `layouts` above is the kernel's side.
+  bool swapped = false;
 };
+
+// The layouts with A and B (majors, leading dimensions, batch strides) exchanged and C's and D's
+// majors flipped: the same memory seen from the other orientation. Its own inverse.
+MatrixLayouts exchange_operands(const MatrixLayouts& l);
+// The layouts a caller passes to a launch of the kernel: the spec's, exchanged back when swapped.
+MatrixLayouts caller_layouts(const LaunchSpec& spec);
 
 }  // namespace gg::rt

@@ -4,12 +4,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/device_info.h"
 #include "runtime/launch.h"
+#include "dsl/schedule_text.h"
 #include "schedules/tuning.h"
 #include "schedules/tutorial.h"
 
@@ -20,14 +22,9 @@ namespace {
 // Fastest first; each later step asks less of the problem (auto and v5..v10 need TMA loads).
 constexpr const char* kPreference[] = {"auto", "v10", "v8", "v6", "v5", "v4", "v3"};
 
-struct CachedKernel {
-  std::unique_ptr<rt::LoadedKernel> kernel;
-  bool swapped = false;  // launched with A and B (and M and N) exchanged
-};
-
 struct KernelCache {
   std::mutex mutex;
-  std::map<std::string, CachedKernel> kernels;  // by problem key
+  std::map<std::string, std::unique_ptr<rt::LoadedKernel>> kernels;  // by problem key
 };
 
 KernelCache& kernel_cache() {
@@ -39,50 +36,61 @@ KernelCache& kernel_cache() {
 // lowers (a record from another gemmgen build may not).
 std::optional<GemmPlan> tuned_plan(int64_t m, int64_t n, int64_t k, const GemmOptions& o, const std::string& read_as) {
   if (!rt::gpu_available()) return std::nullopt;
-  const auto tuned = lookup_tuned(tuning_key(m, n, k, o, "sm_90a", rt::device_info().name));
+  const auto tuned =
+      lookup_tuned(tuning_key(m, n, k, o, std::string(target_name(o.target)), rt::device_info().name));
   if (!tuned) return std::nullopt;
   GemmPlan plan;
-  GemmOptions swapped_options = o;
-  swapped_options.layout = swapped_layout(o.layout);
-  plan.def = tuned->swapped ? gemm_definition(n, m, k, swapped_options) : gemm_definition(m, n, k, o);
+  plan.def = gemm_definition(m, n, k, o, tuned->swapped);
   try {
-    lower(auto_schedule(plan.def, tuned->params));
+    lower(auto_schedule(plan.def, tuned->params, o.target));
   } catch (const CompileError&) {
     return std::nullopt;
   }
   plan.swapped = tuned->swapped;
+  plan.source = PlanSource::Tuned;
   plan.schedule = "auto";
   plan.params = tuned->params;
+  plan.target = o.target;
   plan.config = read_as + "tuned: " + (tuned->swapped ? "swap A/B; " : "") + tuned->params.to_string();
   return plan;
 }
 
-}  // namespace
-
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
-  Definition def;
-  auto [a, b] = gemm_inputs(def, m, n, k, o.in, o.layout);
-  Tensor acc = def.matmul(a, b);
-  if (o.alpha != 1.0) acc = def.scale(acc, o.alpha);
-  set_gemm_output(def, def.cast(acc, o.out), o.layout);
-  return def;
+// The heuristic's best config for a definition, or nullopt (and why) when none lowers.
+std::optional<AutoParams> best_auto(const Definition& def, const DeviceLimits& limits, std::string* refusal) {
+  try {
+    return choose_auto_params(def, limits);
+  } catch (const CompileError& e) {
+    if (refusal && refusal->empty()) *refusal = e.rule() + ": " + e.message();
+    return std::nullopt;
+  }
 }
 
-ProblemLayout swapped_layout(const ProblemLayout& l) {
-  ProblemLayout s = l;
-  s.a = l.b;
-  s.b = l.a;
-  s.lda = l.ldb;
-  s.ldb = l.lda;
-  s.stride_a = l.stride_b;
-  s.stride_b = l.stride_a;
-  s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
-  return s;
+}  // namespace
+
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o, bool swapped) {
+  std::vector<EpilogueSpec> epilogue;
+  if (o.alpha != 1.0) epilogue.push_back({.kind = OpKind::Scale, .scalar = o.alpha});
+  return make_definition(m, n, k, o.in, o.out, epilogue, o.layout, swapped);
+}
+
+bool prefer_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped) {
+  return swapped && (!straight || swapped->predicted_us < 0.95 * straight->predicted_us);
+}
+
+std::string_view plan_source_name(PlanSource s) {
+  switch (s) {
+    case PlanSource::Named: return "named";
+    case PlanSource::Tuned: return "tuned";
+    case PlanSource::Auto: return "auto";
+    case PlanSource::Fallback: return "fallback";
+  }
+  return "?";
 }
 
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
   GemmOptions o = options;
   o.layout = canonical_layout(m, n, options.layout);
+  if (o.schedule == "auto") o.schedule.clear();
   std::string read_as;
   if (o.layout.a != options.layout.a) read_as += "A read k-major (M=1); ";
   if (o.layout.b != options.layout.b) read_as += "B read k-major (N=1); ";
@@ -91,47 +99,82 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   }
   GemmPlan plan;
   plan.def = gemm_definition(m, n, k, o);
+  plan.target = o.target;
   if (!o.schedule.empty()) {
+    builtin_schedule(o.schedule, plan.def, o.target);  // an unknown name is refused here, not at build()
     plan.schedule = o.schedule;
+    plan.config = read_as.empty() ? "" : read_as.substr(0, read_as.size() - 2);
     return plan;
   }
-  const DeviceLimits limits = hopper();
-  std::optional<AutoParams> straight, swapped;
-  GemmOptions swapped_options = o;
-  swapped_options.layout = swapped_layout(o.layout);
-  const Definition swapped_def = gemm_definition(n, m, k, swapped_options);
-  try {
-    straight = choose_auto_params(plan.def, limits);
-  } catch (const CompileError&) {
-  }
-  try {
-    swapped = choose_auto_params(swapped_def, limits);
-  } catch (const CompileError&) {
-  }
-  if (swapped && (!straight || swapped->predicted_us < 0.95 * straight->predicted_us)) {
+  const DeviceLimits limits = limits_for(o.target);
+  const Definition swapped_def = gemm_definition(m, n, k, o, true);
+  plan.straight_best = best_auto(plan.def, limits, &plan.auto_refusal);
+  plan.swapped_best = best_auto(swapped_def, limits, nullptr);
+  if (prefer_swapped(plan.straight_best, plan.swapped_best)) {
     plan.def = swapped_def;
     plan.swapped = true;
+    plan.source = PlanSource::Auto;
     plan.schedule = "auto";
-    plan.config = read_as + "swap A/B; " + swapped->to_string();
-    plan.params = swapped;
-  } else if (straight) {
+    plan.config = read_as + "swap A/B; " + plan.swapped_best->to_string();
+    plan.params = plan.swapped_best;
+  } else if (plan.straight_best) {
+    plan.source = PlanSource::Auto;
     plan.schedule = "auto";
-    plan.config = read_as + straight->to_string();
-    plan.params = straight;
+    plan.config = read_as + plan.straight_best->to_string();
+    plan.params = plan.straight_best;
   } else {
-    plan.schedule = pick_schedule(plan.def);
+    plan.source = PlanSource::Fallback;
+    plan.schedule = pick_schedule(plan.def, o.target);
     plan.config = read_as.empty() ? "" : read_as.substr(0, read_as.size() - 2);
   }
   return plan;
 }
 
-Schedule GemmPlan::build() const { return params ? auto_schedule(def, *params) : builtin_schedule(schedule, def); }
+Schedule GemmPlan::build() const {
+  return params ? auto_schedule(def, *params, target) : builtin_schedule(schedule, def, target);
+}
 
-std::string pick_schedule(const Definition& def) {
+std::string GemmPlan::describe() const {
+  const std::string name = source == PlanSource::Fallback ? "fallback " + schedule : schedule;
+  return config.empty() ? name : name + ": " + config;
+}
+
+std::string explain_plan(const GemmPlan& plan) {
+  const Definition& def = plan.def;
+  const int64_t m = plan.swapped ? def.n() : def.m(), n = plan.swapped ? def.m() : def.n();
+  std::ostringstream os;
+  os << "plan for M=" << m << " N=" << n << " K=" << def.k() << " " << dtype_name(def.input_dtype()) << " -> "
+     << dtype_name(def.output_dtype()) << " on " << target_name(plan.target) << ": " << plan.describe() << "\n";
+  os << "  source:      " << plan_source_name(plan.source);
+  switch (plan.source) {
+    case PlanSource::Named: os << " (the schedule asked for, in the problem's own orientation)"; break;
+    case PlanSource::Tuned: os << " (the record `gemmgen tune` wrote for this problem on this GPU)"; break;
+    case PlanSource::Auto: os << " (no tuned record: the heuristic's best config)"; break;
+    case PlanSource::Fallback: os << " (no `auto` config lowers: " << plan.auto_refusal << ")"; break;
+  }
+  os << "\n  orientation: " << (plan.swapped ? "swapped: D^T[N,M] = B * A^T, stored into D's memory column-major"
+                                             : "straight: D[M,N] = A * B^T");
+  const auto us = [](const std::optional<AutoParams>& p) {
+    std::ostringstream t;
+    if (p) t << p->predicted_us << " us";
+    else t << "no config lowers";
+    return t.str();
+  };
+  if (plan.source == PlanSource::Auto || plan.source == PlanSource::Fallback)
+    os << " (the model's best: straight " << us(plan.straight_best) << ", swapped " << us(plan.swapped_best)
+       << "; the swap is taken when it is 5% faster)";
+  os << "\n";
+  if (plan.source == PlanSource::Auto) os << explain_auto(def, limits_for(plan.target));
+  return os.str();
+}
+
+std::string pick_schedule(const Definition& def, Target target) {
   std::string reasons;
+  LowerOptions options;
+  options.limits = limits_for(target);
   for (const char* name : kPreference) {
     try {
-      lower(builtin_schedule(name, def));
+      lower(builtin_schedule(name, def, target), options);
       return name;
     } catch (const CompileError& e) {
       reasons += std::string(reasons.empty() ? "" : "; ") + name + ": " + e.rule();
@@ -143,41 +186,36 @@ std::string pick_schedule(const Definition& def) {
 }
 
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
-  const std::string key = o.schedule + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                          "|" + std::string(dtype_name(o.in)) + "|" + std::string(dtype_name(o.out)) + "|" +
-                          std::to_string(o.alpha) + "|" + problem_layout_text(o.layout);
+  const std::string key = o.schedule + "|" + std::string(target_name(o.target)) + "|" + std::to_string(m) + "x" +
+                          std::to_string(n) + "x" + std::to_string(k) + "|" + std::string(dtype_name(o.in)) + "|" +
+                          std::string(dtype_name(o.out)) + "|" + std::to_string(o.alpha) + "|" +
+                          problem_layout_text(o.layout);
   KernelCache& cache = kernel_cache();
   const rt::LoadedKernel* kernel = nullptr;
-  bool swapped = false;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     auto it = cache.kernels.find(key);
     if (it == cache.kernels.end()) {
-      const GemmPlan plan = plan_gemm(m, n, k, o);
-      const EmittedKernel e = emit_cuda(plan.build());
-      CachedKernel entry{std::make_unique<rt::LoadedKernel>(
-                             rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)),
-                                                rt::JitOptions{}),
-                             e.launch),
-                         plan.swapped};
-      it = cache.kernels.emplace(key, std::move(entry)).first;
+      const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
+      auto loaded = std::make_unique<rt::LoadedKernel>(
+          rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
+          e.launch);
+      it = cache.kernels.emplace(key, std::move(loaded)).first;
     }
-    kernel = it->second.kernel.get();
-    swapped = it->second.swapped;
+    kernel = it->second.get();
   }
-  // The swapped orientation computes D^T = B * A^T: B is its first operand, and its column-major
-  // [N,M] output is D's row-major [M,N].
+  // The caller's problem: a swapped kernel's launch exchanges A and B (and M and N) itself.
   rt::GemmProblem problem;
-  problem.a = swapped ? b : a;
-  problem.b = swapped ? a : b;
+  problem.a = a;
+  problem.b = b;
   problem.d = d;
-  problem.m = swapped ? n : m;
-  problem.n = swapped ? m : n;
+  problem.m = m;
+  problem.n = n;
   problem.k = k;
   problem.alpha = static_cast<float>(o.alpha);
   problem.in_type = runtime_elem(o.in);
   problem.out_type = runtime_elem(o.out);
-  problem.layouts = kernel->spec().layouts;  // what the plan generated from options.layout
+  problem.layouts = rt::caller_layouts(kernel->spec());  // what the plan generated from options.layout
   kernel->launch(problem, o.stream);
 }
 

@@ -23,37 +23,64 @@ struct GemmOptions {
   // Where A, B and D lie: majors, leading dimensions (0: dense), batch count (dense batches).
   // Each layout is its own kernel.
   ProblemLayout layout;
-  std::string schedule;      // a built-in schedule (`gemmgen list`); empty: pick_schedule
+  std::string schedule;      // a built-in schedule (`gemmgen list`); empty or "auto": the planner's choice
+  Target target = Target::Sm90a;
   cudaStream_t stream = nullptr;
 };
 
-// The definition gemm() computes for these sizes and options, laid out as options.layout says.
-Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
-// The swapped orientation of a layout: D^T[N,M] = B * A^T, A and B trading places (and leading
-// dimensions), D's rows its columns.
-ProblemLayout swapped_layout(const ProblemLayout& l);
+// The definition gemm() computes for these sizes and options, laid out as options.layout says;
+// `swapped`: in the swapped orientation, D^T[N,M] = B * A^T (Definition::swapped).
+Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {}, bool swapped = false);
 
-// How gemm() runs a problem: the definition it lowers, whether it is the swapped orientation
-// (D^T[N,M] = B * A^T stored column-major, so a skinny M becomes the wgmma's N instead of a
-// 64-row tile of padding), and the schedule.
+// The swap rule, the one place it is decided: the swapped orientation runs when only it has an
+// `auto` config, or when the model predicts it at least 5% faster than the straight one.
+bool prefer_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
+
+// Where a plan's configuration comes from.
+enum class PlanSource {
+  Named,     // the caller named a built-in schedule
+  Tuned,     // the config `gemmgen tune` recorded for this problem on this GPU
+  Auto,      // the `auto` heuristic, in the orientation the swap rule takes
+  Fallback,  // no `auto` config lowers: the furthest tutorial step that does (pick_schedule)
+};
+std::string_view plan_source_name(PlanSource s);  // "named", "tuned", "auto", "fallback"
+
+// How a problem is run: the definition it lowers (in the orientation it runs: a swapped plan's
+// definition computes D^T[N,M] = B * A^T stored column-major, so a skinny M becomes the wgmma's
+// N instead of a 64-row tile of padding), where the config comes from, and the schedule.
+// gg::gemm, bench, tune and every CLI command given `--schedule NAME` take their plan from
+// plan_gemm; the orientation travels in the definition to the kernel's LaunchSpec and emitted host
+// entry, which take the caller's A, B, M and N.
 struct GemmPlan {
   Definition def;
-  bool swapped = false;
-  std::string schedule;               // a built-in name
+  bool swapped = false;               // def.swapped()
+  PlanSource source = PlanSource::Named;
+  std::string schedule;               // a built-in name ("auto" for tuned and auto plans)
   std::string config;                 // for auto: AutoParams::to_string(), prefixed "swap A/B; " when swapped
   std::optional<AutoParams> params;   // for auto: the config chosen, so building it ranks nothing again
+  Target target = Target::Sm90a;
+  // For auto and fallback plans: the model's best config in each orientation, when one lowers.
+  std::optional<AutoParams> straight_best, swapped_best;
+  std::string auto_refusal;           // for a fallback: why no `auto` config lowers
 
   Schedule build() const;  // the schedule of the plan
+  // One line naming the choice: "auto: swap A/B; tile 64x16x256, ...", "fallback v4", "v10".
+  std::string describe() const;
 };
-// Without options.schedule: the config `gemmgen tune` recorded for this problem on this GPU (see
-// schedules/tuning.h), else `auto` in the orientation the heuristic predicts faster (the swap
-// must win by 5%), else the furthest tutorial step that lowers (pick_schedule).
+// With options.schedule a built-in name: that schedule on the problem as given. Otherwise the
+// config `gemmgen tune` recorded for this problem on this GPU (see schedules/tuning.h), else `auto`
+// in the orientation prefer_swapped takes, else the furthest tutorial step that lowers
+// (pick_schedule). A one-row M-major A (or N-major B) is read K-major (canonical_layout) first.
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 
+// What `explain` prints for a plan: the source, the orientation with the model's figures for
+// both, the config, and the chosen orientation's ranking.
+std::string explain_plan(const GemmPlan& plan);
+
 // The built-in schedule gemm() runs for a definition: the furthest tutorial step that is legal
-// and lowers for it (v10 first; the tuned `auto` choice replaces this heuristic later). Throws
-// CompileError `no-schedule`, naming each step's reason, when none does.
-std::string pick_schedule(const Definition& def);
+// and lowers for it (auto first, then v10, v8, ...). Throws CompileError `no-schedule`, naming
+// each step's reason, when none does.
+std::string pick_schedule(const Definition& def, Target target = Target::Sm90a);
 
 // D[M,N] = alpha * A[M,K] * B[N,K]^T on device pointers laid out as options.layout says (by
 // default dense, A and B K-major, D row-major). Asynchronous on options.stream. Throws CompileError for a problem no schedule takes, rt::CudaError when there

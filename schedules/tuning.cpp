@@ -17,11 +17,9 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
                                            const DeviceLimits& limits) {
   GemmOptions o = options;
   o.layout = canonical_layout(m, n, options.layout);
-  GemmOptions swapped = o;
-  swapped.layout = swapped_layout(o.layout);
   std::vector<TuneCandidate> out;
   for (bool swap : {false, true}) {
-    const Definition def = swap ? gemm_definition(n, m, k, swapped) : gemm_definition(m, n, k, o);
+    const Definition def = gemm_definition(m, n, k, o, swap);
     int taken = 0;
     for (const AutoParams& p : rank_auto_params(def, limits)) {
       if (taken == top) break;
@@ -37,14 +35,15 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
     }
   }
   if (out.empty()) return out;
-  // plan_gemm's choice first (the swap must win by 5%), then by predicted time
+  // plan_gemm's choice first (prefer_swapped), then by predicted time
   const auto first_of = [&](bool swap) {
     return std::find_if(out.begin(), out.end(), [&](const TuneCandidate& c) { return c.swapped == swap; });
   };
+  const auto params_of = [&](std::vector<TuneCandidate>::iterator it) {
+    return it == out.end() ? std::nullopt : std::optional<AutoParams>(it->params);
+  };
   auto straight = first_of(false), swap = first_of(true);
-  const bool swap_wins = swap != out.end() && (straight == out.end() ||
-                                              swap->params.predicted_us < 0.95 * straight->params.predicted_us);
-  auto chosen = swap_wins ? swap : straight;
+  auto chosen = prefer_swapped(params_of(straight), params_of(swap)) ? swap : straight;
   if (chosen != out.end()) std::rotate(out.begin(), chosen, chosen + 1);
   std::stable_sort(out.begin() + 1, out.end(), [](const TuneCandidate& a, const TuneCandidate& b) {
     return a.params.predicted_us < b.params.predicted_us;

@@ -144,6 +144,44 @@ TEST_CASE("make_definition builds the epilogue in order with its extra inputs") 
   check_round_trip(s);
 }
 
+TEST_CASE("orientation=swapped: the caller's problem on the problem line, the swapped definition built from it") {
+  const std::vector<EpilogueSpec> epilogue = {{OpKind::AddBias, 0, BiasAlong::Rows}, {OpKind::AddScaled, 0.5}};
+  ProblemLayout layout;
+  layout.ldb = 136;
+  const Definition def = make_definition(16, 4096, 128, DType::BF16, DType::BF16, epilogue, layout, true);
+  CHECK(def.swapped());
+  // The kernel's problem: M and N exchanged, A its caller's B (with B's leading dimension), D
+  // column-major, and a bias along the caller's rows runs along the kernel's columns.
+  CHECK(def.m() == 4096);
+  CHECK(def.n() == 16);
+  CHECK(def.node(def.matmul_node().operands[0]).ld == 136);
+  CHECK(def.output_layout() == OutputLayout::ColumnMajor);
+  REQUIRE(def.find("Bias") != nullptr);
+  CHECK(def.find("Bias")->shape == std::vector<int64_t>{16});
+  for (int id : def.epilogue())
+    if (def.node(id).kind == OpKind::AddBias) CHECK(def.node(id).bias_along == BiasAlong::Cols);
+  CHECK(def.to_string().rfind("swapped: the caller's D = A * B^T computed as D^T = B * A^T", 0) == 0);
+
+  const Schedule s = tutorial_schedule(4, def);
+  const std::string text = print_schedule(s);
+  CAPTURE(text);
+  CHECK(text.find("problem m=16 n=4096 k=128 dtype=bf16 out=bf16 ldb=136 orientation=swapped\n") != std::string::npos);
+  CHECK(text.find("epilogue bias rows\n") != std::string::npos);
+  const ScheduleFile file = parse_schedule_file(text);
+  CHECK(file.problem.swapped == std::optional<bool>(true));
+  CHECK(file.problem.m == 16);
+  CHECK(file.epilogue == epilogue);
+  ProblemLayout read;
+  read.ldb = *file.problem.ldb;
+  const Definition again = make_definition(*file.problem.m, *file.problem.n, *file.problem.k, *file.problem.dtype,
+                                           *file.problem.out, file.epilogue, read, *file.problem.swapped);
+  CHECK(again.to_string() == def.to_string());
+  CHECK(print_schedule(apply_directives(again, file.directives)) == text);
+  // A straight definition says nothing of its orientation.
+  CHECK(print_schedule(tutorial_schedule(4, make_gemm(16, 4096, 128, DType::BF16, DType::BF16))).find("orientation") ==
+        std::string::npos);
+}
+
 TEST_CASE("split_k with and without tail round-trips through the text form") {
   const Definition def = make_definition(1408, 128, 512, DType::BF16, DType::BF16);
   for (bool tail : {false, true}) {
@@ -255,6 +293,10 @@ TEST_CASE("parse errors name the line, the text and what was expected") {
   check_error([] { parse_schedule_file("problem m=128\nproblem n=128"); }, "parse-error",
               "line 2: a second 'problem' line");
   check_error([] { parse_schedule_file("problem dtype=f8"); }, "unknown-dtype", "line 1: unknown dtype 'f8'");
+  check_error([] { parse_schedule_file("problem m=16 orientation=sideways"); }, "parse-error",
+              "expected orientation=straight or orientation=swapped (D^T = B * A^T), got 'sideways'");
+  check_error([] { parse_schedule_file("problem orientation=swapped orientation=straight"); }, "parse-error",
+              "orientation is given twice");
   check_error([] { parse_schedule_file("circular_buffer k_o 99999999999"); }, "parse-error",
               "stage count 99999999999 is out of range");
 }

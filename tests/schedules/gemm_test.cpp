@@ -96,3 +96,60 @@ TEST_CASE("plan_gemm reads a one-row M-major A (or one-row N-major B) as K-major
   CHECK(canonical_layout(1, 1, tt.layout).a == Layout::KMajor);
   CHECK(canonical_layout(1, 1, tt.layout).b == Layout::KMajor);
 }
+
+TEST_CASE("the swap rule lives in prefer_swapped: 5% faster by the model, or the only orientation that lowers") {
+  AutoParams straight, swapped;
+  straight.predicted_us = 100;
+  swapped.predicted_us = 95.1;
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.predicted_us = 94.9;
+  CHECK(prefer_swapped(straight, swapped));
+  CHECK(prefer_swapped(std::nullopt, swapped));
+  CHECK_FALSE(prefer_swapped(straight, std::nullopt));
+  CHECK_FALSE(prefer_swapped(std::nullopt, std::nullopt));
+  // plan_gemm applies it to the model's best of each orientation, which it keeps for explain.
+  const GemmPlan decode = plan_gemm(1, 4096, 4096);
+  REQUIRE(decode.straight_best);
+  REQUIRE(decode.swapped_best);
+  CHECK(decode.swapped == prefer_swapped(decode.straight_best, decode.swapped_best));
+  CHECK(decode.swapped == decode.def.swapped());
+}
+
+TEST_CASE("a plan names its source: named, auto or fallback, and describes itself in one line") {
+  const GemmPlan square = plan_gemm(4096, 4096, 4096);
+  CHECK(square.source == PlanSource::Auto);
+  CHECK(square.describe() == "auto: " + square.config);
+  GemmOptions named;
+  named.schedule = "v8";
+  const GemmPlan v8 = plan_gemm(4096, 4096, 4096, named);
+  CHECK(v8.source == PlanSource::Named);
+  CHECK(v8.describe() == "v8");
+  named.schedule = "auto";  // the name `auto` is the planner's choice, as an empty name is
+  CHECK(plan_gemm(1, 4096, 4096, named).describe() == plan_gemm(1, 4096, 4096).describe());
+  const GemmPlan ragged = plan_gemm(333, 4444, 555);  // K not a multiple of 8: no TMA, no auto
+  CHECK(ragged.source == PlanSource::Fallback);
+  CHECK(ragged.describe() == "fallback v4");
+  CHECK(ragged.auto_refusal.rfind("no-schedule: ", 0) == 0);
+  CHECK(explain_plan(ragged).find("source:      fallback (no `auto` config lowers: no-schedule") != std::string::npos);
+  named.schedule = "v99";
+  CHECK_THROWS_AS(plan_gemm(64, 64, 64, named), CompileError);  // an unknown name is refused when planning
+}
+
+TEST_CASE("explain_plan prints the orientation with the model's figures for both, then the chosen ranking") {
+  const std::string text = explain_plan(plan_gemm(1, 4096, 4096));
+  CAPTURE(text);
+  CHECK(text.rfind("plan for M=1 N=4096 K=4096 bf16 -> bf16 on sm_90a: auto: swap A/B; tile 64x16x256", 0) == 0);
+  CHECK(text.find("orientation: swapped: D^T[N,M] = B * A^T") != std::string::npos);
+  CHECK(text.find("(the model's best: straight ") != std::string::npos);
+  CHECK(text.find("auto: the heuristic's ranking for M=4096 N=1 K=4096") != std::string::npos);
+}
+
+TEST_CASE("a plan for sm_100a ranks and builds for that target") {
+  GemmOptions blackwell;
+  blackwell.target = Target::Sm100a;
+  const GemmPlan plan = plan_gemm(4096, 4096, 4096, blackwell);
+  CHECK(plan.target == Target::Sm100a);
+  const Schedule s = plan.build();
+  REQUIRE(s.mma_shape());
+  CHECK(s.mma_shape()->target == Target::Sm100a);
+}

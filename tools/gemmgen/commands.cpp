@@ -67,8 +67,9 @@ int cmd_explain(const Args& args, Io io) {
     io.out << "explain --diff " << names[0] << " " << names[1] << "\n" << explain_diff(a, b);
     return 0;
   }
+  const std::optional<GemmPlan> plan = load_plan(args);
   Schedule s = load_schedule(args);
-  if (args.value("schedule") == std::optional<std::string>("auto")) io.out << explain_auto(s.definition(), limits_of(s)) << "\n";
+  if (plan && plan->source != PlanSource::Named) io.out << explain_plan(*plan) << "\n";
   ExplainOptions options;
   options.steps = !args.has("final");
   io.out << explain(s, options);
@@ -85,12 +86,14 @@ int cmd_print(const Args& args, Io io) {
 // Every check `emit` runs: the schedule's rules and device limits, then the whole lowering
 // (its not-lowered rules and the sync check) and the printer; nothing is written.
 int cmd_check(const Args& args, Io io) {
+  const std::optional<GemmPlan> plan = load_plan(args);
   Schedule s = load_schedule(args);
   LowerOptions options;
   options.limits = limits_of(s);
   EmittedKernel e = emit_cuda(s, options);
   io.out << "ok: the schedule is legal for " << problem_text(s) << " (" << options.limits.name
          << ") and lowers to kernel " << e.kernel_name << " (sync check passed)\n";
+  if (plan && plan->source != PlanSource::Named) io.out << "plan: " << plan->describe() << "\n";
   return 0;
 }
 
@@ -122,6 +125,7 @@ std::string device_arch(const rt::DeviceInfo& d) {
 }
 
 int cmd_run(const Args& args, Io io) {
+  const std::optional<GemmPlan> plan = load_plan(args);
   Schedule s = load_schedule(args);
   CheckOptions options;
   options.exact = args.has("exact");
@@ -147,6 +151,7 @@ int cmd_run(const Args& args, Io io) {
   CheckReport r;
   try {
     r = check_on_gpu(s, options);
+    if (plan && plan->source != PlanSource::Named) r.plan = plan->describe();
   } catch (const rt::CudaError& e) {
     // A kernel that faults fails its check; the message names the kernel and its launch.
     io.err << "gemmgen run: CUDA error: " << e.what() << "\n";
@@ -193,15 +198,13 @@ int cmd_bench(const Args& args, Io io) {
     const BenchShape& shape = shapes[i];
     BenchRow row;
     row.shape = shape;
-    const Definition def = gemm_definition(shape.m, shape.n, shape.k, gemm);
     io.err << "[" << i + 1 << "/" << shapes.size() << "] " << shape.m << "x" << shape.n << "x" << shape.k << " "
            << std::flush;
     try {
-      // `auto`: gg::gemm's plan, in the orientation it runs (a swapped one computes D^T = B A^T)
-      GemmPlan plan;
-      plan.def = def;
-      plan.schedule = schedule;
-      if (schedule == "auto") plan = plan_gemm(shape.m, shape.n, shape.k, gemm);
+      // gg::gemm's plan, in the orientation it runs (a swapped one computes D^T = B A^T)
+      GemmOptions named = gemm;
+      named.schedule = schedule;
+      const GemmPlan plan = plan_gemm(shape.m, shape.n, shape.k, named);
       row.schedule = plan.schedule;
       row.config = plan.config;
       const CheckReport r = check_on_gpu(plan.build(), options);

@@ -8,6 +8,7 @@
 
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "schedules/gemm.h"
 #include "schedules/tutorial.h"
 
 namespace gg::cli {
@@ -59,7 +60,8 @@ Schedule from_file(const std::string& path, const Args& args) {
     if (auto t = arch_flag(args))
       for (auto& d : file.directives)
         if (auto* m = std::get_if<MmaD>(&d)) m->target = *t;
-    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.layout);
+    Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.layout,
+                                     file.problem.swapped.value_or(false));
     return apply_directives(def, file.directives, file.directive_lines);
   } catch (const CompileError& e) {
     // "line 3: ..." becomes "bad.sched: line 3: ...".
@@ -67,10 +69,17 @@ Schedule from_file(const std::string& path, const Args& args) {
   }
 }
 
-Schedule builtin(const std::string& name, const Args& args) {
-  Problem p = resolve_problem(args, {});
-  Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, {}, p.layout);
-  return builtin_schedule(name, def, arch_flag(args).value_or(Target::Sm90a));
+// gg::gemm's planner on the flags' problem: `auto` as gg::gemm runs it (tuned record, orientation,
+// fallback), any other name as asked.
+GemmPlan builtin_plan(const std::string& name, const Args& args) {
+  const Problem p = resolve_problem(args, {});
+  GemmOptions options;
+  options.in = p.in;
+  options.out = p.out;
+  options.layout = p.layout;
+  options.schedule = name;
+  options.target = arch_flag(args).value_or(Target::Sm90a);
+  return plan_gemm(p.m, p.n, p.k, options);
 }
 
 
@@ -105,6 +114,13 @@ void require_text(const std::string& path, const std::string& text, const std::s
                                        std::to_string(i) + ")");
     }
   }
+}
+
+// Exactly one of --schedule and --schedule-file; usage error otherwise.
+void load_source(const Args& args) {
+  const bool name = args.has("schedule"), file = args.has("schedule-file");
+  if (name && file) usage_error("give one of --schedule and --schedule-file, not both");
+  if (!name && !file) usage_error("'gemmgen " + args.command + "' needs --schedule NAME or --schedule-file FILE");
 }
 
 }  // namespace
@@ -155,15 +171,18 @@ std::optional<Target> arch_flag(const Args& args) {
 Schedule load_schedule_named(const std::string& name_or_path, const Args& args) {
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 6 && name_or_path.compare(name_or_path.size() - 6, 6, ".sched") == 0);
-  return is_path ? from_file(name_or_path, args) : builtin(name_or_path, args);
+  return is_path ? from_file(name_or_path, args) : builtin_plan(name_or_path, args).build();
+}
+
+std::optional<GemmPlan> load_plan(const Args& args) {
+  load_source(args);
+  if (auto name = args.value("schedule")) return builtin_plan(*name, args);
+  return std::nullopt;
 }
 
 Schedule load_schedule(const Args& args) {
-  auto name = args.value("schedule");
-  auto file = args.value("schedule-file");
-  if (name && file) usage_error("give one of --schedule and --schedule-file, not both");
-  if (!name && !file) usage_error("'gemmgen " + args.command + "' needs --schedule NAME or --schedule-file FILE");
-  return name ? builtin(*name, args) : from_file(*file, args);
+  if (auto plan = load_plan(args)) return plan->build();
+  return from_file(*args.value("schedule-file"), args);
 }
 
 }  // namespace gg::cli

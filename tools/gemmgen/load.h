@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dsl/schedule.h"
+#include "schedules/gemm.h"
 #include "tools/gemmgen/args.h"
 
 namespace gg::cli {
@@ -17,6 +18,11 @@ std::vector<FlagSpec> problem_flags();
 
 // The schedule the flags name; usage error when neither or both sources are given.
 Schedule load_schedule(const Args& args);
+
+// The plan for --schedule NAME on the flags' problem, as gg::gemm makes it (plan_gemm: for `auto`
+// the tuned record, the orientation and the fallback); nullopt for --schedule-file, whose file is
+// the plan. load_schedule builds this plan's schedule.
+std::optional<GemmPlan> load_plan(const Args& args);
 
 // A schedule by name or path: a name of a built-in, or a path (containing '/' or ending in
 // .sched) to a schedule file. Problem flags apply as for load_schedule.

@@ -7,8 +7,10 @@
 //   c++ -DGG_LAUNCH=<kernel>_launch -I$CUDA/include -c use_emitted.cpp -o main.o
 //   c++ main.o gemm.o -L$CUDA/lib64 -lcudart -o use_emitted
 //
-// Run on a Hopper GPU it checks D = A * B^T exactly (A all ones, B[n][k] = n % 4, so
-// D[m][n] = K * (n % 4)). Exit status: 0 right, 1 wrong or failed, 77 no GPU.
+// Run on a Hopper GPU it checks D = A * B^T exactly (A[m][k] = 1 + m % 3, B[n][k] = n % 4, so
+// D[m][n] = K * (1 + m % 3) * (n % 4): operands or M and N exchanged would show). The shape is
+// 4096^3 unless -DGG_M=, -DGG_N=, -DGG_K= say otherwise (a planned-swapped kernel's host entry
+// takes the caller's M and N like any other). Exit status: 0 right, 1 wrong or failed, 77 no GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -26,7 +28,16 @@ extern "C" int GG_LAUNCH(const void* a, const void* b, const void* c, void* d, c
 
 namespace {
 
-constexpr long long kM = 4096, kN = 4096, kK = 4096;
+#ifndef GG_M
+#define GG_M 4096
+#endif
+#ifndef GG_N
+#define GG_N 4096
+#endif
+#ifndef GG_K
+#define GG_K 4096
+#endif
+constexpr long long kM = GG_M, kN = GG_N, kK = GG_K;
 
 uint16_t to_bf16(float x) {  // exact for the small integers used here
   uint32_t bits;
@@ -48,7 +59,9 @@ int main() {
     std::printf("use_emitted: no GPU; linked fine\n");
     return 77;
   }
-  std::vector<uint16_t> a(kM * kK, to_bf16(1.0f)), b(kN * kK), d(kM * kN, 0xffff);
+  std::vector<uint16_t> a(kM * kK), b(kN * kK), d(kM * kN, 0xffff);
+  for (long long m = 0; m < kM; ++m)
+    for (long long k = 0; k < kK; ++k) a[m * kK + k] = to_bf16(static_cast<float>(1 + m % 3));
   for (long long n = 0; n < kN; ++n)
     for (long long k = 0; k < kK; ++k) b[n * kK + k] = to_bf16(static_cast<float>(n % 4));
   void *da = nullptr, *db = nullptr, *dd = nullptr;
@@ -69,7 +82,7 @@ int main() {
   long long wrong = 0;
   for (long long m = 0; m < kM; ++m)
     for (long long n = 0; n < kN; ++n)
-      wrong += d[m * kN + n] != to_bf16(static_cast<float>(kK * (n % 4)));
+      wrong += d[m * kN + n] != to_bf16(static_cast<float>(kK * (1 + m % 3) * (n % 4)));
   // A shape other than the generated one is refused, not run.
   const bool refused = GG_LAUNCH(da, db, nullptr, dd, nullptr, kM, kN, kK / 2, nullptr) != 0;
   cudaFree(da);
