@@ -3,12 +3,14 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
 # variants: every schedule file in BIN_DIR/sched timed against cuBLAS; profile: Nsight Compute
-# sections of PROFILE (default v8 v9 v10) at 8192^3.
+# sections of PROFILE (default v8 v9 v10) at 8192^3; plan: `run --schedule auto` (the planner's
+# plan, swapped for a skinny M) checked and timed, the emitted swapped .cu run from a user's
+# program, and compute-sanitizer on the swapped kernels.
 set -uo pipefail
 BIN=${1:-.devbin}
 PARTS=${2:-check,sanitize,bench}
@@ -85,4 +87,32 @@ if has profile; then
       "$BIN/gemmgen" run --schedule $v --bench --reps 1 >"$OUT/ncu_$v.txt" 2>&1
     grep -E "Duration|Tensor|gmma|Compute \(SM\)|Memory Throughput|Registers|Achieved Occupancy|Stall|Waves|Cluster" "$OUT/ncu_$v.txt" | head -30
   done
+fi
+
+if has plan; then
+  for shape in "1 4096 4096" "16 4096 4096" "7 1000 264" "64 14336 4096" "333 4444 555" "4096 4096 4096"; do
+    set -- $shape
+    for mode in "" "--exact" "--dtype f16"; do
+      line=$(timeout 120 "$BIN/gemmgen" run --schedule auto --m $1 --n $2 --k $3 $mode --bench --reps 30 --json 2>&1 | tail -1)
+      echo "auto $1x$2x$3 ${mode:-random} $line"
+    done
+  done 2>&1 | tee "$OUT/plan.log"
+  if [ -x "$BIN/use_emitted_swapped" ]; then "$BIN/use_emitted_swapped" 2>&1 | tee -a "$OUT/plan.log"; fi
+  for shape in "16 4096 4096" "7 1000 264"; do
+    set -- $shape
+    for tool in racecheck synccheck memcheck initcheck; do
+      # cuBLAS's split-K kernels (its reference for skinny shapes) report their own race and
+      # uninitialized reads (nvjet_..._splitK_TNT, cublasLt::splitKreduce_kernel): our kernels alone
+      # with --kernel-name, except for racecheck, whose filter makes CUDA 13's sanitizer fail
+      # ("failed to handle a hardware exception") on the skipped cuBLAS kernel; its reports are
+      # attributed by kernel name instead.
+      filter="--kernel-name kns=gg_gemm"
+      [ $tool = racecheck ] && filter=""
+      log="${TMPDIR:-/tmp}/sanitize_auto_$1x$2x$3_$tool.txt"  # the summary line below is what comes back
+      timeout 240 compute-sanitizer --tool $tool $filter --error-exitcode 9 "$BIN/gemmgen" run --schedule auto --m $1 --n $2 --k $3 >"$log" 2>&1
+      rc=$?
+      racing=$(grep -oE "access at [A-Za-z_][A-Za-z0-9_]*" "$log" | sort -u | sed 's/access at //' | tr '\n' ' ')
+      echo "sanitize auto $1x$2x$3 $tool rc=$rc ${racing:+races in: $racing}$(tail -4 "$log" | tr '\n' ' ')"
+    done
+  done 2>&1 | tee "$OUT/plan_sanitize.log"
 fi

@@ -6,9 +6,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
+
+#include "codegen/emit.h"
+#include "schedules/gemm.h"
 
 namespace {
 
@@ -62,4 +67,44 @@ TEST_CASE("gemmgen run exits 2 for a schedule built for another architecture tha
   CAPTURE(r.output);
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("error[arch-mismatch]: the schedule targets sm_100a but the GPU is") != std::string::npos);
+}
+
+// The one planner on a GPU: `run --schedule auto` and `bench` run the plan gg::plan_gemm makes for
+// the shape (a tuned record on this machine is read by both), swapped for a skinny M, and the
+// fallback where `auto` cannot lower, which `run` refused before.
+TEST_CASE("gemmgen run --schedule auto runs gg::plan_gemm's plan: swapped for a skinny M, the fallback where auto cannot lower") {
+  for (const auto& shape : {std::array<int64_t, 3>{16, 4096, 4096}, {1, 4096, 4096}, {7, 1000, 264},
+                            {333, 4444, 555}, {1000, 1000, 1000}}) {
+    const gg::GemmPlan plan = gg::plan_gemm(shape[0], shape[1], shape[2]);
+    const std::string kernel = gg::emit_cuda(plan.build()).kernel_name;
+    for (const char* mode : {"", " --exact"}) {
+      const Result r = run_gemmgen("run --schedule auto --m " + std::to_string(shape[0]) + " --n " +
+                                   std::to_string(shape[1]) + " --k " + std::to_string(shape[2]) + " --json" + mode);
+      CAPTURE(r.output);
+      CHECK(r.exit_code == 0);
+      CHECK(r.output.find("\"plan\": \"" + plan.describe() + "\"") != std::string::npos);
+      CHECK(r.output.find("\"kernel\": \"" + kernel + "\"") != std::string::npos);
+      CHECK(r.output.find(std::string("\"swapped\": ") + (plan.swapped ? "true" : "false")) != std::string::npos);
+      CHECK(r.output.find("\"m\": " + std::to_string(shape[0]) + ",") != std::string::npos);  // the caller's M
+      CHECK(r.output.find("\"passed\": true") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("gemmgen bench names, for each shape, the plan gg::plan_gemm makes") {
+  const std::string shapes = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/gg_plan_shapes.txt";
+  const std::string json = shapes + ".json";
+  std::ofstream(shapes) << "16 4096 4096 decode\n333 4444 555 ragged k\n2048 2048 2048 square\n";
+  const Result r = run_gemmgen("bench --shapes " + shapes + " --reps 5 --json " + json);
+  CAPTURE(r.output);
+  CHECK(r.exit_code == 0);
+  std::stringstream text;
+  text << std::ifstream(json).rdbuf();
+  for (const auto& shape : {std::array<int64_t, 3>{16, 4096, 4096}, {333, 4444, 555}, {2048, 2048, 2048}}) {
+    const gg::GemmPlan plan = gg::plan_gemm(shape[0], shape[1], shape[2]);
+    CAPTURE(plan.describe());
+    CHECK(text.str().find("\"schedule\": \"" + plan.schedule + "\", \"kernel\": \"" +
+                          gg::emit_cuda(plan.build()).kernel_name + "\", \"config\": \"" + plan.config + "\"") !=
+          std::string::npos);
+  }
 }
