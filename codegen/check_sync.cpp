@@ -277,6 +277,9 @@ class StructureCheck : public Visitor {
   void visit_WriteTile(const WriteTile& n) override { abstract(n.kind); }
 
   void visit_Let(const Let& l) override { lets_.lets[l.name] = l.value; }
+  // The structure check reads a mutable variable as its declaration gave it (a running count,
+  // symbolic here as the loop variables it follows are).
+  void visit_Assign(const Assign&) override {}
 
   void visit_For(const For& f) override {
     const bool outer_drain = in_drain_;
@@ -889,11 +892,18 @@ class RoleRun : public Visitor {
     const int64_t cap = kStridedTrips;  // as the other grid-strided loops: the producer fills that many tiles
     const Env saved = env_;
     turn_ = Turn{};
+    // Each warpgroup keeps its own running counts (the mutable lets before the loop, declared
+    // with its own `dealt_by` index): restored before its trip, kept after it.
+    std::vector<std::map<std::string, int64_t>> own(static_cast<size_t>(f.dealt));
     int64_t trip = 0;
     for (int64_t i = begin; i < end && trip < cap; i += step, ++trip) {
       const int64_t w = trip % f.dealt;
       env_.vars["warpgroup"] = role_.first + w;
       env_.vars[f.dealt_by] = w;
+      auto& counts = own[static_cast<size_t>(w)];
+      if (trip < f.dealt)
+        for (const auto& [name, init] : mutable_inits_) counts[name] = must(init, "the first value of '" + name + "'");
+      for (const auto& [name, value] : counts) env_.vars[name] = value;
       dealt_wg_ = role_.first + w;
       turn_.trip = trip;
       turn_.held = trip == 0;
@@ -902,6 +912,7 @@ class RoleRun : public Visitor {
       loops_.push_back({f.var + "(warpgroup " + str(role_.first + w) + ")", i});
       visit(f.body);
       loops_.pop_back();
+      for (auto& [name, value] : counts) value = env_.vars.at(name);
     }
     env_ = saved;
     dealt_wg_.reset();
@@ -933,7 +944,15 @@ class RoleRun : public Visitor {
     } observer(*this);
     observer.visit(s);
   }
-  void visit_Let(const Let& l) override { bind_let(env_, l); }
+  void visit_Let(const Let& l) override {
+    bind_let(env_, l);
+    if (l.mutable_var) mutable_inits_[l.name] = l.value;
+  }
+  // The running pipeline count advances as the traced warpgroup's code advances it.
+  void visit_Assign(const Assign& a) override {
+    env_.vars[a.name] = must(a.value, "the new value of '" + a.name + "'");
+    env_.lets.erase(a.name);
+  }
 
   // ---- barriers: fills, acquisitions, releases
   void visit_MbarrierWait(const MbarrierWait& n) override {
@@ -1425,6 +1444,7 @@ class RoleRun : public Visitor {
   std::map<int64_t, Buffers> buffers_;           // per warpgroup
   std::map<int64_t, int64_t> committed_;         // per warpgroup: bulk groups committed
   std::optional<int64_t> dealt_wg_;              // the warpgroup running the current dealt trip
+  std::map<std::string, ExprPtr> mutable_inits_;  // the declared value of each mutable let (dealt_loop)
   Turn turn_;
   std::map<int64_t, std::set<std::pair<int64_t, int64_t>>> staging_at_;  // per warpgroup: staged byte ranges
   std::string staging_buffer_;

@@ -114,7 +114,10 @@ class CudaPrinter : public Visitor {
     else line("gg::dev::cluster_sync();");
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
-  void visit_Let(const Let& l) override { line("const " + l.type + " " + l.name + " = " + to_c(l.value) + ";"); }
+  void visit_Let(const Let& l) override {
+    line((l.mutable_var ? "" : "const ") + l.type + " " + l.name + " = " + to_c(l.value) + ";");
+  }
+  void visit_Assign(const Assign& a) override { line(a.name + " = " + to_c(a.value) + ";"); }
 
   void visit_MbarrierInit(const MbarrierInit& n) override {
     line("gg::dev::mbarrier_init(" + bar(n.bar) + ", " + num(n.arrivals) + ");");

@@ -32,6 +32,11 @@ class CollectHelpers : public Visitor {
     called_helpers(l.value, called);
     for (const std::string& f : called) headers.insert(helper_header(f));
   }
+  void visit_Assign(const Assign& a) override {
+    std::set<std::string> called;
+    called_helpers(a.value, called);
+    for (const std::string& f : called) headers.insert(helper_header(f));
+  }
   void visit_SetMaxNReg(const SetMaxNReg&) override { headers.insert("setmaxnreg.cuh"); }
   void visit_ClusterSync(const ClusterSync&) override { headers.insert("cluster.cuh"); }
   void visit_MbarrierInit(const MbarrierInit&) override { headers.insert("mbarrier.cuh"); }

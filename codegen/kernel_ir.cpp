@@ -99,6 +99,19 @@ StmtPtr let(std::string name, ExprPtr value, std::string type) {
   return l;
 }
 
+StmtPtr mutable_let(std::string name, ExprPtr value, std::string type) {
+  auto l = std::make_shared<Let>(*as<Let>(let(std::move(name), std::move(value), std::move(type))));
+  l->mutable_var = true;
+  return l;
+}
+
+StmtPtr assign(std::string name, ExprPtr value) {
+  auto a = std::make_shared<Assign>();
+  a->name = std::move(name);
+  a->value = std::move(value);
+  return a;
+}
+
 StmtPtr elect_one(StmtPtr body, ExprPtr warp) {
   auto e = std::make_shared<ElectOne>();
   e->body = std::move(body);
@@ -247,7 +260,10 @@ class Dumper : public Visitor {
     nested(r.body);
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
-  void visit_Let(const Let& l) override { line(l.type + " " + l.name + " = " + to_c(l.value)); }
+  void visit_Let(const Let& l) override {
+    line(std::string(l.mutable_var ? "var " : "") + l.type + " " + l.name + " = " + to_c(l.value));
+  }
+  void visit_Assign(const Assign& a) override { line(a.name + " := " + to_c(a.value)); }
   void visit_LoadTile(const LoadTile& n) override {
     line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage) +
          batch_text(n.batch) + (n.k_first ? " k_first=" + to_c(n.k_first) : ""));

@@ -18,7 +18,7 @@ namespace gg::kir {
 // Nodes with child statements, then leaves; GG_KIR_NODES is all of them.
 #define GG_KIR_COMPOUND_NODES(X) X(Block) X(For) X(If) X(ElectOne) X(WarpRole)
 #define GG_KIR_LEAF_NODES(X)                                                                     \
-  X(Comment) X(Let) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(ReleaseStage) \
+  X(Comment) X(Let) X(Assign) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(ReleaseStage) \
   X(WriteTile) X(SetMaxNReg) X(ClusterSync)                                                     \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
@@ -106,7 +106,11 @@ struct WarpRole : NodeOf<NodeKind::WarpRole> {
   StmtPtr body;
 };
 struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
-struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; };
+// A value bound from here to the end of its scope; `mutable_var`: a variable that Assign may
+// change later (the persistent loop's running pipeline count), declared without const.
+struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; bool mutable_var = false; };
+// A new value for a mutable Let's variable.
+struct Assign : NodeOf<NodeKind::Assign> { std::string name; ExprPtr value; };
 
 // Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) of batch matrix `batch`
 // (nullptr: the problem has one) into pipeline stage `stage`.
@@ -397,6 +401,8 @@ StmtPtr for_loop(std::string var, ExprPtr begin, ExprPtr end, StmtPtr body, std:
                  bool unroll = false);
 StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);
 StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
+StmtPtr mutable_let(std::string name, ExprPtr value, std::string type = "int");
+StmtPtr assign(std::string name, ExprPtr value);
 StmtPtr elect_one(StmtPtr body, ExprPtr warp = nullptr);  // warp 0 by default
 StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body);
 // Where the running warpgroup starts a loop and how far it steps: `begin` and `step`, or for a

@@ -130,12 +130,8 @@ class LowerWrite : public Mutator {
       auto wait = std::make_shared<MbarrierWait>();
       wait->bar = bar;
       // The barrier's phase counts the buffer's loads: the subtiles this warpgroup staged before
-      // (every tile of the CTA, or under ping-pong every other one), divided among its buffers.
-      ExprPtr staged_tiles = imm(0);
-      if (p_.persistent) {
-        staged_tiles = var("k_done") / var("k_tiles");
-        if (p_.ping_pong) staged_tiles = staged_tiles / imm(p_.consumer_warpgroups);
-      }
+      // (in the units it computed before, tiles_done), divided among its buffers.
+      const ExprPtr staged_tiles = p_.persistent ? var("tiles_done") : imm(0);
       wait->parity = ((staged_tiles * imm(st_.subtiles) + sub) / imm(st_.buffers)) % imm(2);
       body.push_back(wait);
     } else {

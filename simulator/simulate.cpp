@@ -418,6 +418,11 @@ class Simulator {
     w.vars[n.name] = eval(w, n.value);
     return true;
   }
+  bool exec(Warp& w, Frame&, const Assign& n) {
+    GG_INTERNAL_CHECK(w.vars.count(n.name), "assignment to '" + n.name + "', which no let declared");
+    w.vars[n.name] = eval(w, n.value);
+    return true;
+  }
   bool exec(Warp&, Frame&, const SetMaxNReg&) { return true; }
 
   // CTA-wide and cluster-wide barriers: a warp arrives once, then waits for the generation.

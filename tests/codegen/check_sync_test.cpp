@@ -447,12 +447,13 @@ std::vector<BugClass> bug_classes() {
        },
        named("full_bar")},
       {"expect_tx moved after its TMA loads", tma, expect_after_loads, full},
-      {"phases restart every tile (k_done dropped)", [](const Kernel& k) { return k.plan.persistent; },
+      {"phases restart every unit (the running count k_done never advances)",
+       [](const Kernel& k) { return k.plan.persistent; },
        [](const Kernel& k) {
-         return plant<Let>(
-             k, [](const Let& l, const Spot&) { return l.name == "k_done"; },
+         return plant<Assign>(
+             k, [](const Assign& a, const Spot&) { return a.name == "k_done"; },
              [](auto n) -> StmtPtr {
-               n->value = imm(0);
+               n->value = var("k_done");
                return n;
              });
        },

@@ -593,8 +593,8 @@ TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the la
                                        [](const Let& l) { return l.name == "k_tiles"; }))
                       .passed);
       // The pipeline's running count takes every unit for a whole tile: stages and phases drift.
-      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = (var("tile") - var("blockIdx.x")) / var("gridDim.x") * var("k_tiles_all"); },
-                                       [](const Let& l) { return l.name == "k_done"; }))
+      CHECK_FALSE(planted(rewrite<Assign>([](Assign& a) { a.value = var("k_done") + var("k_tiles_all"); },
+                                          [](const Assign& a) { return a.name == "k_done"; }))
                       .passed);
       // The shares one k tile short: gaps in K.
       CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = l.value - imm(1); },
@@ -605,6 +605,54 @@ TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the la
                                       [](const If& i) { return i.cond && i.cond->kind == ExprKind::Var && i.cond->name == "in_tail"; }))
                       .passed);
     }
+}
+
+// The pipeline's stage and phase follow a running count of the k tiles a CTA's earlier work units
+// passed through it (k_done, advanced after each unit; dealt to ping-pong consumers, each advances
+// past the other's units too), and the staged C tile's barrier a count of the warpgroup's own units
+// (tiles_done). On 2 SMs every CTA walks several units; each slip in that bookkeeping is caught.
+TEST_CASE("simulate: the pipeline's running count over a CTA's work units") {
+  const Definition def = make_gemm(640, 512, 384, DType::BF16, DType::BF16);
+  LowerOptions lo;
+  lo.limits = few_sms(2);
+  std::vector<std::pair<std::string, Schedule>> cases = {{"v6", tutorial_schedule(6, def)},
+                                                          {"v8", tutorial_schedule(8, def)},
+                                                          {"v10", tutorial_schedule(10, def)},
+                                                          {"pingpong", builtin_schedule("pingpong", def)}};
+  for (auto& [name, s] : cases) {
+    CAPTURE(name);
+    const Kernel good = lower(s, lo);
+    REQUIRE(good.plan.persistent);
+    SimulationReport ok = simulate_kernel(good, def);
+    CAPTURE(ok.to_string());
+    REQUIRE(ok.passed);
+    auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
+    // The count never advances: every unit reuses the first unit's stages and phases.
+    CHECK_FALSE(planted(gg::testing::drop<Assign>([](const Assign& a) { return a.name == "k_done"; })).passed);
+    // It advances a k tile short per unit.
+    CHECK_FALSE(planted(rewrite<Assign>([](Assign& a) { a.value = a.value - imm(1); },
+                                        [](const Assign& a) { return a.name == "k_done"; }))
+                    .passed);
+    if (good.plan.ping_pong) {
+      // A consumer advances past its own unit only, not the other consumer's.
+      CHECK_FALSE(planted(rewrite<Assign>([](Assign& a) { a.value = var("k_done") + var("k_tiles"); },
+                                          [](const Assign& a) { return a.name == "k_done"; }))
+                      .passed);
+      // The second consumer starts at the count of the first unit, not after it.
+      CHECK_FALSE(planted(rewrite<Let>([](Let& l) { l.value = imm(0); },
+                                       [](const Let& l) { return l.name == "k_done"; }))
+                      .passed);
+    }
+  }
+  // The staged C tile's barrier phase counts the warpgroup's own earlier units.
+  const Definition with_c =
+      make_definition(640, 512, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 1.0}, {OpKind::Gelu}});
+  // v8: 128-column tiles in two 64-column subtiles over two buffers, so each tile flips the phase
+  // (v10's four subtiles over two buffers pass two phases a tile, where a stale count reads alike).
+  const Kernel good = lower(tutorial_schedule(8, with_c), lo);
+  REQUIRE(good.plan.staged_c);
+  REQUIRE(simulate_kernel(good, with_c).passed);
+  CHECK_FALSE(simulate_planted(good, with_c, gg::testing::drop<Assign>([](const Assign& a) { return a.name == "tiles_done"; })).passed);
 }
 
 // Multicast pairs a cluster's CTAs on neighbouring tiles; an odd tile count along the paired

@@ -1,0 +1,77 @@
+#pragma once
+// The tile scheduler's work units. A unit is what one trip of a CTA's tile loop computes: the
+// output tile (its batch matrix and m and n tile), the k tiles it runs (the first and how many),
+// its split-K share and whether it hands its partial sum on. Batches, split-K and split-K on the
+// last wave are ways of producing units; build_loop_nests walks them and keeps the pipeline's
+// running count across them, and cta_work_units enumerates, on the host, the units a CTA walks
+// from the same expressions the kernel evaluates (explain, the tests).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "dsl/schedule.h"
+
+namespace gg {
+
+// One unit as kernel-IR expressions, valid once `lets` are bound (in order, in the tile loop's
+// body), of the unit index variable the loop binds ("tile"; blockIdx for a grid of tiles).
+struct WorkUnitExprs {
+  std::vector<kir::StmtPtr> lets;
+  kir::ExprPtr m_tile, n_tile;
+  kir::ExprPtr batch;     // the batch matrix (64-bit); nullptr: one matrix
+  kir::ExprPtr split;     // the split-K share; nullptr without split-K
+  kir::ExprPtr k_first;   // the share's first k tile; nullptr: k tile 0
+  kir::ExprPtr k_tiles;   // the k tiles the unit runs
+  kir::ExprPtr handed_on; // split-K on the last wave: whether the unit's tile is split; nullptr: as split_k says
+  kir::ExprPtr in_range;  // false for a grid tile past a split's tail (tile axes that do not divide)
+};
+
+class WorkUnits {
+ public:
+  WorkUnits(const Schedule& s, const KernelPlan& p);
+
+  // A persistent tile loop walks the units (else each CTA of the grid computes one).
+  bool persistent() const { return tile_axis_ != nullptr; }
+  // Once per kernel, before the roles: the k tile counts and, for split-K on the last wave, where
+  // the whole waves end and the split units begin.
+  std::vector<kir::StmtPtr> kernel_lets() const;
+  // The persistent loop's units (in cluster groups): this CTA's first, the grid's stride, the end.
+  kir::ExprPtr first() const;
+  kir::ExprPtr stride() const;
+  kir::ExprPtr end() const;
+  // Unit `index_var` (a variable the loop binds) as expressions.
+  WorkUnitExprs unit(const std::string& index_var) const;
+  // The k tiles unit `index` runs, as one expression with no lets (for the units a warpgroup of a
+  // dealt loop passes over): `k_tiles`, or with split-K on the last wave all of K or a share.
+  kir::ExprPtr k_tiles_of(const kir::ExprPtr& index) const;
+  // "persistent tile loop over 'mn' (64 tiles ..., grid-strided ...)": what the loop walks.
+  std::string describe(bool dealt, int consumers) const;
+
+ private:
+  int64_t all_tiles() const;  // the loop's tile groups over every matrix of the batch, before splits
+  // split_k tail: all of K for a whole wave's unit, a share for one `in_tail`.
+  kir::ExprPtr tail_k_tiles(const kir::ExprPtr& in_tail) const;
+
+  const KernelPlan& p_;
+  const Axis* tile_axis_ = nullptr;
+  bool tail_ = false;
+  int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
+  bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
+  int64_t groups_per_matrix_ = 0;
+  WorkUnitExprs grid_unit_;    // the coordinates before the index is named (see unit())
+};
+
+// A unit on the host: the values the kernel's expressions take.
+struct WorkUnit {
+  int64_t index = 0, batch = 0, m_tile = 0, n_tile = 0, split = 0, k_first = 0, k_tiles = 0;
+  bool handed_on = false;  // split-K: the unit stores a partial sum (and takes the tile's ticket)
+  bool in_range = true;
+};
+// The units the CTA at `block` (blockIdx) of a grid of `grid` CTAs walks, in order, for a K of
+// `k` (the kernel reads it from its arguments). Evaluates WorkUnits' expressions.
+std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
+                                     std::array<int64_t, 3> grid, int64_t k);
+
+}  // namespace gg
