@@ -1,6 +1,8 @@
 #include "tools/gemmgen/commands.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -378,6 +380,21 @@ std::string command_usage(const Command& c) {
   return s;
 }
 
+namespace {
+// What a command wrote must have arrived: output to a full disk or a closed standard output
+// would otherwise be lost with exit 0. The stream is flushed here because its buffer may still
+// hold the whole output, and a failure shows only when it is written out.
+int written(Io io, int code) {
+  errno = 0;
+  io.out.flush();
+  if (!io.out)
+    throw_user_error("cannot-write", std::string("cannot write to standard output") +
+                                         (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) +
+                                         "; the output is incomplete");
+  return code;
+}
+}  // namespace
+
 int run_cli(const std::vector<std::string>& argv, Io io) {
   try {
     if (argv.empty()) {
@@ -387,7 +404,7 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
       io.out << usage();
-      return 0;
+      return written(io, 0);
     }
     auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });
     if (cmd == commands().end()) {
@@ -398,9 +415,9 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     Args args = parse_args(name, std::vector<std::string>(argv.begin() + 1, argv.end()), cmd->flags);
     if (args.help) {
       io.out << command_usage(*cmd);
-      return 0;
+      return written(io, 0);
     }
-    return cmd->run(args, io);
+    return written(io, cmd->run(args, io));
   } catch (const CompileError& e) {
     io.err << "gemmgen: error[" << e.rule() << "]: " << e.message() << "\n";
     if (e.rule() == "usage") io.err << "gemmgen: run `gemmgen --help` or `gemmgen COMMAND --help` for usage\n";
