@@ -129,11 +129,11 @@ int cmd_run(const Args& args, Io io) {
   options.exact = args.has("exact");
   options.bench = args.has("bench");
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
-  if (auto reps = args.positive("reps")) {
+  if (auto reps = args.at_most("reps", kMaxTimedReps)) {
     if (!options.bench) usage_error("--reps counts timed runs; it needs --bench");
-    options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+    options.reps = static_cast<int>(*reps);
   }
-  if (auto repeat = args.positive("repeat")) options.repeat = static_cast<int>(std::min<int64_t>(*repeat, 100000));
+  if (auto repeat = args.at_most("repeat", kMaxRepeats)) options.repeat = static_cast<int>(*repeat);
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -175,7 +175,7 @@ int cmd_bench(const Args& args, Io io) {
   if (schedule != "auto") builtin_schedule(schedule, gemm_definition(128, 128, 64, gemm));  // unknown-schedule first
   CheckOptions options;
   options.bench = true;
-  if (auto reps = args.positive("reps")) options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+  if (auto reps = args.at_most("reps", kMaxTimedReps)) options.reps = static_cast<int>(*reps);
   // Output files are opened before any timing, so a bad path fails in a second, not after the run.
   auto open_output = [&](const char* flag) -> std::unique_ptr<std::ofstream> {
     auto path = args.value(flag);
@@ -233,7 +233,7 @@ int cmd_bench(const Args& args, Io io) {
 // each timed `reps` times; medians, since other work on the machine only ever adds time.
 int cmd_jit(const Args& args, Io io) {
   Schedule s = load_schedule(args);
-  const int reps = static_cast<int>(std::min<int64_t>(args.positive("reps").value_or(5), 1000));
+  const int reps = static_cast<int>(args.at_most("reps", kMaxJitReps).value_or(5));
   rt::JitOptions options;
   std::istringstream extra(args.value("nvrtc-options").value_or(""));
   for (std::string option; extra >> option;) options.extra_options.push_back(option);
@@ -318,8 +318,8 @@ const std::vector<Command>& commands() {
                 {"json", "", "print the report as one JSON object"},
                 {"exact", "", "small-integer inputs in [-2, 2], so the result must equal cuBLAS exactly"},
                 {"seed", "N", "random seed for the inputs (default 1)"},
-                {"reps", "N", "timed runs for --bench, the median is reported (default 50)"},
-                {"repeat", "N", "launch N more times on the same inputs; each output must be bit-identical"}}}),
+                {"reps", "N", "timed runs for --bench, the median is reported (default 50, at most 10000)"},
+                {"repeat", "N", "launch N (at most 1000) more times on the same inputs; each output must be bit-identical"}}}),
        cmd_run},
       {"bench",
        "time a schedule (or auto) against cuBLAS on every shape of a shapes file (needs a GPU)",
@@ -329,7 +329,7 @@ const std::vector<Command>& commands() {
         {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
         {"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
-        {"reps", "N", "timed runs per shape, the median is reported (default 50)"},
+        {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},
         {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
        cmd_bench},
@@ -344,14 +344,14 @@ const std::vector<Command>& commands() {
         {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
         {"top", "N", "configs per orientation, the model's best first (default 6)"},
-        {"reps", "N", "timed runs per config, the median is compared (default 30)"},
+        {"reps", "N", "timed runs per config, the median is compared (default 30, at most 10000)"},
         {"json", "FILE", "also write every candidate's figures as JSON"},
         {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}},
        cmd_tune},
       {"jit",
        "time a first use's codegen and NVRTC compile on this CPU, disk cache bypassed (needs no GPU)",
        concat({schedule_flags(), problem_flags(),
-               {{"reps", "N", "compiles to time, the median is reported (default 5)"},
+               {{"reps", "N", "compiles to time, the median is reported (default 5, at most 100)"},
                 {"nvrtc-options", "OPTIONS", "extra NVRTC options, space-separated, e.g. \"-time=-\" (its log is printed)"}}}),
        cmd_jit},
       {"simulate",
