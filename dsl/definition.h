@@ -79,7 +79,9 @@ class Definition {
   void set_leading_dim(Tensor t, int64_t ld);
   // `count` matrices computed in one launch: D[b] = A[b] * B[b]^T. Each 2-D tensor's matrices lie
   // batch_stride elements apart (default: dense, one after the other); a stride of 0 broadcasts
-  // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`.
+  // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`, and
+  // `overlapping-output` for an output stride shorter than one stored matrix (checked by whichever
+  // of set_batch, set_batch_stride, set_leading_dim and set_output completes the picture).
   void set_batch(int64_t count);
   void set_batch_stride(Tensor t, int64_t stride);
   int64_t batch() const { return batch_; }
@@ -113,6 +115,7 @@ class Definition {
   std::vector<Node> nodes_;
   Dag graph_;
   void check_leading_dim(const Node& n) const;
+  void check_output_batch_stride(int64_t batch, int64_t stride) const;
 
   int output_ = -1;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
