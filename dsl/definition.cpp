@@ -237,7 +237,7 @@ void Definition::check_output_batch_stride(int64_t batch, int64_t stride) const 
   if (output_ < 0 || batch < 2 || stride < 0) return;  // stride -1: dense, one matrix after another
   const Node& out = node(output_);
   const int64_t rows = stored_rows(*this, out), row = row_elems(*this, out), ld = leading_dim(*this, out);
-  const int64_t extent = (rows - 1) * ld + row;
+  const int64_t extent = matrix_span(*this, out);
   if (stride >= extent) return;
   throw_user_error("overlapping-output", "'" + out.name + "': a batch stride of " + std::to_string(stride) +
                    " elements makes the output's " + std::to_string(batch) + " matrices overlap: one spans " +
@@ -436,6 +436,15 @@ int64_t batch_stride(const Definition& def, const Node& n) {
 
 int64_t stored_matrices(const Definition& def, const Node& n) {
   return n.shape.size() == 2 && batch_stride(def, n) != 0 ? def.batch() : 1;
+}
+
+int64_t matrix_span(const Definition& def, const Node& n) {
+  return (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n);
+}
+
+int64_t stored_span(const Definition& def, const Node& n) {
+  const int64_t matrices = stored_matrices(def, n);
+  return (matrices > 1 ? (matrices - 1) * batch_stride(def, n) : 0) + matrix_span(def, n);
 }
 
 bool batch_stride_aligned(const Definition& def, const Node& n) {

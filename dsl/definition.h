@@ -135,6 +135,11 @@ int64_t stored_rows(const Definition& def, const Node& n);  // rows of the store
 int64_t batch_stride(const Definition& def, const Node& n);
 // The matrices a tensor stores: the batch count, or 1 for a broadcast input (stride 0) or a bias.
 int64_t stored_matrices(const Definition& def, const Node& n);
+// Elements from a stored matrix's first element to its last: (stored rows - 1) x leading
+// dimension + row length. What two matrices of a batched output must not share.
+int64_t matrix_span(const Definition& def, const Node& n);
+// Elements an allocation of the tensor spans: every stored matrix, batch_stride apart.
+int64_t stored_span(const Definition& def, const Node& n);
 // Whether a batched tensor's matrices lie a 16-byte multiple apart (as a 3-D tensor map and 16-byte
 // loads from each matrix need); true for one matrix.
 bool batch_stride_aligned(const Definition& def, const Node& n);

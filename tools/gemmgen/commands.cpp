@@ -23,6 +23,7 @@
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
+#include "tools/gemmgen/simulate_budget.h"
 #include "tools/gemmgen/tune.h"
 
 namespace gg::cli {
@@ -279,10 +280,7 @@ int cmd_simulate(const Args& args, Io io) {
   if (auto sms = args.positive("sms")) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
-  const Definition& def = s.definition();
-  if (def.m() * def.n() * def.k() > (int64_t(1) << 27))
-    usage_error("simulate runs every thread's work on the CPU: M*N*K of " + std::to_string(def.m() * def.n() * def.k()) +
-                " is over its budget of 2^27 (e.g. 512 x 512 x 512); use a smaller problem");
+  check_simulate_budget(s.definition(), args);
   SimulationReport r = simulate(s, options, limits);
   io.out << r.to_string();
   return r.passed ? 0 : 1;
