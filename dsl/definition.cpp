@@ -60,9 +60,8 @@ const Node& Definition::node(int id) const {
 }
 
 const Node* Definition::find(const std::string& name) const {
-  for (const Node& n : nodes_)
-    if (n.name == name) return &n;
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
 }
 
 const Node& Definition::checked(Tensor t, const char* op) const {
@@ -71,16 +70,20 @@ const Node& Definition::checked(Tensor t, const char* op) const {
   return node(t.id());
 }
 
-std::string Definition::unique_name(const std::string& base) const {
+// The base, else the first of base1, base2, ... that is free. Names are never removed, so the
+// search resumes where the last one for this base stopped.
+std::string Definition::unique_name(const std::string& base) {
   if (!find(base)) return base;
-  for (int i = 1;; ++i)
-    if (!find(base + std::to_string(i))) return base + std::to_string(i);
+  int& i = next_suffix_.try_emplace(base, 1).first->second;
+  while (find(base + std::to_string(i))) ++i;
+  return base + std::to_string(i);
 }
 
 Tensor Definition::add(Node n) {
   n.id = graph_.add_node();
   GG_INTERNAL_CHECK(n.id == size(), "graph and node list out of step");
   for (int p : n.operands) graph_.add_edge(p, n.id);
+  by_name_.emplace(n.name, n.id);
   nodes_.push_back(std::move(n));
   return Tensor(this, nodes_.back().id);
 }
@@ -286,9 +289,10 @@ DType Definition::output_dtype() const { return node(output()).dtype; }
 
 std::vector<int> Definition::epilogue() const {
   std::vector<int> ops;
-  int acc = matmul_node().id, out = output();
+  // One sweep each way, not a search per node: a chain of n ops is linear.
+  const std::vector<bool> after_acc = graph_.reached_from(matmul_node().id), before_out = graph_.reaching(output());
   for (int id : topological_order())
-    if (op_is_elementwise(node(id).kind) && depends_on(id, acc) && depends_on(out, id)) ops.push_back(id);
+    if (op_is_elementwise(node(id).kind) && after_acc[size_t(id)] && before_out[size_t(id)]) ops.push_back(id);
   return ops;
 }
 
