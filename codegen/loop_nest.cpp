@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <sstream>
+#include <unordered_map>
 
 #include "codegen/resources.h"
 #include "dsl/error.h"
@@ -117,6 +118,13 @@ NestNode mma(const Context& c) {
 NestNode epilogue(const Context& c, Place from) {
   EpilogueStmt e;
   e.from = from;
+  // Each op's compute_at axes, in one pass over the directives (not one per op).
+  std::unordered_map<std::string, std::string> at_axes;
+  for (const auto& d : c.s.directives())
+    if (auto* ca = std::get_if<ComputeAtD>(&d)) {
+      std::string& detail = at_axes[ca->op];
+      detail += (detail.empty() ? "" : ", @ ") + ca->axis;
+    }
   for (int id : c.def.epilogue()) {
     const Node& n = c.def.node(id);
     EpilogueStmt::Op op{n.name, "", c.s.is_inlined(n.name)};
@@ -132,9 +140,7 @@ NestNode epilogue(const Context& c, Place from) {
       case OpKind::Cast: op.detail = "-> " + std::string(dtype_name(n.dtype)); break;
       default: break;
     }
-    for (const auto& d : c.s.directives())
-      if (auto* ca = std::get_if<ComputeAtD>(&d); ca && ca->op == n.name)
-        op.detail += (op.detail.empty() ? "@ " : ", @ ") + ca->axis;
+    if (auto at = at_axes.find(n.name); at != at_axes.end()) op.detail += (op.detail.empty() ? "@ " : ", @ ") + at->second;
     e.ops.push_back(op);
   }
   e.output = c.def.node(c.def.output()).name;

@@ -13,6 +13,10 @@ namespace {
 // Problem extents stay in the int range the runtime (tensor maps, cuBLAS) and the index
 // arithmetic work in; beyond it, tile counts and byte sizes would overflow.
 constexpr int64_t kMaxExtent = 2147483647;
+// Batch strides: a matrix may hold more than 2^31 elements, so the bound is wider, but a batch's
+// offset (batch index x stride x element bytes, at most 2^16 x 2^40 x 4) stays a 64-bit byte
+// offset far from overflow, and no device holds 2^40 elements.
+constexpr int64_t kMaxBatchStride = int64_t(1) << 40;
 
 // The epilogue computes in fp32, and the scalar is printed into the kernel as a float literal.
 void check_scalar(const char* op, const char* what, double v) {
@@ -56,9 +60,8 @@ const Node& Definition::node(int id) const {
 }
 
 const Node* Definition::find(const std::string& name) const {
-  for (const Node& n : nodes_)
-    if (n.name == name) return &n;
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
 }
 
 const Node& Definition::checked(Tensor t, const char* op) const {
@@ -67,16 +70,20 @@ const Node& Definition::checked(Tensor t, const char* op) const {
   return node(t.id());
 }
 
-std::string Definition::unique_name(const std::string& base) const {
+// The base, else the first of base1, base2, ... that is free. Names are never removed, so the
+// search resumes where the last one for this base stopped.
+std::string Definition::unique_name(const std::string& base) {
   if (!find(base)) return base;
-  for (int i = 1;; ++i)
-    if (!find(base + std::to_string(i))) return base + std::to_string(i);
+  int& i = next_suffix_.try_emplace(base, 1).first->second;
+  while (find(base + std::to_string(i))) ++i;
+  return base + std::to_string(i);
 }
 
 Tensor Definition::add(Node n) {
   n.id = graph_.add_node();
   GG_INTERNAL_CHECK(n.id == size(), "graph and node list out of step");
   for (int p : n.operands) graph_.add_edge(p, n.id);
+  by_name_.emplace(n.name, n.id);
   nodes_.push_back(std::move(n));
   return Tensor(this, nodes_.back().id);
 }
@@ -201,6 +208,7 @@ void Definition::set_output(Tensor out, OutputLayout layout) {
   if (n.kind == OpKind::Input) throw_user_error("bad-output", "set_output: '" + n.name + "' is an input, not a result");
   output_ = n.id;
   check_leading_dim(n);
+  check_output_batch_stride(batch_, n.batch_stride);
 }
 
 void Definition::check_leading_dim(const Node& n) const {
@@ -221,11 +229,29 @@ void Definition::set_leading_dim(Tensor t, int64_t ld) {
                      " is out of range; legal is 1.." + std::to_string(kMaxExtent));
   nodes_[static_cast<size_t>(n.id)].ld = ld;
   check_leading_dim(nodes_[static_cast<size_t>(n.id)]);
+  if (n.id == output_) check_output_batch_stride(batch_, n.batch_stride);
+}
+
+// Two matrices of a batched output must not share an element: the CTAs writing them would race,
+// and the result would depend on which wrote last. (Inputs are only read: theirs may overlap.)
+// `batch` and the output's `stride` are passed in, so set_batch and set_batch_stride check the
+// values they are given before recording them.
+void Definition::check_output_batch_stride(int64_t batch, int64_t stride) const {
+  if (output_ < 0 || batch < 2 || stride < 0) return;  // stride -1: dense, one matrix after another
+  const Node& out = node(output_);
+  const int64_t rows = stored_rows(*this, out), row = row_elems(*this, out), ld = leading_dim(*this, out);
+  const int64_t extent = matrix_span(*this, out);
+  if (stride >= extent) return;
+  throw_user_error("overlapping-output", "'" + out.name + "': a batch stride of " + std::to_string(stride) +
+                   " elements makes the output's " + std::to_string(batch) + " matrices overlap: one spans " +
+                   std::to_string(extent) + " elements (" + std::to_string(rows) + " rows of " + std::to_string(row) +
+                   ", " + std::to_string(ld) + " apart); legal is a stride of at least " + std::to_string(extent));
 }
 
 void Definition::set_batch(int64_t count) {
   if (count < 1 || count > 65535)
     throw_user_error("bad-batch", "set_batch: " + std::to_string(count) + " matrices; legal is 1..65535");
+  if (output_ >= 0) check_output_batch_stride(count, node(output_).batch_stride);
   batch_ = count;
 }
 
@@ -236,6 +262,11 @@ void Definition::set_batch_stride(Tensor t, int64_t stride) {
   if (stride < 0 || (stride == 0 && n.kind != OpKind::Input))
     throw_user_error("bad-batch-stride", "set_batch_stride: '" + n.name + "': a stride of " + std::to_string(stride) +
                      (stride == 0 ? " would write every batch's output to one matrix" : " is negative"));
+  if (stride > kMaxBatchStride)
+    throw_user_error("bad-batch-stride", "set_batch_stride: '" + n.name + "': " + std::to_string(stride) +
+                     " is out of range; legal is " + (n.kind == OpKind::Input ? "0" : "1") + ".." +
+                     std::to_string(kMaxBatchStride) + " (2^40) elements");
+  if (n.id == output_) check_output_batch_stride(batch_, stride);
   nodes_[static_cast<size_t>(n.id)].batch_stride = stride;
 }
 
@@ -258,9 +289,10 @@ DType Definition::output_dtype() const { return node(output()).dtype; }
 
 std::vector<int> Definition::epilogue() const {
   std::vector<int> ops;
-  int acc = matmul_node().id, out = output();
+  // One sweep each way, not a search per node: a chain of n ops is linear.
+  const std::vector<bool> after_acc = graph_.reached_from(matmul_node().id), before_out = graph_.reaching(output());
   for (int id : topological_order())
-    if (op_is_elementwise(node(id).kind) && depends_on(id, acc) && depends_on(out, id)) ops.push_back(id);
+    if (op_is_elementwise(node(id).kind) && after_acc[size_t(id)] && before_out[size_t(id)]) ops.push_back(id);
   return ops;
 }
 
@@ -421,6 +453,15 @@ int64_t batch_stride(const Definition& def, const Node& n) {
 
 int64_t stored_matrices(const Definition& def, const Node& n) {
   return n.shape.size() == 2 && batch_stride(def, n) != 0 ? def.batch() : 1;
+}
+
+int64_t matrix_span(const Definition& def, const Node& n) {
+  return (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n);
+}
+
+int64_t stored_span(const Definition& def, const Node& n) {
+  const int64_t matrices = stored_matrices(def, n);
+  return (matrices > 1 ? (matrices - 1) * batch_stride(def, n) : 0) + matrix_span(def, n);
 }
 
 bool batch_stride_aligned(const Definition& def, const Node& n) {

@@ -3,6 +3,7 @@
 // fp32 accumulation, then elementwise epilogue ops, held as a DAG (dsl/graph).
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dsl/dtype.h"
@@ -79,7 +80,9 @@ class Definition {
   void set_leading_dim(Tensor t, int64_t ld);
   // `count` matrices computed in one launch: D[b] = A[b] * B[b]^T. Each 2-D tensor's matrices lie
   // batch_stride elements apart (default: dense, one after the other); a stride of 0 broadcasts
-  // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`.
+  // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`, and
+  // `overlapping-output` for an output stride shorter than one stored matrix (checked by whichever
+  // of set_batch, set_batch_stride, set_leading_dim and set_output completes the picture).
   void set_batch(int64_t count);
   void set_batch_stride(Tensor t, int64_t stride);
   int64_t batch() const { return batch_; }
@@ -114,11 +117,16 @@ class Definition {
  private:
   Tensor add(Node node);
   const Node& checked(Tensor t, const char* op) const;
-  std::string unique_name(const std::string& base) const;
+  std::string unique_name(const std::string& base);
 
   std::vector<Node> nodes_;
   Dag graph_;
+  // Lookups by name and the next suffix to try per generated name, so that building a
+  // definition of n ops takes linear time (a scan per lookup made 2,000 ops take 30 s).
+  std::unordered_map<std::string, int> by_name_;
+  std::unordered_map<std::string, int> next_suffix_;
   void check_leading_dim(const Node& n) const;
+  void check_output_batch_stride(int64_t batch, int64_t stride) const;
 
   int output_ = -1;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
@@ -139,6 +147,11 @@ int64_t stored_rows(const Definition& def, const Node& n);  // rows of the store
 int64_t batch_stride(const Definition& def, const Node& n);
 // The matrices a tensor stores: the batch count, or 1 for a broadcast input (stride 0) or a bias.
 int64_t stored_matrices(const Definition& def, const Node& n);
+// Elements from a stored matrix's first element to its last: (stored rows - 1) x leading
+// dimension + row length. What two matrices of a batched output must not share.
+int64_t matrix_span(const Definition& def, const Node& n);
+// Elements an allocation of the tensor spans: every stored matrix, batch_stride apart.
+int64_t stored_span(const Definition& def, const Node& n);
 // Whether a batched tensor's matrices lie a 16-byte multiple apart (as a 3-D tensor map and 16-byte
 // loads from each matrix need); true for one matrix.
 bool batch_stride_aligned(const Definition& def, const Node& n);

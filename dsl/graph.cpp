@@ -27,7 +27,10 @@ int Dag::add_node() { return static_cast<int>(boost::add_vertex(impl_->g)); }
 
 void Dag::add_edge(int producer, int consumer) {
   GG_INTERNAL_CHECK(producer >= 0 && producer < size() && consumer >= 0 && consumer < size(), "edge out of range");
-  GG_INTERNAL_CHECK(!reaches(consumer, producer), "edge would make a cycle");
+  // A consumer nothing reads yet (a node being added) reaches only itself: no search needed.
+  GG_INTERNAL_CHECK(producer != consumer && (boost::out_degree(static_cast<size_t>(consumer), impl_->g) == 0 ||
+                                             !reaches(consumer, producer)),
+                    "edge would make a cycle");
   boost::add_edge(static_cast<size_t>(producer), static_cast<size_t>(consumer), impl_->g);
 }
 
@@ -73,6 +76,38 @@ bool Dag::reaches(int from, int to) const {
   auto colors = boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, impl_->g));
   boost::breadth_first_search(impl_->g, static_cast<size_t>(from), boost::color_map(colors));
   return color[static_cast<size_t>(to)] != boost::white_color;
+}
+
+namespace {
+// Marks every node reachable from `start` along `next` (out-edges or in-edges).
+template <class Next>
+std::vector<bool> sweep(size_t nodes, int start, Next next) {
+  std::vector<bool> seen(nodes, false);
+  std::vector<size_t> todo = {static_cast<size_t>(start)};
+  seen[static_cast<size_t>(start)] = true;
+  while (!todo.empty()) {
+    const size_t v = todo.back();
+    todo.pop_back();
+    next(v, [&](size_t w) {
+      if (!seen[w]) seen[w] = true, todo.push_back(w);
+    });
+  }
+  return seen;
+}
+}  // namespace
+
+std::vector<bool> Dag::reached_from(int from) const {
+  const auto& g = impl_->g;
+  return sweep(boost::num_vertices(g), from, [&](size_t v, auto visit) {
+    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) visit(boost::target(*it, g));
+  });
+}
+
+std::vector<bool> Dag::reaching(int to) const {
+  const auto& g = impl_->g;
+  return sweep(boost::num_vertices(g), to, [&](size_t v, auto visit) {
+    for (auto [it, end] = boost::in_edges(v, g); it != end; ++it) visit(boost::source(*it, g));
+  });
 }
 
 }  // namespace gg

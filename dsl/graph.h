@@ -19,6 +19,9 @@ class Dag {
   std::vector<int> producers(int node) const;
   std::vector<int> consumers(int node) const;
   bool reaches(int from, int to) const;   // a path from -> ... -> to exists (from == to counts)
+  // Per node, whether reaches(from, node) / reaches(node, to), in one sweep.
+  std::vector<bool> reached_from(int from) const;
+  std::vector<bool> reaching(int to) const;
 
  private:
   struct Impl;

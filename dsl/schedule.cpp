@@ -66,14 +66,29 @@ Schedule::Schedule(Definition def) : def_(std::move(def)) {
   domain_ = Domain(def_.m(), def_.n(), def_.k());
 }
 
+namespace {
+// The index of alternative D in Directive, at compile time.
+template <class D, class... Ts>
+constexpr size_t alternative(const std::variant<Ts...>*) {
+  constexpr bool same[] = {std::is_same_v<D, Ts>...};
+  for (size_t i = 0; i < sizeof...(Ts); ++i)
+    if (same[i]) return i;
+  return sizeof...(Ts);
+}
+}  // namespace
+
 template <class D>
 const D* Schedule::last() const {
-  for (auto it = directives_.rbegin(); it != directives_.rend(); ++it)
-    if (auto* d = std::get_if<D>(&*it)) return d;
-  return nullptr;
+  const int at = last_at_[alternative<D>(static_cast<const Directive*>(nullptr))];
+  return at < 0 ? nullptr : &std::get<D>(directives_[static_cast<size_t>(at)]);
 }
 
-void Schedule::record(Directive d) { directives_.push_back(std::move(d)); }
+void Schedule::record(Directive d) {
+  last_at_[d.index()] = static_cast<int>(directives_.size());
+  if (auto* i = std::get_if<InlineD>(&d)) inlined_.insert(i->op);
+  if (auto* c = std::get_if<ComputeAtD>(&d)) inlined_.insert(c->op);
+  directives_.push_back(std::move(d));
+}
 
 Schedule& Schedule::split(const std::string& axis, int64_t factor, const std::string& outer, const std::string& inner) {
   domain_.split(axis, factor, outer, inner);
@@ -476,13 +491,7 @@ std::vector<std::string> Schedule::multicast_operands() const {
   return out;
 }
 
-bool Schedule::is_inlined(const std::string& op) const {
-  for (const auto& d : directives_) {
-    if (auto* i = std::get_if<InlineD>(&d); i && i->op == op) return true;
-    if (auto* c = std::get_if<ComputeAtD>(&d); c && c->op == op) return true;
-  }
-  return false;
-}
+bool Schedule::is_inlined(const std::string& op) const { return inlined_.count(op) > 0; }
 
 ConsumerMode Schedule::consumer_mode() const {
   return last<PingPongD>() ? ConsumerMode::PingPong : ConsumerMode::Cooperative;

@@ -2,9 +2,11 @@
 // Schedule primitives. Each call validates its arguments against the definition and the
 // axes that exist at that point, then records a Directive; lowering applies them later.
 // A schedule is data: it prints to a small text form and parses back (dsl/schedule_text.h).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -163,6 +165,16 @@ class Schedule {
   Definition def_;
   Domain domain_;
   std::vector<Directive> directives_;
+  // Per directive kind (the variant's index), the position of the last one recorded, -1 for
+  // none: primitives ask what came before them, and a scan for each would make a schedule of
+  // n directives quadratic.
+  std::array<int, std::variant_size_v<Directive>> last_at_ = filled(-1);
+  std::unordered_set<std::string> inlined_;  // ops named by inline or compute_at
+  static std::array<int, std::variant_size_v<Directive>> filled(int v) {
+    std::array<int, std::variant_size_v<Directive>> a;
+    a.fill(v);
+    return a;
+  }
 };
 
 }  // namespace gg

@@ -489,6 +489,13 @@ Directive parse_directive(std::string_view line) {
   return parse_words(line, words);
 }
 
+namespace {
+[[noreturn]] void too_many(const std::string& what, size_t most) {
+  throw_user_error("too-many-directives", "more than " + std::to_string(most) + " " + what +
+                                              " in one schedule file; legal is at most " + std::to_string(most));
+}
+}  // namespace
+
 ScheduleFile parse_schedule_file(std::string_view text) {
   ScheduleFile file;
   bool seen_problem = false;
@@ -505,12 +512,14 @@ ScheduleFile parse_schedule_file(std::string_view text) {
     if (words.empty()) continue;
     try {
       if (words[0] == "epilogue") {
+        if (file.epilogue.size() == kMaxEpilogueOps) too_many("epilogue ops", kMaxEpilogueOps);
         file.epilogue.push_back(parse_epilogue(line, words));
       } else if (words[0] == "problem") {
         if (seen_problem) throw_user_error("parse-error", "a second 'problem' line; give the problem once");
         seen_problem = true;
         parse_problem(line, words, file.problem);
       } else {
+        if (file.directives.size() == kMaxDirectives) too_many("directives", kMaxDirectives);
         file.directives.push_back(parse_words(line, words));
         file.directive_lines.push_back(line_no);
       }

@@ -160,6 +160,10 @@ void fill_poison(DeviceBuffer& buffer) {
   check_cuda(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "poisoning a buffer");
 }
 
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
 size_t count_poisoned(const DeviceBuffer& buffer) {
   return count_poisoned_bytes(buffer.type(), download_bytes(buffer));
 }

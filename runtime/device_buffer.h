@@ -54,4 +54,8 @@ size_t count_poisoned(const DeviceBuffer& buffer);
 std::vector<uint8_t> poison_bytes(ElemType type, size_t count);
 size_t count_poisoned_bytes(ElemType type, const std::vector<uint8_t>& bytes);
 
+// Whether two downloads hold the same bits. Comparing values would not do: a padded output's
+// padding keeps its NaN poison, and NaN != NaN, so equal results would compare different.
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b);
+
 }  // namespace gg::rt

@@ -446,6 +446,49 @@ TEST_CASE("bad-leading-dim, bad-batch, bad-batch-stride") {
               "set_leading_dim: 'acc' is not a 2-D input or the output");
 }
 
+TEST_CASE("bad-batch-stride: a batch stride is bounded as a leading dimension is") {
+  // 2^63-1 elements apart: the kernel's byte offset batch * stride * 2 overflowed.
+  check_error([] { make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 2, .stride_a = INT64_MAX}); },
+              "bad-batch-stride",
+              "set_batch_stride: 'A': 9223372036854775807 is out of range; legal is 0..1099511627776 (2^40) elements");
+  check_error([] { make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 2, .stride_d = (int64_t(1) << 40) + 1}); },
+              "bad-batch-stride", "set_batch_stride: 'cast': 1099511627777 is out of range; legal is 1..1099511627776");
+  CHECK(make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 2, .stride_b = int64_t(1) << 40}).batch() == 2);
+}
+
+TEST_CASE("overlapping-output: two matrices of a batched output may not share an element") {
+  const char* overlap = "'cast': a batch stride of 100 elements makes the output's 4 matrices overlap: one spans 16384 "
+                        "elements (128 rows of 128, 128 apart); legal is a stride of at least 16384";
+  // The builders (the problem line, the CLI, gg::gemm_definition): batch and stride together.
+  check_error([] { make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 4, .stride_d = 100}); },
+              "overlapping-output", overlap);
+  // The stored extent counts the leading dimension up to the last row's end, not past it.
+  check_error([] { make_definition(128, 64, 128, DType::BF16, DType::BF16, {}, {.ldd = 80, .batch = 2, .stride_d = 10223}); },
+              "overlapping-output", "one spans 10224 elements (128 rows of 64, 80 apart)");
+  CHECK(make_definition(128, 64, 128, DType::BF16, DType::BF16, {}, {.ldd = 80, .batch = 2, .stride_d = 10224}).batch() == 2);
+  // Column-major: 64 stored rows (N) of 128 (M).
+  check_error([] { make_definition(128, 64, 128, DType::BF16, DType::BF16, {},
+                                   {.d = OutputLayout::ColumnMajor, .batch = 2, .stride_d = 8000}); },
+              "overlapping-output", "one spans 8192 elements (64 rows of 128, 128 apart)");
+  // Inputs are only read: overlapping (even equal) matrices are legal.
+  CHECK(make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 4, .stride_a = 100, .stride_b = 1}).batch() == 4);
+
+  // The C++ API in any order: whichever call completes the picture refuses, and changes nothing.
+  Definition stride_first = make_definition(128, 128, 128, DType::BF16, DType::BF16);
+  const Tensor out = stride_first.tensor(stride_first.output());
+  stride_first.set_batch_stride(out, 100);  // one matrix: nothing can overlap yet
+  check_error([&] { stride_first.set_batch(4); }, "overlapping-output", overlap);
+  CHECK(stride_first.batch() == 1);
+  Definition batch_first = make_definition(128, 128, 128, DType::BF16, DType::BF16);
+  batch_first.set_batch(4);
+  check_error([&] { batch_first.set_batch_stride(batch_first.tensor(batch_first.output()), 100); }, "overlapping-output",
+              overlap);
+  CHECK(batch_first.node(batch_first.output()).batch_stride == -1);
+  Definition ld_last = make_definition(128, 128, 128, DType::BF16, DType::BF16, {}, {.batch = 2, .stride_d = 16384});
+  check_error([&] { ld_last.set_leading_dim(ld_last.tensor(ld_last.output()), 136); }, "overlapping-output",
+              "one spans 17400 elements (128 rows of 128, 136 apart)");
+}
+
 TEST_CASE("bad-shape") {
   check_error([] { Definition().input("A", {64, 64, 64}, DType::BF16); }, "bad-shape",
               "input 'A': shape must have 1 or 2 extents");

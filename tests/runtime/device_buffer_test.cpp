@@ -54,3 +54,25 @@ TEST_CASE("small-integer fills take every value in -2..2 and nothing else") {
   }
   for (int count : seen) CHECK(count > 100);
 }
+
+TEST_CASE("same_bits: downloads with NaN poison in the same places are the same; any other bit differs") {
+  // A padded output (ldd > N) keeps its poison between the rows: value comparison calls two
+  // identical downloads different (NaN != NaN), which reported every repeated launch as a race.
+  const float poison = std::bit_cast<float>(gg::rt::poison_bits(ElemType::F32));
+  const std::vector<float> first = {1.0f, 2.5f, poison, poison, -3.0f, 0.0f, poison};
+  const std::vector<float> again = first;
+  CHECK_FALSE(first == again);  // why value comparison cannot be used
+  CHECK(gg::rt::same_bits(first, again));
+
+  std::vector<float> changed = first;
+  changed[4] = -3.0000002f;
+  CHECK_FALSE(gg::rt::same_bits(first, changed));
+  std::vector<float> written = first;
+  written[2] = 0.0f;  // a kernel that wrote into the padding
+  CHECK_FALSE(gg::rt::same_bits(first, written));
+  std::vector<float> signed_zero = first;
+  signed_zero[5] = -0.0f;  // equal as values, different bits
+  CHECK_FALSE(gg::rt::same_bits(first, signed_zero));
+  CHECK_FALSE(gg::rt::same_bits(first, std::vector<float>(first.begin(), first.end() - 1)));
+  CHECK(gg::rt::same_bits({}, {}));
+}

@@ -60,6 +60,13 @@ std::optional<int64_t> Args::at_least(const std::string& flag, int64_t least) co
 
 std::optional<int64_t> Args::positive(const std::string& flag) const { return at_least(flag, 1); }
 
+std::optional<int64_t> Args::at_most(const std::string& flag, int64_t most) const {
+  auto x = positive(flag);
+  if (x && *x > most)
+    usage_error("--" + flag + " " + std::to_string(*x) + " is out of range; legal is 1.." + std::to_string(most));
+  return x;
+}
+
 Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs) {
   Args args;
   args.command = command;

@@ -29,6 +29,9 @@ struct Args {
   std::optional<int64_t> positive(const std::string& flag) const;
   // The same with a lower bound of `least` (0: a non-negative integer).
   std::optional<int64_t> at_least(const std::string& flag, int64_t least) const;
+  // A positive integer of at most `most`: a count of runs past that is refused, not clamped or
+  // run for ever.
+  std::optional<int64_t> at_most(const std::string& flag, int64_t most) const;
 };
 
 // Parses the words after the command name. `--flag value` and `--flag=value` both work;

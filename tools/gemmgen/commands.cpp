@@ -1,6 +1,8 @@
 #include "tools/gemmgen/commands.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
+#include "tools/gemmgen/simulate_budget.h"
 #include "tools/gemmgen/tune.h"
 
 namespace gg::cli {
@@ -131,11 +134,11 @@ int cmd_run(const Args& args, Io io) {
   options.exact = args.has("exact");
   options.bench = args.has("bench");
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
-  if (auto reps = args.positive("reps")) {
+  if (auto reps = args.at_most("reps", kMaxTimedReps)) {
     if (!options.bench) usage_error("--reps counts timed runs; it needs --bench");
-    options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+    options.reps = static_cast<int>(*reps);
   }
-  if (auto repeat = args.positive("repeat")) options.repeat = static_cast<int>(std::min<int64_t>(*repeat, 100000));
+  if (auto repeat = args.at_most("repeat", kMaxRepeats)) options.repeat = static_cast<int>(*repeat);
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -178,7 +181,7 @@ int cmd_bench(const Args& args, Io io) {
   if (schedule != "auto") builtin_schedule(schedule, gemm_definition(128, 128, 64, gemm));  // unknown-schedule first
   CheckOptions options;
   options.bench = true;
-  if (auto reps = args.positive("reps")) options.reps = static_cast<int>(std::min<int64_t>(*reps, 1000000));
+  if (auto reps = args.at_most("reps", kMaxTimedReps)) options.reps = static_cast<int>(*reps);
   // Output files are opened before any timing, so a bad path fails in a second, not after the run.
   auto open_output = [&](const char* flag) -> std::unique_ptr<std::ofstream> {
     auto path = args.value(flag);
@@ -234,7 +237,7 @@ int cmd_bench(const Args& args, Io io) {
 // each timed `reps` times; medians, since other work on the machine only ever adds time.
 int cmd_jit(const Args& args, Io io) {
   Schedule s = load_schedule(args);
-  const int reps = static_cast<int>(std::min<int64_t>(args.positive("reps").value_or(5), 1000));
+  const int reps = static_cast<int>(args.at_most("reps", kMaxJitReps).value_or(5));
   rt::JitOptions options;
   std::istringstream extra(args.value("nvrtc-options").value_or(""));
   for (std::string option; extra >> option;) options.extra_options.push_back(option);
@@ -280,10 +283,7 @@ int cmd_simulate(const Args& args, Io io) {
   if (auto sms = args.positive("sms")) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
-  const Definition& def = s.definition();
-  if (def.m() * def.n() * def.k() > (int64_t(1) << 27))
-    usage_error("simulate runs every thread's work on the CPU: M*N*K of " + std::to_string(def.m() * def.n() * def.k()) +
-                " is over its budget of 2^27 (e.g. 512 x 512 x 512); use a smaller problem");
+  check_simulate_budget(s.definition(), args);
   SimulationReport r = simulate(s, options, limits);
   io.out << r.to_string();
   return r.passed ? 0 : 1;
@@ -319,8 +319,8 @@ const std::vector<Command>& commands() {
                 {"json", "", "print the report as one JSON object"},
                 {"exact", "", "small-integer inputs in [-2, 2], so the result must equal cuBLAS exactly"},
                 {"seed", "N", "random seed for the inputs (default 1)"},
-                {"reps", "N", "timed runs for --bench, the median is reported (default 50)"},
-                {"repeat", "N", "launch N more times on the same inputs; each output must be bit-identical"}}}),
+                {"reps", "N", "timed runs for --bench, the median is reported (default 50, at most 10000)"},
+                {"repeat", "N", "launch N (at most 1000) more times on the same inputs; each output must be bit-identical"}}}),
        cmd_run},
       {"bench",
        "time a schedule (or auto) against cuBLAS on every shape of a shapes file (needs a GPU)",
@@ -330,7 +330,7 @@ const std::vector<Command>& commands() {
         {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
         {"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
-        {"reps", "N", "timed runs per shape, the median is reported (default 50)"},
+        {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},
         {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
        cmd_bench},
@@ -345,14 +345,14 @@ const std::vector<Command>& commands() {
         {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
         {"top", "N", "configs per orientation, the model's best first (default 6)"},
-        {"reps", "N", "timed runs per config, the median is compared (default 30)"},
+        {"reps", "N", "timed runs per config, the median is compared (default 30, at most 10000)"},
         {"json", "FILE", "also write every candidate's figures as JSON"},
         {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}},
        cmd_tune},
       {"jit",
        "time a first use's codegen and NVRTC compile on this CPU, disk cache bypassed (needs no GPU)",
        concat({schedule_flags(), problem_flags(),
-               {{"reps", "N", "compiles to time, the median is reported (default 5)"},
+               {{"reps", "N", "compiles to time, the median is reported (default 5, at most 100)"},
                 {"nvrtc-options", "OPTIONS", "extra NVRTC options, space-separated, e.g. \"-time=-\" (its log is printed)"}}}),
        cmd_jit},
       {"simulate",
@@ -381,6 +381,21 @@ std::string command_usage(const Command& c) {
   return s;
 }
 
+namespace {
+// What a command wrote must have arrived: output to a full disk or a closed standard output
+// would otherwise be lost with exit 0. The stream is flushed here because its buffer may still
+// hold the whole output, and a failure shows only when it is written out.
+int written(Io io, int code) {
+  errno = 0;
+  io.out.flush();
+  if (!io.out)
+    throw_user_error("cannot-write", std::string("cannot write to standard output") +
+                                         (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()) +
+                                         "; the output is incomplete");
+  return code;
+}
+}  // namespace
+
 int run_cli(const std::vector<std::string>& argv, Io io) {
   try {
     if (argv.empty()) {
@@ -390,7 +405,7 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
       io.out << usage();
-      return 0;
+      return written(io, 0);
     }
     auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });
     if (cmd == commands().end()) {
@@ -401,9 +416,9 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     Args args = parse_args(name, std::vector<std::string>(argv.begin() + 1, argv.end()), cmd->flags);
     if (args.help) {
       io.out << command_usage(*cmd);
-      return 0;
+      return written(io, 0);
     }
-    return cmd->run(args, io);
+    return written(io, cmd->run(args, io));
   } catch (const CompileError& e) {
     io.err << "gemmgen: error[" << e.rule() << "]: " << e.message() << "\n";
     if (e.rule() == "usage") io.err << "gemmgen: run `gemmgen --help` or `gemmgen COMMAND --help` for usage\n";

@@ -9,6 +9,13 @@
 
 namespace gg::cli {
 
+// The most runs a counting flag takes. Timed runs (run, bench and tune --reps): a median settles
+// long before 10,000. Repeated launches (run --repeat) each download and compare the whole
+// output. Each jit rep is a whole NVRTC compile, seconds apiece.
+constexpr int64_t kMaxTimedReps = 10000;
+constexpr int64_t kMaxRepeats = 1000;
+constexpr int64_t kMaxJitReps = 100;
+
 struct Io {
   std::ostream& out;
   std::ostream& err;

@@ -15,8 +15,6 @@ namespace gg::cli {
 
 namespace {
 
-constexpr int64_t kDefaultExtent = 8192;
-
 struct Problem {
   int64_t m = kDefaultExtent, n = kDefaultExtent, k = kDefaultExtent;
   DType in = DType::BF16, out = DType::BF16;

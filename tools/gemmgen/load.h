@@ -12,6 +12,9 @@
 
 namespace gg::cli {
 
+// M, N and K when neither a flag nor the schedule file's `problem` line gives them.
+constexpr int64_t kDefaultExtent = 8192;
+
 // --schedule/--schedule-file and the problem flags, for a command's flag table.
 std::vector<FlagSpec> schedule_flags();
 std::vector<FlagSpec> problem_flags();

@@ -89,7 +89,7 @@ int cmd_tune(const Args& args, Io io) {
   CheckOptions options;
   options.bench = true;
   options.measure_jit = false;
-  options.reps = static_cast<int>(std::min<int64_t>(args.positive("reps").value_or(30), 100000));
+  options.reps = static_cast<int>(args.at_most("reps", kMaxTimedReps).value_or(30));
   std::unique_ptr<std::ofstream> json;
   if (auto path = args.value("json")) {
     json = std::make_unique<std::ofstream>(*path);
