@@ -6,6 +6,7 @@
 #include "codegen/analyze_schedule.h"
 #include "codegen/emit.h"
 #include "codegen/validate_schedule.h"
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 
@@ -54,7 +55,9 @@ std::string check_line(const Schedule& s, const DeviceLimits& limits) {
   try {
     LowerOptions options;
     options.limits = limits;
+    const Kernel k = lower(s, options);
     out += "lowers: yes, to kernel " + emit_cuda(s, options).kernel_name + "\n";
+    out += describe_work_units(s, k.plan, k.launch);
   } catch (const CompileError& e) {
     out += "lowers: no, error[" + e.rule() + "]: " + e.message() + "\n";
   }

@@ -1,5 +1,7 @@
 #include "codegen/work_units.h"
 
+#include <algorithm>
+#include <climits>
 #include <map>
 
 #include "codegen/tile_order.h"
@@ -227,6 +229,36 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
   const int64_t stride = evaluate(units.stride(), vars), end = evaluate(units.end(), vars);
   for (int64_t t = evaluate(units.first(), vars); t < end; t += stride) out.push_back(one(t));
   return out;
+}
+
+std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt::LaunchSpec& launch) {
+  const auto& g = launch.grid;
+  const std::array<int64_t, 3> grid = {g[0], g[1], g[2]};
+  const auto unit_text = [&](const WorkUnit& u) {
+    std::string t = "(";
+    if (p.layouts.batch > 1) t += "batch " + std::to_string(u.batch) + ", ";
+    t += "m " + std::to_string(u.m_tile) + ", n " + std::to_string(u.n_tile) + ", k tiles " +
+         std::to_string(u.k_first) + "+" + std::to_string(u.k_tiles);
+    if (p.split_k > 1) t += u.handed_on ? ", split " + std::to_string(u.split) : ", whole";
+    return t + ")";
+  };
+  if (!WorkUnits(s, p).persistent())
+    return "work units: one per CTA of the grid (" + std::to_string(g[0] * g[1] * g[2]) + "); CTA (0,0,0) runs " +
+           unit_text(cta_work_units(s, p, {0, 0, 0}, grid, p.k).front()) + "\n";
+  int64_t total = 0, fewest = INT64_MAX, most = 0;
+  for (int64_t x = 0; x < grid[0]; ++x) {
+    const auto n = static_cast<int64_t>(cta_work_units(s, p, {x, 0, 0}, grid, p.k).size());
+    total += n;
+    fewest = std::min(fewest, n);
+    most = std::max(most, n);
+  }
+  const std::vector<WorkUnit> first = cta_work_units(s, p, {0, 0, 0}, grid, p.k);
+  std::string out = "work units: " + std::to_string(total) + " over " + std::to_string(grid[0]) + " CTAs (" +
+                    (fewest == most ? std::to_string(most) : std::to_string(fewest) + " to " + std::to_string(most)) +
+                    " each); CTA 0 runs ";
+  for (size_t i = 0; i < first.size() && i < 3; ++i) out += (i ? ", " : "") + unit_text(first[i]);
+  if (first.size() > 3) out += ", ...";
+  return out + "\n";
 }
 
 }  // namespace gg

@@ -63,6 +63,10 @@ class WorkUnits {
   WorkUnitExprs grid_unit_;    // the coordinates before the index is named (see unit())
 };
 
+// "work units: ..." for explain: how many units the grid's CTAs walk and CTA 0's first ones, as
+// cta_work_units evaluates them for the problem's K on the kernel's grid.
+std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt::LaunchSpec& launch);
+
 // A unit on the host: the values the kernel's expressions take.
 struct WorkUnit {
   int64_t index = 0, batch = 0, m_tile = 0, n_tile = 0, split = 0, k_first = 0, k_tiles = 0;
