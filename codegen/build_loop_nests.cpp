@@ -93,11 +93,19 @@ class NestBuilder {
   // The running count of k tiles this CTA has passed through the pipeline.
   ExprPtr k_run() const { return units_.persistent() ? var("k_done") + k_tile() : k_tile(); }
 
-  StmtPtr load(rt::Operand operand, const char* tile) const {
+  // A k step: `before`, each staged operand's load (its tile at the unit's coordinate its rows
+  // follow), then `after`, in one flat block (expand_circular_buffer finds the loads there).
+  StmtPtr loads_between(std::vector<StmtPtr> before, const std::vector<StmtPtr>& after) const {
+    for (const StagedOperand& o : p_.operands) before.push_back(load(o));
+    before.insert(before.end(), after.begin(), after.end());
+    return block(std::move(before));
+  }
+
+  StmtPtr load(const StagedOperand& operand) const {
     const WorkUnitExprs u = units_.unit(units_.persistent() ? "tile" : "blockIdx");
     auto l = std::make_shared<LoadTile>();
-    l->operand = operand;
-    l->tile = var(tile);
+    l->operand = operand.operand;
+    l->tile = var(operand.tile);
     l->k_tile = k_tile();
     l->stage = imm(0);
     l->batch = batch();
@@ -234,13 +242,12 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
       // waits for that release.
       StmtPtr free_stage = p.pipeline.empty_barriers ? nb.acquire(true) : nullptr;
       body = nb.over_tiles(nb.accumulate(nb.k_loop(
-          block({free_stage, nb.load(rt::Operand::A, "m_tile"), nb.load(rt::Operand::B, "n_tile"), nb.acquire(false), nb.compute(), nb.release()}))),
+          nb.loads_between({free_stage}, {nb.acquire(false), nb.compute(), nb.release()}))),
                            false, nb.counts_units());
     } else if (r.issues_loads) {
       // The producer: one elected thread walks the same tiles and k tiles as the consumers,
       // waiting for a free stage before each fill.
-      body = elect_one(nb.producer_tiles(nb.k_loop(block({nb.acquire(true), nb.load(rt::Operand::A, "m_tile"),
-                                                           nb.load(rt::Operand::B, "n_tile")}))),
+      body = elect_one(nb.producer_tiles(nb.k_loop(nb.loads_between({nb.acquire(true)}, {}))),
                        imm(int64_t(r.first_warpgroup) * 4));
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));

@@ -154,8 +154,8 @@ struct Facts {
   // Bytes of one pipeline stage of an operand buffer; 0 for other buffers.
   int64_t stage_bytes(const std::string& buffer) const {
     if (!declared) return 0;
-    if (buffer == buffer_name(Buffer::A)) return plan.a_smem.bytes();
-    if (buffer == buffer_name(Buffer::B)) return plan.b_smem.bytes();
+    for (const StagedOperand& o : plan.operands)
+      if (buffer == buffer_name(o.buffer)) return o.smem.bytes();
     return 0;
   }
   bool is_full(const std::string& array) const { return declared && array == kFull; }

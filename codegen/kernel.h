@@ -36,6 +36,21 @@ struct PipelinePlan {
   bool drain_at_exit = false;
 };
 
+// One operand the pipeline's stages carry (A and B today; FP8's scale factors are to join them):
+// its tensor map slot and pointer field, its stage buffer and layout, the work unit's coordinate
+// its rows follow and the problem extent that bounds them, and whether a cluster multicasts it.
+// The loads, the transaction bytes and the checks run over the list.
+struct StagedOperand {
+  rt::Operand operand = rt::Operand::A;
+  kir::Buffer buffer = kir::Buffer::A;
+  SmemTileLayout smem;
+  std::string tile;    // "m_tile" or "n_tile"
+  std::string extent;  // "args.m" or "args.n"
+  std::string source;  // the GgGemmArgs pointer a synchronous copy reads: "a" or "b"
+  int64_t ld = 0;      // its leading dimension as the kernel was generated (0: dense)
+  bool multicast = false;
+};
+
 struct KernelPlan {
   Target target = Target::Sm90a;
   DType in = DType::BF16, out = DType::BF16;
@@ -74,9 +89,12 @@ struct KernelPlan {
   int64_t k_tiles = 1;
   std::vector<SmemBuffer> smem;
   int64_t smem_bytes = 0;               // dynamic shared memory, 1024 alignment slack included
-  // Operand stages and output staging in shared memory, as the schedule analysis laid them out:
-  // the TMA tensor maps, the WGMMA descriptors and the epilogue all read these.
-  SmemTileLayout a_smem, b_smem;
+  // The operands the stages carry, in the order a stage lays them out, and the output staging in
+  // shared memory, as the schedule analysis laid them out: the loads, the TMA tensor maps, the MMA
+  // descriptors and the epilogue all read these.
+  std::vector<StagedOperand> operands;
+  const StagedOperand& operand(rt::Operand which) const;  // InternalError when the list lacks it
+  int64_t stage_bytes() const;                            // one stage of every operand
   StagingShape staging;
   std::vector<kir::EpilogueOp> epilogue;
   // beta*C read through the staging buffer: TMA loads the C tile into it (completing on

@@ -24,10 +24,10 @@ class LowerCopies : public Mutator {
   }
 
   StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {
-    const bool is_a = l->operand == rt::Operand::A;
-    const SmemTileLayout& layout = is_a ? p_.a_smem : p_.b_smem;
+    const StagedOperand& operand = p_.operand(l->operand);
+    const SmemTileLayout& layout = operand.smem;
     const int64_t tile_rows = layout.rows;
-    SmemRef dst{is_a ? Buffer::A : Buffer::B, l->stage * imm(layout.bytes())};
+    SmemRef dst{operand.buffer, l->stage * imm(layout.bytes())};
     // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
     ExprPtr k_tile = l->k_first ? l->k_first + l->k_tile : l->k_tile;
     ExprPtr mn0 = l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
@@ -41,7 +41,7 @@ class LowerCopies : public Mutator {
       std::vector<StmtPtr> issue = {expect};
       // Under multicast each CTA loads its slice, landing in every CTA: a K-major operand's
       // slice of the rows, an MN-major one's slice of the swizzle atoms (each a whole box).
-      const bool multicast = is_a ? p_.multicast_a : p_.multicast_b;
+      const bool multicast = operand.multicast;
       GG_INTERNAL_CHECK(multicast == (layout.box_rows != tile_rows) || layout.mn_major,
                         "a K-major multicast operand's boxes are its slice of the rows");
       ExprPtr slice_row = multicast && !layout.mn_major ? var("cta_rank") * imm(layout.box_rows) : imm(0);
@@ -62,14 +62,14 @@ class LowerCopies : public Mutator {
       return elected_ ? block(issue) : elect_one(block(issue));
     }
     auto copy = std::make_shared<SyncCopyTile>();
-    copy->source = is_a ? "a" : "b";
+    copy->source = operand.source;
     copy->dst = dst;
     copy->row0 = row0;
     copy->col0 = col0;
-    ExprPtr mn_limit = var(is_a ? "args.m" : "args.n");
+    ExprPtr mn_limit = var(operand.extent);
     copy->row_limit = layout.mn_major ? var("args.k") : mn_limit;
     copy->col_limit = layout.mn_major ? mn_limit : var("args.k");
-    copy->ld = imm(is_a ? p_.layouts.lda : p_.layouts.ldb);  // a constant: the launch checks the problem's
+    copy->ld = imm(operand.ld);  // a constant: the launch checks the problem's
     copy->rows = static_cast<int>(tile_rows);
     copy->cols = static_cast<int>(layout.row_bytes / layout.elem_bytes);
     copy->elem_bytes = dtype_bytes(p_.in);
@@ -93,10 +93,9 @@ Kernel lower_operand_copies(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerCopies(p).mutate(k.body);
   if (p.tma_load) {
-    GG_INTERNAL_CHECK(p.a_smem.bytes() + p.b_smem.bytes() == p.pipeline.tx_bytes,
+    GG_INTERNAL_CHECK(p.stage_bytes() == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
-    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::A, p.a_smem));
-    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::B, p.b_smem));
+    for (const StagedOperand& o : p.operands) k.launch.tensor_maps.push_back(tiled_tensor_map(p, o.operand, o.smem));
   }
   return k;
 }

@@ -3,6 +3,7 @@
 #include "codegen/resources.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
+#include "runtime/tensor_map.h"
 
 namespace gg {
 
@@ -43,11 +44,12 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
     if (op == s.definition().node(ops[0]).name) p.multicast_a = true;
     else p.multicast_b = true;
   }
+  for (StagedOperand& o : p.operands) o.multicast = o.operand == rt::Operand::A ? p.multicast_a : p.multicast_b;
   if (!p.multicast_a && !p.multicast_b) return;
   if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
   if (p.cluster.y != 1 || p.cluster.z != 1)
     not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");
-  const SmemTileLayout& shared = p.multicast_a ? p.a_smem : p.b_smem;
+  const SmemTileLayout& shared = p.operand(p.multicast_a ? rt::Operand::A : rt::Operand::B).smem;
   if (shared.mn_major) {  // each CTA loads whole swizzle atoms of the tile
     if (shared.atoms() % p.cluster_size != 0)
       not_lowered("multicast of an MN-major tile of " + std::to_string(shared.atoms()) + " swizzle atoms over " +
@@ -64,8 +66,8 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
 
 void plan_pipeline(KernelPlan& p) {
   PipelinePlan& pl = p.pipeline;
-  pl.full_arrivals = 2;  // A's and B's load each arrive once with their bytes
-  pl.tx_bytes = p.tma_load ? p.a_smem.bytes() + p.b_smem.bytes() : 0;
+  pl.full_arrivals = static_cast<int>(p.operands.size());  // each operand's load arrives once with its bytes
+  pl.tx_bytes = p.tma_load ? p.stage_bytes() : 0;
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
   const int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
@@ -86,6 +88,18 @@ void plan_pipeline(KernelPlan& p) {
 }
 
 }  // namespace
+
+const StagedOperand& KernelPlan::operand(rt::Operand which) const {
+  for (const StagedOperand& o : operands)
+    if (o.operand == which) return o;
+  GG_INTERNAL_CHECK(false, std::string("the kernel plan stages no operand ") + rt::operand_name(which));
+}
+
+int64_t KernelPlan::stage_bytes() const {
+  int64_t bytes = 0;
+  for (const StagedOperand& o : operands) bytes += o.smem.bytes();
+  return bytes;
+}
 
 const RoleShape& compute_role(const KernelPlan& p) {
   for (const auto& r : p.roles)
@@ -220,13 +234,14 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     p.k_loop = kl->name;
     p.k_tiles = kl->extent;
   }
-  p.a_smem = analysis.a;
-  p.b_smem = analysis.b;
-  for (const SmemTileLayout* l : {&p.a_smem, &p.b_smem})
-    if (l->mn_major && l->swizzle_bytes == 0)
-      not_lowered("an MN-major operand tile " + std::to_string(l->mn_extent()) + " elements wide (rows of " +
-                  std::to_string(l->row_bytes) + " bytes; swizzled MN-major rows are 32, 64 or a multiple of 128 bytes)");
-  const SmemTileLayout& k_rows = !p.a_smem.mn_major ? p.a_smem : p.b_smem;  // a layout whose rows run along K
+  p.operands = {{rt::Operand::A, kir::Buffer::A, analysis.a, "m_tile", "args.m", "a", p.layouts.lda, false},
+                {rt::Operand::B, kir::Buffer::B, analysis.b, "n_tile", "args.n", "b", p.layouts.ldb, false}};
+  for (const StagedOperand& o : p.operands)
+    if (o.smem.mn_major && o.smem.swizzle_bytes == 0)
+      not_lowered("an MN-major operand tile " + std::to_string(o.smem.mn_extent()) + " elements wide (rows of " +
+                  std::to_string(o.smem.row_bytes) + " bytes; swizzled MN-major rows are 32, 64 or a multiple of 128 bytes)");
+  const SmemTileLayout& a_smem = p.operand(rt::Operand::A).smem, &b_smem = p.operand(rt::Operand::B).smem;
+  const SmemTileLayout& k_rows = !a_smem.mn_major ? a_smem : b_smem;  // a layout whose rows run along K
   if (!k_rows.mn_major && k_rows.swizzle_bytes == 0) {
     const int in_bytes = dtype_bytes(p.in);
     not_lowered("a k tile of " + std::to_string(p.tile_k) + " elements (rows of " +
@@ -329,9 +344,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }
-  GG_INTERNAL_CHECK(p.smem.size() >= 2 && p.smem[0].bytes == p.pipeline.stages * p.a_smem.bytes() &&
-                        p.smem[1].bytes == p.pipeline.stages * p.b_smem.bytes(),
-                    "resource summary and kernel plan disagree on the operand stages");
+  GG_INTERNAL_CHECK(p.smem.size() >= p.operands.size(), "resource summary and kernel plan disagree on the operand stages");
+  for (size_t i = 0; i < p.operands.size(); ++i)
+    GG_INTERNAL_CHECK(p.smem[i].bytes == p.pipeline.stages * p.operands[i].smem.bytes(),
+                      "resource summary and kernel plan disagree on the operand stages");
   p.smem_bytes = resources.smem_bytes;
   p.tmem_columns = resources.tmem_alloc_columns;
   GG_INTERNAL_CHECK((p.accumulator == Place::Tmem) == (p.tmem_columns > 0), "a TMEM accumulator without TMEM columns");

@@ -396,7 +396,7 @@ std::vector<BugClass> bug_classes() {
          });
        },
        named("named barrier 16")},
-      {"wgmma swizzle 64, operands 128", [](const Kernel& k) { return k.plan.a_smem.swizzle_bytes == 128; },
+      {"wgmma swizzle 64, operands 128", [](const Kernel& k) { return k.plan.operand(rt::Operand::A).smem.swizzle_bytes == 128; },
        [](const Kernel& k) {
          return plant<WgmmaIssue>(k, anywhere<WgmmaIssue>, [](auto n) -> StmtPtr {
            n->a_layout.swizzle_bytes = n->b_layout.swizzle_bytes = 64;

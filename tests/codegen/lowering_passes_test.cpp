@@ -12,6 +12,7 @@
 #include "codegen/lower_operand_copies.h"
 #include "codegen/plan_kernel.h"
 #include "codegen/select_mma.h"
+#include "codegen/validate_schedule.h"
 #include "dsl/error.h"
 #include "schedules/tutorial.h"
 
@@ -254,8 +255,8 @@ TEST_CASE("swizzle widths follow the tile: 32B operand rows for k tiles of 16, 6
   s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
   s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma).cache_write("cast", Place::Shared, CopyMethod::Tma);
   Kernel k = lower(s);
-  CHECK(k.plan.a_smem.swizzle_bytes == 32);
-  CHECK(k.plan.b_smem.swizzle_bytes == 32);
+  CHECK(k.plan.operand(rt::Operand::A).smem.swizzle_bytes == 32);
+  CHECK(k.plan.operand(rt::Operand::B).smem.swizzle_bytes == 32);
   CHECK(k.plan.staging.buffer.swizzle_bytes == 64);
   CHECK(kinds(k)[NodeKind::TmaStore] == 3);  // 96 bf16 columns = 3 chunks of 32
   REQUIRE(k.launch.tensor_maps.size() == 3);
@@ -286,7 +287,7 @@ TEST_CASE("k tiles wider than one 128B atom load one TMA box per atom") {
   s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
   s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma);
   Kernel k = lower(s);
-  CHECK(k.plan.a_smem.atoms() == 2);
+  CHECK(k.plan.operand(rt::Operand::A).smem.atoms() == 2);
   CHECK(kinds(k)[NodeKind::TmaLoad] == 4);  // A and B, two atoms each
   CHECK(k.launch.tensor_maps[0].box_cols == 64);
   CHECK(k.launch.tensor_maps[1].box_cols == 64);
@@ -316,4 +317,37 @@ TEST_CASE("persist: a grid-strided tile loop whose pipeline phases run across ti
   CHECK(k.launch.grid[0] == 48);  // min(tiles, resident CTA slots)
   Kernel big = lower(step(6, 4096, 4096, 4096));
   CHECK(big.launch.grid[0] == 264);  // 132 SMs x 2 resident CTAs
+}
+
+// The operand list: the plan's staged operands drive the loads of each k step, the full barrier's
+// arrivals and transaction bytes, and the tensor maps; no pass names A or B for them.
+TEST_CASE("the staged operand list: one load per operand per k step, arrivals, bytes and maps from the list") {
+  for (int v : {4, 5, 8, 10}) {
+    CAPTURE(v);
+    const Kernel k = lower(step(v, 1024, 1024, 512));
+    const KernelPlan& p = k.plan;
+    REQUIRE(p.operands.size() == 2);
+    CHECK(p.operands[0].operand == rt::Operand::A);
+    CHECK(p.operands[1].operand == rt::Operand::B);
+    CHECK(p.operands[0].tile == "m_tile");
+    CHECK(p.operands[1].tile == "n_tile");
+    CHECK(p.pipeline.full_arrivals == 2);
+    CHECK(p.stage_bytes() == p.operands[0].smem.bytes() + p.operands[1].smem.bytes());
+    if (p.tma_load) {
+      CHECK(p.pipeline.tx_bytes == p.stage_bytes());
+      REQUIRE(k.launch.tensor_maps.size() >= 2);
+      CHECK(k.launch.tensor_maps[0].operand == rt::Operand::A);
+      CHECK(k.launch.tensor_maps[1].operand == rt::Operand::B);
+    }
+    // After build_loop_nests, each k loop that loads holds one LoadTile per staged operand.
+    Kernel nests = build_loop_nests(step(v, 1024, 1024, 512), plan_kernel(step(v, 1024, 1024, 512),
+                                                                           validate_schedule(step(v, 1024, 1024, 512), hopper())));
+    struct Loads : Visitor {
+      std::vector<rt::Operand> seen;
+      void visit_LoadTile(const LoadTile& l) override { seen.push_back(l.operand); }
+    } loads;
+    loads.visit(nests.body);
+    REQUIRE(loads.seen.size() % p.operands.size() == 0);
+    for (size_t i = 0; i < loads.seen.size(); ++i) CHECK(loads.seen[i] == p.operands[i % p.operands.size()].operand);
+  }
 }

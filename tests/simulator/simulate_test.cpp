@@ -193,7 +193,7 @@ std::vector<BugClass> bug_classes() {
   c.push_back({"shared-memory regions overlapping", [](const StmtPtr& s, const KernelPlan& p) -> std::optional<StmtPtr> {
                  if (auto l = as<TmaLoad>(s); l && l->map == rt::Operand::A) {
                    auto n = copy_of<TmaLoad>(s);
-                   n->dst.offset = l->dst.offset + imm(p.a_smem.bytes() * p.pipeline.stages - 1024);
+                   n->dst.offset = l->dst.offset + imm(p.operand(rt::Operand::A).smem.bytes() * p.pipeline.stages - 1024);
                    return StmtPtr(n);
                  }
                  return keep();
@@ -738,5 +738,42 @@ TEST_CASE("simulate: without the producer's drain a peer arrives on a CTA that e
     CAPTURE(v);
     std::cout << "v" << v << ": a missing drain caught with " << caught << " of " << seeds << " seeds\n";
     CHECK(caught == seeds);
+  }
+}
+
+// Every swizzle width in the simulated set: K-major operand rows of 32, 64 and 128 bytes (k tiles
+// of 16, 32, 64), MN-major ones (a B tile 16, 32 or 64 elements wide), and staging chunks of 32,
+// 64 and 128 bytes. The TMA tensor map and the MMA descriptor each carry the width; a map whose
+// swizzle differs from the layout's is caught at every width.
+TEST_CASE("simulate: every swizzle width of operand rows and staging, and a map swizzle that disagrees") {
+  struct Case {
+    int64_t tile_n, tile_k;
+    Layout b;
+  };
+  for (Case c : {Case{96, 16, Layout::KMajor}, Case{32, 32, Layout::KMajor}, Case{64, 64, Layout::KMajor},
+                 Case{16, 64, Layout::MNMajor}, Case{32, 64, Layout::MNMajor}, Case{64, 64, Layout::MNMajor}}) {
+    CAPTURE(c.tile_n);
+    CAPTURE(c.tile_k);
+    CAPTURE(c.b == Layout::MNMajor);
+    ProblemLayout layout;
+    layout.b = c.b;
+    const Definition def = make_definition(192, 160, 160, DType::BF16, DType::BF16, {}, layout);
+    Schedule s(def);
+    s.tile(64, c.tile_n, c.tile_k).inline_op("cast").mma(64, c.tile_n, 16, Target::Sm90a);
+    s.bind("k_o", Binding::Serial).bind("m_o", Binding::BlockY).bind("n_o", Binding::BlockX);
+    s.cache_read("A", CopyMethod::Tma).cache_read("B", CopyMethod::Tma);
+    s.cache_write("cast", Place::Shared, CopyMethod::Tma).circular_buffer("k_o", 2);
+    const Kernel good = lower(s);
+    const int swizzle_b = good.plan.operand(rt::Operand::B).smem.swizzle_bytes;
+    CAPTURE(swizzle_b);
+    CAPTURE(good.plan.staging.buffer.swizzle_bytes);
+    const SimulationReport ok = simulate_kernel(good, def);
+    CAPTURE(ok.to_string());
+    REQUIRE(ok.passed);
+    Kernel wrong = good;
+    for (auto& t : wrong.launch.tensor_maps)
+      if (t.operand == rt::Operand::B)
+        t.swizzle = swizzle_b == 128 ? rt::Swizzle::B64 : rt::Swizzle::B128;  // another width
+    CHECK_FALSE(simulate_kernel(wrong, def).passed);
   }
 }

@@ -40,8 +40,8 @@ class SelectTcgen05 : public Mutator {
   // The elected thread issues the k tile's MMAs: for each m block, the k steps of the stage. Each
   // block's first MMA of the tile overwrites its accumulator.
   StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
-    const SmemTileLayout& a = p_.a_smem;
-    const SmemTileLayout& b = p_.b_smem;
+    const SmemTileLayout& a = p_.operand(rt::Operand::A).smem;
+    const SmemTileLayout& b = p_.operand(rt::Operand::B).smem;
     GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
                       "K-major A and B stages swizzled alike (one k tile)");
     GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(t_.mma_m, p_.mma.n, kTcgen05K),

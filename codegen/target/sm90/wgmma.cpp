@@ -22,8 +22,8 @@ class SelectWgmma : public Mutator {
 
   StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
     AccumulatorShape shape = accumulator_shape(p_);
-    const SmemTileLayout& a = p_.a_smem;
-    const SmemTileLayout& b = p_.b_smem;
+    const SmemTileLayout& a = p_.operand(rt::Operand::A).smem;
+    const SmemTileLayout& b = p_.operand(rt::Operand::B).smem;
     GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
                       "K-major A and B stages swizzled alike (one k tile)");
     GG_INTERNAL_CHECK(targets::sm90a_mma_shapes().legal(kWgmmaM, p_.mma.n, kWgmmaK),
