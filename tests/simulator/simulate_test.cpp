@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "codegen/index_math.h"
 #include "codegen/lower.h"
@@ -747,9 +748,11 @@ TEST_CASE("simulate: without the producer's drain a peer arrives on a CTA that e
 // swizzle differs from the layout's is caught at every width.
 TEST_CASE("simulate: every swizzle width of operand rows and staging, and a map swizzle that disagrees") {
   struct Case {
-    int64_t tile_n, tile_k;
+    int tile_n, tile_k;
     Layout b;
   };
+  std::set<std::pair<bool, int>> operand_widths;  // (MN-major, bytes)
+  std::set<int> staging_widths;
   for (Case c : {Case{96, 16, Layout::KMajor}, Case{32, 32, Layout::KMajor}, Case{64, 64, Layout::KMajor},
                  Case{16, 64, Layout::MNMajor}, Case{32, 64, Layout::MNMajor}, Case{64, 64, Layout::MNMajor}}) {
     CAPTURE(c.tile_n);
@@ -765,6 +768,8 @@ TEST_CASE("simulate: every swizzle width of operand rows and staging, and a map 
     s.cache_write("cast", Place::Shared, CopyMethod::Tma).circular_buffer("k_o", 2);
     const Kernel good = lower(s);
     const int swizzle_b = good.plan.operand(rt::Operand::B).smem.swizzle_bytes;
+    operand_widths.insert({c.b == Layout::MNMajor, swizzle_b});
+    staging_widths.insert(good.plan.staging.buffer.swizzle_bytes);
     CAPTURE(swizzle_b);
     CAPTURE(good.plan.staging.buffer.swizzle_bytes);
     const SimulationReport ok = simulate_kernel(good, def);
@@ -776,4 +781,7 @@ TEST_CASE("simulate: every swizzle width of operand rows and staging, and a map 
         t.swizzle = swizzle_b == 128 ? rt::Swizzle::B64 : rt::Swizzle::B128;  // another width
     CHECK_FALSE(simulate_kernel(wrong, def).passed);
   }
+  for (bool mn_major : {false, true})
+    for (int width : {32, 64, 128}) CHECK(operand_widths.count({mn_major, width}) == 1);
+  CHECK(staging_widths == std::set<int>{32, 64, 128});
 }
