@@ -258,6 +258,7 @@ class StructureCheck : public Visitor {
     check_named_counts();
     check_exit_sync();
     check_tmem_freed();
+    check_register_split();
     if (f_.declared) {
       check_layouts();
       check_map_operands();
@@ -277,6 +278,34 @@ class StructureCheck : public Visitor {
   void visit_WriteTile(const WriteTile& n) override { abstract(n.kind); }
 
   void visit_Let(const Let& l) override { lets_.lets[l.name] = l.value; }
+
+  // ---- the register split (setmaxnreg): a role that only loads gives registers back, a role
+  // that computes beside it takes them, each once, at a count the instruction takes, and the
+  // roles' counts fit the register file together.
+  void visit_SetMaxNReg(const SetMaxNReg& n) override {
+    const std::string who = "role '" + role_.name + "'";
+    GG_INTERNAL_CHECK(in_role_, "setmaxnreg outside a warp role: the whole CTA would share one count");
+    GG_INTERNAL_CHECK(n.regs >= 24 && n.regs <= 256 && n.regs % 8 == 0,
+                      who + ": setmaxnreg " + str(n.regs) + " (the count is a multiple of 8 in [24, 256])");
+    GG_INTERNAL_CHECK(!set_regs_.count(role_.name), who + " sets its register count twice");
+    const RoleShape* shape = nullptr;
+    for (const RoleShape& r : f_.plan.roles)
+      if (r.name == role_.name) shape = &r;
+    GG_INTERNAL_CHECK(shape != nullptr, who + ": setmaxnreg in a role the plan does not have");
+    const bool loads_only = shape->issues_loads && !shape->computes;
+    GG_INTERNAL_CHECK(n.increase != loads_only,
+                      who + ": setmaxnreg." + (n.increase ? "inc" : "dec") + " " + str(n.regs) + ", but a role that " +
+                          (loads_only ? "only issues loads gives registers back (.dec)"
+                                      : "computes beside a producer takes them (.inc)"));
+    set_regs_[role_.name] = int64_t(n.regs) * role_.warpgroups * kWarpgroupThreads;
+  }
+  void check_register_split() const {
+    int64_t total = 0;
+    for (const auto& [role, regs] : set_regs_) total += regs;
+    GG_INTERNAL_CHECK(total <= kRegisterFile, "the roles' setmaxnreg counts take " + str(total) + " registers, over the " +
+                                                  str(kRegisterFile) + " of the register file");
+  }
+
   // The structure check reads a mutable variable as its declaration gave it (a running count,
   // symbolic here as the loop variables it follows are).
   void visit_Assign(const Assign&) override {}
@@ -774,6 +803,8 @@ class StructureCheck : public Visitor {
   bool in_role_ = false;
   int64_t elected_ = 0;  // threads running an ElectOne's body; 0 outside one
   Env lets_;
+  std::map<std::string, int64_t> set_regs_;  // role -> registers its setmaxnreg gives all its threads
+  static constexpr int64_t kRegisterFile = 65536;
   std::vector<Scope> scopes_;
   std::vector<RoleView> roles_;
   Publish publish_ = Publish::None;

@@ -458,6 +458,27 @@ std::vector<BugClass> bug_classes() {
              });
        },
        [](const Kernel& k) { return std::string(ws(k) ? "empty_bar[" : "full_bar["); }},
+      {"producer's setmaxnreg takes registers (.inc)", ws,
+       [](const Kernel& k) {
+         return plant<SetMaxNReg>(
+             k, [](const SetMaxNReg& n, const Spot&) { return !n.increase; },
+             [](auto n) -> StmtPtr {
+               n->increase = true;
+               return n;
+             });
+       },
+       named("role 'producer': setmaxnreg.inc")},
+      {"consumers' setmaxnreg over the register file",
+       [](const Kernel& k) { return ws(k) && compute_role(k.plan).warpgroups > 1; },
+       [](const Kernel& k) {
+         return plant<SetMaxNReg>(
+             k, [](const SetMaxNReg& n, const Spot&) { return n.increase; },
+             [](auto n) -> StmtPtr {
+               n->regs = 256;
+               return n;
+             });
+       },
+       named("over the 65536 of the register file")},
       {"ClusterSync replaced by SyncThreads", [](const Kernel& k) { return k.plan.cluster_size > 1; },
        [](const Kernel& k) {
          return plant<ClusterSync>(
