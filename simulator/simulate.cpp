@@ -13,6 +13,7 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/device_buffer.h"
+#include "runtime/device/split_k_ticket.h"
 #include "runtime/device/tcgen05_desc.h"
 #include "runtime/host_dtype.h"
 #include "simulator/machine.h"
@@ -1487,8 +1488,8 @@ class Simulator {
       f.value = eval(w, n.barrier);
       if (w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
         const int64_t slot = eval(w, n.slot);
-        uint32_t& ticket = tickets_[static_cast<size_t>(slot)];
-        cta.split_last = ++ticket == uint32_t(n.ws.splits);
+        uint32_t& ticket = tickets_[static_cast<size_t>(slot)];  // the device's atomicAdd, then its rule
+        cta.split_last = gg::dev::split_k_ticket_is_last(ticket++, static_cast<unsigned>(n.ws.splits));
         if (cta.split_last) ticket = 0;
       }
       named_arrive(w, n.barrier, n.ws.threads, "bar.red.or");

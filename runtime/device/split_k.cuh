@@ -18,7 +18,7 @@ static __device__ __forceinline__ bool split_k_ticket(unsigned* counter, unsigne
                                                       unsigned thread_count, bool elected) {
   unsigned last = 0;
   if (elected) {
-    last = atomicAdd(counter, 1u) == splits - 1 ? 1u : 0u;
+    last = split_k_ticket_is_last(atomicAdd(counter, 1u), splits) ? 1u : 0u;  // split_k_ticket.h
     if (last) *counter = 0u;
   }
   unsigned any = 0;
