@@ -1118,7 +1118,17 @@ class RoleRun : public Visitor {
   }
 
   // ---- wgmma groups
+  // The accumulator registers are pinned (AccumulatorFence) between the thread's and the MMAs'
+  // accesses: after the thread writes them (zeroing) and before a wgmma fence, and after a wgmma
+  // wait before the thread reads them; else the compiler may move those accesses across.
+  void visit_AccumulatorZero(const AccumulatorZero&) override { acc_pinned_ = false; }
+  void visit_AccumulatorFence(const AccumulatorFence&) override { acc_pinned_ = true; }
+  void require_pinned(const std::string& what) const {
+    GG_INTERNAL_CHECK(acc_pinned_, who() + " at " + at() + ": " + what + " without wgmma_fence_operand on the "
+                                   "accumulator since the thread or the MMAs last wrote it (AccumulatorFence)");
+  }
   void visit_WgmmaFence(const WgmmaFence&) override {
+    require_pinned("wgmma fence");
     filling_.reset();
     open_ = true;
     open_stages_.clear();
@@ -1136,8 +1146,11 @@ class RoleRun : public Visitor {
     GG_INTERNAL_CHECK(!groups_.empty(), "wgmma wait without a committed group (" + who() + " at " + at() + ")");
     if (groups_.size() > size_t(n.pending)) complete_ = std::max(complete_, groups_.size() - size_t(n.pending));
     last_wait_ = n.pending;
+    acc_pinned_ = false;
   }
+  void visit_PartialStore(const PartialStore&) override { require_pinned("the split-K partial store's read of the accumulator"); }
   void visit_EpilogueStore(const EpilogueStore& n) override {
+    if (n.fragment == Fragment::Wgmma) require_pinned("the epilogue's read of the accumulator");
     GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
                       "epilogue reads the accumulator before every wgmma completed: " + who() + " at " + at() +
                           " has " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
@@ -1465,6 +1478,7 @@ class RoleRun : public Visitor {
   int elected_ = 0;
   std::vector<std::pair<std::string, int64_t>> loops_;
   bool open_ = false;
+  bool acc_pinned_ = true;  // AccumulatorFence since the last accumulator write (zeroing, a wgmma wait)
   std::set<int64_t> open_stages_;
   std::vector<Group> groups_;
   size_t complete_ = 0;         // groups [0, complete_) are done for this thread

@@ -39,10 +39,8 @@ class CudaPrinter : public Visitor {
  public:
   std::ostringstream os;
   int depth = 1;
-  int acc_blocks = 0, acc_regs = 0;
   int warpgroups = 1;  // of the whole block
   std::string role = "setup";  // the warp role being printed, named in watchdog reports
-  std::string acc_name;
 
   void line(const std::string& s) { os << std::string(static_cast<size_t>(depth) * 2, ' ') << s << "\n"; }
   void open(const std::string& s) {
@@ -52,13 +50,6 @@ class CudaPrinter : public Visitor {
   void close() {
     --depth;
     line("}");
-  }
-  void fence_accumulator() {
-    if (acc_name.empty()) return;
-    line("#pragma unroll");
-    line("for (int b = 0; b < " + num(acc_blocks) + "; ++b)");
-    line("  #pragma unroll");
-    line("  for (int i = 0; i < " + num(acc_regs) + "; ++i) gg::dev::wgmma_fence_operand(" + acc_name + "[b][i]);");
   }
 
   void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
@@ -186,9 +177,6 @@ class CudaPrinter : public Visitor {
     line("gg::dev::named_barrier_arrive(" + to_c(n.id) + ", " + num(n.threads) + ");");
   }
   void visit_AccumulatorDecl(const AccumulatorDecl& n) override {
-    acc_name = n.name;
-    acc_blocks = n.blocks;
-    acc_regs = n.regs;
     line("float " + n.name + "[" + num(n.blocks) + "][" + num(n.regs) + "];  // fp32 accumulator fragments");
   }
   void visit_AccumulatorZero(const AccumulatorZero& n) override {
@@ -197,10 +185,13 @@ class CudaPrinter : public Visitor {
     line("  #pragma unroll");
     line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + n.name + "[b][i] = 0.0f;");
   }
-  void visit_WgmmaFence(const WgmmaFence&) override {
-    fence_accumulator();
-    line("gg::dev::wgmma_fence();");
+  void visit_AccumulatorFence(const AccumulatorFence& n) override {
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("  #pragma unroll");
+    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) gg::dev::wgmma_fence_operand(" + n.name + "[b][i]);");
   }
+  void visit_WgmmaFence(const WgmmaFence&) override { line("gg::dev::wgmma_fence();"); }
   // The shared-memory descriptor of operand `r` laid out as `l`, built by `maker` with swizzle code
   // `mode` (0: none, refused). Stride byte offset: 8 rows x swizzle bytes between 8-row groups.
   // Leading byte offset: unused K-major (16 by convention), MN-major the distance between swizzle
@@ -226,7 +217,6 @@ class CudaPrinter : public Visitor {
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }
   void visit_WgmmaWait(const WgmmaWait& n) override {
     line("gg::dev::wgmma_wait_group<" + num(n.pending) + ">();");
-    fence_accumulator();
   }
 
   // ---- the epilogue: the index math is the node's (EpilogueIndex); this prints it, the loops

@@ -353,6 +353,9 @@ class Dumper : public Visitor {
     line("AccumulatorDecl " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]");
   }
   void visit_AccumulatorZero(const AccumulatorZero& n) override { line("AccumulatorZero " + n.name); }
+  void visit_AccumulatorFence(const AccumulatorFence& n) override {
+    line("AccumulatorFence " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]");
+  }
   void visit_WgmmaFence(const WgmmaFence&) override { line("WgmmaFence"); }
   static std::string layout(const WgmmaLayout& l) {
     return "swizzle=" + std::to_string(l.swizzle_bytes) +

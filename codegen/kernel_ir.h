@@ -23,7 +23,7 @@ namespace gg::kir {
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
-  X(AccumulatorZero)                                                                            \
+  X(AccumulatorZero) X(AccumulatorFence)                                                        \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)                       \
   X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
@@ -211,6 +211,10 @@ struct NamedBarrierArrive : NodeOf<NodeKind::NamedBarrierArrive> { ExprPtr id; i
 // Per-thread accumulator registers: `blocks` MMA row blocks of `regs` floats each.
 struct AccumulatorDecl : NodeOf<NodeKind::AccumulatorDecl> { std::string name; int blocks = 1, regs = 0; };
 struct AccumulatorZero : NodeOf<NodeKind::AccumulatorZero> { std::string name; int blocks = 1, regs = 0; };
+// wgmma_fence_operand on each accumulator register: the compiler may not move the accumulator's
+// reads or writes across it. Before a wgmma fence (the MMAs read what the thread wrote) and after
+// a wgmma wait (the thread reads what the MMAs wrote); check_sync requires both.
+struct AccumulatorFence : NodeOf<NodeKind::AccumulatorFence> { std::string name; int blocks = 1, regs = 0; };
 struct WgmmaFence : NodeOf<NodeKind::WgmmaFence> {};
 // How a WGMMA (or tcgen05.mma) operand lies in shared memory: rows swizzled in `swizzle_bytes` (32, 64 or 128),
 // 8-row groups 8 x swizzle_bytes apart. K-major: a row per M or N index, K along the row.

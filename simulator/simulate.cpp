@@ -837,6 +837,7 @@ class Simulator {
     return true;
   }
   bool exec(Warp&, Frame&, const WgmmaFence&) { return true; }
+  bool exec(Warp&, Frame&, const AccumulatorFence&) { return true; }  // a compiler ordering; check_sync checks its places
   // The warpgroup's four warps issue together, and the MMA they issue is one asynchronous
   // operation: the last warp to arrive performs it for all four (each its 16 rows), so its
   // completion (wgmma.wait_group in any of them) holds for all of them.

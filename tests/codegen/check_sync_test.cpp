@@ -458,6 +458,50 @@ std::vector<BugClass> bug_classes() {
              });
        },
        [](const Kernel& k) { return std::string(ws(k) ? "empty_bar[" : "full_bar["); }},
+      {"accumulator fence after the wgmma wait dropped", [](const Kernel& k) { return k.plan.accumulator == Place::Registers; },
+       [](const Kernel& k) {
+         struct Drop : Mutator {
+           int dropped = 0;
+           StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
+             auto out = std::make_shared<Block>();
+             for (size_t i = 0; i < b->body.size(); ++i) {
+               if (i > 0 && as<AccumulatorFence>(b->body[i]) && as<WgmmaWait>(b->body[i - 1])) {
+                 ++dropped;
+                 continue;
+               }
+               if (StmtPtr c = mutate(b->body[i])) out->body.push_back(c);
+             }
+             return out;
+           }
+         } drop;
+         Kernel bad = k;
+         bad.body = drop.mutate(k.body);
+         REQUIRE(drop.dropped > 0);
+         return bad;
+       },
+       named("without wgmma_fence_operand on the accumulator")},
+      {"accumulator fence before the wgmma fence dropped", [](const Kernel& k) { return k.plan.accumulator == Place::Registers; },
+       [](const Kernel& k) {
+         struct Drop : Mutator {
+           int dropped = 0;
+           StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
+             auto out = std::make_shared<Block>();
+             for (size_t i = 0; i < b->body.size(); ++i) {
+               if (i + 1 < b->body.size() && as<AccumulatorFence>(b->body[i]) && as<WgmmaFence>(b->body[i + 1])) {
+                 ++dropped;
+                 continue;
+               }
+               if (StmtPtr c = mutate(b->body[i])) out->body.push_back(c);
+             }
+             return out;
+           }
+         } drop;
+         Kernel bad = k;
+         bad.body = drop.mutate(k.body);
+         REQUIRE(drop.dropped > 0);
+         return bad;
+       },
+       named("wgmma fence without wgmma_fence_operand")},
       {"producer's setmaxnreg takes registers (.inc)", ws,
        [](const Kernel& k) {
          return plant<SetMaxNReg>(

@@ -46,7 +46,8 @@ class SelectWgmma : public Mutator {
     // this one overlap the next k step's wait for its stage.
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = c->in_flight;
-    return block({std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait});
+    return block({accumulator_fence(), std::make_shared<WgmmaFence>(), blocks, std::make_shared<WgmmaCommit>(), wait,
+                  accumulator_fence()});
   }
 
   // Where k step kk's slice starting at M or N index `mn` begins within a stage.
@@ -57,7 +58,17 @@ class SelectWgmma : public Mutator {
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = 0;
-    return wait;
+    return block({wait, accumulator_fence()});
+  }
+
+  // The accumulator registers pinned in place around the asynchronous MMAs (AccumulatorFence).
+  StmtPtr accumulator_fence() const {
+    const auto shape = accumulator_shape(p_);
+    auto fence = std::make_shared<AccumulatorFence>();
+    fence->name = "acc";
+    fence->blocks = shape.blocks;
+    fence->regs = shape.regs;
+    return fence;
   }
 
  private:
