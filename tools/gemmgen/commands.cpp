@@ -370,7 +370,7 @@ std::string usage() {
   size_t width = 0;
   for (const auto& c : commands()) width = std::max(width, c.name.size());
   for (const auto& c : commands()) s += "  " + c.name + std::string(width + 2 - c.name.size(), ' ') + c.summary + "\n";
-  s += "\n`gemmgen COMMAND --help` lists a command's flags.\n"
+  s += "\n`gemmgen COMMAND --help` lists a command's flags; `gemmgen --version` prints the version.\n"
        "exit codes: 0 ok, 1 check failed (gemmgen run, bench, simulate), 2 usage or compile error, 3 internal error\n";
   return s;
 }
@@ -405,6 +405,10 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
       io.out << usage();
+      return written(io, 0);
+    }
+    if (name == "--version") {
+      io.out << "gemmgen " << kGemmgenVersion << "\n";
       return written(io, 0);
     }
     auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });
