@@ -3,14 +3,10 @@
 // shape and dtypes; the device helpers it uses; the kernel; and an `extern "C"` host entry
 // (compiled only by nvcc, not NVRTC) that builds the tensor maps and launches.
 #include <string>
-#include <string_view>
 
 #include "codegen/lower.h"
 
 namespace gg {
-
-// gemmgen's version: the first line of every emitted .cu names it, `gemmgen --version` prints it.
-inline constexpr std::string_view kGemmgenVersion = "0.1.0";
 
 struct EmittedKernel {
   std::string source;

@@ -17,6 +17,7 @@
 #include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
+#include "runtime/jit.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/bench_report.h"
 #include "schedules/gemm.h"
@@ -408,7 +409,7 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
       return written(io, 0);
     }
     if (name == "--version") {
-      io.out << "gemmgen " << kGemmgenVersion << "\n";
+      io.out << "gemmgen " << rt::gemmgen_version() << "\n";
       return written(io, 0);
     }
     auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });
