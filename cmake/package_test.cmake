@@ -1,6 +1,7 @@
 # ctest `package_example`: install this build into a scratch prefix, build examples/package
-# against it with find_package(gemmgen), and run the program (it writes a .cu; with a GPU it
-# also runs the kernel against cuBLAS).
+# against it with find_package(gemmgen), and run the programs (the example writes a .cu; with a
+# GPU both run their kernel against cuBLAS; without one, or without a driver, they say so and
+# exit 0).
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DGENERATOR=... -P cmake/package_test.cmake
 set(work ${BUILD_DIR}/package_test)
 file(REMOVE_RECURSE ${work})
@@ -34,6 +35,13 @@ run("configuring examples/package" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/pa
 run("building examples/package" ${CMAKE_COMMAND} --build ${work}/build)
 run("running the example" ${work}/build/gemm_bias_relu ${work}/out.cu)
 message("${last_output}")
+# The README's program handles the errors it documents: no GPU is a message, not an abort.
+run("running the README's program" ${work}/build/readme_program)
+string(FIND "${last_output}" "no GPU: not run" not_run)
+string(FIND "${last_output}" "cuBLAS" checked)
+if(not_run EQUAL -1 AND checked EQUAL -1)
+  message(FATAL_ERROR "package test: the README's program neither ran its check nor said why not:\n${last_output}")
+endif()
 file(READ ${work}/out.cu source)
 string(FIND "${source}" "extern \"C\" __global__" at)
 if(at EQUAL -1)

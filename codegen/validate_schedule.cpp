@@ -232,7 +232,7 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
     if (r.cluster_size < 2)
       throw_user_error("multicast-without-cluster", "multicast " + op + ": multicast shares one TMA load among the "
                        "CTAs of a cluster, and the cluster is " + str(r.cluster.x) + "x" + str(r.cluster.y) + "x" +
-                       str(r.cluster.z) + " (one CTA); use cluster 2 (or larger)");
+                       str(r.cluster.z) + " (one CTA); use `cluster 2` (C++: cluster(2)) or larger");
     if (s.read_method(op) != CopyMethod::Tma)
       throw_user_error("multicast-needs-tma", "multicast " + op + ": only a TMA load can be multicast to the cluster, "
                        "but " + op + " is copied synchronously" + auto_reason(s, op) + "; add cache_read " + op + " tma");
@@ -395,11 +395,18 @@ void check_store_subtile(const Schedule& s, const StagingShape& st) {
   const int out_bytes = dtype_bytes(def.output_dtype());
   const int64_t atom = 32 / out_bytes;  // the narrowest swizzle atom, in output elements
   const std::string head = "store_subtile " + str(sub->cols) + " " + str(sub->buffers) + ": ";
-  if (sub->cols % atom != 0 || tile_n % sub->cols != 0)
+  if (sub->cols % atom != 0 || tile_n % sub->cols != 0) {
+    // The legal widths, or, when the tile's columns are not whole 32-byte rows, that none is.
+    std::string legal;
+    for (int64_t cols = atom; cols <= tile_n; cols += atom)
+      if (tile_n % cols == 0) legal += (legal.empty() ? "" : ", ") + str(cols);
+    const std::string fix = legal.empty() ? "no width fits a tile n of " + str(tile_n) + "; use a tile n that is a "
+                                            "multiple of " + str(atom) + ", or drop store_subtile"
+                                          : "legal widths are " + legal;
     throw_user_error("store-subtile", head + "the tile's " + str(tile_n) + " columns are not a whole number of " +
                      str(sub->cols) + "-column subtiles of whole 32-byte rows (" + str(atom) + " " +
-                     std::string(dtype_name(def.output_dtype())) + " elements); use a divisor of " + str(tile_n) +
-                     " that is a multiple of " + str(atom));
+                     std::string(dtype_name(def.output_dtype())) + " elements); " + fix);
+  }
   if (st.subtiles % sub->buffers != 0)
     throw_user_error("store-subtile", head + str(st.subtiles) + " subtile(s) per tile do not cycle evenly through " +
                      str(sub->buffers) + " buffers (each subtile uses the same buffer in every tile); use a buffer "

@@ -18,8 +18,10 @@ constexpr int64_t kMaxExtent = 2147483647;
 // offset far from overflow, and no device holds 2^40 elements.
 constexpr int64_t kMaxBatchStride = int64_t(1) << 40;
 
+}  // namespace
+
 // The epilogue computes in fp32, and the scalar is printed into the kernel as a float literal.
-void check_scalar(const char* op, const char* what, double v) {
+void check_epilogue_scalar(std::string_view op, const char* what, double v) {
   if (!std::isfinite(v) || std::fabs(v) > double(std::numeric_limits<float>::max())) {
     std::ostringstream value;
     value << v;
@@ -27,7 +29,6 @@ void check_scalar(const char* op, const char* what, double v) {
                      " is not a finite fp32 value; legal is a finite number of magnitude at most 3.4e38");
   }
 }
-}  // namespace
 
 std::string_view op_name(OpKind k) {
   switch (k) {
@@ -142,7 +143,7 @@ Node elementwise(OpKind kind, const Node& x) {
 
 Tensor Definition::scale(Tensor x, double alpha) {
   Node n = elementwise(OpKind::Scale, checked(x, "scale"));
-  check_scalar("scale", "alpha", alpha);
+  check_epilogue_scalar("scale", "alpha", alpha);
   n.name = unique_name("scale");
   n.scalar = alpha;
   return add(std::move(n));
@@ -151,7 +152,7 @@ Tensor Definition::scale(Tensor x, double alpha) {
 Tensor Definition::add_scaled(Tensor x, Tensor c, double beta) {
   const Node& nx = checked(x, "add_scaled");
   const Node& nc = checked(c, "add_scaled");
-  check_scalar("add_scaled", "beta", beta);
+  check_epilogue_scalar("add_scaled", "beta", beta);
   if (nc.shape != nx.shape)
     throw_user_error("epilogue-shape", "add_scaled: '" + nc.name + "' must have the output's shape [M,N]");
   Node n = elementwise(OpKind::AddScaled, nx);

@@ -3,6 +3,7 @@
 // fp32 accumulation, then elementwise epilogue ops, held as a DAG (dsl/graph).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +26,9 @@ enum class OutputLayout { RowMajor, ColumnMajor };
 enum class BiasAlong { Rows, Cols };
 
 std::string_view op_name(OpKind k);
+// CompileError `epilogue-scalar` unless v is a finite fp32 value; `op` names the call or
+// directive ("scale", "epilogue add_c"), `what` the scalar ("alpha", "beta").
+void check_epilogue_scalar(std::string_view op, const char* what, double v);
 bool op_is_elementwise(OpKind k);
 
 struct Node {

@@ -90,9 +90,24 @@ std::string Domain::leaves_list() const {
   return s;
 }
 
+// An unknown axis that a split of a loop axis would name (k_o before `tile`): which directive
+// makes it, in the schedule file's words and in C++.
+std::string Domain::missing_split_hint(const std::string& name) const {
+  if (name.size() < 3 || name[name.size() - 2] != '_' || (name.back() != 'o' && name.back() != 'i')) return "";
+  const std::string base = name.substr(0, name.size() - 2);
+  if (!is_leaf(base)) return "";
+  const std::string split = "`split " + base + " FACTOR " + base + "_o " + base + "_i` (C++: split(\"" + base +
+                            "\", FACTOR, \"" + base + "_o\", \"" + base + "_i\"))";
+  const bool root = base == "m" || base == "n" || base == "k";
+  return "; " + name + " is made by splitting " + base + ": add " +
+         (root ? "`tile M N K` (C++: tile(M, N, K)), which splits m, n and k, or " : "") + split + " before it";
+}
+
 const Axis& Domain::axis(const std::string& name) const {
   const Axis* a = find(name);
-  if (!a) throw_user_error("unknown-axis", "unknown axis '" + name + "': the loop axes are " + leaves_list());
+  if (!a)
+    throw_user_error("unknown-axis",
+                     "unknown axis '" + name + "': the loop axes are " + leaves_list() + missing_split_hint(name));
   if (!is_leaf(name))
     throw_user_error("unknown-axis", "axis '" + name + "' was already split or merged away: the loop axes are " +
                      leaves_list());

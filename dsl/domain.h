@@ -60,6 +60,8 @@ class Domain {
   const Axis* find(const std::string& name) const;  // any axis ever created, or nullptr
   bool is_leaf(const std::string& name) const;
   std::string leaves_list() const;  // "m_o, n_o, k_o" for messages
+  // "; k_o is made by splitting k: add `tile M N K` ..." for an unknown name a split would make.
+  std::string missing_split_hint(const std::string& name) const;
 
   void split(const std::string& axis, int64_t factor, const std::string& outer, const std::string& inner);
   void merge(const std::string& outer, const std::string& inner, const std::string& fused);

@@ -294,7 +294,8 @@ Schedule& Schedule::multicast(const std::string& op) {
   operand(op, "multicast");
   if (!cluster_dims())
     throw_user_error("multicast-without-cluster", "multicast " + op + ": multicast shares one TMA load among the CTAs "
-                     "of a cluster, and the schedule has no cluster; call cluster(2) (or larger) first");
+                     "of a cluster, and the schedule has no cluster; add `cluster 2` (C++: cluster(2)) or a larger "
+                     "cluster before it");
   for (const auto& existing : multicast_operands())
     if (existing == op) throw_user_error("duplicate-directive", "multicast " + op + ": already multicast");
   record(MulticastD{op});

@@ -269,6 +269,8 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
     l.arity(2, 2);
     e.kind = op == "scale" ? OpKind::Scale : OpKind::AddScaled;
     e.scalar = l.real(2, op == "scale" ? "alpha" : "beta");
+    // Checked here, where the line and the file's name for the op are known, not at add_scaled.
+    check_epilogue_scalar("epilogue " + std::string(op), op == "scale" ? "alpha" : "beta", e.scalar);
   } else if (op == "bias") {
     l.arity(2, 2);
     e.kind = OpKind::AddBias;
@@ -497,6 +499,9 @@ namespace {
 }  // namespace
 
 ScheduleFile parse_schedule_file(std::string_view text) {
+  // Editors on Windows start UTF-8 files with a byte order mark; it is not a word of line 1.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
   ScheduleFile file;
   bool seen_problem = false;
   int line_no = 0;
@@ -528,6 +533,11 @@ ScheduleFile parse_schedule_file(std::string_view text) {
     }
     if (end == text.size()) break;
   }
+  // Without directives the schedule would reach validation as `no-mma`, or print as nothing.
+  if (file.directives.empty())
+    throw_user_error("empty-schedule", "the schedule file holds no directives (only comments, blank lines, problem or "
+                                       "epilogue lines); legal is at least one directive (tile, bind, mma, ...): "
+                                       "`gemmgen print --schedule v5` writes a complete one to start from");
   return file;
 }
 

@@ -81,10 +81,11 @@ std::string print_schedule(const Schedule& s);
 
 // Parses one directive line (no comment, not blank). CompileError `parse-error`.
 Directive parse_directive(std::string_view line);
-// Parses a whole file. CompileError `parse-error` (or the rule of a bad dtype/binding/arch
-// name) with a `line N:` prefix; `too-many-directives` past these counts. A real schedule holds
-// tens of each; `explain` prints the state after every directive, epilogue included, so its
-// output grows with their product.
+// Parses a whole file (a leading UTF-8 byte order mark is skipped). CompileError `parse-error`
+// (or the rule of a bad dtype/binding/arch name) with a `line N:` prefix; `empty-schedule`
+// without any directive; `too-many-directives` past these counts. A real schedule holds tens
+// of each; `explain` prints the state after every directive, epilogue included, so its output
+// grows with their product.
 constexpr size_t kMaxDirectives = 10000;
 constexpr size_t kMaxEpilogueOps = 1000;
 ScheduleFile parse_schedule_file(std::string_view text);

@@ -4,12 +4,13 @@
 #include <utility>
 
 #include "runtime/cuda_error.h"
+#include "runtime/cuda_libraries.h"
 
 namespace gg::rt {
 namespace {
 
 void check_cublas(cublasStatus_t status, const std::string& what) {
-  if (status != CUBLAS_STATUS_SUCCESS) throw CudaError(what + ": " + cublasGetStatusString(status));
+  if (status != CUBLAS_STATUS_SUCCESS) throw CudaError(what + ": " + cublas_api().status_string(status));
 }
 
 cudaDataType_t cuda_type(ElemType type) {
@@ -28,10 +29,10 @@ int to_int(int64_t value, const char* what) {
 
 }  // namespace
 
-CublasReference::CublasReference() { check_cublas(cublasCreate(&handle_), "cublasCreate"); }
+CublasReference::CublasReference() { check_cublas(cublas_api().create(&handle_), "cublasCreate"); }
 
 CublasReference::~CublasReference() {
-  if (handle_ != nullptr) cublasDestroy(handle_);
+  if (handle_ != nullptr) cublas_api().destroy(handle_);
 }
 
 void CublasReference::gemm(const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& d, int64_t m, int64_t n,
@@ -49,11 +50,11 @@ void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_ty
                            int64_t n, int64_t k, cudaStream_t stream) {
   const int mi = to_int(m, "M"), ni = to_int(n, "N"), ki = to_int(k, "K");
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasSetStream(handle_, stream), "cublasSetStream");
+  check_cublas(cublas_api().set_stream(handle_, stream), "cublasSetStream");
   // Column-major view: row-major D[M,N] is D^T (N x M, ld N) = B * A^T, where row-major
   // B[N,K] is a K x N column-major matrix (transposed in) and row-major A[M,K] is
   // A^T as a K x M column-major matrix (taken as is).
-  check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cuda_type(in_type), ki, a,
+  check_cublas(cublas_api().gemm_ex(handle_, CUBLAS_OP_T, CUBLAS_OP_N, ni, mi, ki, &alpha, b, cuda_type(in_type), ki, a,
                             cuda_type(in_type), ki, &beta, d, cuda_type(out_type), ni, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx (" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ")");
@@ -63,7 +64,7 @@ void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_ty
                            int64_t n, int64_t k, const MatrixLayouts& layouts, cudaStream_t stream) {
   const MatrixLayouts l = resolve_layouts(layouts, m, n, k);
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasSetStream(handle_, stream), "cublasSetStream");
+  check_cublas(cublas_api().set_stream(handle_, stream), "cublasSetStream");
   // cuBLAS is column-major. A K-major A (rows of K) is a K x M column-major matrix, an M-major
   // one M x K; B likewise. A row-major D is D^T = B A^T (N x M, column-major); a column-major D
   // is D = A B^T itself (M x N).
@@ -81,7 +82,7 @@ void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_ty
   }
   const std::string what = "cublasGemmStridedBatchedEx (" + std::to_string(m) + "x" + std::to_string(n) + "x" +
                            std::to_string(k) + ", batch " + std::to_string(l.batch) + ")";
-  check_cublas(cublasGemmStridedBatchedEx(handle_, op_first, op_second, to_int(rows, "rows"), to_int(cols, "cols"),
+  check_cublas(cublas_api().gemm_strided_batched_ex(handle_, op_first, op_second, to_int(rows, "rows"), to_int(cols, "cols"),
                                           to_int(k, "K"), &alpha, first, cuda_type(in_type), to_int(ld_first, "ld"),
                                           s_first, second, cuda_type(in_type), to_int(ld_second, "ld"), s_second, &beta,
                                           d, cuda_type(out_type), to_int(l.ldd, "ldd"), l.stride_d,

@@ -1,12 +1,12 @@
 #include "runtime/jit.h"
 
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 
 #include <cstdio>
 #include <cstring>
 #include <optional>
 
+#include "runtime/cuda_libraries.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/hash.h"
 #include "runtime/kernel_cache.h"
@@ -19,18 +19,18 @@ namespace gg::rt {
 namespace {
 
 void check_nvrtc(nvrtcResult status, const std::string& what) {
-  if (status != NVRTC_SUCCESS) throw JitError(what + ": " + nvrtcGetErrorString(status));
+  if (status != NVRTC_SUCCESS) throw JitError(what + ": " + nvrtc_api().error_string(status));
 }
 
 class Program {
  public:
   Program(const std::string& source, const std::vector<const char*>& header_texts,
           const std::vector<const char*>& header_names) {
-    check_nvrtc(nvrtcCreateProgram(&program_, source.c_str(), "gemmgen_kernel.cu",
+    check_nvrtc(nvrtc_api().create_program(&program_, source.c_str(), "gemmgen_kernel.cu",
                                    static_cast<int>(header_texts.size()), header_texts.data(), header_names.data()),
                 "nvrtcCreateProgram");
   }
-  ~Program() { nvrtcDestroyProgram(&program_); }
+  ~Program() { nvrtc_api().destroy_program(&program_); }
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
   nvrtcProgram get() const { return program_; }
@@ -104,31 +104,31 @@ CompiledKernel run_nvrtc(const std::string& source, const std::string& kernel_na
     header_texts.push_back(texts[i].c_str());
   }
   Program program(source, header_texts, header_names);
-  check_nvrtc(nvrtcAddNameExpression(program.get(), kernel_name.c_str()), "nvrtcAddNameExpression");
+  check_nvrtc(nvrtc_api().add_name_expression(program.get(), kernel_name.c_str()), "nvrtcAddNameExpression");
 
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
   const nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+      nvrtc_api().compile_program(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
 
   CompiledKernel kernel;
   size_t log_size = 0;
-  check_nvrtc(nvrtcGetProgramLogSize(program.get(), &log_size), "nvrtcGetProgramLogSize");
+  check_nvrtc(nvrtc_api().get_program_log_size(program.get(), &log_size), "nvrtcGetProgramLogSize");
   kernel.log.resize(log_size);
-  check_nvrtc(nvrtcGetProgramLog(program.get(), kernel.log.data()), "nvrtcGetProgramLog");
+  check_nvrtc(nvrtc_api().get_program_log(program.get(), kernel.log.data()), "nvrtcGetProgramLog");
   while (!kernel.log.empty() && (kernel.log.back() == '\0' || kernel.log.back() == '\n')) kernel.log.pop_back();
   if (compiled != NVRTC_SUCCESS) {
     throw JitError("NVRTC could not compile kernel '" + kernel_name + "' for " + arch + ": " +
-                   nvrtcGetErrorString(compiled) + "\n" + kernel.log);
+                   nvrtc_api().error_string(compiled) + "\n" + kernel.log);
   }
 
   const char* lowered = nullptr;
-  check_nvrtc(nvrtcGetLoweredName(program.get(), kernel_name.c_str(), &lowered), "nvrtcGetLoweredName");
+  check_nvrtc(nvrtc_api().get_lowered_name(program.get(), kernel_name.c_str(), &lowered), "nvrtcGetLoweredName");
   kernel.lowered_name = lowered;
   size_t cubin_size = 0;
-  check_nvrtc(nvrtcGetCUBINSize(program.get(), &cubin_size), "nvrtcGetCUBINSize");
+  check_nvrtc(nvrtc_api().get_cubin_size(program.get(), &cubin_size), "nvrtcGetCUBINSize");
   kernel.cubin.resize(cubin_size);
-  check_nvrtc(nvrtcGetCUBIN(program.get(), kernel.cubin.data()), "nvrtcGetCUBIN");
+  check_nvrtc(nvrtc_api().get_cubin(program.get(), kernel.cubin.data()), "nvrtcGetCUBIN");
   return kernel;
 }
 
@@ -136,7 +136,7 @@ CompiledKernel run_nvrtc(const std::string& source, const std::string& kernel_na
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  check_nvrtc(nvrtc_api().version(&major, &minor), "nvrtcVersion");
   return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
 }
 

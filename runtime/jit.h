@@ -44,7 +44,8 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
 // "nvrtc <major>.<minor>"
 std::string nvrtc_version();
 
-// The version string that, with NVRTC's, makes cache entries of other builds stale.
+// gemmgen's version (the project's in CMakeLists.txt): with NVRTC's it makes cache entries of other
+// builds stale; the first line of an emitted .cu and `gemmgen --version` name it.
 std::string gemmgen_version();
 
 // "driver 13.0", or "driver none" where no driver is installed: part of the cache key, so a

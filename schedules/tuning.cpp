@@ -34,7 +34,10 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
       ++taken;
     }
   }
-  if (out.empty()) return out;
+  // None lowers in either orientation: choose_auto_params refuses with the straight problem's last
+  // refusal, the reason `emit --schedule auto`'s plan gives.
+  if (out.empty()) choose_auto_params(gemm_definition(m, n, k, o), limits);
+  GG_INTERNAL_CHECK(!out.empty(), "choose_auto_params found a config that tune_candidates did not");
   // plan_gemm's choice first (prefer_swapped), then by predicted time
   const auto first_of = [&](bool swap) {
     return std::find_if(out.begin(), out.end(), [&](const TuneCandidate& c) { return c.swapped == swap; });

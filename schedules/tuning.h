@@ -21,7 +21,8 @@ struct TuneCandidate {
   std::string describe() const;  // "swap A/B; tile ..." as bench prints a plan's config
 };
 
-// The model's best `top` configs of each orientation that lower, best predicted first.
+// The model's best `top` configs of each orientation that lower, best predicted first. Throws
+// CompileError `no-schedule`, naming the last refusal, when no config lowers.
 std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, const GemmOptions& options, int top,
                                            const DeviceLimits& limits);
 

@@ -160,7 +160,7 @@ TEST_CASE("multicast-without-cluster") {
   check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "cluster 1 1 1\nmulticast B\n"),
              "multicast-without-cluster",
              "multicast B: multicast shares one TMA load among the CTAs of a cluster, and the cluster is 1x1x1 (one "
-             "CTA); use cluster 2 (or larger)");
+             "CTA); use `cluster 2` (C++: cluster(2)) or larger");
 }
 
 TEST_CASE("multicast-needs-tma") {
@@ -319,7 +319,15 @@ TEST_CASE("store-subtile") {
   // Columns: whole 32-byte rows (16 bf16 elements) that divide the tile's 128 columns.
   check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "store_subtile 48 2\n"), "store-subtile",
              "store_subtile 48 2: the tile's 128 columns are not a whole number of 48-column subtiles of whole "
-             "32-byte rows (16 bf16 elements); use a divisor of 128 that is a multiple of 16");
+             "32-byte rows (16 bf16 elements); legal widths are 16, 32, 64, 128");
+  // A tile of 56 columns is not whole 32-byte rows: no width fits, and the message says so.
+  std::string narrow = kPipelined;
+  narrow.replace(narrow.find("tile 128 128 64"), 15, "tile 128 56 64");
+  narrow.replace(narrow.find("mma 64 128 16"), 13, "mma 64 56 16");
+  check_rule(sched(gemm(1024, 1024, 1024), narrow + "store_subtile 16 2\n"), "store-subtile",
+             "store_subtile 16 2: the tile's 56 columns are not a whole number of 16-column subtiles of whole 32-byte "
+             "rows (16 bf16 elements); no width fits a tile n of 56; use a tile n that is a multiple of 16, or drop "
+             "store_subtile");
   check_rule(sched(gemm(1024, 1024, 1024), std::string(kPipelined) + "store_subtile 8 2\n"), "store-subtile",
              "store_subtile 8 2: the tile's 128 columns are not a whole number of 8-column subtiles");
   // Buffers: every tile's subtiles go to the same buffers, so they cycle evenly.

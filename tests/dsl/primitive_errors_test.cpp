@@ -368,7 +368,7 @@ TEST_CASE("cluster-size") {
 TEST_CASE("multicast-without-cluster") {
   check_error([] { tiled().multicast("B"); }, "multicast-without-cluster",
               "multicast B: multicast shares one TMA load among the CTAs of a cluster, and the schedule has no "
-              "cluster; call cluster(2) (or larger) first");
+              "cluster; add `cluster 2` (C++: cluster(2)) or a larger cluster before it");
 }
 
 TEST_CASE("mma-shape") {

@@ -270,6 +270,12 @@ TEST_CASE("random schedules round-trip through the text form") {
   CHECK(accepted > 1000);  // the generator exercises real schedules, not just rejected calls
 }
 
+TEST_CASE("a leading UTF-8 byte order mark is not a word of line 1") {
+  const ScheduleFile f = parse_schedule_file("\xEF\xBB\xBFtile 128 128 64\n");
+  REQUIRE(f.directives.size() == 1);
+  CHECK(print_directive(f.directives[0]) == "tile 128 128 64");
+}
+
 TEST_CASE("parse errors name the line, the text and what was expected") {
   check_error([] { parse_schedule_file("tile 128 128 64\ntile 128 x 64\n"); }, "parse-error",
               "line 2: 'tile 128 x 64': expected an integer tile n extent, got 'x' (usage: tile M N K)");
@@ -285,6 +291,11 @@ TEST_CASE("parse errors name the line, the text and what was expected") {
               "line 3: unknown binding 'sideways': legal bindings are block.x");
   check_error([] { parse_schedule_file("mma 64 128 16 sm_80"); }, "unknown-arch", "line 1: unknown arch 'sm_80'");
   check_error([] { parse_schedule_file("epilogue tanh"); }, "parse-error", "unknown epilogue op 'tanh'");
+  check_error([] { parse_schedule_file("# a comment\nproblem m=128\nepilogue relu\n"); }, "empty-schedule",
+              "the schedule file holds no directives");
+  check_error([] { parse_schedule_file(""); }, "empty-schedule", "the schedule file holds no directives");
+  check_error([] { parse_schedule_file("epilogue relu\nepilogue add_c 1e39\ntile 128 128 64"); }, "epilogue-scalar",
+              "line 2: epilogue add_c: beta 1e+39 is not a finite fp32 value");
   check_error([] { parse_schedule_file("epilogue scale two"); }, "parse-error", "expected a number alpha, got 'two'");
   check_error([] { parse_schedule_file("problem m=abc"); }, "parse-error",
               "expected a positive integer for m, got 'abc'");

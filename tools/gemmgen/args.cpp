@@ -68,6 +68,12 @@ std::optional<int64_t> Args::at_most(const std::string& flag, int64_t most) cons
 }
 
 Args parse_args(const std::string& command, const std::vector<std::string>& words, const std::vector<FlagSpec>& specs) {
+  // A value that is itself a flag (`-o -o`, `--output --help`) is a forgotten value, not a file
+  // named "-o"; `-` (standard input or output) and negative numbers stay values.
+  const auto alias_of = [&](const std::string& w) {
+    return std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& f) { return !f.alias.empty() && f.alias == w; });
+  };
+  const auto is_flag = [&](const std::string& w) { return w.rfind("--", 0) == 0 || w == "-h" || alias_of(w) != specs.end(); };
   Args args;
   args.command = command;
   for (size_t i = 0; i < words.size(); ++i) {
@@ -76,9 +82,7 @@ Args parse_args(const std::string& command, const std::vector<std::string>& word
       args.help = true;
       continue;
     }
-    if (auto alias = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& f) { return !f.alias.empty() && f.alias == w; });
-        alias != specs.end())
-      w = "--" + alias->name;
+    if (auto alias = alias_of(w); alias != specs.end()) w = "--" + alias->name;
     if (w.rfind("--", 0) != 0)
       usage_error("'" + w + "' is not a flag of 'gemmgen " + command + "'; legal flags: " + flag_names(specs));
     std::string name = w.substr(2);
@@ -98,8 +102,9 @@ Args parse_args(const std::string& command, const std::vector<std::string>& word
       values.push_back(*inline_value);
     } else {
       for (int v = 0; v < want; ++v) {
-        if (i + 1 >= words.size() || words[i + 1].rfind("--", 0) == 0)
-          usage_error("--" + name + " expects " + spec->metavar);
+        if (i + 1 >= words.size()) usage_error("--" + name + " expects " + spec->metavar);
+        if (is_flag(words[i + 1]))
+          usage_error("--" + name + " expects " + spec->metavar + ", not the flag '" + words[i + 1] + "'");
         values.push_back(words[++i]);
       }
     }

@@ -17,6 +17,7 @@
 #include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
+#include "runtime/jit.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/bench_report.h"
 #include "schedules/gemm.h"
@@ -370,7 +371,7 @@ std::string usage() {
   size_t width = 0;
   for (const auto& c : commands()) width = std::max(width, c.name.size());
   for (const auto& c : commands()) s += "  " + c.name + std::string(width + 2 - c.name.size(), ' ') + c.summary + "\n";
-  s += "\n`gemmgen COMMAND --help` lists a command's flags.\n"
+  s += "\n`gemmgen COMMAND --help` lists a command's flags; `gemmgen --version` prints the version.\n"
        "exit codes: 0 ok, 1 check failed (gemmgen run, bench, simulate), 2 usage or compile error, 3 internal error\n";
   return s;
 }
@@ -405,6 +406,10 @@ int run_cli(const std::vector<std::string>& argv, Io io) {
     const std::string& name = argv[0];
     if (name == "--help" || name == "-h" || name == "help") {
       io.out << usage();
+      return written(io, 0);
+    }
+    if (name == "--version") {
+      io.out << "gemmgen " << rt::gemmgen_version() << "\n";
       return written(io, 0);
     }
     auto cmd = std::find_if(commands().begin(), commands().end(), [&](const Command& c) { return c.name == name; });

@@ -101,14 +101,16 @@ int cmd_tune(const Args& args, Io io) {
   const std::string device = dry ? std::string("(dry run)") : rt::device_info().name;
   const DeviceLimits limits = hopper();
 
+  // Every shape's candidates before any progress line: a shape, dtype or layout that cannot be
+  // tuned is refused before anything is printed or timed.
+  std::vector<std::vector<TuneCandidate>> candidates_of;
+  for (const BenchShape& shape : shapes)
+    candidates_of.push_back(tune_candidates(shape.m, shape.n, shape.k, gemm, top, limits));
   if (json) *json << "{\"device\": \"" << json_text(device) << "\", \"shapes\": [";
   for (size_t s = 0; s < shapes.size(); ++s) {
     const BenchShape& shape = shapes[s];
     io.err << "[" << s + 1 << "/" << shapes.size() << "] " << shape.m << "x" << shape.n << "x" << shape.k << "\n";
-    const std::vector<TuneCandidate> candidates = tune_candidates(shape.m, shape.n, shape.k, gemm, top, limits);
-    if (candidates.empty())
-      throw_user_error("no-schedule", "auto has no config that lowers for " + std::to_string(shape.m) + "x" +
-                                          std::to_string(shape.n) + "x" + std::to_string(shape.k));
+    const std::vector<TuneCandidate>& candidates = candidates_of[s];
     std::vector<Timed> timed;
     std::vector<EmittedKernel> kernels;
     for (const TuneCandidate& c : candidates) {
