@@ -12,7 +12,7 @@ using namespace kir;
 // parameter type).
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fence.cuh",     "mbarrier.cuh",
                                           "tma.cuh",        "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
-                                          "split_k_ticket.h", "split_k.cuh", "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
+                                          "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
                                           "wgmma_mma.cuh",  "tcgen05_desc.h", "tcgen05.cuh",  "epilogue.cuh",
                                           "stmatrix.cuh",   "global_copy.cuh", "tile_order.h"};
 
@@ -85,7 +85,7 @@ class CollectHelpers : public Visitor {
     if (n.stmatrix) headers.insert("stmatrix.cuh");
   }
   void visit_PartialStore(const PartialStore&) override { headers.insert("split_k.cuh"); }
-  void visit_SplitKTicket(const SplitKTicket&) override { headers.insert({"split_k_ticket.h", "split_k.cuh"}); }
+  void visit_SplitKTicket(const SplitKTicket&) override { headers.insert("split_k.cuh"); }
   void visit_PartialReduce(const PartialReduce&) override { headers.insert("split_k.cuh"); }
 };
 

@@ -13,7 +13,7 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/device_buffer.h"
-#include "runtime/device/split_k_ticket.h"
+#include "runtime/device/split_k.cuh"
 #include "runtime/device/tcgen05_desc.h"
 #include "runtime/host_dtype.h"
 #include "simulator/machine.h"

@@ -4,7 +4,24 @@
 // sums to the global workspace, then one thread per CTA takes a ticket on the tile's counter;
 // the CTA holding the last ticket adds every split's partial sums (in split order: the result
 // does not depend on which CTA finished first) and writes the tile.
+//
+// The ticket's rule compiles for the host too: the CPU simulator runs the very same function on
+// its model of the counter, so a wrong rule fails the simulation as well. The rest is device code.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define GG_DEV_TICKET_FN __host__ __device__ __forceinline__
+#else
+#define GG_DEV_TICKET_FN inline
+#endif
+
 namespace gg::dev {
+
+// A CTA that took ticket `taken` (the tile counter's value before its increment) of a tile shared
+// by `splits` CTAs holds the last one: every other split's partial sums are stored, so it reduces
+// and writes the tile, and puts the counter back to 0 for the next launch.
+GG_DEV_TICKET_FN bool split_k_ticket_is_last(unsigned taken, unsigned splits) { return taken + 1u == splits; }
+#undef GG_DEV_TICKET_FN
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
 // Stores and loads that bypass L1: another SM wrote (or reads) these bytes, and L1 is not coherent.
 static __device__ __forceinline__ void store_partial(float* at, float value) { __stcg(at, value); }
@@ -18,7 +35,7 @@ static __device__ __forceinline__ bool split_k_ticket(unsigned* counter, unsigne
                                                       unsigned thread_count, bool elected) {
   unsigned last = 0;
   if (elected) {
-    last = split_k_ticket_is_last(atomicAdd(counter, 1u), splits) ? 1u : 0u;  // split_k_ticket.h
+    last = split_k_ticket_is_last(atomicAdd(counter, 1u), splits) ? 1u : 0u;
     if (last) *counter = 0u;
   }
   unsigned any = 0;
@@ -35,6 +52,8 @@ static __device__ __forceinline__ bool split_k_ticket(unsigned* counter, unsigne
   if (any) __threadfence();  // acquire: the other splits fenced their stores before their tickets
   return any != 0;
 }
+
+#endif  // device code
 
 }  // namespace gg::dev
 #endif  // GG_DEV_SPLIT_K_CUH

@@ -1,10 +1,10 @@
-// Split-K's ticket rule (runtime/device/split_k_ticket.h), which the device helper and the CPU
-// simulator share: of the CTAs sharing a tile, exactly the one taking the last ticket reduces it.
+// Split-K's ticket rule (split_k_ticket_is_last in runtime/device/split_k.cuh), which the device
+// helper and the CPU simulator share: of the CTAs sharing a tile, exactly the one taking the last ticket reduces it.
 // (Broken to `taken == splits`, no CTA reduces and the simulator's split-K tests fail: 23 of their
 // assertions, checked when the rule moved into the shared header.)
 #include <doctest/doctest.h>
 
-#include "runtime/device/split_k_ticket.h"
+#include "runtime/device/split_k.cuh"
 
 TEST_CASE("split_k_ticket_is_last: only the last of `splits` tickets, for every split count") {
   for (unsigned splits = 1; splits <= 16; ++splits) {
