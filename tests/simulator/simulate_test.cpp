@@ -620,9 +620,10 @@ TEST_CASE("simulate: the pipeline's running count over a CTA's work units") {
                                                           {"v8", tutorial_schedule(8, def)},
                                                           {"v10", tutorial_schedule(10, def)},
                                                           {"pingpong", builtin_schedule("pingpong", def)}};
-  for (auto& [name, s] : cases) {
+  for (const auto& c : cases) {
+    const std::string& name = c.first;  // clang 14 cannot capture structured bindings (CAPTURE)
     CAPTURE(name);
-    const Kernel good = lower(s, lo);
+    const Kernel good = lower(c.second, lo);
     REQUIRE(good.plan.persistent);
     SimulationReport ok = simulate_kernel(good, def);
     CAPTURE(ok.to_string());
