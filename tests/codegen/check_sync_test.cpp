@@ -275,6 +275,33 @@ struct BugClass {
   std::function<std::string(const Kernel&)> names;
 };
 
+// The kernel without its AccumulatorFence nodes that follow a wgmma wait (`after_wait`) or that
+// precede a wgmma fence.
+Kernel drop_accumulator_fences(const Kernel& k, bool after_wait) {
+  struct Drop : Mutator {
+    bool after = true;
+    int dropped = 0;
+    StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
+      auto out = std::make_shared<Block>();
+      for (size_t i = 0; i < b->body.size(); ++i) {
+        const bool next_to = after ? i > 0 && as<WgmmaWait>(b->body[i - 1])
+                                   : i + 1 < b->body.size() && as<WgmmaFence>(b->body[i + 1]);
+        if (as<AccumulatorFence>(b->body[i]) && next_to) {
+          ++dropped;
+          continue;
+        }
+        if (StmtPtr c = mutate(b->body[i])) out->body.push_back(c);
+      }
+      return out;
+    }
+  } drop;
+  drop.after = after_wait;
+  Kernel bad = k;
+  bad.body = drop.mutate(k.body);
+  REQUIRE(drop.dropped > 0);
+  return bad;
+}
+
 std::vector<BugClass> bug_classes() {
   auto always = [](const Kernel&) { return true; };
   auto tma = [](const Kernel& k) { return k.plan.tma_load; };
@@ -459,48 +486,10 @@ std::vector<BugClass> bug_classes() {
        },
        [](const Kernel& k) { return std::string(ws(k) ? "empty_bar[" : "full_bar["); }},
       {"accumulator fence after the wgmma wait dropped", [](const Kernel& k) { return k.plan.accumulator == Place::Registers; },
-       [](const Kernel& k) {
-         struct Drop : Mutator {
-           int dropped = 0;
-           StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
-             auto out = std::make_shared<Block>();
-             for (size_t i = 0; i < b->body.size(); ++i) {
-               if (i > 0 && as<AccumulatorFence>(b->body[i]) && as<WgmmaWait>(b->body[i - 1])) {
-                 ++dropped;
-                 continue;
-               }
-               if (StmtPtr c = mutate(b->body[i])) out->body.push_back(c);
-             }
-             return out;
-           }
-         } drop;
-         Kernel bad = k;
-         bad.body = drop.mutate(k.body);
-         REQUIRE(drop.dropped > 0);
-         return bad;
-       },
+       [](const Kernel& k) { return drop_accumulator_fences(k, true); },
        named("without wgmma_fence_operand on the accumulator")},
       {"accumulator fence before the wgmma fence dropped", [](const Kernel& k) { return k.plan.accumulator == Place::Registers; },
-       [](const Kernel& k) {
-         struct Drop : Mutator {
-           int dropped = 0;
-           StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
-             auto out = std::make_shared<Block>();
-             for (size_t i = 0; i < b->body.size(); ++i) {
-               if (i + 1 < b->body.size() && as<AccumulatorFence>(b->body[i]) && as<WgmmaFence>(b->body[i + 1])) {
-                 ++dropped;
-                 continue;
-               }
-               if (StmtPtr c = mutate(b->body[i])) out->body.push_back(c);
-             }
-             return out;
-           }
-         } drop;
-         Kernel bad = k;
-         bad.body = drop.mutate(k.body);
-         REQUIRE(drop.dropped > 0);
-         return bad;
-       },
+       [](const Kernel& k) { return drop_accumulator_fences(k, false); },
        named("wgmma fence without wgmma_fence_operand")},
       {"producer's setmaxnreg takes registers (.inc)", ws,
        [](const Kernel& k) {
