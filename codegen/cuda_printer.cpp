@@ -200,8 +200,9 @@ class CudaPrinter : public Visitor {
                            const char* instruction) {
     GG_INTERNAL_CHECK(mode != 0, std::string(instruction) + " operand rows swizzled in " +
                                      std::to_string(l.swizzle_bytes) + " bytes");
-    return std::string("gg::dev::") + maker + "(" + smem(r) + ", " + num(l.mn_major ? l.atom_bytes : 16) + ", " +
-           num(8 * l.swizzle_bytes) + ", " + num(mode) + ")";
+    const SmemDescOffsets offsets = smem_desc_offsets(l);
+    return std::string("gg::dev::") + maker + "(" + smem(r) + ", " + num(offsets.leading) + ", " +
+           num(offsets.stride) + ", " + num(mode) + ")";
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     // The layout code is 1 (128B), 2 (64B) or 3 (32B).

@@ -99,6 +99,10 @@ StmtPtr let(std::string name, ExprPtr value, std::string type) {
   return l;
 }
 
+SmemDescOffsets smem_desc_offsets(const WgmmaLayout& l) {
+  return {l.mn_major ? l.atom_bytes : 16, 8 * int64_t(l.swizzle_bytes)};
+}
+
 StmtPtr mutable_let(std::string name, ExprPtr value, std::string type) {
   auto l = std::make_shared<Let>(*as<Let>(let(std::move(name), std::move(value), std::move(type))));
   l->mutable_var = true;

@@ -225,6 +225,15 @@ struct WgmmaLayout {
   bool mn_major = false;
   int64_t atom_bytes = 0;
 };
+// The byte offsets of an operand's shared-memory matrix descriptor (wgmma's and tcgen05.mma's
+// agree): the leading one (MN-major: between swizzle atoms along M or N; K-major: unused, 16 by
+// convention) and the stride one (between 8-row groups: 8 rows of swizzle bytes). The printer
+// writes the descriptor from these, and the simulator reads its operands through the descriptor
+// they make, so a wrong offset fails the simulation.
+struct SmemDescOffsets {
+  int64_t leading = 16, stride = 0;
+};
+SmemDescOffsets smem_desc_offsets(const WgmmaLayout& l);
 // One wgmma.mma_async m64nNk16 of one warpgroup; A and B from shared-memory descriptors.
 struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   int m = 64, n = 0, k = 16;

@@ -13,6 +13,7 @@
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "runtime/device_buffer.h"
+#include "runtime/device/smem_desc.h"
 #include "runtime/device/split_k.cuh"
 #include "runtime/device/tcgen05_desc.h"
 #include "runtime/host_dtype.h"
@@ -896,11 +897,44 @@ class Simulator {
     const int64_t sb = l.swizzle_bytes;
     return l.mn_major ? (count - 1) / (sb / 2) * l.atom_bytes + 16 * sb : count * sb;
   }
-  void mma_quarter(Warp& w, const WgmmaIssue& n) {
+  // The layout an sm_90 matrix descriptor gives its operand: the swizzle from its mode (bits
+  // 62-63), the atom distance from its leading byte offset; its stride byte offset must be the 8
+  // rows of swizzle bytes the layouts use. nullopt (and an error) for anything else.
+  std::optional<WgmmaLayout> wgmma_desc_layout(uint64_t d, bool mn_major, const std::string& what) {
+    const int64_t lbo = int64_t((d >> 16) & 0x3FFF) << 4, sbo = int64_t((d >> 32) & 0x3FFF) << 4;
+    const unsigned mode = unsigned(d >> 62);
+    WgmmaLayout l;
+    l.swizzle_bytes = mode == gg::dev::kDescSwizzle128B ? 128 : mode == gg::dev::kDescSwizzle64B ? 64
+                      : mode == gg::dev::kDescSwizzle32B ? 32 : 0;
+    l.mn_major = mn_major;
+    l.atom_bytes = mn_major ? lbo : 0;
+    if (l.swizzle_bytes == 0 || sbo != 8 * l.swizzle_bytes || (mn_major && lbo < 16 * l.swizzle_bytes)) {
+      error(what + ": descriptor swizzle mode " + std::to_string(mode) + ", stride byte offset " + std::to_string(sbo) +
+            ", leading byte offset " + std::to_string(lbo) + ": not a layout of 8-row groups of swizzled rows");
+      return std::nullopt;
+    }
+    return l;
+  }
+  // An operand's layout as the kernel's descriptor (built as the printer builds it) says.
+  std::optional<WgmmaLayout> described(const Warp& w, const SmemRef& r, const WgmmaLayout& l, const std::string& what) {
+    const int64_t at = smem_offset(w, r, 0, what.c_str(), l.swizzle_bytes);
+    const SmemDescOffsets offsets = smem_desc_offsets(l);
+    const uint64_t d = gg::dev::make_smem_desc(static_cast<unsigned>(at), unsigned(offsets.leading), unsigned(offsets.stride),
+                                               gg::dev::descriptor_swizzle_mode(l.swizzle_bytes));
+    return wgmma_desc_layout(d, l.mn_major, what);
+  }
+  void mma_quarter(Warp& w, const WgmmaIssue& issue) {
     ++r_.wgmmas;
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
-    const auto elem = n.dtype == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+    const auto elem = issue.dtype == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
     const int quarter = w.index % kWarpsPerWarpgroup;
+    // The operands as their descriptors lay them out, not as the node says.
+    const auto a_layout = described(w, issue.a, issue.a_layout, "wgmma A operand");
+    const auto b_layout = described(w, issue.b, issue.b_layout, "wgmma B operand");
+    if (!a_layout || !b_layout) return;
+    WgmmaIssue n = issue;
+    n.a_layout = *a_layout;
+    n.b_layout = *b_layout;
     const int64_t a = smem_offset(w, n.a, operand_extent(n.a_layout, 64), "wgmma A operand", n.a_layout.swizzle_bytes);
     const int64_t b = smem_offset(w, n.b, operand_extent(n.b_layout, n.n), "wgmma B operand", n.b_layout.swizzle_bytes);
     auto element = [&](const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
@@ -1054,8 +1088,9 @@ class Simulator {
     // The operands exactly as the printed kernel builds them (the printer calls the same functions).
     auto desc = [&](const SmemRef& r, const WgmmaLayout& l, const char* which) {
       const int64_t at = smem_offset(w, r, 0, which, l.swizzle_bytes);
-      return gg::dev::make_tcgen05_smem_desc(static_cast<unsigned>(at), unsigned(l.mn_major ? l.atom_bytes : 16),
-                                             unsigned(8 * l.swizzle_bytes), gg::dev::tcgen05_swizzle_mode(l.swizzle_bytes));
+      const SmemDescOffsets offsets = smem_desc_offsets(l);
+      return gg::dev::make_tcgen05_smem_desc(static_cast<unsigned>(at), unsigned(offsets.leading),
+                                             unsigned(offsets.stride), gg::dev::tcgen05_swizzle_mode(l.swizzle_bytes));
     };
     m.a_desc = desc(n.a, n.a_layout, "tcgen05.mma A operand");
     m.b_desc = desc(n.b, n.b_layout, "tcgen05.mma B operand");
