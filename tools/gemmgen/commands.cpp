@@ -72,7 +72,7 @@ int cmd_explain(const Args& args, Io io) {
     return 0;
   }
   const std::optional<GemmPlan> plan = load_plan(args);
-  Schedule s = load_schedule(args);
+  Schedule s = load_schedule(args, plan);
   if (plan && plan->source != PlanSource::Named) io.out << explain_plan(*plan) << "\n";
   ExplainOptions options;
   options.steps = !args.has("final");
@@ -91,7 +91,7 @@ int cmd_print(const Args& args, Io io) {
 // (its not-lowered rules and the sync check) and the printer; nothing is written.
 int cmd_check(const Args& args, Io io) {
   const std::optional<GemmPlan> plan = load_plan(args);
-  Schedule s = load_schedule(args);
+  Schedule s = load_schedule(args, plan);
   LowerOptions options;
   options.limits = limits_of(s);
   EmittedKernel e = emit_cuda(s, options);
@@ -130,7 +130,7 @@ std::string device_arch(const rt::DeviceInfo& d) {
 
 int cmd_run(const Args& args, Io io) {
   const std::optional<GemmPlan> plan = load_plan(args);
-  Schedule s = load_schedule(args);
+  Schedule s = load_schedule(args, plan);
   CheckOptions options;
   options.exact = args.has("exact");
   options.bench = args.has("bench");

@@ -178,9 +178,10 @@ std::optional<GemmPlan> load_plan(const Args& args) {
   return std::nullopt;
 }
 
-Schedule load_schedule(const Args& args) {
-  if (auto plan = load_plan(args)) return plan->build();
-  return from_file(*args.value("schedule-file"), args);
+Schedule load_schedule(const Args& args, const std::optional<GemmPlan>& plan) {
+  return plan ? plan->build() : from_file(*args.value("schedule-file"), args);
 }
+
+Schedule load_schedule(const Args& args) { return load_schedule(args, load_plan(args)); }
 
 }  // namespace gg::cli

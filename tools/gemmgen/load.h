@@ -26,6 +26,9 @@ Schedule load_schedule(const Args& args);
 // the tuned record, the orientation and the fallback); nullopt for --schedule-file, whose file is
 // the plan. load_schedule builds this plan's schedule.
 std::optional<GemmPlan> load_plan(const Args& args);
+// The schedule of `plan` (load_plan's, so a command that prints the plan plans once), or of the
+// --schedule-file when there is none.
+Schedule load_schedule(const Args& args, const std::optional<GemmPlan>& plan);
 
 // A schedule by name or path: a name of a built-in, or a path (containing '/' or ending in
 // .sched) to a schedule file. Problem flags apply as for load_schedule.
