@@ -46,7 +46,6 @@ std::optional<GemmPlan> tuned_plan(int64_t m, int64_t n, int64_t k, const GemmOp
   } catch (const CompileError&) {
     return std::nullopt;
   }
-  plan.swapped = tuned->swapped;
   plan.source = PlanSource::Tuned;
   plan.schedule = "auto";
   plan.params = tuned->params;
@@ -112,7 +111,6 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   plan.swapped_best = best_auto(swapped_def, limits, nullptr);
   if (prefer_swapped(plan.straight_best, plan.swapped_best)) {
     plan.def = swapped_def;
-    plan.swapped = true;
     plan.source = PlanSource::Auto;
     plan.schedule = "auto";
     plan.config = read_as + "swap A/B; " + plan.swapped_best->to_string();
@@ -141,7 +139,7 @@ std::string GemmPlan::describe() const {
 
 std::string explain_plan(const GemmPlan& plan) {
   const Definition& def = plan.def;
-  const int64_t m = plan.swapped ? def.n() : def.m(), n = plan.swapped ? def.m() : def.n();
+  const int64_t m = plan.swapped() ? def.n() : def.m(), n = plan.swapped() ? def.m() : def.n();
   std::ostringstream os;
   os << "plan for M=" << m << " N=" << n << " K=" << def.k() << " " << dtype_name(def.input_dtype()) << " -> "
      << dtype_name(def.output_dtype()) << " on " << target_name(plan.target) << ": " << plan.describe() << "\n";
@@ -152,7 +150,7 @@ std::string explain_plan(const GemmPlan& plan) {
     case PlanSource::Auto: os << " (no tuned record: the heuristic's best config)"; break;
     case PlanSource::Fallback: os << " (no `auto` config lowers: " << plan.auto_refusal << ")"; break;
   }
-  os << "\n  orientation: " << (plan.swapped ? "swapped: D^T[N,M] = B * A^T, stored into D's memory column-major"
+  os << "\n  orientation: " << (plan.swapped() ? "swapped: D^T[N,M] = B * A^T, stored into D's memory column-major"
                                              : "straight: D[M,N] = A * B^T");
   const auto us = [](const std::optional<AutoParams>& p) {
     std::ostringstream t;

@@ -53,7 +53,6 @@ std::string_view plan_source_name(PlanSource s);  // "named", "tuned", "auto", "
 // entry, which take the caller's A, B, M and N.
 struct GemmPlan {
   Definition def;
-  bool swapped = false;               // def.swapped()
   PlanSource source = PlanSource::Named;
   std::string schedule;               // a built-in name ("auto" for tuned and auto plans)
   std::string config;                 // for auto: AutoParams::to_string(), prefixed "swap A/B; " when swapped
@@ -66,6 +65,7 @@ struct GemmPlan {
   Schedule build() const;  // the schedule of the plan
   // One line naming the choice: "auto: swap A/B; tile 64x16x256, ...", "fallback v4", "v10".
   std::string describe() const;
+  bool swapped() const { return def.swapped(); }  // the orientation the definition computes
 };
 // With options.schedule a built-in name: that schedule on the problem as given. Otherwise the
 // config `gemmgen tune` recorded for this problem on this GPU (see schedules/tuning.h), else `auto`

@@ -11,7 +11,7 @@
 
 namespace gg {
 
-std::string TuneCandidate::describe() const { return (swapped ? "swap A/B; " : "") + params.to_string(); }
+std::string TuneCandidate::describe() const { return (swapped() ? "swap A/B; " : "") + params.to_string(); }
 
 std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, const GemmOptions& options, int top,
                                            const DeviceLimits& limits) {
@@ -30,7 +30,7 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
       } catch (const CompileError&) {
         continue;  // as choose_auto_params: only configs that lower
       }
-      out.push_back({def, swap, p});
+      out.push_back({def, p});
       ++taken;
     }
   }
@@ -40,7 +40,7 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
   GG_INTERNAL_CHECK(!out.empty(), "choose_auto_params found a config that tune_candidates did not");
   // plan_gemm's choice first (prefer_swapped), then by predicted time
   const auto first_of = [&](bool swap) {
-    return std::find_if(out.begin(), out.end(), [&](const TuneCandidate& c) { return c.swapped == swap; });
+    return std::find_if(out.begin(), out.end(), [&](const TuneCandidate& c) { return c.swapped() == swap; });
   };
   const auto params_of = [&](std::vector<TuneCandidate>::iterator it) {
     return it == out.end() ? std::nullopt : std::optional<AutoParams>(it->params);

@@ -16,7 +16,7 @@ namespace gg {
 // One config `tune` times: `auto`'s params in one orientation of the problem.
 struct TuneCandidate {
   Definition def;        // straight, or swapped (D^T = B * A^T, see plan_gemm)
-  bool swapped = false;
+  bool swapped() const { return def.swapped(); }
   AutoParams params;
   std::string describe() const;  // "swap A/B; tile ..." as bench prints a plan's config
 };

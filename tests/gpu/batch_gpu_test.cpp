@@ -83,7 +83,7 @@ GridOutcome run(const Shape& s, const Variant& v, gg::DType out, bool exact, gg:
   options.out = out;
   options.layout = layout;
   const gg::GemmPlan plan = gg::plan_gemm(s.m, s.n, s.k, options);
-  schedule = plan.schedule + (plan.swapped ? "/swap" : "");
+  schedule = plan.schedule + (plan.swapped() ? "/swap" : "");
   char* d_out = static_cast<char*>(d.data()) + kGuard * size_t(gg::rt::elem_bytes(out_t));
   gg::gemm(a.data(), b.data(), d_out, s.m, s.n, s.k, options);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);

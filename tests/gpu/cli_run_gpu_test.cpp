@@ -84,7 +84,7 @@ TEST_CASE("gemmgen run --schedule auto runs gg::plan_gemm's plan: swapped for a 
       CHECK(r.exit_code == 0);
       CHECK(r.output.find("\"plan\": \"" + plan.describe() + "\"") != std::string::npos);
       CHECK(r.output.find("\"kernel\": \"" + kernel + "\"") != std::string::npos);
-      CHECK(r.output.find(std::string("\"swapped\": ") + (plan.swapped ? "true" : "false")) != std::string::npos);
+      CHECK(r.output.find(std::string("\"swapped\": ") + (plan.swapped() ? "true" : "false")) != std::string::npos);
       CHECK(r.output.find("\"m\": " + std::to_string(shape[0]) + ",") != std::string::npos);  // the caller's M
       CHECK(r.output.find("\"passed\": true") != std::string::npos);
     }

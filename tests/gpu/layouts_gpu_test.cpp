@@ -105,7 +105,7 @@ TEST_CASE("gg::gemm on NN, NT, TN and TT layouts, dense and strided, matches fp6
       gg::GemmOptions plan_options;
       plan_options.layout = layout;
       const gg::GemmPlan plan = gg::plan_gemm(s.m, s.n, s.k, plan_options);
-      const std::string schedule = plan.schedule + (plan.swapped ? "/swap" : "");
+      const std::string schedule = plan.schedule + (plan.swapped() ? "/swap" : "");
       const bool odd_shape = (&s - grid_shapes.data()) % 2 == 1;
       for (bool exact : {false, true}) {
         if (exact && odd_shape) continue;  // exact mode on every other shape (each run is a JIT compile)

@@ -65,7 +65,7 @@ TEST_CASE("gg::gemm on a ragged shape grid matches fp64 and cuBLAS, exact on sma
   int passed = 0, total = 0;
   for (const Shape& s : grid()) {
     const gg::GemmPlan plan = gg::plan_gemm(s.m, s.n, s.k);  // what gg::gemm runs
-    const std::string schedule = plan.schedule + (plan.swapped ? "/swap" : "");
+    const std::string schedule = plan.schedule + (plan.swapped() ? "/swap" : "");
     for (bool exact : {false, true}) {
       const gg::DType out = exact ? gg::DType::F32 : gg::DType::BF16;  // small-integer sums are exact in f32
       const GridOutcome o = run(s, out, exact, cublas);

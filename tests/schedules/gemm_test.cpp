@@ -49,19 +49,19 @@ TEST_CASE("gg::gemm without a GPU throws CudaError, not a crash") {
 
 TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T lands column-major") {
   const GemmPlan decode = plan_gemm(1, 4096, 4096);
-  CHECK(decode.swapped);
+  CHECK(decode.swapped());
   CHECK(decode.def.m() == 4096);
   CHECK(decode.def.n() == 1);
   CHECK(decode.def.output_layout() == OutputLayout::ColumnMajor);
   CHECK(decode.config.rfind("swap A/B; tile 64x16x256, 1 consumer, 5 stages", 0) == 0);  // H100: 1.05x cuBLAS
-  CHECK(plan_gemm(16, 4096, 4096).swapped);
+  CHECK(plan_gemm(16, 4096, 4096).swapped());
   // (77x129x4096 is no skinny M, but it may swap too: both orientations split K there, and 8
   // splits of the swapped 3 x 5 tiles predict 6% faster than 4 of the straight 2 x 9.)
   for (const auto& mn : {std::pair<int64_t, int64_t>{8192, 8192}, {128, 8192}, {4096, 1}}) {
     const int64_t m = mn.first;  // clang 14 cannot capture structured bindings (CAPTURE)
     const GemmPlan p = plan_gemm(m, mn.second, 4096);
     CAPTURE(m);
-    CHECK(!p.swapped);
+    CHECK(!p.swapped());
     CHECK(p.def.output_layout() == OutputLayout::RowMajor);
   }
   // The plan keeps the config it chose: building it gives the schedule `auto` would rank again.
@@ -71,7 +71,7 @@ TEST_CASE("plan_gemm swaps A and B for skinny M: M becomes the wgmma's N, D^T la
   }
   GemmOptions named;
   named.schedule = "v8";
-  CHECK(!plan_gemm(1, 4096, 4096, named).swapped);  // a named schedule runs as asked
+  CHECK(!plan_gemm(1, 4096, 4096, named).swapped());  // a named schedule runs as asked
 }
 
 TEST_CASE("plan_gemm reads a one-row M-major A (or one-row N-major B) as K-major: same bytes, TMA-able") {
@@ -111,8 +111,8 @@ TEST_CASE("the swap rule lives in prefer_swapped: 5% faster by the model, or the
   const GemmPlan decode = plan_gemm(1, 4096, 4096);
   REQUIRE(decode.straight_best);
   REQUIRE(decode.swapped_best);
-  CHECK(decode.swapped == prefer_swapped(decode.straight_best, decode.swapped_best));
-  CHECK(decode.swapped == decode.def.swapped());
+  CHECK(decode.swapped() == prefer_swapped(decode.straight_best, decode.swapped_best));
+  CHECK(decode.swapped() == decode.def.swapped());
 }
 
 TEST_CASE("a plan names its source: named, auto or fallback, and describes itself in one line") {

@@ -133,7 +133,7 @@ TEST_CASE("tune candidates: plan_gemm's choice first, then each orientation's be
   // 3 of each orientation, then the first in the 6 other tile orders
   REQUIRE(decode.size() == 12);
   CHECK(decode.front().describe() == plan_gemm(1, 4096, 4096).config);
-  CHECK(decode.front().swapped);
+  CHECK(decode.front().swapped());
   for (size_t i = 2; i < 6; ++i) CHECK(decode[i - 1].params.predicted_us <= decode[i].params.predicted_us);
   std::set<std::string> orders;
   for (size_t i = 6; i < decode.size(); ++i) {
@@ -150,7 +150,7 @@ TEST_CASE("tune candidates: plan_gemm's choice first, then each orientation's be
   // must win by 5%)
   const auto square = tune_candidates(4096, 4096, 4096, GemmOptions{}, 1, hopper());
   REQUIRE(square.size() == 8);
-  CHECK_FALSE(square.front().swapped);
+  CHECK_FALSE(square.front().swapped());
   CHECK(square.front().describe() == plan_gemm(4096, 4096, 4096).config);
 }
 

@@ -64,7 +64,7 @@ void check_commands_agree(const BenchShape& s) {
   REQUIRE(e.code == 0);
   CHECK(e.out.rfind("plan for M=" + std::to_string(s.m) + " N=" + std::to_string(s.n), 0) == 0);
   CHECK(e.out.find(": " + plan.describe() + "\n") != std::string::npos);
-  CHECK(e.out.find(plan.swapped ? "orientation: swapped" : "orientation: straight") != std::string::npos);
+  CHECK(e.out.find(plan.swapped() ? "orientation: swapped" : "orientation: straight") != std::string::npos);
 
   const CliResult c = gemmgen(problem_args("check", s));
   REQUIRE(c.code == 0);  // no shape gg::gemm computes is refused
@@ -74,7 +74,7 @@ void check_commands_agree(const BenchShape& s) {
   const CliResult emitted = gemmgen(problem_args("emit", s));
   REQUIRE(emitted.code == 0);
   CHECK(emitted.out.find("// kernel: " + kernel + "\n") != std::string::npos);
-  CHECK((emitted.out.find("// orientation: swapped") != std::string::npos) == plan.swapped);
+  CHECK((emitted.out.find("// orientation: swapped") != std::string::npos) == plan.swapped());
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ TEST_CASE("explain, check and emit --schedule auto take gg::plan_gemm's plan on 
   for (const BenchShape& s : agreement_shapes()) {
     check_commands_agree(s);
     const GemmPlan plan = plan_gemm(s.m, s.n, s.k);
-    swapped += plan.swapped;
+    swapped += plan.swapped();
     fallback += plan.source == PlanSource::Fallback;
   }
   // The sweep is only a test of the orientation if both occur.
@@ -106,7 +106,7 @@ TEST_CASE("the planner's fallback: run/check --schedule auto take the step gg::g
 
 TEST_CASE("a swapped plan round-trips through print and a schedule file: same kernel, same orientation") {
   const GemmPlan plan = plan_gemm(16, 4096, 4096);
-  REQUIRE(plan.swapped);
+  REQUIRE(plan.swapped());
   const CliResult printed = gemmgen({"print", "--schedule", "auto", "--m", "16", "--n", "4096", "--k", "4096"});
   REQUIRE(printed.code == 0);
   CHECK(printed.out.find("problem m=16 n=4096 k=4096 dtype=bf16 out=bf16 orientation=swapped\n") != std::string::npos);

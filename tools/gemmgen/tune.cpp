@@ -149,7 +149,7 @@ int cmd_tune(const Args& args, Io io) {
       io.out << line.str() << "\n";
     }
     if (best) {
-      TunedChoice choice{best->candidate.swapped, best->candidate.params, best->ms, best->cublas_ms};
+      TunedChoice choice{best->candidate.swapped(), best->candidate.params, best->ms, best->cublas_ms};
       const std::string key = tuning_key(shape.m, shape.n, shape.k, gemm, "sm_90a", device);
       record_tuned(key, choice);
       io.out << "  recorded for auto: " << best->candidate.describe() << " (" << timed.front().ms / best->ms
