@@ -17,7 +17,7 @@ using namespace kir;
 // persistent grid-strided loop) and the k loop inside it.
 class NestBuilder {
  public:
-  NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p), units_(s, p) {}
+  NestBuilder(const Schedule& s, const KernelPlan& p) : p_(p), units_(s, p), unit_(units_.unit()) {}
 
   ExprPtr k_tile() const { return p_.k_loop.empty() ? imm(0) : var("k_tile"); }
 
@@ -36,7 +36,7 @@ class NestBuilder {
   // `counted` adds `tiles_done`, the units this warpgroup computed before. Dealt: the role's
   // warpgroups take the units in turn (ping-pong), each advancing k_done past the others' units.
   StmtPtr over_tiles(StmtPtr body, bool dealt = false, bool counted = false) const {
-    const WorkUnitExprs u = units_.unit(units_.persistent() ? "tile" : "blockIdx");
+    const WorkUnitExprs& u = unit_;
     StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body);
     std::vector<StmtPtr> coords = u.lets;
     coords.push_back(let("m_tile", u.m_tile));
@@ -102,7 +102,7 @@ class NestBuilder {
   }
 
   StmtPtr load(const StagedOperand& operand) const {
-    const WorkUnitExprs u = units_.unit(units_.persistent() ? "tile" : "blockIdx");
+    const WorkUnitExprs& u = unit_;
     auto l = std::make_shared<LoadTile>();
     l->operand = operand.operand;
     l->tile = var(operand.tile);
@@ -164,7 +164,7 @@ class NestBuilder {
   // TMEM it needs neither (the tile's first MMA overwrites it); the MMAs run asynchronously, so the
   // write waits for all of them to complete.
   StmtPtr accumulate(StmtPtr mainloop) const {
-    const WorkUnitExprs u = units_.unit(units_.persistent() ? "tile" : "blockIdx");
+    const WorkUnitExprs& u = unit_;
     auto write = std::make_shared<WriteTile>();
     write->m_tile = var("m_tile");
     write->n_tile = var("n_tile");
@@ -189,7 +189,7 @@ class NestBuilder {
   }
 
   bool persistent() const { return units_.persistent(); }
-  ExprPtr batch() const { return units_.unit(persistent() ? "tile" : "blockIdx").batch ? var("batch") : nullptr; }
+  ExprPtr batch() const { return unit_.batch ? var("batch") : nullptr; }
   std::vector<StmtPtr> kernel_lets() const { return units_.kernel_lets(); }
   // Whether a compute role counts its units (tiles_done): the staged C tile's barrier phase and
   // TMEM's completion barrier follow them.
@@ -218,6 +218,7 @@ class NestBuilder {
 
   const KernelPlan& p_;
   WorkUnits units_;
+  WorkUnitExprs unit_;  // the unit each trip of the tile loop computes
 };
 
 StmtPtr role_prologue(const RoleShape& r) {

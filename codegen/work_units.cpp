@@ -151,8 +151,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   return lets;
 }
 
-WorkUnitExprs WorkUnits::unit(const std::string& index_var) const {
-  GG_INTERNAL_CHECK(!persistent() || index_var == "tile", "the persistent loop's unit index is 'tile'");
+WorkUnitExprs WorkUnits::unit() const {
   WorkUnitExprs u = grid_unit_;
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
   if (u.split) u.k_first = u.split * var(tail_ ? "k_share" : "k_tiles");  // one split's share
@@ -161,7 +160,7 @@ WorkUnitExprs WorkUnits::unit(const std::string& index_var) const {
   // Written without negative operands: a whole wave's unit has past = 0, so its split is 0.
   const ExprPtr last_wave = imm(all_tiles()) - var("whole_tiles");
   const ExprPtr divisor = last_wave + (last_wave == imm(0));  // never 0, also where no wave is partial
-  const ExprPtr tile = var(index_var);
+  const ExprPtr tile = var("tile");
   u.lets = {comment("split_k tail: whole waves' tiles run all of K; the last wave's tiles are split"),
             let("in_tail", tile >= var("whole_tiles")),
             let("past", tile - min(tile, var("whole_tiles"))),
@@ -208,9 +207,9 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
       if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);
   };
   bind(units.kernel_lets());
+  const WorkUnitExprs u = units.unit();
   const auto one = [&](int64_t index) {
     if (units.persistent()) vars["tile"] = index;
-    const WorkUnitExprs u = units.unit(units.persistent() ? "tile" : "blockIdx");
     bind(u.lets);
     WorkUnit w;
     w.index = index;

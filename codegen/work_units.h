@@ -16,7 +16,7 @@
 namespace gg {
 
 // One unit as kernel-IR expressions, valid once `lets` are bound (in order, in the tile loop's
-// body), of the unit index variable the loop binds ("tile"; blockIdx for a grid of tiles).
+// body), of the unit index the persistent loop binds (`tile`), or of the block indices.
 struct WorkUnitExprs {
   std::vector<kir::StmtPtr> lets;
   kir::ExprPtr m_tile, n_tile;
@@ -41,8 +41,8 @@ class WorkUnits {
   kir::ExprPtr first() const;
   kir::ExprPtr stride() const;
   kir::ExprPtr end() const;
-  // Unit `index_var` (a variable the loop binds) as expressions.
-  WorkUnitExprs unit(const std::string& index_var) const;
+  // The unit the loop variable `tile` (or, without a persistent loop, the block) stands for.
+  WorkUnitExprs unit() const;
   // The k tiles unit `index` runs, as one expression with no lets (for the units a warpgroup of a
   // dealt loop passes over): `k_tiles`, or with split-K on the last wave all of K or a share.
   kir::ExprPtr k_tiles_of(const kir::ExprPtr& index) const;
