@@ -55,9 +55,9 @@ std::string check_line(const Schedule& s, const DeviceLimits& limits) {
   try {
     LowerOptions options;
     options.limits = limits;
-    const Kernel k = lower(s, options);
-    out += "lowers: yes, to kernel " + emit_cuda(s, options).kernel_name + "\n";
-    out += describe_work_units(s, k.plan, k.launch);
+    const EmittedKernel e = emit_cuda(s, options);
+    out += "lowers: yes, to kernel " + e.kernel_name + "\n";
+    out += describe_work_units(s, e.plan, e.launch);
   } catch (const CompileError& e) {
     out += "lowers: no, error[" + e.rule() + "]: " + e.message() + "\n";
   }
