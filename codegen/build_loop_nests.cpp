@@ -102,14 +102,13 @@ class NestBuilder {
   }
 
   StmtPtr load(const StagedOperand& operand) const {
-    const WorkUnitExprs& u = unit_;
     auto l = std::make_shared<LoadTile>();
     l->operand = operand.operand;
     l->tile = var(operand.tile);
     l->k_tile = k_tile();
     l->stage = imm(0);
     l->batch = batch();
-    if (u.split) l->k_first = var("split") * var(p_.split_k_tail ? "k_share" : "k_tiles");  // one split's share
+    l->k_first = unit_.k_first;  // a split's share
     return l;
   }
 

@@ -154,7 +154,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
 WorkUnitExprs WorkUnits::unit() const {
   WorkUnitExprs u = grid_unit_;
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
-  if (u.split) u.k_first = u.split * var(tail_ ? "k_share" : "k_tiles");  // one split's share
+  if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : "k_tiles");  // one split's share
   if (!tail_) return u;
   // A whole wave's unit runs all of K; a unit past them is tile work_tile's share `split`.
   // Written without negative operands: a whole wave's unit has past = 0, so its split is 0.
@@ -217,6 +217,7 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
     w.n_tile = evaluate(u.n_tile, vars);
     w.batch = u.batch ? evaluate(u.batch, vars) : 0;
     w.split = u.split ? evaluate(u.split, vars) : 0;
+    if (u.split) vars["split"] = w.split;  // as the loop binds it
     w.k_first = u.k_first ? evaluate(u.k_first, vars) : 0;
     w.k_tiles = evaluate(u.k_tiles, vars);
     w.handed_on = u.handed_on ? evaluate(u.handed_on, vars) != 0 : p.split_k > 1;

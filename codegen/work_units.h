@@ -22,7 +22,7 @@ struct WorkUnitExprs {
   kir::ExprPtr m_tile, n_tile;
   kir::ExprPtr batch;     // the batch matrix (64-bit); nullptr: one matrix
   kir::ExprPtr split;     // the split-K share; nullptr without split-K
-  kir::ExprPtr k_first;   // the share's first k tile; nullptr: k tile 0
+  kir::ExprPtr k_first;   // the share's first k tile, of the `split` the loop binds; nullptr: k tile 0
   kir::ExprPtr k_tiles;   // the k tiles the unit runs
   kir::ExprPtr handed_on; // split-K on the last wave: whether the unit's tile is split; nullptr: as split_k says
   kir::ExprPtr in_range;  // false for a grid tile past a split's tail (tile axes that do not divide)
