@@ -66,7 +66,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   const KernelPlan& p = k.plan;
   const auto& L = k.launch;
   // The caller's sizes: a swapped kernel's M and N are the caller's N and M.
-  const int64_t m = p.swapped ? p.n : p.m, n = p.swapped ? p.m : p.n;
+  const int64_t m = L.swapped ? p.n : p.m, n = L.swapped ? p.m : p.n;
   std::ostringstream os;
   os << "#if !defined(__CUDACC_RTC__)\n"
      << "#pragma nv_diag_suppress 177  // helpers a kernel without tensor maps leaves unused\n"
@@ -79,7 +79,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " was generated for M=" << m << " N=" << n
      << " K=" << p.k << ", called with M=%lld N=%lld K=%lld\\n\", m, n, k);\n"
      << "    return -1;\n  }\n";
-  if (p.swapped)
+  if (L.swapped)
     os << "  // Planned swapped: the kernel computes D^T[N,M] = B * A^T into D's memory, so its A is the\n"
        << "  // caller's B and its M the caller's N.\n"
        << "  { const void* t = a; a = b; b = t; const long long s = m; m = n; n = s; }\n";

@@ -63,9 +63,6 @@ struct KernelPlan {
   // batch and batch strides); the kernel reads the same values from GgGemmArgs. A column-major
   // D (and C), indexed [n * ldd + m], is stored from registers.
   rt::MatrixLayouts layouts;
-  // The definition is the swapped orientation (D^T = B * A^T): the launch and host entry take
-  // the caller's operands and exchange them; the kernel itself is an ordinary one.
-  bool swapped = false;
   int consumer_warpgroups = 1;
   // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's
   // tiles in turn; else (cooperative) the consumers split every tile's rows.

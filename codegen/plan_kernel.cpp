@@ -203,7 +203,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     not_lowered("a batch of " + std::to_string(def.batch()) + " matrices beside tile axis '" +
                 dom.bound_to(Binding::BlockZ)->name + "' bound to block.z (the batch index takes blockIdx.z)");
   p.layouts = matrix_layouts(def);
-  p.swapped = def.swapped();
   p.out = def.output_dtype();
   p.m = def.m();
   p.n = def.n();
@@ -362,7 +361,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
                    static_cast<unsigned>(resources.grid.z)};
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
   k.launch.layouts = p.layouts;
-  k.launch.swapped = p.swapped;
+  // The swapped orientation (D^T = B * A^T) is an ordinary kernel; its launches exchange the operands.
+  k.launch.swapped = s.definition().swapped();
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
