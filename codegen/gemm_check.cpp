@@ -61,9 +61,7 @@ int64_t stored_index(const Definition& def, const Node& n, int64_t r, int64_t c,
 }
 
 size_t stored_count(const Definition& def, const Node& n) {
-  if (n.shape.size() < 2) return static_cast<size_t>(n.shape[0]);
-  return static_cast<size_t>((stored_matrices(def, n) - 1) * batch_stride(def, n) +
-                             (stored_rows(def, n) - 1) * leading_dim(def, n) + row_elems(def, n));
+  return static_cast<size_t>(n.shape.size() < 2 ? n.shape[0] : stored_span(def, n));
 }
 
 // body(b, r) for row r of matrix b, every row of every matrix: a large operand's rows split over
