@@ -462,7 +462,7 @@ class CudaPrinter : public Visitor {
   void visit_SplitKTicket(const SplitKTicket& n) override {
     line("const bool " + n.result + " = " + (n.when ? "!" + to_c(n.when) + " || " : std::string()) +
          "gg::dev::split_k_ticket(static_cast<unsigned*>(args.workspace) + " +
-         num(n.ws.partial_floats()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
+         to_c(n.ws.tickets_at()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
          to_c(n.barrier) + ", " + num(n.ws.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
   }
   void visit_PartialReduce(const PartialReduce& n) override {

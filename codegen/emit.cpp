@@ -62,47 +62,115 @@ std::string layouts_text(const Definition& def) {
 
 int host_elem(rt::ElemType t) { return t == rt::ElemType::F16 ? 0 : t == rt::ElemType::BF16 ? 1 : 2; }
 
+// C text for the emitted host entry's values that follow the sizes: `m`, `n` and `k` are its
+// arguments (in the kernel's orientation once a swapped entry has exchanged them).
+std::string sized_c(const rt::SizedCount& c) {
+  std::string t = std::to_string(c.constant) + "ull";
+  const auto tiles = [](const char* size, uint64_t d) {
+    return d == 1 ? std::string("(unsigned long long)") + size
+                  : "(((unsigned long long)" + std::string(size) + " + " + std::to_string(d - 1) + "ull) / " +
+                        std::to_string(d) + "ull)";
+  };
+  if (c.m_divisor) t += " * " + tiles("m", c.m_divisor);
+  if (c.n_divisor) t += " * " + tiles("n", c.n_divisor);
+  return t;
+}
+
+// The leading dimensions and batch strides: the kernel's constants, or (a dense placeholder of a
+// kernel that reads sizes at run time) the dense value for the call's sizes, as resolve_layouts.
+std::string layout_args_c(const rt::MatrixLayouts& l) {
+  const auto ld = [](int64_t v, const char* dense) { return v > 0 ? std::to_string(v) : std::string(dense); };
+  const auto stride = [](int64_t v, const std::string& dense) { return v >= 0 ? std::to_string(v) : dense; };
+  std::ostringstream os;
+  os << "  args.lda = " << ld(l.lda, l.a_mn_major ? "m" : "k") << "; args.ldb = " << ld(l.ldb, l.b_mn_major ? "n" : "k")
+     << "; args.ldc = " << ld(l.ldc, l.d_column_major ? "m" : "n") << "; args.ldd = "
+     << ld(l.ldd, l.d_column_major ? "m" : "n") << "; args.batch = " << l.batch << ";\n"
+     << "  args.stride_a = " << stride(l.stride_a, std::string("args.lda * ") + (l.a_mn_major ? "k" : "m"))
+     << "; args.stride_b = " << stride(l.stride_b, std::string("args.ldb * ") + (l.b_mn_major ? "k" : "n"))
+     << "; args.stride_c = " << stride(l.stride_c, std::string("args.ldc * ") + (l.d_column_major ? "n" : "m"))
+     << "; args.stride_d = " << stride(l.stride_d, std::string("args.ldd * ") + (l.d_column_major ? "n" : "m"))
+     << ";\n";
+  return os.str();
+}
+
+// A tensor map's stored matrix for the call (rt::stored_matrix's rule, in C): the spec's extents,
+// or where they are resolved per launch (0), the call's sizes.
+std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayouts& l) {
+  const char* slot = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b"
+                     : t.operand == rt::Operand::C ? "c" : "d";
+  const bool input = t.operand == rt::Operand::A || t.operand == rt::Operand::B;
+  const bool transposed = t.operand == rt::Operand::A ? l.a_mn_major : t.operand == rt::Operand::B ? l.b_mn_major
+                                                                                                   : l.d_column_major;
+  const std::string major = t.operand == rt::Operand::B ? "n" : "m", minor = input ? "k" : "n";
+  const int64_t stride = t.operand == rt::Operand::A ? l.stride_a : t.operand == rt::Operand::B ? l.stride_b
+                         : t.operand == rt::Operand::C ? l.stride_c : l.stride_d;
+  const bool resolved = t.rows == 0 && t.cols == 0;
+  const std::string rows = resolved ? "(unsigned long long)" + (transposed ? minor : major) : std::to_string(t.rows) + "ull";
+  const std::string cols = resolved ? "(unsigned long long)" + (transposed ? major : minor) : std::to_string(t.cols) + "ull";
+  std::ostringstream os;
+  os << "{" << host_elem(t.elem) << ", " << rows << ", " << cols << ", (unsigned long long)args.ld" << slot << ", "
+     << (stride == 0 ? 1 : l.batch) << "ull, (unsigned long long)args.stride_" << slot << ", " << t.box_rows << "u, "
+     << t.box_cols << "u, " << static_cast<int>(t.swizzle) << "}";
+  return os.str();
+}
+
 std::string host_entry(const Kernel& k, const std::string& fn) {
   const KernelPlan& p = k.plan;
   const auto& L = k.launch;
+  const rt::RuntimeSizes& sizes = L.sizes;
+  const bool sized = sizes.m || sizes.n;
   // The caller's sizes: a swapped kernel's M and N are the caller's N and M.
-  const int64_t m = L.swapped ? p.n : p.m, n = L.swapped ? p.m : p.n;
+  const auto caller = [&](bool kernel_m, int64_t v) {
+    const bool runtime = kernel_m ? sizes.m : sizes.n;
+    return runtime ? std::string("any") : std::to_string(v);
+  };
+  const std::string m = L.swapped ? caller(false, p.n) : caller(true, p.m);
+  const std::string n = L.swapped ? caller(true, p.m) : caller(false, p.n);
   std::ostringstream os;
   os << "#if !defined(__CUDACC_RTC__)\n"
      << "#pragma nv_diag_suppress 177  // helpers a kernel without tensor maps leaves unused\n"
      << embed("host_entry.cuh") << "#pragma nv_diag_default 177\n\n"
      << "// Launches " << k.name << " on A[M,K], B[N,K], C and D [M,N] laid out as the header's problem line says.\n"
-     << "// The kernel was generated for M=" << m << " N=" << n << " K=" << p.k << "; other shapes are refused.\n"
+     << "// The kernel serves M=" << m << " N=" << n << " K=" << p.k << "; other shapes are refused.\n"
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
-     << "    long long m, long long n, long long k, cudaStream_t stream) {\n"
-     << "  if (m != " << m << " || n != " << n << " || k != " << p.k << ") {\n"
-     << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " was generated for M=" << m << " N=" << n
-     << " K=" << p.k << ", called with M=%lld N=%lld K=%lld\\n\", m, n, k);\n"
+     << "    long long m, long long n, long long k, cudaStream_t stream) {\n";
+  std::string wrong;
+  if (m != "any") wrong += "m != " + m + " || ";
+  if (n != "any") wrong += "n != " + n + " || ";
+  wrong += "k != " + std::to_string(p.k);
+  os << "  if (" << wrong << (sized ? " || m < 1 || n < 1" : "") << ") {\n"
+     << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " serves M=" << m << " N=" << n << " K=" << p.k
+     << ", called with M=%lld N=%lld K=%lld\\n\", m, n, k);\n"
      << "    return -1;\n  }\n";
   if (L.swapped)
     os << "  // Planned swapped: the kernel computes D^T[N,M] = B * A^T into D's memory, so its A is the\n"
        << "  // caller's B and its M the caller's N.\n"
        << "  { const void* t = a; a = b; b = t; const long long s = m; m = n; n = s; }\n";
+  for (const rt::RuntimeSizes::Bound& b : sizes.bounds)
+    os << "  if (" << sized_c(b.count) << " > " << b.most << "ull) {\n"
+       << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << ": M=%lld N=%lld takes more than " << b.most << " "
+       << b.what << "\\n\", m, n);\n    return -1;\n  }\n";
   os << "  GgGemmArgs args = {};\n"
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
-     << "  args.lda = " << L.layouts.lda << "; args.ldb = " << L.layouts.ldb << "; args.ldc = " << L.layouts.ldc
-     << "; args.ldd = " << L.layouts.ldd << "; args.batch = " << L.layouts.batch << ";\n"
-     << (L.workspace_bytes == 0 ? ""
-                                : "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"
-                                  "  if (workspace == nullptr) {\n"
-                                  "    if (cudaMalloc(&workspace, " + std::to_string(L.workspace_bytes) +
-                                      ") != cudaSuccess) return -1;\n"
-                                  "    if (cudaMemset(workspace, 0, " + std::to_string(L.workspace_bytes) +
-                                      ") != cudaSuccess) return -1;\n  }\n  args.workspace = workspace;\n")
-     << "  args.stride_a = " << L.layouts.stride_a << "; args.stride_b = " << L.layouts.stride_b
-     << "; args.stride_c = " << L.layouts.stride_c << "; args.stride_d = " << L.layouts.stride_d << ";\n";
+     << layout_args_c(L.layouts);
+  if (L.workspace_bytes != 0) {
+    const std::string bytes = sized ? "(" + sized_c(sizes.workspace_slots) + ") * " +
+                                          std::to_string(sizes.workspace_slot_bytes + 4) + "ull"
+                                    : std::to_string(L.workspace_bytes) + "ull";
+    os << "  // split-K scratch, zeroed when it grows; the kernel re-zeroes what it uses\n"
+       << "  static void* workspace = nullptr;\n  static unsigned long long workspace_bytes = 0;\n"
+       << "  const unsigned long long needed = " << bytes << ";\n"
+       << "  if (needed > workspace_bytes) {\n"
+       << "    if (workspace != nullptr) cudaFree(workspace);\n    workspace = nullptr;\n    workspace_bytes = 0;\n"
+       << "    if (cudaMalloc(&workspace, needed) != cudaSuccess) return -1;\n"
+       << "    if (cudaMemset(workspace, 0, needed) != cudaSuccess) return -1;\n"
+       << "    workspace_bytes = needed;\n  }\n  args.workspace = workspace;\n";
+  }
   for (const auto& t : L.tensor_maps) {
     const char* slot = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b"
                        : t.operand == rt::Operand::C ? "c" : "d";
-    os << "  {\n    const gg::host::TensorMapDesc desc = {" << host_elem(t.elem) << ", " << t.rows << "ull, " << t.cols
-       << "ull, " << (t.row_stride ? t.row_stride : t.cols) << "ull, " << t.batches << "ull, " << t.batch_stride
-       << "ull, " << t.box_rows << "u, " << t.box_cols << "u, " << static_cast<int>(t.swizzle) << "};\n"
+    os << "  {\n    const gg::host::TensorMapDesc desc = " << tensor_map_desc_c(t, L.layouts) << ";\n"
        << "    const int status = gg::host::encode_tensor_map(&args.map_" << slot << ", " << slot << ", desc, \""
        << k.name << "\", \"" << slot << "\");\n"
        << "    if (status != 0) return status;\n  }\n";
@@ -110,8 +178,20 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   auto dim = [](const std::array<unsigned, 3>& d) {
     return "dim3(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
   };
+  std::string grid = dim(L.grid);
+  if (sized && sizes.persistent) {
+    os << "  const unsigned long long units = " << sized_c(sizes.units) << ", groups = (units + "
+       << sizes.cluster_ctas - 1 << "ull) / " << sizes.cluster_ctas << "ull;\n"
+       << "  const unsigned clusters = (unsigned)(groups < " << sizes.max_clusters << "ull ? (groups ? groups : 1ull) : "
+       << sizes.max_clusters << "ull);  // one wave at most\n";
+    grid = "dim3(clusters * " + std::to_string(L.cluster[0]) + "u, " + std::to_string(L.cluster[1]) + ", " +
+           std::to_string(L.cluster[2]) + ")";
+  } else if (sized) {
+    grid = "dim3((unsigned)(" + sized_c(sizes.grid[0]) + "), (unsigned)(" + sized_c(sizes.grid[1]) + "), (unsigned)(" +
+           sized_c(sizes.grid[2]) + "))";
+  }
   os << "  return static_cast<int>(gg::host::launch_kernel(reinterpret_cast<const void*>(" << k.name << "), \""
-     << k.name << "\", " << dim(L.grid) << ", " << dim(L.block) << ", " << dim(L.cluster) << ", "
+     << k.name << "\", " << grid << ", " << dim(L.block) << ", " << dim(L.cluster) << ", "
      << L.dynamic_smem_bytes << "u, args, stream));\n}\n#endif  // !__CUDACC_RTC__\n";
   return os.str();
 }

@@ -66,6 +66,11 @@ namespace {
 int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
   if (helper == "gg::dev::swizzle_offset") return gg::dev::swizzle_offset(static_cast<unsigned>(a), static_cast<int>(b));
   if (helper == "gg::dev::tmem_lane_row") return gg::dev::tmem_lane_row(static_cast<int>(a), static_cast<int>(b));
+  if (helper == "gg::dev::hilbert_dims") {
+    GG_INTERNAL_CHECK(a >= 1 && a <= gg::dev::kHilbertMaxTiles && b >= 1 && b <= gg::dev::kHilbertMaxTiles,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tile counts out of range");
+    return gg::dev::hilbert_dims(static_cast<int>(a), static_cast<int>(b));
+  }
   if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n") {
     const int64_t tiles_m = b / 65536, tiles_n = b % 65536;
     GG_INTERNAL_CHECK(tiles_m >= 1 && tiles_m <= gg::dev::kHilbertMaxTiles && tiles_n >= 1 &&
@@ -81,7 +86,8 @@ int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
 std::string helper_header(const std::string& helper) {
   if (helper == "gg::dev::swizzle_offset") return "smem_desc.h";
   if (helper == "gg::dev::tmem_lane_row") return "tcgen05_desc.h";
-  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n") return "tile_order.h";
+  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n" || helper == "gg::dev::hilbert_dims")
+    return "tile_order.h";
   GG_INTERNAL_CHECK(false, "no header for device helper " + helper);
 }
 

@@ -36,7 +36,8 @@ ExprPtr ceil_div(ExprPtr a, ExprPtr b);
 // A call of a runtime/device helper that host code can run too, so the printed kernel and the
 // simulator compute it with the same function: "gg::dev::swizzle_offset" (byte offset, swizzle
 // bytes), "gg::dev::tmem_lane_row" (MMA rows, TMEM lane), "gg::dev::hilbert_tile_m" and
-// "gg::dev::hilbert_tile_n" (Hilbert tile index, gg::dev::hilbert_dims of the tile counts).
+// "gg::dev::hilbert_tile_n" (Hilbert tile index, gg::dev::hilbert_dims of the tile counts),
+// "gg::dev::hilbert_dims" (tiles along m, tiles along n).
 // InternalError for any other.
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b);
 // The runtime/device header that defines `helper` (one of call()'s), e.g. "tile_order.h".

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "runtime/cublas_reference.h"
 #include "runtime/cuda_error.h"
 #include "runtime/device_buffer.h"
@@ -189,16 +190,18 @@ void compile_check_builds(const EmittedKernel& e) {
   rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{});
 }
 
-CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
-  const Definition& def = s.definition();
-  EmittedKernel e = emit_cuda(s);
-  const std::string arch(target_name(e.plan.target));
-  rt::LoadedKernel kernel(rt::compile_kernel(e.source, e.kernel_name, arch, watchdog_build()), e.launch);
+namespace {
 
+// One launch of a loaded kernel on the problem `def` (the kernel's own definition, or the same
+// GEMM at other sizes the kernel reads at run time), judged and optionally timed.
+CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
+                         const CheckOptions& o) {
+  const std::string arch(target_name(e.plan.target));
   CheckReport r;
   r.kernel_name = e.kernel_name;
   r.launch = kernel.describe();
-  r.grid_ctas = e.launch.grid[0] * e.launch.grid[1] * e.launch.grid[2];
+  const auto grid = rt::launch_grid(e.launch, def.m(), def.n());
+  r.grid_ctas = grid[0] * grid[1] * grid[2];
   r.resident_ctas = kernel.max_resident_ctas();
   r.device = rt::device_info().name;
   r.m = def.m();
@@ -231,7 +234,7 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   problem.k = r.k;
   problem.in_type = runtime_elem(def.input_dtype());
   problem.out_type = out_type;
-  problem.layouts = e.launch.layouts;
+  problem.layouts = rt::resolve_layouts(e.launch.layouts, r.m, r.n, r.k);
   // What a caller of gg::gemm passes: a swapped kernel's launch exchanges the operands back.
   const rt::GemmProblem caller = rt::swap_orientation(e.launch, problem);
   r.swapped = e.launch.swapped;
@@ -366,6 +369,28 @@ CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) {
   }
   return r;
 }
+
+}  // namespace
+
+std::vector<CheckReport> check_sizes_on_gpu(const Schedule& s, const std::vector<std::pair<int64_t, int64_t>>& sizes,
+                                            const CheckOptions& o) {
+  const Definition& def = s.definition();
+  EmittedKernel e = emit_cuda(s);
+  const std::string arch(target_name(e.plan.target));
+  rt::LoadedKernel kernel(rt::compile_kernel(e.source, e.kernel_name, arch, watchdog_build()), e.launch);
+  if (sizes.empty()) return {check_launch(s, e, kernel, def, o)};
+  std::vector<CheckReport> reports;
+  for (const auto& [m, n] : sizes) {
+    // The caller's M and N; a swapped kernel's are the other way round.
+    const int64_t km = def.swapped() ? n : m, kn = def.swapped() ? m : n;
+    if (const std::string why = rt::sizes_mismatch(e.launch, km, kn, def.k()); !why.empty())
+      throw_user_error("runtime-size", "M=" + std::to_string(m) + " N=" + std::to_string(n) + ": " + why);
+    reports.push_back(check_launch(s, e, kernel, resized_definition(def, km, kn), o));
+  }
+  return reports;
+}
+
+CheckReport check_on_gpu(const Schedule& s, const CheckOptions& o) { return check_sizes_on_gpu(s, {}, o).front(); }
 
 std::string format_report(const CheckReport& r) {
   std::ostringstream os;

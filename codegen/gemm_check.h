@@ -5,6 +5,7 @@
 // count of unwritten elements, and optionally TFLOP/s next to cuBLAS in the same process.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/emit.h"
@@ -69,6 +70,12 @@ double error_bound(DType out);
 
 // Needs a GPU; throws CompileError for schedules that do not lower and rt errors for CUDA failures.
 CheckReport check_on_gpu(const Schedule& s, const CheckOptions& options = {});
+// One kernel, compiled and loaded once, launched and checked at each of `sizes` (M and N in the
+// caller's orientation; a kernel that reads them at run time): one report per size. Empty
+// `sizes`: the schedule's own problem. CompileError `runtime-size` for a size the kernel has
+// compiled in as another value.
+std::vector<CheckReport> check_sizes_on_gpu(const Schedule& s, const std::vector<std::pair<int64_t, int64_t>>& sizes,
+                                            const CheckOptions& options = {});
 
 std::string format_report(const CheckReport& r);
 std::string format_report_json(const CheckReport& r);

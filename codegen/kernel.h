@@ -55,6 +55,10 @@ struct KernelPlan {
   Target target = Target::Sm90a;
   DType in = DType::BF16, out = DType::BF16;
   int64_t m = 0, n = 0, k = 0;
+  // M or N read from GgGemmArgs at run time (Definition::runtime_m): m or n above is then only the
+  // size the kernel is planned for, and tile counts, the persistent loop's end and the
+  // leading dimensions and strides that follow the size are expressions of args.m or args.n.
+  bool runtime_m = false, runtime_n = false;
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
@@ -63,6 +67,10 @@ struct KernelPlan {
   // batch and batch strides); the kernel reads the same values from GgGemmArgs. A column-major
   // D (and C), indexed [n * ldd + m], is stored from registers.
   rt::MatrixLayouts layouts;
+  // The same, except that a leading dimension or batch stride that follows a size read at run
+  // time (a dense M-major A's lda, ...) keeps its dense placeholder (0, -1): the kernel reads it
+  // from GgGemmArgs (layout_value) and the launch checks it against the problem's sizes.
+  rt::MatrixLayouts launch_layouts;
   int consumer_warpgroups = 1;
   // Ping-pong: each consumer warpgroup computes whole tiles, taking the persistent loop's
   // tiles in turn; else (cooperative) the consumers split every tile's rows.
@@ -131,6 +139,11 @@ kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const ki
 
 // The problem's memory layouts, resolved from a definition.
 rt::MatrixLayouts matrix_layouts(const Definition& def);
+// KernelPlan::launch_layouts of a definition.
+rt::MatrixLayouts launch_layouts(const Definition& def);
+// A leading dimension or batch stride as the kernel has it: the constant, or GgGemmArgs' field
+// `arg` ("args.lda") where it follows a size read at run time.
+kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const char* arg);
 
 struct Kernel {
   std::string name;

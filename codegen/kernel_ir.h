@@ -322,7 +322,8 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
 // output tile of the problem, each thread's accumulator registers strided by `threads` so the
 // stores coalesce), then one 32-bit ticket counter per slot, zero between launches.
 struct SplitKWorkspace {
-  int64_t slots = 0;
+  int64_t slots = 0;      // for the planned problem
+  ExprPtr slot_count;     // as the kernel counts them: `slots`, or of args.m / args.n read at run time
   int splits = 2, per_thread = 0, threads = 128;
   int64_t tile_floats() const { return int64_t(per_thread) * threads; }
   int64_t partial_floats() const { return slots * splits * tile_floats(); }  // where the tickets start
@@ -331,6 +332,8 @@ struct SplitKWorkspace {
     return (slot * splits + split) * tile_floats() + reg * threads + thread;
   }
   int64_t bytes() const { return partial_floats() * 4 + slots * 4; }
+  // Where the tickets start, in floats from the workspace's start, as the kernel computes it.
+  ExprPtr tickets_at() const { return (slot_count ? slot_count : imm(slots)) * imm(splits * tile_floats()); }
 };
 // The threads holding a tile are threadIdx.x in [first_thread, first_thread + ws.threads).
 // This thread's accumulator (`blocks` x `regs` floats) as split `split` of tile slot `slot`,

@@ -1,9 +1,12 @@
 #include "codegen/lower_epilogue.h"
 
+#include "codegen/work_units.h"
+
 #include "codegen/index_math.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -33,8 +36,8 @@ class LowerWrite : public Mutator {
     store->out_type = std::string(dtype_name(p_.out));
     store->column_major = p_.layouts.d_column_major;
     // Constants: the kernel is generated for one layout (the launch checks the problem's).
-    store->ld = imm(p_.layouts.ldd);
-    store->c_ld = imm(p_.layouts.ldc);
+    store->ld = layout_value(p_, &rt::MatrixLayouts::ldd, "args.ldd");
+    store->c_ld = layout_value(p_, &rt::MatrixLayouts::ldc, "args.ldc");
     store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);
     store->c_offset = batch_offset(p_, rt::Operand::C, w->batch);
     if (p_.accumulator == Place::Tmem) store->mma_m = p_.mma.m;
@@ -56,8 +59,8 @@ class LowerWrite : public Mutator {
   StmtPtr split_k_combine(const WriteTile& w, StmtPtr epilogue) const {
     if (!w.split) return epilogue;
     const kir::SplitKWorkspace& ws = p_.workspace;
-    const int64_t tiles_m = ceil_div(p_.m, int64_t(p_.tile_m)), tiles_n = ceil_div(p_.n, int64_t(p_.tile_n));
-    ExprPtr slot = (w.batch ? w.batch * imm(tiles_m) + w.m_tile : w.m_tile) * imm(tiles_n) + w.n_tile;
+    const ExprPtr tiles_m = tile_count(p_, Root::M), tiles_n = tile_count(p_, Root::N);
+    ExprPtr slot = (w.batch ? w.batch * tiles_m + w.m_tile : w.m_tile) * tiles_n + w.n_tile;
     const auto shape = sm90::accumulator_shape(p_);
     const int first_thread = role_.first_warpgroup * kWarpgroupThreads;
     // The accumulator's fragments and the tile's slot, as the store and the reduction address them.

@@ -69,7 +69,10 @@ class LowerCopies : public Mutator {
     ExprPtr mn_limit = var(operand.extent);
     copy->row_limit = layout.mn_major ? var("args.k") : mn_limit;
     copy->col_limit = layout.mn_major ? mn_limit : var("args.k");
-    copy->ld = imm(operand.ld);  // a constant: the launch checks the problem's
+    // A constant the launch checks against the problem's, or read from the arguments where it
+    // follows a size read at run time.
+    copy->ld = operand.operand == rt::Operand::A ? layout_value(p_, &rt::MatrixLayouts::lda, "args.lda")
+                                                 : layout_value(p_, &rt::MatrixLayouts::ldb, "args.ldb");
     copy->rows = static_cast<int>(tile_rows);
     copy->cols = static_cast<int>(layout.row_bytes / layout.elem_bytes);
     copy->elem_bytes = dtype_bytes(p_.in);

@@ -1,6 +1,7 @@
 #include "codegen/plan_kernel.h"
 
 #include "codegen/resources.h"
+#include "codegen/work_units.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 #include "runtime/tensor_map.h"
@@ -144,6 +145,35 @@ rt::MatrixLayouts matrix_layouts(const Definition& def) {
   return l;
 }
 
+rt::MatrixLayouts launch_layouts(const Definition& def) {
+  rt::MatrixLayouts l = matrix_layouts(def);
+  if (!def.runtime_m() && !def.runtime_n()) return l;
+  const auto& ops = def.matmul_node().operands;
+  const Node &a = def.node(ops[0]), &b = def.node(ops[1]), &d = def.node(def.output());
+  const Node* c = &d;
+  for (int id : def.epilogue())
+    if (def.node(id).kind == OpKind::AddScaled) c = &def.node(def.node(id).operands[1]);
+  const bool m = def.runtime_m(), n = def.runtime_n();
+  // A dense row spans M for an M-major A and a column-major D or C, N for an N-major B and a
+  // row-major D or C; a dense matrix spans M (A), N (B) or both (C, D).
+  const bool d_rows_span_m = l.d_column_major;
+  if (a.ld == 0 && l.a_mn_major && m) l.lda = 0;
+  if (b.ld == 0 && l.b_mn_major && n) l.ldb = 0;
+  if (d.ld == 0 && (d_rows_span_m ? m : n)) l.ldd = 0;
+  if (c->ld == 0 && (d_rows_span_m ? m : n)) l.ldc = 0;
+  if (l.batch > 1) {
+    if (a.batch_stride < 0 && m) l.stride_a = -1;
+    if (b.batch_stride < 0 && n) l.stride_b = -1;
+    if (c->batch_stride < 0) l.stride_c = -1;
+    if (d.batch_stride < 0) l.stride_d = -1;
+  }
+  return l;
+}
+
+kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const char* arg) {
+  return p.launch_layouts.*field == p.layouts.*field ? kir::imm(p.layouts.*field) : kir::var(arg);
+}
+
 rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout) {
   const int sb = layout.swizzle_bytes;
   GG_INTERNAL_CHECK(sb == 32 || sb == 64 || sb == 128, "bad swizzle width");
@@ -156,8 +186,11 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   t.operand = operand;
   t.elem = runtime_elem(elem);
   t.transposed = stored.transposed;
-  t.rows = static_cast<uint64_t>(stored.rows);
-  t.cols = static_cast<uint64_t>(stored.cols);
+  // A kernel that reads a size at run time has its maps' extents resolved at each launch (rows and
+  // cols 0); the launch checks the compiled sizes instead.
+  const bool sized = p.runtime_m || p.runtime_n;
+  t.rows = sized ? 0 : static_cast<uint64_t>(stored.rows);
+  t.cols = sized ? 0 : static_cast<uint64_t>(stored.cols);
   t.row_stride = static_cast<uint64_t>(stored.row_stride);
   t.batches = static_cast<uint64_t>(stored.batches);
   t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
@@ -170,7 +203,13 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
 kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
   const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k);
   if (!batch || stored.batches == 1) return nullptr;
-  return batch * kir::imm(stored.batch_stride);
+  switch (operand) {
+    case rt::Operand::A: return batch * layout_value(p, &rt::MatrixLayouts::stride_a, "args.stride_a");
+    case rt::Operand::B: return batch * layout_value(p, &rt::MatrixLayouts::stride_b, "args.stride_b");
+    case rt::Operand::C: return batch * layout_value(p, &rt::MatrixLayouts::stride_c, "args.stride_c");
+    case rt::Operand::D: return batch * layout_value(p, &rt::MatrixLayouts::stride_d, "args.stride_d");
+  }
+  return nullptr;
 }
 
 kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
@@ -203,10 +242,13 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     not_lowered("a batch of " + std::to_string(def.batch()) + " matrices beside tile axis '" +
                 dom.bound_to(Binding::BlockZ)->name + "' bound to block.z (the batch index takes blockIdx.z)");
   p.layouts = matrix_layouts(def);
+  p.launch_layouts = launch_layouts(def);
   p.out = def.output_dtype();
   p.m = def.m();
   p.n = def.n();
   p.k = def.k();
+  p.runtime_m = def.runtime_m();
+  p.runtime_n = def.runtime_n();
   p.tile_m = static_cast<int>(dom.tile_extent(Root::M));
   p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
@@ -360,7 +402,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
                    static_cast<unsigned>(resources.grid.z)};
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
-  k.launch.layouts = p.layouts;
+  k.launch.layouts = p.launch_layouts;
   // The swapped orientation (D^T = B * A^T) is an ordinary kernel; its launches exchange the operands.
   k.launch.swapped = s.definition().swapped();
   if (p.split_k > 1) {
@@ -370,7 +412,12 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     k.plan.workspace.per_thread = acc.blocks * acc.regs;
     k.plan.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.workspace.bytes());
+    k.plan.workspace.slot_count = kir::imm(p.layouts.batch) * tile_count(k.plan, Root::M) * tile_count(k.plan, Root::N);
   }
+  // The sizes compiled in, and for a kernel that reads M or N at run time how a launch sizes its
+  // grid and workspace: from the tile counts the kernel itself computes.
+  const int64_t resident = int64_t(resources.limits.sms) * resources.grid.ctas_per_sm;
+  k.launch.sizes = runtime_sizes(s, k.plan, resident / std::max(1, resources.cluster_size));
   return k;
 }
 

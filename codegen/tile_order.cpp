@@ -9,11 +9,20 @@ namespace gg {
 
 using namespace kir;
 
-TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, int64_t tiles_m, int64_t tiles_n, Raster raster,
-                                     int64_t group) {
+PairedTileGridExprs paired_tile_grid(const ExprPtr& tiles_m, const ExprPtr& tiles_n, int64_t ctas, bool along_m) {
+  const auto groups = [&](const ExprPtr& tiles) { return ctas > 1 ? ceil_div(tiles, imm(ctas)) : tiles; };
+  return along_m ? PairedTileGridExprs{groups(tiles_m), tiles_n} : PairedTileGridExprs{tiles_m, groups(tiles_n)};
+}
+
+TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m_expr, const ExprPtr& tiles_n_expr,
+                                     Raster raster, int64_t group) {
+  int64_t tiles_m = 1, tiles_n = 1;
+  is_const(tiles_m_expr, &tiles_m);
+  is_const(tiles_n_expr, &tiles_n);
   if (raster == Raster::Hilbert) {
     // One call per coordinate of runtime/device/tile_order.h's generalized Hilbert curve; the
-    // rectangle travels as one constant, tiles_m * 65536 + tiles_n. `group` plays no part.
+    // rectangle travels as one value, hilbert_dims = tiles_m * 65536 + tiles_n (a constant unless
+    // a size is read at run time). `group` plays no part.
     const int64_t most = gg::dev::kHilbertMaxTiles;
     if (tiles_m > most || tiles_n > most)
       throw_user_error("persist-hilbert-size",
@@ -22,16 +31,17 @@ TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, int64_t tiles_m, int64
                            std::to_string(most) + " tiles along m and along n; use row or column order, or "
                            "larger tiles");
     GG_INTERNAL_CHECK(tiles_m >= 1 && tiles_n >= 1, "empty tile grid");
-    ExprPtr dims = imm(gg::dev::hilbert_dims(static_cast<int>(tiles_m), static_cast<int>(tiles_n)));
+    ExprPtr dims = call("gg::dev::hilbert_dims", tiles_m_expr, tiles_n_expr);
     return {call("gg::dev::hilbert_tile_m", tile, dims), call("gg::dev::hilbert_tile_n", tile, dims)};
   }
   // Bands of `group` tiles along the slow dimension; inside a band the band's own dimension
   // runs fastest, so consecutive CTAs share the fast dimension's operand tiles in L2.
   bool row_major = raster == Raster::RowMajor;
-  int64_t slow = row_major ? tiles_m : tiles_n, fast = row_major ? tiles_n : tiles_m;
-  ExprPtr per_band = imm(group * fast);
+  const ExprPtr& slow = row_major ? tiles_m_expr : tiles_n_expr;
+  const ExprPtr& fast = row_major ? tiles_n_expr : tiles_m_expr;
+  ExprPtr per_band = imm(group) * fast;
   ExprPtr first = (tile / per_band) * imm(group);
-  ExprPtr band_size = min(imm(slow) - first, imm(group));
+  ExprPtr band_size = min(slow - first, imm(group));
   ExprPtr in_band = tile % per_band;
   ExprPtr slow_index = first + in_band % band_size, fast_index = in_band / band_size;
   return row_major ? TileCoordExprs{slow_index, fast_index} : TileCoordExprs{fast_index, slow_index};

@@ -28,9 +28,18 @@ inline PairedTileGrid paired_tile_grid(int64_t tiles_m, int64_t tiles_n, int64_t
   return along_m ? PairedTileGrid{groups(tiles_m), tiles_n, ctas} : PairedTileGrid{tiles_m, groups(tiles_n), ctas};
 }
 
+// The same groups where a tile count is known only at run time (an expression of args.m or args.n).
+struct PairedTileGridExprs {
+  kir::ExprPtr groups_m, groups_n;
+};
+PairedTileGridExprs paired_tile_grid(const kir::ExprPtr& tiles_m, const kir::ExprPtr& tiles_n, int64_t ctas,
+                                     bool along_m);
+
 // CompileError `persist-hilbert-size` for a Hilbert order over more than
-// gg::dev::kHilbertMaxTiles tiles along m or n.
-TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, int64_t tiles_m, int64_t tiles_n, Raster raster,
-                                     int64_t group);
+// gg::dev::kHilbertMaxTiles tiles along m or n (where the counts are constants; a launch checks
+// run-time ones, LaunchSpec::max_m). The tile counts are constants or expressions of the sizes
+// the kernel reads at run time.
+TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, const kir::ExprPtr& tiles_m,
+                                     const kir::ExprPtr& tiles_n, Raster raster, int64_t group);
 
 }  // namespace gg

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <tuple>
 
 #include "codegen/tile_order.h"
 #include "dsl/error.h"
+#include "runtime/device/tile_order.h"
 
 namespace gg {
 
@@ -27,8 +29,16 @@ struct TileCoordinates {
   ExprPtr batch;  // the batch matrix; nullptr for one matrix
   ExprPtr split;  // split-K: which share of the k tiles; nullptr without split-K
   ExprPtr in_range = imm(1);
-  int64_t groups_per_matrix = 0;  // persistent: the loop's tile groups (of the cluster's CTAs) per matrix
+  ExprPtr groups_per_matrix;  // persistent: the loop's tile groups (of the cluster's CTAs) per matrix
 };
+
+// Every tile-level axis's extent as an expression: the schedule's constant, or where the axis
+// follows a size the kernel reads at run time, its count of args.m or args.n (axis_counts).
+std::map<std::string, ExprPtr> axis_extents(const Domain& dom, const KernelPlan& p) {
+  std::map<std::string, ExprPtr> extent;
+  for (const auto& [name, count] : axis_counts(dom, p)) extent[name] = count_expr(count);
+  return extent;
+}
 
 // Replays the tile-level relations backwards from the grid-bound leaves to the tile index
 // of m and n (the outer result of each root split). The batch matrix and the split-K share are
@@ -36,8 +46,12 @@ struct TileCoordinates {
 // a persistent tile index (each matrix's tiles in the schedule's order, one matrix after another).
 // The CTAs of a multicast group (`ctas`) take neighbouring tiles along the dimension they do not
 // share: the persistent loop walks groups of `ctas` tiles, and the CTA's rank picks its own.
-TileCoordinates tile_coordinates(const Domain& dom, int64_t ctas, bool along_m, int64_t batches, int64_t splits,
-                                 const std::string& persistent_tile) {
+TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, ExprPtr>& extents, int64_t ctas,
+                                 bool along_m, int64_t batches, int64_t splits, const std::string& persistent_tile) {
+  const auto extent = [&](const std::string& name) {
+    auto it = extents.find(name);
+    return it != extents.end() ? it->second : imm(dom.find(name)->extent);
+  };
   std::map<std::string, ExprPtr> value;
   for (const auto& name : dom.leaves()) {
     const Axis& a = dom.axis(name);
@@ -55,13 +69,12 @@ TileCoordinates tile_coordinates(const Domain& dom, int64_t ctas, bool along_m, 
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
-      int64_t tiles_m = dom.find(it->outer)->extent, tiles_n = dom.find(it->inner)->extent;
-      const PairedTileGrid groups = paired_tile_grid(tiles_m, tiles_n, ctas, along_m);
+      const PairedTileGridExprs groups = paired_tile_grid(extent(it->outer), extent(it->inner), ctas, along_m);
       tc.groups_per_matrix = groups.groups_m * groups.groups_n;
       ExprPtr tile = value[it->fused];
       if (batches * splits > 1) {  // the loop walks splits x batches x (tile groups of one matrix)
-        outer_coordinates(tile / imm(tc.groups_per_matrix));
-        tile = tile % imm(tc.groups_per_matrix);
+        outer_coordinates(tile / tc.groups_per_matrix);
+        tile = tile % tc.groups_per_matrix;
       }
       TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group);
       if (ctas > 1) (along_m ? c.m : c.n) = (along_m ? c.m : c.n) * imm(ctas) + var("cta_rank");
@@ -69,12 +82,14 @@ TileCoordinates tile_coordinates(const Domain& dom, int64_t ctas, bool along_m, 
       value[it->inner] = c.n;
     } else if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
       ExprPtr f = value[it->fused];
-      value[it->outer] = f / imm(it->factor);
-      value[it->inner] = f % imm(it->factor);
+      value[it->outer] = f / extent(it->inner);
+      value[it->inner] = f % extent(it->inner);
     } else if (it->kind == Relation::Kind::Split && value.count(it->outer) && value.count(it->inner)) {
       ExprPtr parent = value[it->outer] * imm(it->factor) + value[it->inner];
-      const Axis* p = dom.find(it->parent);
-      if (p->extent % it->factor != 0) tc.in_range = tc.in_range && (parent < imm(p->extent));
+      const ExprPtr parent_extent = extent(it->parent);
+      int64_t known = 0;
+      if (!is_const(parent_extent, &known) || known % it->factor != 0)
+        tc.in_range = tc.in_range && (parent < parent_extent);
       value[it->parent] = parent;
     }
   }
@@ -91,7 +106,137 @@ TileCoordinates tile_coordinates(const Domain& dom, int64_t ctas, bool along_m, 
   return tc;
 }
 
+// CompileError `runtime-size` unless every tile of a size read at run time has an index the
+// kernel computes: the size is split into tiles and its tile axes are bound to the grid or the
+// persistent loop (an unbound tile axis stands for tile 0 alone).
+void check_runtime_tiles(const Domain& dom, const KernelPlan& p) {
+  for (const auto& [root, runtime, name] : {std::tuple{Root::M, p.runtime_m, "m"}, {Root::N, p.runtime_n, "n"}}) {
+    if (!runtime) continue;
+    const std::string size = name == std::string("m") ? "M" : "N";
+    const std::string remedy = "; or compile " + size + " (`compiled=mnk` on the problem line, `--compiled-dims mnk`)";
+    bool split = false;
+    for (const Relation& r : dom.relations()) split = split || (r.kind == Relation::Kind::Split && r.parent == name);
+    if (!split)
+      throw_user_error("runtime-size", size + " is read at run time, but the schedule never splits " + name +
+                       " into tiles: one tile of " + std::to_string(dom.find(name)->extent) + " rows cannot hold every " +
+                       size + "; add `tile`" + remedy);
+    for (const auto& leaf : dom.leaves()) {
+      const Axis& a = dom.axis(leaf);
+      if (a.level == Level::Tile && (a.roots & unsigned(root)) && a.binding == Binding::None)
+        throw_user_error("runtime-size", size + " is read at run time, but tile axis '" + leaf + "' is bound to "
+                         "nothing, so the kernel computes only its first tile; bind it to a block index or persist "
+                         "it" + remedy);
+    }
+  }
+}
+
 }  // namespace
+
+std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const KernelPlan& p) {
+  std::map<std::string, rt::SizedCount> count;
+  if (p.runtime_m) count["m"] = {1, 1, 0};
+  if (p.runtime_n) count["n"] = {1, 0, 1};
+  const auto constant = [&](const std::string& name) { return rt::SizedCount{uint64_t(dom.find(name)->extent), 0, 0}; };
+  const auto of = [&](const std::string& name) { return count.count(name) ? count[name] : constant(name); };
+  const auto refuse = [&](const std::string& axis) {
+    throw_user_error("runtime-size", "tile axis '" + axis + "' splits or fuses a tile count the kernel learns at run "
+                     "time in a way its launch cannot size (split the tile axes of m and n before merging them); or "
+                     "compile M and N (`compiled=mnk` on the problem line, `--compiled-dims mnk`)");
+  };
+  for (const Relation& r : dom.relations()) {
+    if (r.kind == Relation::Kind::Split) {
+      if (!count.count(r.parent)) continue;  // a constant extent (the tile's own rows among them)
+      const rt::SizedCount parent = count[r.parent];
+      if (parent.constant != 1 || (parent.m_divisor != 0) == (parent.n_divisor != 0)) refuse(r.outer);
+      const uint64_t f = static_cast<uint64_t>(r.factor);
+      count[r.outer] = {1, parent.m_divisor * f, parent.n_divisor * f};  // ceil(ceil(x / a) / f) = ceil(x / (a f))
+    } else if (count.count(r.outer) || count.count(r.inner)) {
+      const rt::SizedCount a = of(r.outer), b = of(r.inner);
+      if ((a.m_divisor && b.m_divisor) || (a.n_divisor && b.n_divisor)) refuse(r.fused);
+      count[r.fused] = {a.constant * b.constant, a.m_divisor + b.m_divisor, a.n_divisor + b.n_divisor};
+    }
+  }
+  return count;
+}
+
+ExprPtr count_expr(const rt::SizedCount& c) {
+  const auto tiles = [](const char* size, uint64_t divisor) {
+    return divisor == 1 ? var(size) : ceil_div(var(size), imm(int64_t(divisor)));
+  };
+  ExprPtr e = imm(int64_t(c.constant));
+  if (c.m_divisor) e = e * tiles("args.m", c.m_divisor);
+  if (c.n_divisor) e = e * tiles("args.n", c.n_divisor);
+  return e;
+}
+
+ExprPtr tile_count(const KernelPlan& p, Root along) {
+  const bool m = along == Root::M;
+  const int64_t tile = m ? p.tile_m : p.tile_n;
+  if (m ? p.runtime_m : p.runtime_n) return ceil_div(var(m ? "args.m" : "args.n"), imm(tile));
+  return imm(ceil_div(m ? p.m : p.n, tile));
+}
+
+rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t max_clusters) {
+  rt::RuntimeSizes r;
+  r.m = p.runtime_m;
+  r.n = p.runtime_n;
+  r.compiled_m = p.runtime_m ? 0 : p.m;
+  r.compiled_n = p.runtime_n ? 0 : p.n;
+  r.compiled_k = p.k;
+  if (!r.m && !r.n) return r;
+  const Domain& dom = s.domain();
+  const auto counts = axis_counts(dom, p);
+  const auto of = [&](const Axis& a) {
+    auto it = counts.find(a.name);
+    return it != counts.end() ? it->second : rt::SizedCount{uint64_t(a.extent), 0, 0};
+  };
+  const rt::SizedCount tiles_m = p.runtime_m ? rt::SizedCount{1, uint64_t(p.tile_m), 0}
+                                             : rt::SizedCount{uint64_t(ceil_div(p.m, int64_t(p.tile_m))), 0, 0};
+  const rt::SizedCount tiles_n = p.runtime_n ? rt::SizedCount{1, 0, uint64_t(p.tile_n)}
+                                             : rt::SizedCount{uint64_t(ceil_div(p.n, int64_t(p.tile_n))), 0, 0};
+  const auto product = [](rt::SizedCount a, const rt::SizedCount& b) {
+    return rt::SizedCount{a.constant * b.constant, a.m_divisor + b.m_divisor, a.n_divisor + b.n_divisor};
+  };
+  const uint64_t batch = uint64_t(p.layouts.batch), splits = uint64_t(p.split_k);
+  if (const Axis* tile = dom.bound_to(Binding::Persistent)) {
+    r.persistent = true;
+    const Relation* persist = nullptr;
+    for (const Relation& rel : dom.relations())
+      if (rel.kind == Relation::Kind::Persist && rel.fused == tile->name) persist = &rel;
+    GG_INTERNAL_CHECK(persist, "no persist relation for the persistent tile axis");
+    rt::SizedCount along_m = of(*dom.find(persist->outer)), along_n = of(*dom.find(persist->inner));
+    // A multicast group's CTAs take neighbouring tiles: its dimension counts groups of them, each
+    // `cs` tiles of the loop (paired_tile_grid).
+    const uint64_t cs = (p.multicast_a || p.multicast_b) ? uint64_t(p.cluster_size) : 1;
+    rt::SizedCount& paired = p.multicast_b ? along_m : along_n;
+    if (cs > 1) {
+      if (paired.sized()) paired = {1, paired.m_divisor * cs, paired.n_divisor * cs};
+      else paired.constant = (paired.constant + cs - 1) / cs;
+    }
+    r.units = product(product(along_m, along_n), {cs * batch * splits, 0, 0});
+    r.cluster_ctas = cs;
+    r.max_clusters = uint64_t(std::max<int64_t>(1, max_clusters));
+    r.bounds.push_back({r.units, uint64_t(INT32_MAX), "work units (the persistent loop's 32-bit index)"});
+    if (persist->raster == Raster::Hilbert) {
+      r.bounds.push_back({along_m, uint64_t(gg::dev::kHilbertMaxTiles), "tile groups along m in the Hilbert order"});
+      r.bounds.push_back({along_n, uint64_t(gg::dev::kHilbertMaxTiles), "tile groups along n in the Hilbert order"});
+    }
+  } else {
+    static const char* const names[] = {"x", "y", "z"};
+    const Binding bindings[] = {Binding::BlockX, Binding::BlockY, Binding::BlockZ};
+    for (size_t d = 0; d < 3; ++d) {
+      const Axis* a = dom.bound_to(bindings[d]);
+      r.grid[d] = a ? of(*a) : rt::SizedCount{d == 2 ? batch * splits : 1, 0, 0};
+      r.bounds.push_back({r.grid[d], d == 0 ? uint64_t(INT32_MAX) : 65535u,
+                          std::string("CTAs along the grid's ") + names[d] + " dimension"});
+    }
+  }
+  if (p.split_k > 1) {
+    r.workspace_slots = product(product(tiles_m, tiles_n), {batch, 0, 0});
+    r.workspace_slot_bytes = uint64_t(p.workspace.splits) * uint64_t(p.workspace.tile_floats()) * 4;
+  }
+  return r;
+}
 
 WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   if (p.persistent && (p.multicast_a || p.multicast_b)) {
@@ -103,8 +248,9 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   tail_ = p.split_k_tail;
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
-  const TileCoordinates tc = tile_coordinates(s.domain(), cluster_ctas_, pair_along_m_, p.layouts.batch,
-                                              tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
+  check_runtime_tiles(s.domain(), p);
+  const TileCoordinates tc = tile_coordinates(s.domain(), axis_extents(s.domain(), p), cluster_ctas_, pair_along_m_,
+                                              p.layouts.batch, tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
   grid_unit_.m_tile = tc.m_tile;
   grid_unit_.n_tile = tc.n_tile;
@@ -117,7 +263,7 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
                      "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
 }
 
-int64_t WorkUnits::all_tiles() const { return groups_per_matrix_ * p_.layouts.batch; }
+ExprPtr WorkUnits::all_tiles() const { return groups_per_matrix_ * imm(p_.layouts.batch); }
 
 ExprPtr WorkUnits::first() const {
   return cluster_ctas_ > 1 ? var("blockIdx.x") / imm(cluster_ctas_) : var("blockIdx.x");
@@ -125,7 +271,7 @@ ExprPtr WorkUnits::first() const {
 ExprPtr WorkUnits::stride() const {
   return cluster_ctas_ > 1 ? var("gridDim.x") / imm(cluster_ctas_) : var("gridDim.x");
 }
-ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : imm(all_tiles() * p_.split_k); }
+ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : all_tiles() * imm(p_.split_k); }
 
 std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   std::vector<StmtPtr> lets;
@@ -145,8 +291,8 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   // split_k tail: the tile groups of whole waves of the grid, and where the split units end.
   // Rounded to whole waves at run time, from the grid the kernel runs with.
   if (tail_) {
-    lets.push_back(let("whole_tiles", imm(all_tiles()) / stride() * stride()));
-    lets.push_back(let("units_end", var("whole_tiles") + (imm(all_tiles()) - var("whole_tiles")) * imm(p_.split_k)));
+    lets.push_back(let("whole_tiles", all_tiles() / stride() * stride()));
+    lets.push_back(let("units_end", var("whole_tiles") + (all_tiles() - var("whole_tiles")) * imm(p_.split_k)));
   }
   return lets;
 }
@@ -158,7 +304,7 @@ WorkUnitExprs WorkUnits::unit() const {
   if (!tail_) return u;
   // A whole wave's unit runs all of K; a unit past them is tile work_tile's share `split`.
   // Written without negative operands: a whole wave's unit has past = 0, so its split is 0.
-  const ExprPtr last_wave = imm(all_tiles()) - var("whole_tiles");
+  const ExprPtr last_wave = all_tiles() - var("whole_tiles");
   const ExprPtr divisor = last_wave + (last_wave == imm(0));  // never 0, also where no wave is partial
   const ExprPtr tile = var("tile");
   u.lets = {comment("split_k tail: whole waves' tiles run all of K; the last wave's tiles are split"),
@@ -181,8 +327,14 @@ ExprPtr WorkUnits::tail_k_tiles(const ExprPtr& in_tail) const {
 
 std::string WorkUnits::describe(bool dealt, int consumers) const {
   const int64_t cs = cluster_ctas_;
-  const int64_t overhang = groups_per_matrix_ * cs - tile_axis_->extent;
-  return "persistent tile loop over '" + tile_axis_->name + "' (" + std::to_string(tile_axis_->extent) + " tiles" +
+  int64_t groups = 0;
+  const bool known = is_const(groups_per_matrix_, &groups);
+  const int64_t overhang = known ? groups * cs - tile_axis_->extent : 0;
+  const std::string tiles = known ? std::to_string(tile_axis_->extent) + " tiles"
+                                  : "tiles counted from " + std::string(p_.runtime_m ? "M" : "") +
+                                        (p_.runtime_m && p_.runtime_n ? " and " : "") + (p_.runtime_n ? "N" : "") +
+                                        " at run time (" + std::to_string(tile_axis_->extent) + " at the planned size)";
+  return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
@@ -201,7 +353,7 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
   std::map<std::string, int64_t> vars = {{"blockIdx.x", block[0]}, {"blockIdx.y", block[1]},
                                          {"blockIdx.z", block[2]}, {"gridDim.x", grid[0]},
                                          {"gridDim.y", grid[1]}, {"gridDim.z", grid[2]},
-                                         {"args.k", k}};
+                                         {"args.m", p.m}, {"args.n", p.n}, {"args.k", k}};
   const auto bind = [&](const std::vector<StmtPtr>& lets) {
     for (const StmtPtr& stmt : lets)
       if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);

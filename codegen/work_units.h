@@ -7,6 +7,7 @@
 // from the same expressions the kernel evaluates (explain, the tests).
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ class WorkUnits {
   std::string describe(bool dealt, int consumers) const;
 
  private:
-  int64_t all_tiles() const;  // the loop's tile groups over every matrix of the batch, before splits
+  kir::ExprPtr all_tiles() const;  // the loop's tile groups over every matrix of the batch, before splits
   // split_k tail: all of K for a whole wave's unit, a share for one `in_tail`.
   kir::ExprPtr tail_k_tiles(const kir::ExprPtr& in_tail) const;
 
@@ -59,9 +60,23 @@ class WorkUnits {
   bool tail_ = false;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
-  int64_t groups_per_matrix_ = 0;
+  kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time
   WorkUnitExprs grid_unit_;    // the coordinates before the index is named (see unit())
 };
+
+// The tile-level axes whose extents follow a size the kernel reads at run time (KernelPlan::
+// runtime_m, runtime_n), as counts of M and N: the one model of them that the kernel's index math
+// (count_expr) and the launch's grid (RuntimeSizes) both read. CompileError `runtime-size` for a
+// split of a fused run-time count (its launch could not size it).
+std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const KernelPlan& p);
+// The count as kernel IR: constant * ceil_div(args.m, m_divisor) * ceil_div(args.n, n_divisor).
+kir::ExprPtr count_expr(const rt::SizedCount& c);
+// The output's tiles along m or n as the kernel counts them: a constant, or of args.m / args.n.
+kir::ExprPtr tile_count(const KernelPlan& p, Root along);
+// How a launch sizes a kernel that reads M or N at run time: its grid (or persistent units, with
+// at most `max_clusters` clusters resident), its split-K workspace, the counts it bounds; and in
+// every case the sizes it has compiled in, which each launch must match.
+rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t max_clusters);
 
 // "work units: ..." for explain: how many units the grid's CTAs walk and CTA 0's first ones, as
 // cta_work_units evaluates them for the problem's K on the kernel's grid.
@@ -74,7 +89,7 @@ struct WorkUnit {
   bool in_range = true;
 };
 // The units the CTA at `block` (blockIdx) of a grid of `grid` CTAs walks, in order, for a K of
-// `k` (the kernel reads it from its arguments). Evaluates WorkUnits' expressions.
+// `k` (the kernel reads it from its arguments) and the plan's M and N. Evaluates WorkUnits' expressions.
 std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
                                      std::array<int64_t, 3> grid, int64_t k);
 

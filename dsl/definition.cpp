@@ -301,6 +301,9 @@ std::string Definition::to_string() const {
   std::ostringstream os;
   if (swapped_) os << "swapped: the caller's D = A * B^T computed as D^T = B * A^T (A and B exchanged)\n";
   if (batch_ > 1) os << "batch " << batch_ << "\n";
+  if (runtime_m_ || runtime_n_)
+    os << "read at run time:" << (runtime_m_ ? " M" : "") << (runtime_n_ ? " N" : "") << " (planned for M=" << m()
+       << " N=" << n() << ")\n";
   for (int id : topological_order()) {
     const Node& n = node(id);
     os << n.name << " = " << op_name(n.kind);
@@ -342,7 +345,25 @@ ProblemLayout problem_layout(const Definition& def) {
   l.stride_a = a.batch_stride;
   l.stride_b = b.batch_stride;
   l.stride_d = d.batch_stride;
+  l.runtime_m = def.runtime_m();
+  l.runtime_n = def.runtime_n();
   return l;
+}
+
+std::string compiled_dims_text(const ProblemLayout& l) {
+  return std::string(l.runtime_m ? "" : "m") + (l.runtime_n ? "" : "n") + "k";
+}
+
+void set_compiled_dims(ProblemLayout& l, std::string_view dims) {
+  for (const char* legal : {"mnk", "nk", "mk", "k"})
+    if (dims == legal) {
+      l.runtime_m = dims.find('m') == std::string_view::npos;
+      l.runtime_n = dims.find('n') == std::string_view::npos;
+      return;
+    }
+  throw_user_error("bad-compiled-dims", "compiled dimensions '" + std::string(dims) + "': legal are mnk (every size a "
+                   "constant), nk (M read at run time), mk (N at run time) and k (M and N at run time); K is "
+                   "always compiled");
 }
 
 std::string problem_layout_text(const ProblemLayout& l) {
@@ -384,6 +405,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.stride_a = l.stride_b;
   s.stride_b = l.stride_a;
   s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
+  s.runtime_m = l.runtime_n;
+  s.runtime_n = l.runtime_m;
   return s;
 }
 
@@ -404,6 +427,7 @@ void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
   if (l.ldb) def.set_leading_dim(def.tensor(ops[1]), l.ldb);
   if (l.ldd) def.set_leading_dim(out, l.ldd);
   if (l.stride_d >= 0) def.set_batch_stride(out, l.stride_d);
+  def.set_runtime_sizes(l.runtime_m, l.runtime_n);
 }
 
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {

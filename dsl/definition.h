@@ -96,6 +96,15 @@ class Definition {
   // entry take the caller's operands and sizes and exchange them.
   void set_swapped(bool swapped) { swapped_ = swapped; }
   bool swapped() const { return swapped_; }
+  // Which sizes the kernel reads from its arguments at run time instead of having them as
+  // constants (DeepGEMM's compiled_dims): one kernel then serves every value of them, and m() or
+  // n() is only the size it is planned for. M and N may be read at run time; K is compiled.
+  void set_runtime_sizes(bool m, bool n) {
+    runtime_m_ = m;
+    runtime_n_ = n;
+  }
+  bool runtime_m() const { return runtime_m_; }
+  bool runtime_n() const { return runtime_n_; }
 
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;
@@ -136,6 +145,7 @@ class Definition {
   OutputLayout output_layout_ = OutputLayout::RowMajor;
   int64_t batch_ = 1;
   bool swapped_ = false;
+  bool runtime_m_ = false, runtime_n_ = false;
 };
 
 // A 2-D tensor's rows in memory: their length in elements (the contiguous extent: K for K-major
@@ -184,19 +194,27 @@ struct ProblemLayout {
   int64_t lda = 0, ldb = 0, ldd = 0;
   int64_t batch = 1;
   int64_t stride_a = -1, stride_b = -1, stride_d = -1;
+  // The sizes the kernel reads at run time (Definition::set_runtime_sizes); the rest are compiled.
+  // By default M: a serving loop's new M at every step launches the same kernel.
+  bool runtime_m = true, runtime_n = false;
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.
 ProblemLayout problem_layout(const Definition& def);
 // "A m-major, ldb=4104, batch 3, stride_a=0" for what differs from the default; "" when nothing does.
+// (The run-time sizes are not a layout: compiled_dims_text says them.)
 std::string problem_layout_text(const ProblemLayout& l);
 // `l` with a one-row M-major A (M = 1) or one-row N-major B (N = 1) whose rows are dense read as
 // K-major: the same bytes, in the layout TMA and wgmma read best (M-major with M = 1 has a 2-byte
 // row stride no TMA copy takes).
 ProblemLayout canonical_layout(int64_t m, int64_t n, ProblemLayout l);
 // The layout of the swapped orientation: D^T[N,M] = B * A^T, A and B trading places (and leading
-// dimensions and batch strides), D's rows its columns.
+// dimensions, batch strides and which of M and N is read at run time), D's rows its columns.
 ProblemLayout swapped_layout(const ProblemLayout& l);
+// DeepGEMM's spelling of the compiled sizes: "mnk" (all compiled), "nk" (M at run time), "mk", "k".
+std::string compiled_dims_text(const ProblemLayout& l);
+// Parses compiled_dims_text's spelling into `l`'s run-time sizes; CompileError `bad-compiled-dims`.
+void set_compiled_dims(ProblemLayout& l, std::string_view dims);
 // Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);
 // Sets the output as `l` says (after the epilogue is built).

@@ -286,7 +286,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
-         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped]");
+         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -339,9 +339,14 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       if (value != "swapped" && value != "straight")
         l.fail("expected orientation=straight or orientation=swapped (D^T = B * A^T), got '" + std::string(value) + "'");
       p.swapped = value == "swapped";
+    } else if (key == "compiled") {
+      if (p.compiled) l.fail("compiled is given twice");
+      ProblemLayout check;
+      set_compiled_dims(check, value);  // bad-compiled-dims, at this line
+      p.compiled = std::string(value);
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
-             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation");
+             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled");
   }
 }
 
@@ -463,6 +468,7 @@ std::string print_schedule(const Schedule& s) {
   if (l.stride_b >= 0) os << " stride_b=" << l.stride_b;
   if (l.stride_d >= 0) os << " stride_d=" << l.stride_d;
   if (swapped) os << " orientation=swapped";
+  if (compiled_dims_text(l) != compiled_dims_text(ProblemLayout{})) os << " compiled=" << compiled_dims_text(l);
   os << "\n";
   if (swapped)
     os << "# computed as D^T = B * A^T: the directives schedule the swapped problem (M'=" << def.m() << " N'=" << def.n()
@@ -593,6 +599,15 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
   }
   set_gemm_output(def, def.cast(x, out), layout);
   return def;
+}
+
+Definition resized_definition(const Definition& def, int64_t m, int64_t n) {
+  const auto epilogue = epilogue_specs_of(def);
+  GG_INTERNAL_CHECK(epilogue.has_value(), "resizing a definition that is not of make_definition's form");
+  Definition resized = make_definition(m, n, def.k(), def.input_dtype(), def.output_dtype(), *epilogue,
+                                       problem_layout(def), false);
+  resized.set_swapped(def.swapped());
+  return resized;
 }
 
 Schedule apply_directives(const Definition& def, const std::vector<Directive>& directives,

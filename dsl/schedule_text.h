@@ -55,6 +55,7 @@ struct ProblemSpec {
   std::optional<int64_t> lda, ldb, ldd, batch;
   std::optional<int64_t> stride_a, stride_b, stride_d;  // elements between matrices; 0 broadcasts A or B
   std::optional<bool> swapped;  // orientation=swapped: computed as D^T = B * A^T (Definition::swapped)
+  std::optional<std::string> compiled;  // compiled=nk: the sizes not named are read at run time
   bool operator==(const ProblemSpec&) const = default;
 };
 
@@ -98,6 +99,10 @@ ScheduleFile parse_schedule_file(std::string_view text);
 Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
                            const std::vector<EpilogueSpec>& epilogue = {}, const ProblemLayout& layout = {},
                            bool swapped = false);
+// The same GEMM (epilogue, layout, orientation, run-time sizes) at other M and N, both in the
+// definition's own orientation: the problem a kernel that reads them at run time computes when
+// launched with those sizes. `def` must be of make_definition's form (InternalError otherwise).
+Definition resized_definition(const Definition& def, int64_t m, int64_t n);
 // "n" -> row-major (n contiguous), "m" -> column-major; CompileError `parse-error` otherwise.
 OutputLayout parse_d_major(std::string_view text);
 // An operand's major: "k", or `mn` ("m" for A, "n" for B); CompileError `parse-error` otherwise.

@@ -20,11 +20,12 @@ bool is_single_cta_cluster(const std::array<unsigned, 3>& cluster) {
 
 // The driver's launch description of `spec`; a cluster shape goes in `cluster_attribute`, which
 // must outlive the config.
-CUlaunchConfig launch_config(const LaunchSpec& spec, cudaStream_t stream, CUlaunchAttribute& cluster_attribute) {
+CUlaunchConfig launch_config(const LaunchSpec& spec, const std::array<unsigned, 3>& grid, cudaStream_t stream,
+                             CUlaunchAttribute& cluster_attribute) {
   CUlaunchConfig config{};
-  config.gridDimX = spec.grid[0];
-  config.gridDimY = spec.grid[1];
-  config.gridDimZ = spec.grid[2];
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
   config.blockDimX = spec.block[0];
   config.blockDimY = spec.block[1];
   config.blockDimZ = spec.block[2];
@@ -111,15 +112,22 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
       fail("allowing a non-portable cluster size", status);
     }
   }
-  if (spec_.workspace_bytes > 0) {
-    if (cudaError_t status = cudaMalloc(&workspace_, spec_.workspace_bytes); status != cudaSuccess) {
-      workspace_ = nullptr;
-      throw CudaError(describe() + ": allocating " + std::to_string(spec_.workspace_bytes) +
-                      " bytes of workspace failed: " + cudaGetErrorString(status));
-    }
-    if (cudaError_t status = cudaMemset(workspace_, 0, spec_.workspace_bytes); status != cudaSuccess)
-      throw CudaError(describe() + ": zeroing the workspace failed: " + cudaGetErrorString(status));
+  reserve_workspace(spec_.workspace_bytes);
+}
+
+void LoadedKernel::reserve_workspace(uint64_t bytes) const {
+  if (bytes <= workspace_bytes_) return;
+  if (workspace_ != nullptr) cudaFree(workspace_);  // synchronizes: no launch still reads it
+  workspace_ = nullptr;
+  workspace_bytes_ = 0;
+  if (cudaError_t status = cudaMalloc(&workspace_, bytes); status != cudaSuccess) {
+    workspace_ = nullptr;
+    throw CudaError(describe() + ": allocating " + std::to_string(bytes) +
+                    " bytes of workspace failed: " + cudaGetErrorString(status));
   }
+  if (cudaError_t status = cudaMemset(workspace_, 0, bytes); status != cudaSuccess)
+    throw CudaError(describe() + ": zeroing the workspace failed: " + cudaGetErrorString(status));
+  workspace_bytes_ = bytes;
 }
 
 LoadedKernel::~LoadedKernel() {
@@ -131,7 +139,8 @@ LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)),
       function_(std::exchange(other.function_, nullptr)),
       spec_(std::move(other.spec_)),
-      workspace_(std::exchange(other.workspace_, nullptr)) {}
+      workspace_(std::exchange(other.workspace_, nullptr)),
+      workspace_bytes_(std::exchange(other.workspace_bytes_, 0)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
@@ -141,6 +150,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
     workspace_ = std::exchange(other.workspace_, nullptr);
+    workspace_bytes_ = std::exchange(other.workspace_bytes_, 0);
   }
   return *this;
 }
@@ -177,6 +187,8 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   args.k = problem.k;
   args.alpha = problem.alpha;
   args.beta = problem.beta;
+  if (const std::string sizes = sizes_mismatch(spec_, problem.m, problem.n, problem.k); !sizes.empty())
+    throw CudaError(describe() + ": " + sizes);
   const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
   const std::string differs =
       layout_differences(resolve_layouts(spec_.layouts, problem.m, problem.n, problem.k), l);
@@ -190,6 +202,7 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   args.stride_b = l.stride_b;
   args.stride_c = l.stride_c;
   args.stride_d = l.stride_d;
+  reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
@@ -214,7 +227,7 @@ unsigned LoadedKernel::max_resident_ctas() const {
     return static_cast<unsigned>(per_sm) * static_cast<unsigned>(device_info().sm_count);
   }
   CUlaunchAttribute cluster_attribute{};
-  CUlaunchConfig config = launch_config(spec_, nullptr, cluster_attribute);
+  CUlaunchConfig config = launch_config(spec_, spec_.grid, nullptr, cluster_attribute);
   int clusters = 0;
   if (CUresult status = api.occupancy_max_active_clusters(&clusters, function_, &config); status != CUDA_SUCCESS) {
     fail("cuOccupancyMaxActiveClusters", status);
@@ -227,13 +240,14 @@ void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const
 }
 
 void LoadedKernel::launch_args(const GgGemmArgs& args, cudaStream_t stream) const {
+  const std::array<unsigned, 3> grid = launch_grid(spec_, args.m, args.n);
   for (int i = 0; i < 3; ++i) {
-    if (spec_.cluster[i] == 0 || spec_.grid[i] % spec_.cluster[i] != 0) {
+    if (spec_.cluster[i] == 0 || grid[i] % spec_.cluster[i] != 0) {
       throw CudaError(describe() + ": the grid is not a whole number of clusters");
     }
   }
   CUlaunchAttribute cluster_attribute{};
-  CUlaunchConfig config = launch_config(spec_, stream, cluster_attribute);
+  CUlaunchConfig config = launch_config(spec_, grid, stream, cluster_attribute);
   GgGemmArgs by_value = args;
   void* params[] = {&by_value};
   if (CUresult status = driver_api().launch_kernel_ex(&config, function_, params, nullptr); status != CUDA_SUCCESS) {

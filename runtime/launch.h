@@ -75,9 +75,13 @@ class LoadedKernel {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   LaunchSpec spec_;
-  // spec_.workspace_bytes of zeroed scratch, the kernel's own: launches of one LoadedKernel must
-  // not overlap (the kernel leaves it zeroed for the next).
-  void* workspace_ = nullptr;
+  // Grows the workspace to `bytes` (zeroed) where a launch's problem needs more than it has.
+  void reserve_workspace(uint64_t bytes) const;
+  // Zeroed scratch, the kernel's own (spec_.workspace_bytes, or more for a larger problem of a
+  // kernel that reads its sizes at run time): launches of one LoadedKernel must not overlap (the
+  // kernel leaves it zeroed for the next).
+  mutable void* workspace_ = nullptr;
+  mutable uint64_t workspace_bytes_ = 0;
 };
 
 }  // namespace gg::rt

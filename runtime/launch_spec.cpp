@@ -1,5 +1,7 @@
 #include "runtime/launch_spec.h"
 
+#include <algorithm>
+
 namespace gg::rt {
 
 int elem_bytes(ElemType t) { return t == ElemType::F32 ? 4 : 2; }
@@ -86,6 +88,56 @@ std::string layout_differences(const MatrixLayouts& e, const MatrixLayouts& g) {
   field("stride_b", e.stride_b, g.stride_b);
   field("stride_c", e.stride_c, g.stride_c);
   field("stride_d", e.stride_d, g.stride_d);
+  return out;
+}
+
+}  // namespace gg::rt
+
+namespace gg::rt {
+
+uint64_t SizedCount::at(int64_t m, int64_t n) const {
+  const auto tiles = [](int64_t size, uint64_t divisor) -> uint64_t {
+    return divisor == 0 ? 1 : (static_cast<uint64_t>(size) + divisor - 1) / divisor;
+  };
+  return constant * tiles(m, m_divisor) * tiles(n, n_divisor);
+}
+
+std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n) {
+  const RuntimeSizes& r = spec.sizes;
+  if (!r.m && !r.n) return spec.grid;
+  std::array<unsigned, 3> grid{};
+  if (r.persistent) {
+    const uint64_t units = r.units.at(m, n);
+    const uint64_t groups = std::max<uint64_t>(1, std::min((units + r.cluster_ctas - 1) / r.cluster_ctas, r.max_clusters));
+    return {static_cast<unsigned>(groups * spec.cluster[0]), spec.cluster[1], spec.cluster[2]};
+  }
+  for (size_t d = 0; d < 3; ++d) grid[d] = static_cast<unsigned>(std::max<uint64_t>(1, r.grid[d].at(m, n)));
+  return grid;
+}
+
+uint64_t launch_workspace_bytes(const LaunchSpec& spec, int64_t m, int64_t n) {
+  const RuntimeSizes& r = spec.sizes;
+  if ((!r.m && !r.n) || spec.workspace_bytes == 0) return spec.workspace_bytes;
+  const uint64_t slots = r.workspace_slots.at(m, n);
+  return slots * r.workspace_slot_bytes + slots * 4;
+}
+
+std::string sizes_mismatch(const LaunchSpec& spec, int64_t m, int64_t n, int64_t k) {
+  const RuntimeSizes& r = spec.sizes;
+  std::string out;
+  const auto compiled = [&](const char* name, int64_t want, int64_t got) {
+    if (want != 0 && want != got)
+      out += std::string(out.empty() ? "" : "; ") + "the kernel was compiled for " + name + "=" + std::to_string(want) +
+             ", the problem has " + name + "=" + std::to_string(got);
+  };
+  compiled("M", r.compiled_m, m);
+  compiled("N", r.compiled_n, n);
+  compiled("K", r.compiled_k, k);
+  if (!out.empty()) return out;
+  for (const RuntimeSizes::Bound& b : r.bounds)
+    if (const uint64_t count = b.count.at(m, n); count > b.most)
+      out += std::string(out.empty() ? "" : "; ") + "M=" + std::to_string(m) + " N=" + std::to_string(n) + " takes " +
+             std::to_string(count) + " " + b.what + ", more than the " + std::to_string(b.most) + " it may have";
   return out;
 }
 

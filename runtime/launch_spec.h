@@ -59,6 +59,40 @@ StoredMatrix stored_matrix(const MatrixLayouts& l, Operand operand, int64_t m, i
 // "lda=72 ldb=64 ..." of the fields that differ between two resolved layouts; "" when equal.
 std::string layout_differences(const MatrixLayouts& expected, const MatrixLayouts& given);
 
+// A count that follows the sizes a kernel reads at run time: constant * ceil(M / m_divisor) *
+// ceil(N / n_divisor), a divisor of 0 leaving its factor out (so a plain constant has both 0).
+struct SizedCount {
+  uint64_t constant = 1, m_divisor = 0, n_divisor = 0;
+  uint64_t at(int64_t m, int64_t n) const;
+  bool sized() const { return m_divisor != 0 || n_divisor != 0; }
+};
+
+// How a kernel that reads M or N at run time (in its own orientation) is launched for a problem:
+// the sizes it has as constants (checked), its grid and workspace for the problem's M and N, and
+// the most rows and columns it serves.
+struct RuntimeSizes {
+  bool m = false, n = false;   // read at run time
+  // The constants every launch must match (0 where read at run time, or not recorded).
+  int64_t compiled_m = 0, compiled_n = 0, compiled_k = 0;
+  // A grid of tiles: each dimension's CTAs. A persistent grid: grid.x = cluster.x * min(ceil(units
+  // / cluster_ctas), max_clusters), one cluster per group of the loop's units up to a full wave.
+  std::array<SizedCount, 3> grid;
+  bool persistent = false;
+  SizedCount units;
+  uint64_t cluster_ctas = 1, max_clusters = 1;
+  // Split-K: workspace bytes = slot_bytes * slots + 4 * slots (the partial sums, then a ticket per slot).
+  SizedCount workspace_slots;
+  uint64_t workspace_slot_bytes = 0;
+  // Counts the hardware or the kernel bound, checked at each launch: a grid dimension's CTAs, the
+  // Hilbert order's tiles along m and n, the persistent loop's 32-bit unit index.
+  struct Bound {
+    SizedCount count;
+    uint64_t most = 0;
+    std::string what;  // "CTAs along the grid's y dimension"
+  };
+  std::vector<Bound> bounds;
+};
+
 struct LaunchSpec {
   std::string kernel_name;
   std::array<unsigned, 3> grid{1, 1, 1};
@@ -74,7 +108,19 @@ struct LaunchSpec {
   // D^T = B * A^T. Launches take the caller's problem (A, B, M, N and layouts as the caller has
   // them) and exchange them (swap_orientation); `layouts` above is the kernel's side.
   bool swapped = false;
+  // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
+  // launch sizes its own from these (launch_grid, launch_workspace_bytes).
+  RuntimeSizes sizes;
 };
+
+// The grid and the workspace bytes a launch of `spec` for an M x N problem (the kernel's
+// orientation) takes: the spec's own unless it reads a size at run time.
+std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n);
+uint64_t launch_workspace_bytes(const LaunchSpec& spec, int64_t m, int64_t n);
+// "" when the spec's kernel computes an M x N x K problem (its orientation), else why not: a
+// compiled size that differs ("the kernel was compiled for N=4096; the problem has N=2048"), or a
+// size past RuntimeSizes' limits.
+std::string sizes_mismatch(const LaunchSpec& spec, int64_t m, int64_t n, int64_t k);
 
 // The layouts with A and B (majors, leading dimensions, batch strides) exchanged and C's and D's
 // majors flipped: the same memory seen from the other orientation. Its own inverse.

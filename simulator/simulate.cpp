@@ -12,6 +12,7 @@
 #include "codegen/gemm_check.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "runtime/device_buffer.h"
 #include "runtime/device/smem_desc.h"
 #include "runtime/device/split_k.cuh"
@@ -101,13 +102,17 @@ struct HostMatrices {
 
 class Simulator {
  public:
+  // `def`: the problem the launch computes, in the kernel's orientation: the kernel's own
+  // definition, or one of other sizes where the kernel reads them at run time.
   Simulator(const Kernel& k, const Definition& def, const SimulateOptions& o, SimulationReport& r)
-      : k_(k), p_(k.plan), def_(def), o_(o), r_(r), rng_(o.seed) {
+      : k_(k), p_(k.plan), def_(def), o_(o), r_(r), rng_(o.seed), m_(def.m()), n_(def.n()),
+        layouts_(rt::resolve_layouts(k.launch.layouts, def.m(), def.n(), def.k())),
+        grid_(rt::launch_grid(k.launch, def.m(), def.n())) {
     make_tensors();
   }
 
   void run() {
-    const auto& g = k_.launch.grid;
+    const auto& g = grid_;
     const auto& cl = k_.launch.cluster;
     for (unsigned z = 0; z < g[2]; z += cl[2])
       for (unsigned y = 0; y < g[1]; y += cl[1])
@@ -146,22 +151,36 @@ class Simulator {
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) h.values.push_back(transposed ? t.get(j, i, b) : t.get(i, j, b));
     };
-    input(a_, def_.node(mm.operands[0]), p_.m, p_.k);
-    input(b_, def_.node(mm.operands[1]), p_.n, p_.k);
+    input(a_, def_.node(mm.operands[0]), m_, p_.k);
+    input(b_, def_.node(mm.operands[1]), n_, p_.k);
     for (int id : def_.epilogue()) {
       const gg::Node& n = def_.node(id);
       if (n.operands.size() < 2) continue;
       const gg::Node& in = def_.node(n.operands[1]);
-      if (n.kind == OpKind::AddScaled) input(c_, in, p_.m, p_.n), c_name_ = in.name;
-      if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? p_.m : p_.n), bias_name_ = in.name;
+      if (n.kind == OpKind::AddScaled) input(c_, in, m_, n_), c_name_ = in.name;
+      if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? m_ : n_), bias_name_ = in.name;
     }
     d_.elem = runtime_elem(p_.out);
-    d_.allocate(p_.layouts.d_column_major ? p_.n : p_.m, p_.layouts.d_column_major ? p_.m : p_.n, p_.layouts.ldd,
-                p_.layouts.batch, p_.layouts.batch > 1 ? p_.layouts.stride_d : 0);
+    d_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd, layouts_.batch,
+                layouts_.batch > 1 ? layouts_.stride_d : 0);
   }
 
+  // The launch's tensor maps, with the extents a kernel that reads sizes at run time leaves to the
+  // launch filled in for this problem (as rt::resolve_tensor_map_spec does).
   const rt::TensorMapSpec& map(rt::Operand op) {
-    for (const auto& t : k_.launch.tensor_maps)
+    if (maps_.empty())
+      for (rt::TensorMapSpec t : k_.launch.tensor_maps) {
+        if (t.rows == 0 && t.cols == 0) {
+          const rt::StoredMatrix stored = rt::stored_matrix(layouts_, t.operand, m_, n_, p_.k);
+          t.rows = static_cast<uint64_t>(stored.rows);
+          t.cols = static_cast<uint64_t>(stored.cols);
+          t.row_stride = static_cast<uint64_t>(stored.row_stride);
+          t.batches = static_cast<uint64_t>(stored.batches);
+          t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
+        }
+        maps_.push_back(t);
+      }
+    for (const auto& t : maps_)
       if (t.operand == op) return t;
     GG_INTERNAL_CHECK(false, "the kernel uses tensor map " + tensor_map_field(op) + " but the launch encodes none");
   }
@@ -198,11 +217,13 @@ class Simulator {
             warp.cta = static_cast<int>(ctas_.size()) - 1;
             warp.index = w;
             warp.vars = {{"blockIdx.x", c.x}, {"blockIdx.y", c.y}, {"blockIdx.z", c.z},
-                         {"gridDim.x", k_.launch.grid[0]}, {"gridDim.y", k_.launch.grid[1]},
-                         {"gridDim.z", k_.launch.grid[2]}, {"warpgroup", w / kWarpsPerWarpgroup}, {"warp", w},
-                         {"args.m", p_.m}, {"args.n", p_.n}, {"args.k", p_.k},
-                         {"args.lda", p_.layouts.lda}, {"args.ldb", p_.layouts.ldb},
-                         {"args.ldc", p_.layouts.ldc}, {"args.ldd", p_.layouts.ldd}};
+                         {"gridDim.x", grid_[0]}, {"gridDim.y", grid_[1]},
+                         {"gridDim.z", grid_[2]}, {"warpgroup", w / kWarpsPerWarpgroup}, {"warp", w},
+                         {"args.m", m_}, {"args.n", n_}, {"args.k", p_.k},
+                         {"args.lda", layouts_.lda}, {"args.ldb", layouts_.ldb},
+                         {"args.ldc", layouts_.ldc}, {"args.ldd", layouts_.ldd},
+                         {"args.stride_a", layouts_.stride_a}, {"args.stride_b", layouts_.stride_b},
+                         {"args.stride_c", layouts_.stride_c}, {"args.stride_d", layouts_.stride_d}};
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -1296,7 +1317,7 @@ class Simulator {
       }
       case EpilogueOp::Kind::AddBiasRows: {
         const int64_t row = bound(at, "row");
-        return v + (row < p_.m ? bias_.get(0, row) : 0.0f);
+        return v + (row < m_ ? bias_.get(0, row) : 0.0f);
       }
       case EpilogueOp::Kind::AddBiasCols: return v + col_bias;
       case EpilogueOp::Kind::Relu: return std::fmax(v, 0.0f);
@@ -1322,7 +1343,7 @@ class Simulator {
     std::array<float, 2> bias{};
     for (int e = 0; e < 2; ++e) {
       const int64_t c = bound(at, e ? col1 : col);
-      bias[static_cast<size_t>(e)] = c < p_.n ? bias_.get(0, c) : 0.0f;
+      bias[static_cast<size_t>(e)] = c < n_ ? bias_.get(0, c) : 0.0f;
     }
     return bias;
   }
@@ -1490,15 +1511,16 @@ class Simulator {
   }
   void allocate_workspace(const SplitKWorkspace& ws) {
     if (!partials_.empty()) return;
-    partials_.assign(static_cast<size_t>(ws.partial_floats()), std::nanf(""));
-    tickets_.assign(static_cast<size_t>(ws.slots), 0);
+    slots_ = ws.slot_count ? evaluate(ws.slot_count, {{"args.m", m_}, {"args.n", n_}}) : ws.slots;
+    partials_.assign(static_cast<size_t>(slots_ * ws.splits * ws.tile_floats()), std::nanf(""));
+    tickets_.assign(static_cast<size_t>(slots_), 0);
   }
   bool exec(Warp& w, Frame&, const PartialStore& n) {
     allocate_workspace(n.ws);
     const int64_t slot = eval(w, n.slot), split = eval(w, n.split);
-    if (slot < 0 || slot >= n.ws.slots || split < 0 || split >= n.ws.splits) {
+    if (slot < 0 || slot >= slots_ || split < 0 || split >= n.ws.splits) {
       error("split-K partial store to slot " + std::to_string(slot) + ", split " + std::to_string(split) +
-            " outside the workspace's " + std::to_string(n.ws.slots) + " x " + std::to_string(n.ws.splits));
+            " outside the workspace's " + std::to_string(slots_) + " x " + std::to_string(n.ws.splits));
       return true;
     }
     for (int lane = 0; lane < kWarpSize; ++lane) {
@@ -1597,8 +1619,8 @@ class Simulator {
     for (int64_t b = 0; b < p_.layouts.batch; ++b) {
       const std::vector<float> c_b = c.matrix(b);
       const std::string at = p_.layouts.batch > 1 ? "D[" + std::to_string(b) + "][" : "D[";
-      for (int64_t i = 0; i < p_.m; ++i)
-        for (int64_t j = 0; j < p_.n; ++j) {
+      for (int64_t i = 0; i < m_; ++i)
+        for (int64_t j = 0; j < n_; ++j) {
           const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
           if (d_.is_poison(di, dj, b)) {
             if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
@@ -1623,6 +1645,11 @@ class Simulator {
   const SimulateOptions& o_;
   SimulationReport& r_;
   std::mt19937_64 rng_;
+  int64_t m_ = 0, n_ = 0;          // the launch's sizes (args.m, args.n)
+  rt::MatrixLayouts layouts_;      // resolved for them, as the launch fills GgGemmArgs
+  std::array<unsigned, 3> grid_;   // the launch's grid for them
+  int64_t slots_ = 0;              // split-K: the workspace's tile slots for them
+  std::vector<rt::TensorMapSpec> maps_;  // the launch's tensor maps for them (map())
   GlobalTensor a_, b_, c_, bias_, d_;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;
@@ -1659,8 +1686,18 @@ std::string SimulationReport::to_string() const {
 SimulationReport simulate_kernel(const Kernel& k, const Definition& def, const SimulateOptions& options) {
   SimulationReport r;
   const KernelPlan& p = k.plan;
-  r.m = p.m;
-  r.n = p.n;
+  if ((options.m && options.m != def.m()) || (options.n && options.n != def.n())) {
+    // Another problem for the same kernel: it must read the sizes that differ at run time.
+    const int64_t m = options.m ? options.m : def.m(), n = options.n ? options.n : def.n();
+    if (const std::string why = rt::sizes_mismatch(k.launch, m, n, def.k()); !why.empty())
+      throw_user_error("runtime-size", "simulate M=" + std::to_string(m) + " N=" + std::to_string(n) + ": " + why);
+    const Definition problem = resized_definition(def, m, n);
+    SimulateOptions same = options;
+    same.m = same.n = 0;
+    return simulate_kernel(k, problem, same);
+  }
+  r.m = def.m();
+  r.n = def.n();
   r.k = p.k;
   r.kernel = std::to_string(p.tile_m) + "x" + std::to_string(p.tile_n) + "x" + std::to_string(p.tile_k) + ", " +
              std::to_string(p.pipeline.stages) + " stage(s), " + std::to_string(p.roles.size()) + " role(s), cluster " +

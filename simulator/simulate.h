@@ -28,6 +28,9 @@ struct SimulateOptions {
   // >= 0: the warps of this CTA rank of each cluster are picked 7 times in 8, so it runs ahead
   // of its peers: a CTA that may exit (or refill a stage) before a peer is done with it does.
   int lead_cta = -1;
+  // The launch's M and N (in the kernel's orientation) where the kernel reads them at run time;
+  // 0: the sizes it was planned for. CompileError `runtime-size` where it has them compiled.
+  int64_t m = 0, n = 0;
 };
 
 struct SimulationReport {

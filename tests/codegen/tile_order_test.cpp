@@ -23,7 +23,7 @@ using namespace gg;
 namespace {
 
 TileCoord emitted_order(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group) {
-  TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), tiles_m, tiles_n, raster, group);
+  TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(tiles_m), kir::imm(tiles_n), raster, group);
   return {kir::evaluate(e.m, {{"tile", t}}), kir::evaluate(e.n, {{"tile", t}})};
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("Hilbert order: the emitted helper calls equal the index check's refer
     CAPTURE(tiles_n);
     const std::vector<TileCoord> walk = gilbert_order(tiles_m, tiles_n);
     REQUIRE(walk.size() == size_t(tiles_m * tiles_n));
-    const TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), tiles_m, tiles_n, Raster::Hilbert, 8);
+    const TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(tiles_m), kir::imm(tiles_n), Raster::Hilbert, 8);
     CHECK(kir::to_c(e.m).find("gg::dev::hilbert_tile_m(tile, ") == 0);
     CHECK(kir::to_c(e.n).find("gg::dev::hilbert_tile_n(tile, ") == 0);
     for (int64_t t = 0; t < tiles_m * tiles_n; ++t) {
@@ -294,10 +294,10 @@ TEST_CASE("lowered Hilbert kernels: v6 passes the index check, v10's cluster pai
 
 TEST_CASE("the Hilbert order refuses a tile grid past kHilbertMaxTiles along m or n") {
   static_assert(gg::dev::kHilbertMaxTiles == 32767);
-  CHECK_NOTHROW(persistent_tile_exprs(kir::var("tile"), 32767, 3, Raster::Hilbert, 8));
-  testing::check_error([] { persistent_tile_exprs(kir::var("tile"), 32768, 3, Raster::Hilbert, 8); },
+  CHECK_NOTHROW(persistent_tile_exprs(kir::var("tile"), kir::imm(32767), kir::imm(3), Raster::Hilbert, 8));
+  testing::check_error([] { persistent_tile_exprs(kir::var("tile"), kir::imm(32768), kir::imm(3), Raster::Hilbert, 8); },
                        "persist-hilbert-size", "takes at most 32767 tiles along m and along n");
-  testing::check_error([] { persistent_tile_exprs(kir::var("tile"), 2, 40000, Raster::Hilbert, 8); },
+  testing::check_error([] { persistent_tile_exprs(kir::var("tile"), kir::imm(2), kir::imm(40000), Raster::Hilbert, 8); },
                        "persist-hilbert-size", "2 x 40000 tiles");
-  CHECK_NOTHROW(persistent_tile_exprs(kir::var("tile"), 2, 40000, Raster::RowMajor, 8));  // row and column orders have no such limit
+  CHECK_NOTHROW(persistent_tile_exprs(kir::var("tile"), kir::imm(2), kir::imm(40000), Raster::RowMajor, 8));  // row and column orders have no such limit
 }

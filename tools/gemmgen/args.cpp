@@ -60,6 +60,26 @@ std::optional<int64_t> Args::at_least(const std::string& flag, int64_t least) co
 
 std::optional<int64_t> Args::positive(const std::string& flag) const { return at_least(flag, 1); }
 
+std::vector<int64_t> Args::positive_list(const std::string& flag, size_t most) const {
+  std::vector<int64_t> out;
+  const auto v = value(flag);
+  if (!v) return out;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = v->find(',', at);
+    const std::string word = v->substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    int64_t x = 0;
+    auto res = std::from_chars(word.data(), word.data() + word.size(), x);
+    if (res.ec != std::errc() || res.ptr != word.data() + word.size() || x < 1)
+      usage_error("--" + flag + " expects positive integers separated by commas, got '" + word + "' in '" + *v + "'");
+    out.push_back(x);
+    if (out.size() > most) usage_error("--" + flag + " lists more than " + std::to_string(most) + " values");
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
 std::optional<int64_t> Args::at_most(const std::string& flag, int64_t most) const {
   auto x = positive(flag);
   if (x && *x > most)

@@ -32,6 +32,8 @@ struct Args {
   // A positive integer of at most `most`: a count of runs past that is refused, not clamped or
   // run for ever.
   std::optional<int64_t> at_most(const std::string& flag, int64_t most) const;
+  // "1,7,64": positive integers separated by commas, at most `most` of them; empty when absent.
+  std::vector<int64_t> positive_list(const std::string& flag, size_t most) const;
 };
 
 // Parses the words after the command name. `--flag value` and `--flag=value` both work;

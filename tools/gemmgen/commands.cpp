@@ -152,17 +152,28 @@ int cmd_run(const Args& args, Io io) {
     throw_user_error("arch-mismatch", "the schedule targets " + target + " but the GPU is " + device.name + " (" +
                                           device_arch(device) + "); pass --arch " + device_arch(device) +
                                           " if the schedule lowers for it, or use gemmgen emit");
-  CheckReport r;
+  // --at-m: the one kernel, loaded once, at each M (a kernel that reads M at run time).
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  const int64_t caller_n = s.definition().swapped() ? s.definition().m() : s.definition().n();
+  for (int64_t m : args.positive_list("at-m", kMaxSizesPerRun)) sizes.push_back({m, caller_n});
+  std::vector<CheckReport> reports;
   try {
-    r = check_on_gpu(s, options);
-    if (plan && plan->source != PlanSource::Named) r.plan = plan->describe();
+    reports = check_sizes_on_gpu(s, sizes, options);
   } catch (const rt::CudaError& e) {
     // A kernel that faults fails its check; the message names the kernel and its launch.
     io.err << "gemmgen run: CUDA error: " << e.what() << "\n";
     return 1;
   }
-  io.out << (args.has("json") ? format_report_json(r) + "\n" : format_report(r));
-  return r.passed ? 0 : 1;
+  bool passed = true;
+  for (CheckReport& r : reports) {
+    if (plan && plan->source != PlanSource::Named) r.plan = plan->describe();
+    io.out << (args.has("json") ? format_report_json(r) + "\n" : format_report(r));
+    passed = passed && r.passed;
+  }
+  if (!sizes.empty() && !args.has("json"))
+    io.out << "one kernel, compiled and loaded once, launched at " << sizes.size() << " sizes: "
+           << (passed ? "all passed" : "FAILED") << "\n";
+  return passed ? 0 : 1;
 }
 
 // Each shape of a shapes file: the schedule (a built-in, or `auto`: gg::gemm's choice) checked
@@ -285,9 +296,30 @@ int cmd_simulate(const Args& args, Io io) {
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
   check_simulate_budget(s.definition(), args);
-  SimulationReport r = simulate(s, options, limits);
-  io.out << r.to_string();
-  return r.passed ? 0 : 1;
+  const std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
+  if (at_m.empty()) {
+    SimulationReport r = simulate(s, options, limits);
+    io.out << r.to_string();
+    return r.passed ? 0 : 1;
+  }
+  // The one kernel at each M: lowered once, simulated at each size it reads at run time.
+  LowerOptions lowering;
+  lowering.limits = limits;
+  const Kernel k = lower(s, lowering);
+  bool passed = true;
+  for (int64_t m : at_m) {
+    SimulateOptions at = options;
+    (s.definition().swapped() ? at.n : at.m) = m;  // the caller's M is a swapped kernel's N
+    Args sized = args;
+    sized.flags["m"] = {std::to_string(m)};
+    check_simulate_budget(resized_definition(s.definition(), s.definition().swapped() ? s.definition().m() : m,
+                                             s.definition().swapped() ? m : s.definition().n()),
+                          sized);
+    const SimulationReport r = simulate_kernel(k, s.definition(), at);
+    io.out << r.to_string();
+    passed = passed && r.passed;
+  }
+  return passed ? 0 : 1;
 }
 
 }  // namespace
@@ -321,7 +353,8 @@ const std::vector<Command>& commands() {
                 {"exact", "", "small-integer inputs in [-2, 2], so the result must equal cuBLAS exactly"},
                 {"seed", "N", "random seed for the inputs (default 1)"},
                 {"reps", "N", "timed runs for --bench, the median is reported (default 50, at most 10000)"},
-                {"repeat", "N", "launch N (at most 1000) more times on the same inputs; each output must be bit-identical"}}}),
+                {"repeat", "N", "launch N (at most 1000) more times on the same inputs; each output must be bit-identical"},
+                {"at-m", "LIST", "launch the one kernel at each M of a comma-separated list (M read at run time) and check each"}}}),
        cmd_run},
       {"bench",
        "time a schedule (or auto) against cuBLAS on every shape of a shapes file (needs a GPU)",
@@ -360,7 +393,8 @@ const std::vector<Command>& commands() {
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
        concat({schedule_flags(), problem_flags(),
                {{"seed", "N", "seed for the inputs and the interleaving of warps and copies (default 1)"},
-                {"sms", "N", "SMs of the simulated device (fewer SMs: persistent CTAs loop over more tiles)"}}}),
+                {"sms", "N", "SMs of the simulated device (fewer SMs: persistent CTAs loop over more tiles)"},
+                {"at-m", "LIST", "simulate the one kernel at each M of a comma-separated list (M read at run time)"}}}),
        cmd_simulate},
   };
   return table;

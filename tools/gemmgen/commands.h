@@ -1,6 +1,7 @@
 #pragma once
 // The gemmgen subcommands. Adding one is a function with this signature plus one row in
 // commands() (commands.cpp): its name, summary and flags.
+#include <cstddef>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ namespace gg::cli {
 // output. Each jit rep is a whole NVRTC compile, seconds apiece.
 constexpr int64_t kMaxTimedReps = 10000;
 constexpr int64_t kMaxRepeats = 1000;
+constexpr size_t kMaxSizesPerRun = 64;  // --at-m: sizes one kernel is launched at
 constexpr int64_t kMaxJitReps = 100;
 
 struct Io {

@@ -46,6 +46,8 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.stride_a = args.at_least("stride-a", 0).value_or(file.stride_a.value_or(-1));
   p.layout.stride_b = args.at_least("stride-b", 0).value_or(file.stride_b.value_or(-1));
   p.layout.stride_d = args.positive("stride-d").value_or(file.stride_d.value_or(-1));
+  if (auto c = args.value("compiled-dims")) set_compiled_dims(p.layout, *c);
+  else if (file.compiled) set_compiled_dims(p.layout, *file.compiled);
   return p;
 }
 
@@ -157,6 +159,7 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-a", "S", "elements between A's matrices of a batch (default: dense; 0: one A for every batch)"},
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
+      {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
 }
