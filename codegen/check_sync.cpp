@@ -39,7 +39,7 @@ std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0)
     if (auto l = env.lets.find(e->name); l != env.lets.end()) return value_of(l->second, env, depth + 1);
     return std::nullopt;
   }
-  if (e->kind == ExprKind::Wide) return value_of(e->a, env, depth);
+  if (e->kind == ExprKind::Wide || e->kind == ExprKind::Narrow) return value_of(e->a, env, depth);
   auto a = value_of(e->a, env, depth), b = value_of(e->b, env, depth);
   if (!a || !b) return std::nullopt;
   switch (e->kind) {

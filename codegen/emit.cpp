@@ -1,6 +1,7 @@
 #include "codegen/emit.h"
 
 #include <sstream>
+#include <vector>
 
 #include "codegen/cuda_printer.h"
 #include "codegen/device_helpers.h"
@@ -65,14 +66,17 @@ int host_elem(rt::ElemType t) { return t == rt::ElemType::F16 ? 0 : t == rt::Ele
 // C text for the emitted host entry's values that follow the sizes: `m`, `n` and `k` are its
 // arguments (in the kernel's orientation once a swapped entry has exchanged them).
 std::string sized_c(const rt::SizedCount& c) {
-  std::string t = std::to_string(c.constant) + "ull";
+  std::vector<std::string> factors;
+  if (c.constant != 1 || !c.sized()) factors.push_back(std::to_string(c.constant) + "ull");
   const auto tiles = [](const char* size, uint64_t d) {
     return d == 1 ? std::string("(unsigned long long)") + size
                   : "(((unsigned long long)" + std::string(size) + " + " + std::to_string(d - 1) + "ull) / " +
                         std::to_string(d) + "ull)";
   };
-  if (c.m_divisor) t += " * " + tiles("m", c.m_divisor);
-  if (c.n_divisor) t += " * " + tiles("n", c.n_divisor);
+  if (c.m_divisor) factors.push_back(tiles("m", c.m_divisor));
+  if (c.n_divisor) factors.push_back(tiles("n", c.n_divisor));
+  std::string t;
+  for (const std::string& f : factors) t += (t.empty() ? "" : " * ") + f;
   return t;
 }
 
@@ -108,9 +112,13 @@ std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayout
   const std::string rows = resolved ? "(unsigned long long)" + (transposed ? minor : major) : std::to_string(t.rows) + "ull";
   const std::string cols = resolved ? "(unsigned long long)" + (transposed ? major : minor) : std::to_string(t.cols) + "ull";
   std::ostringstream os;
-  os << "{" << host_elem(t.elem) << ", " << rows << ", " << cols << ", (unsigned long long)args.ld" << slot << ", "
-     << (stride == 0 ? 1 : l.batch) << "ull, (unsigned long long)args.stride_" << slot << ", " << t.box_rows << "u, "
-     << t.box_cols << "u, " << static_cast<int>(t.swizzle) << "}";
+  os << "{" << host_elem(t.elem) << ", " << rows << ", " << cols << ", ";
+  if (resolved)
+    os << "(unsigned long long)args.ld" << slot << ", " << (stride == 0 ? 1 : l.batch)
+       << "ull, (unsigned long long)args.stride_" << slot;
+  else
+    os << (t.row_stride ? t.row_stride : t.cols) << "ull, " << t.batches << "ull, " << t.batch_stride << "ull";
+  os << ", " << t.box_rows << "u, " << t.box_cols << "u, " << static_cast<int>(t.swizzle) << "}";
   return os.str();
 }
 
@@ -154,19 +162,22 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << layout_args_c(L.layouts);
-  if (L.workspace_bytes != 0) {
-    const std::string bytes = sized ? "(" + sized_c(sizes.workspace_slots) + ") * " +
-                                          std::to_string(sizes.workspace_slot_bytes + 4) + "ull"
-                                    : std::to_string(L.workspace_bytes) + "ull";
-    os << "  // split-K scratch, zeroed when it grows; the kernel re-zeroes what it uses\n"
+  if (L.workspace_bytes != 0 && !sized)
+    os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"
+       << "  if (workspace == nullptr) {\n"
+       << "    if (cudaMalloc(&workspace, " << L.workspace_bytes << ") != cudaSuccess) return -1;\n"
+       << "    if (cudaMemset(workspace, 0, " << L.workspace_bytes << ") != cudaSuccess) return -1;\n  }\n"
+       << "  args.workspace = workspace;\n";
+  if (L.workspace_bytes != 0 && sized)
+    os << "  // split-K scratch for this M and N, zeroed when it grows; the kernel re-zeroes what it uses\n"
        << "  static void* workspace = nullptr;\n  static unsigned long long workspace_bytes = 0;\n"
-       << "  const unsigned long long needed = " << bytes << ";\n"
+       << "  const unsigned long long needed = (" << sized_c(sizes.workspace_slots) << ") * "
+       << sizes.workspace_slot_bytes + 4 << "ull;\n"
        << "  if (needed > workspace_bytes) {\n"
        << "    if (workspace != nullptr) cudaFree(workspace);\n    workspace = nullptr;\n    workspace_bytes = 0;\n"
        << "    if (cudaMalloc(&workspace, needed) != cudaSuccess) return -1;\n"
        << "    if (cudaMemset(workspace, 0, needed) != cudaSuccess) return -1;\n"
        << "    workspace_bytes = needed;\n  }\n  args.workspace = workspace;\n";
-  }
   for (const auto& t : L.tensor_maps) {
     const char* slot = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b"
                        : t.operand == rt::Operand::C ? "c" : "d";
@@ -187,8 +198,10 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
     grid = "dim3(clusters * " + std::to_string(L.cluster[0]) + "u, " + std::to_string(L.cluster[1]) + ", " +
            std::to_string(L.cluster[2]) + ")";
   } else if (sized) {
-    grid = "dim3((unsigned)(" + sized_c(sizes.grid[0]) + "), (unsigned)(" + sized_c(sizes.grid[1]) + "), (unsigned)(" +
-           sized_c(sizes.grid[2]) + "))";
+    const auto extent = [](const rt::SizedCount& c) {
+      return c.sized() ? "(unsigned)(" + sized_c(c) + ")" : std::to_string(c.constant);
+    };
+    grid = "dim3(" + extent(sizes.grid[0]) + ", " + extent(sizes.grid[1]) + ", " + extent(sizes.grid[2]) + ")";
   }
   os << "  return static_cast<int>(gg::host::launch_kernel(reinterpret_cast<const void*>(" << k.name << "), \""
      << k.name << "\", " << grid << ", " << dim(L.block) << ", " << dim(L.cluster) << ", "
@@ -206,9 +219,18 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
         << dtype_name(def.output_dtype());
   Kernel k = lower(s, options);
   const KernelPlan& p = k.plan;
+  // Named for its code and launch alone, not the problem's sizes it reads at run time: a plan for
+  // another M that makes the same kernel makes the same name (and one JIT compile).
+  k.name = "gg_kernel";
+  const std::string body = print_cuda_kernel(k);
+  std::ostringstream launch_key;
+  const rt::LaunchSpec& L = k.launch;
+  launch_key << L.block[0] << "," << L.cluster[0] << L.cluster[1] << L.cluster[2] << "," << L.dynamic_smem_bytes << ","
+             << L.swapped << "," << rt::layout_differences({}, L.layouts) << "," << L.sizes.max_clusters;
+  if (!L.sizes.m && !L.sizes.n) launch_key << "," << shape.str() << L.grid[0] << L.grid[1] << L.grid[2];
   std::ostringstream name;
   name << "gg_gemm_" << target_name(p.target).substr(3) << "_" << p.tile_m << "x" << p.tile_n << "x" << p.tile_k
-       << "_s" << p.pipeline.stages << "_" << std::hex << (rt::fnv1a64(schedule_text + shape.str() + def.to_string()) & 0xffffffffu);
+       << "_s" << p.pipeline.stages << "_" << std::hex << (rt::fnv1a64(body + launch_key.str()) & 0xffffffffu);
   k.name = name.str();
   k.launch.kernel_name = k.name;
 

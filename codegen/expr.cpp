@@ -103,6 +103,11 @@ ExprPtr wide(ExprPtr a) {
   return std::make_shared<Expr>(Expr{ExprKind::Wide, 0, "", std::move(a), nullptr});
 }
 
+ExprPtr narrow(ExprPtr a) {
+  if (is_const(a)) return a;
+  return std::make_shared<Expr>(Expr{ExprKind::Narrow, 0, "", std::move(a), nullptr});
+}
+
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b) {
   int64_t x = 0, y = 0;
   if (is_const(a, &x) && is_const(b, &y)) return imm(call_helper(helper, x, y));
@@ -117,7 +122,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     GG_INTERNAL_CHECK(it != vars.end(), "unbound variable " + e->name);
     return it->second;
   }
-  if (e->kind == ExprKind::Wide) return evaluate(e->a, vars);
+  if (e->kind == ExprKind::Wide || e->kind == ExprKind::Narrow) return evaluate(e->a, vars);
   int64_t a = evaluate(e->a, vars), b = evaluate(e->b, vars);
   switch (e->kind) {
     case ExprKind::Add: return a + b;
@@ -153,6 +158,7 @@ std::string to_c(const ExprPtr& e) {
     case ExprKind::Min: return "min(" + to_c(e->a) + ", " + to_c(e->b) + ")";
     case ExprKind::Call: return e->name + "(" + to_c(e->a) + ", " + to_c(e->b) + ")";
     case ExprKind::Wide: return "(long long)" + to_c(e->a);
+    case ExprKind::Narrow: return "(int)(" + to_c(e->a) + ")";
   }
   GG_INTERNAL_CHECK(false, "unhandled expression kind");
 }

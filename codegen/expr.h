@@ -8,7 +8,7 @@
 
 namespace gg::kir {
 
-enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide };
+enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide, Narrow };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
@@ -47,6 +47,9 @@ void called_helpers(const ExprPtr& e, std::set<std::string>& helpers);
 // `a` as a 64-bit integer (printed `(long long)a`), so sums with it are 64-bit in C; values are
 // 64-bit on the host already.
 ExprPtr wide(ExprPtr a);
+// `a` as a 32-bit int (printed `(int)(a)`): a count computed from a 64-bit kernel argument
+// (args.m) that the launch bounds, so it mixes with the kernel's int indices.
+ExprPtr narrow(ExprPtr a);
 
 // The value of `e` with its variables bound; InternalError for an unbound variable.
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);

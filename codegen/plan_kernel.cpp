@@ -161,12 +161,10 @@ rt::MatrixLayouts launch_layouts(const Definition& def) {
   if (b.ld == 0 && l.b_mn_major && n) l.ldb = 0;
   if (d.ld == 0 && (d_rows_span_m ? m : n)) l.ldd = 0;
   if (c->ld == 0 && (d_rows_span_m ? m : n)) l.ldc = 0;
-  if (l.batch > 1) {
-    if (a.batch_stride < 0 && m) l.stride_a = -1;
-    if (b.batch_stride < 0 && n) l.stride_b = -1;
-    if (c->batch_stride < 0) l.stride_c = -1;
-    if (d.batch_stride < 0) l.stride_d = -1;
-  }
+  if (a.batch_stride < 0 && m) l.stride_a = -1;
+  if (b.batch_stride < 0 && n) l.stride_b = -1;
+  if (c->batch_stride < 0) l.stride_c = -1;
+  if (d.batch_stride < 0) l.stride_d = -1;
   return l;
 }
 

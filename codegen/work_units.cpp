@@ -106,30 +106,6 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
   return tc;
 }
 
-// CompileError `runtime-size` unless every tile of a size read at run time has an index the
-// kernel computes: the size is split into tiles and its tile axes are bound to the grid or the
-// persistent loop (an unbound tile axis stands for tile 0 alone).
-void check_runtime_tiles(const Domain& dom, const KernelPlan& p) {
-  for (const auto& [root, runtime, name] : {std::tuple{Root::M, p.runtime_m, "m"}, {Root::N, p.runtime_n, "n"}}) {
-    if (!runtime) continue;
-    const std::string size = name == std::string("m") ? "M" : "N";
-    const std::string remedy = "; or compile " + size + " (`compiled=mnk` on the problem line, `--compiled-dims mnk`)";
-    bool split = false;
-    for (const Relation& r : dom.relations()) split = split || (r.kind == Relation::Kind::Split && r.parent == name);
-    if (!split)
-      throw_user_error("runtime-size", size + " is read at run time, but the schedule never splits " + name +
-                       " into tiles: one tile of " + std::to_string(dom.find(name)->extent) + " rows cannot hold every " +
-                       size + "; add `tile`" + remedy);
-    for (const auto& leaf : dom.leaves()) {
-      const Axis& a = dom.axis(leaf);
-      if (a.level == Level::Tile && (a.roots & unsigned(root)) && a.binding == Binding::None)
-        throw_user_error("runtime-size", size + " is read at run time, but tile axis '" + leaf + "' is bound to "
-                         "nothing, so the kernel computes only its first tile; bind it to a block index or persist "
-                         "it" + remedy);
-    }
-  }
-}
-
 }  // namespace
 
 std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const KernelPlan& p) {
@@ -166,13 +142,13 @@ ExprPtr count_expr(const rt::SizedCount& c) {
   ExprPtr e = imm(int64_t(c.constant));
   if (c.m_divisor) e = e * tiles("args.m", c.m_divisor);
   if (c.n_divisor) e = e * tiles("args.n", c.n_divisor);
-  return e;
+  return narrow(e);  // a launch bounds it (RuntimeSizes::bounds); it meets the kernel's int indices
 }
 
 ExprPtr tile_count(const KernelPlan& p, Root along) {
   const bool m = along == Root::M;
   const int64_t tile = m ? p.tile_m : p.tile_n;
-  if (m ? p.runtime_m : p.runtime_n) return ceil_div(var(m ? "args.m" : "args.n"), imm(tile));
+  if (m ? p.runtime_m : p.runtime_n) return narrow(ceil_div(var(m ? "args.m" : "args.n"), imm(tile)));
   return imm(ceil_div(m ? p.m : p.n, tile));
 }
 
@@ -231,6 +207,23 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
                           std::string("CTAs along the grid's ") + names[d] + " dimension"});
     }
   }
+  // A size's tiles the kernel has no index for (a tile axis bound to nothing stands for its first
+  // tile; a size never split is one tile) bound the size to the tiles it computes.
+  for (const auto& [root, runtime, name] : {std::tuple{Root::M, p.runtime_m, "m"}, {Root::N, p.runtime_n, "n"}}) {
+    if (!runtime) continue;
+    const rt::SizedCount tiles = root == Root::M ? tiles_m : tiles_n;
+    if (dom.tile_count(root) == 1 && dom.tile_extent(root) == dom.find(name)->extent &&
+        std::none_of(dom.relations().begin(), dom.relations().end(),
+                     [&](const Relation& rel) { return rel.kind == Relation::Kind::Split && rel.parent == name; }))
+      r.bounds.push_back({tiles, 1, std::string("tiles along ") + name + " (the schedule never splits " + name +
+                                        " into tiles: one tile of " + std::to_string(dom.tile_extent(root)) + ")"});
+    for (const auto& leaf : dom.leaves()) {
+      const Axis& a = dom.axis(leaf);
+      if (a.level == Level::Tile && (a.roots & unsigned(root)) && a.binding == Binding::None)
+        r.bounds.push_back({of(a), 1, "tiles of axis '" + leaf + "' (bound to nothing: the kernel computes its "
+                                      "first tile only)"});
+    }
+  }
   if (p.split_k > 1) {
     r.workspace_slots = product(product(tiles_m, tiles_n), {batch, 0, 0});
     r.workspace_slot_bytes = uint64_t(p.workspace.splits) * uint64_t(p.workspace.tile_floats()) * 4;
@@ -248,7 +241,6 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   tail_ = p.split_k_tail;
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
-  check_runtime_tiles(s.domain(), p);
   const TileCoordinates tc = tile_coordinates(s.domain(), axis_extents(s.domain(), p), cluster_ctas_, pair_along_m_,
                                               p.layouts.batch, tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
@@ -333,7 +325,7 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
   const std::string tiles = known ? std::to_string(tile_axis_->extent) + " tiles"
                                   : "tiles counted from " + std::string(p_.runtime_m ? "M" : "") +
                                         (p_.runtime_m && p_.runtime_n ? " and " : "") + (p_.runtime_n ? "N" : "") +
-                                        " at run time (" + std::to_string(tile_axis_->extent) + " at the planned size)";
+                                        " at run time";
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
@@ -348,12 +340,12 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
 }
 
 std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
-                                     std::array<int64_t, 3> grid, int64_t k) {
+                                     std::array<int64_t, 3> grid, int64_t k, int64_t m, int64_t n) {
   const WorkUnits units(s, p);
   std::map<std::string, int64_t> vars = {{"blockIdx.x", block[0]}, {"blockIdx.y", block[1]},
                                          {"blockIdx.z", block[2]}, {"gridDim.x", grid[0]},
                                          {"gridDim.y", grid[1]}, {"gridDim.z", grid[2]},
-                                         {"args.m", p.m}, {"args.n", p.n}, {"args.k", k}};
+                                         {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   const auto bind = [&](const std::vector<StmtPtr>& lets) {
     for (const StmtPtr& stmt : lets)
       if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);

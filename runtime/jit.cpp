@@ -1,5 +1,7 @@
 #include "runtime/jit.h"
 
+#include <atomic>
+
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -149,6 +151,12 @@ std::string driver_version() {
   return "driver " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+namespace {
+std::atomic<uint64_t> nvrtc_compile_count{0};
+}  // namespace
+
+uint64_t nvrtc_compiles() { return nvrtc_compile_count.load(std::memory_order_relaxed); }
+
 CompiledKernel compile_kernel(const std::string& source, const std::string& kernel_name, const std::string& arch,
                               const JitOptions& options) {
   if (arch.rfind("sm_", 0) != 0) {
@@ -168,6 +176,7 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
       }
     }
   }
+  nvrtc_compile_count.fetch_add(1, std::memory_order_relaxed);
   CompiledKernel kernel = run_nvrtc(source, kernel_name, arch, all_options);
   kernel.kernel_name = kernel_name;
   kernel.arch = arch;

@@ -44,6 +44,9 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
 // "nvrtc <major>.<minor>"
 std::string nvrtc_version();
 
+// NVRTC compiles this process has run (compile_kernel calls the disk cache did not answer).
+uint64_t nvrtc_compiles();
+
 // gemmgen's version (the project's in CMakeLists.txt): with NVRTC's it makes cache entries of other
 // builds stale; the first line of an emitted .cu and `gemmgen --version` name it.
 std::string gemmgen_version();

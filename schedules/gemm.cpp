@@ -24,7 +24,8 @@ constexpr const char* kPreference[] = {"auto", "v10", "v8", "v6", "v5", "v4", "v
 
 struct KernelCache {
   std::mutex mutex;
-  std::map<std::string, std::unique_ptr<rt::LoadedKernel>> kernels;  // by problem key
+  std::map<std::string, std::unique_ptr<rt::LoadedKernel>> kernels;  // by kernel name
+  std::map<std::string, const rt::LoadedKernel*> by_problem;          // by problem key
 };
 
 KernelCache& kernel_cache() {
@@ -192,15 +193,21 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   const rt::LoadedKernel* kernel = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.kernels.find(key);
-    if (it == cache.kernels.end()) {
+    auto it = cache.by_problem.find(key);
+    if (it == cache.by_problem.end()) {
+      // A new problem plans and emits (codegen only); a kernel that reads M at run time is named
+      // for its code, so a new M that the plan gives the same kernel loads nothing new.
       const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
-      auto loaded = std::make_unique<rt::LoadedKernel>(
-          rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
-          e.launch);
-      it = cache.kernels.emplace(key, std::move(loaded)).first;
+      auto loaded = cache.kernels.find(e.kernel_name);
+      if (loaded == cache.kernels.end()) {
+        auto fresh = std::make_unique<rt::LoadedKernel>(
+            rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
+            e.launch);
+        loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
+      }
+      it = cache.by_problem.emplace(key, loaded->second.get()).first;
     }
-    kernel = it->second.get();
+    kernel = it->second;
   }
   // The caller's problem: a swapped kernel's launch exchanges A and B (and M and N) itself.
   rt::GemmProblem problem;

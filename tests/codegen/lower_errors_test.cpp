@@ -178,8 +178,9 @@ TEST_CASE("unknown-pass") {
 TEST_CASE("persist-hilbert-size: the Hilbert order over more than 32767 tiles along m or n") {
   // v6 over M = 32768 x 128: 32768 m tiles of 128 rows. The same at 32767 tiles lowers, and so do
   // 32768 tiles in row order.
-  const auto v6 = [](int64_t m, const std::string& order) {
-    const Definition def = gemm(m, 128, 64);
+  const auto v6 = [](int64_t m, const std::string& order, bool compiled = true) {
+    Definition def = gemm(m, 128, 64);
+    if (compiled) def.set_runtime_sizes(false, false);  // M read at run time: a launch's bound instead
     std::string text = print_schedule(tutorial_schedule(6, def));
     const std::string row = "persist m_o n_o tile row 8";
     const size_t at = text.find(row);
@@ -194,6 +195,11 @@ TEST_CASE("persist-hilbert-size: the Hilbert order over more than 32767 tiles al
   check_error([&] { emit_cuda(v6(32768 * 128, "hilbert")); }, "persist-hilbert-size", message);
   CHECK_NOTHROW(lower(v6(32767 * 128, "hilbert")));
   CHECK_NOTHROW(lower(v6(32768 * 128, "row")));
+  // With M read at run time, each launch checks the tile count of its own M.
+  const Kernel sized = lower(v6(1024, "hilbert", false));
+  CHECK(rt::sizes_mismatch(sized.launch, 32767 * 128, 128, 64) == "");
+  CHECK(rt::sizes_mismatch(sized.launch, 32768 * 128, 128, 64) ==
+        "M=4194304 N=128 takes 32768 tile groups along m in the Hilbert order, more than the 32767 it may have");
 }
 
 TEST_CASE("tile-size") {
