@@ -406,3 +406,38 @@ std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt
 }
 
 }  // namespace gg
+
+namespace gg {
+
+std::string describe_runtime_sizes(const rt::LaunchSpec& launch) {
+  const rt::RuntimeSizes& r = launch.sizes;
+  // In the kernel's orientation; a swapped kernel's N is the caller's M.
+  const auto name = [&](bool kernel_m) { return std::string((kernel_m != launch.swapped) ? "M" : "N"); };
+  if (!r.m && !r.n)
+    return "sizes: all compiled (a launch of any other M, N or K is refused; `--compiled-dims nk` reads M at run time)\n";
+  const auto count = [&](const rt::SizedCount& c) {
+    std::string t = std::to_string(c.constant);
+    if (c.m_divisor) t += " x ceil(" + name(true) + "/" + std::to_string(c.m_divisor) + ")";
+    if (c.n_divisor) t += " x ceil(" + name(false) + "/" + std::to_string(c.n_divisor) + ")";
+    return t;
+  };
+  std::string out = "sizes: ";
+  if (r.m && r.n) out += name(true) + " and " + name(false);
+  else out += name(r.m);
+  out += " read at run time: one kernel serves every value; a launch sizes ";
+  if (r.persistent)
+    out += "its persistent grid from " + count(r.units) + " work units (at most " + std::to_string(r.max_clusters) +
+           " cluster(s) of " + std::to_string(launch.cluster[0]) + " resident)";
+  else
+    out += "its grid as " + count(r.grid[0]) + " x " + count(r.grid[1]) + " x " + count(r.grid[2]);
+  if (launch.workspace_bytes)
+    out += ", and split-K's workspace as " + count(r.workspace_slots) + " slots of " +
+           std::to_string(r.workspace_slot_bytes + 4) + " bytes";
+  out += "\n";
+  for (const rt::RuntimeSizes::Bound& b : r.bounds)
+    if (b.count.sized() && b.most < uint64_t(INT32_MAX))
+      out += "  bound: at most " + std::to_string(b.most) + " " + b.what + " (" + count(b.count) + ")\n";
+  return out;
+}
+
+}  // namespace gg

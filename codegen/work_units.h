@@ -82,6 +82,10 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
 // cta_work_units evaluates them for the problem's K on the kernel's grid.
 std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt::LaunchSpec& launch);
 
+// "sizes: M read at run time ...": which sizes the kernel reads at run time, how a launch sizes
+// its grid and workspace from them, and the bounds it checks; "sizes: all compiled ..." otherwise.
+std::string describe_runtime_sizes(const rt::LaunchSpec& launch);
+
 // A unit on the host: the values the kernel's expressions take.
 struct WorkUnit {
   int64_t index = 0, batch = 0, m_tile = 0, n_tile = 0, split = 0, k_first = 0, k_tiles = 0;

@@ -3,14 +3,16 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
 # variants: every schedule file in BIN_DIR/sched timed against cuBLAS; profile: Nsight Compute
 # sections of PROFILE (default v8 v9 v10) at 8192^3; plan: `run --schedule auto` (the planner's
 # plan, swapped for a skinny M) checked and timed, the emitted swapped .cu run from a user's
-# program, and compute-sanitizer on the swapped kernels.
+# program, and compute-sanitizer on the swapped kernels. sizes: one kernel that reads M at run
+# time launched at many M (run --at-m, the GPU tests, emitted .cu host entries), timed at each
+# against cuBLAS, under compute-sanitizer.
 set -uo pipefail
 BIN=${1:-.devbin}
 PARTS=${2:-check,sanitize,bench}
@@ -115,4 +117,25 @@ if has plan; then
       echo "sanitize auto $1x$2x$3 $tool rc=$rc ${racing:+races in: $racing}$(tail -4 "$log" | tr '\n' ' ')"
     done
   done 2>&1 | tee "$OUT/plan_sanitize.log"
+fi
+
+if has sizes; then
+  MS=${SIZES_M:-1,7,16,64,128,333,1000,4097}
+  for spec in "v10 1000 4096 2048" "auto 1000 4096 2048" "auto 16 4096 4096" "auto 256 256 8192" "auto 512 7168 2048"; do
+    set -- $spec
+    timeout 300 "$BIN/gemmgen" run --schedule $1 --m $2 --n $3 --k $4 --at-m $MS --bench --reps 30 --json 2>&1 |
+      sed "s|^|$1 $2x$3x$4 |"
+  done 2>&1 | tee "$OUT/sizes.log" | cut -c1-400
+  for p in use_emitted_swapped use_emitted_v10 use_emitted_splitk; do
+    [ -x "$BIN/$p" ] && timeout 120 "$BIN/$p" 1 7 300 1000 4097 2>&1
+  done 2>&1 | tee -a "$OUT/sizes.log"
+  timeout 300 "$BIN/test_gpu" -tc="*one loaded kernel*,*shares one kernel*" 2>&1 | tail -4 | tee -a "$OUT/sizes.log"
+  for spec in "v10 1000 2048 512" "auto 256 256 8192"; do
+    set -- $spec
+    for tool in memcheck synccheck; do
+      timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
+        --schedule $1 --m $2 --n $3 --k $4 --at-m 1,77,700 >"${TMPDIR:-/tmp}/san.txt" 2>&1
+      echo "sanitize sizes $1 $2x$3x$4 $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+    done
+  done 2>&1 | tee -a "$OUT/sizes.log"
 fi

@@ -21,4 +21,15 @@ c++ -std=c++17 -O2 -DGG_M=16 -DGG_N=4096 -DGG_K=4096 -DGG_LAUNCH="$(sed -n 's|^/
   -I"$(dirname "$(command -v nvcc)")/../include" -c tests/tools/inputs/use_emitted.cpp -o .devbin/use_emitted.o
 c++ .devbin/use_emitted.o .devbin/swapped.o -L"$(dirname "$(command -v nvcc)")/../lib64" -lcudart -o .devbin/use_emitted_swapped
 rm -f .devbin/swapped.o .devbin/use_emitted.o
+# the same around kernels that read M at run time, called at several M (gpu_session.sh sizes):
+# v10 planned at M=1000, and a swapped split-K plan whose workspace grows with M
+for spec in "v10 1000 2048 512 v10" "auto 256 256 8192 splitk"; do
+  set -- $spec
+  "$BUILD/tools/gemmgen/gemmgen" emit --schedule $1 --m $2 --n $3 --k $4 -o .devbin/$5.cu
+  nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -c .devbin/$5.cu -o .devbin/$5.o
+  c++ -std=c++17 -O2 -DGG_M=$2 -DGG_N=$3 -DGG_K=$4 -DGG_LAUNCH="$(sed -n 's|^// kernel: ||p' .devbin/$5.cu)_launch" \
+    -I"$(dirname "$(command -v nvcc)")/../include" -c tests/tools/inputs/use_emitted.cpp -o .devbin/use_emitted.o
+  c++ .devbin/use_emitted.o .devbin/$5.o -L"$(dirname "$(command -v nvcc)")/../lib64" -lcudart -o .devbin/use_emitted_$5
+  rm -f .devbin/$5.o .devbin/$5.cu .devbin/use_emitted.o
+done
 ls -la .devbin

@@ -10,11 +10,14 @@
 // Run on a Hopper GPU it checks D = A * B^T exactly (A[m][k] = 1 + m % 3, B[n][k] = n % 4, so
 // D[m][n] = K * (1 + m % 3) * (n % 4): operands or M and N exchanged would show). The shape is
 // 4096^3 unless -DGG_M=, -DGG_N=, -DGG_K= say otherwise (a planned-swapped kernel's host entry
-// takes the caller's M and N like any other). Exit status: 0 right, 1 wrong or failed, 77 no GPU.
+// takes the caller's M and N like any other). Arguments, if any, are other M to call the same
+// entry with (a kernel that reads M at run time serves each). Exit status: 0 right, 1 wrong or
+// failed, 77 no GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -51,16 +54,12 @@ bool ok(cudaError_t status, const char* what) {
   return false;
 }
 
-}  // namespace
-
-int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("use_emitted: no GPU; linked fine\n");
-    return 77;
-  }
-  std::vector<uint16_t> a(kM * kK), b(kN * kK), d(kM * kN, 0xffff);
-  for (long long m = 0; m < kM; ++m)
+// Calls the entry at M = `m` on fresh inputs; the elements of D it got wrong, or -1 on a failure.
+// With `probe`, also calls it with half of K, which it must refuse: 1 when it did not.
+long long run_at(long long m_rows, bool probe) {
+  const long long rows = m_rows;
+  std::vector<uint16_t> a(rows * kK), b(kN * kK), d(rows * kN, 0xffff);
+  for (long long m = 0; m < rows; ++m)
     for (long long k = 0; k < kK; ++k) a[m * kK + k] = to_bf16(static_cast<float>(1 + m % 3));
   for (long long n = 0; n < kN; ++n)
     for (long long k = 0; k < kK; ++k) b[n * kK + k] = to_bf16(static_cast<float>(n % 4));
@@ -71,24 +70,39 @@ int main() {
       !ok(cudaMemcpy(da, a.data(), bytes_a, cudaMemcpyHostToDevice), "copy A") ||
       !ok(cudaMemcpy(db, b.data(), bytes_b, cudaMemcpyHostToDevice), "copy B") ||
       !ok(cudaMemset(dd, 0xff, bytes_d), "poison D"))
-    return 1;
-  const int status = GG_LAUNCH(da, db, nullptr, dd, nullptr, kM, kN, kK, nullptr);
+    return -1;
+  const int status = GG_LAUNCH(da, db, nullptr, dd, nullptr, rows, kN, kK, nullptr);
   if (status != 0) {
-    std::fprintf(stderr, "use_emitted: the launch function returned %d\n", status);
-    return 1;
+    std::fprintf(stderr, "use_emitted: the launch function returned %d at M=%lld\n", status, rows);
+    return -1;
   }
   if (!ok(cudaDeviceSynchronize(), "kernel") || !ok(cudaMemcpy(d.data(), dd, bytes_d, cudaMemcpyDeviceToHost), "copy D"))
-    return 1;
+    return -1;
   long long wrong = 0;
-  for (long long m = 0; m < kM; ++m)
+  for (long long m = 0; m < rows; ++m)
     for (long long n = 0; n < kN; ++n)
       wrong += d[m * kN + n] != to_bf16(static_cast<float>(kK * (1 + m % 3) * (n % 4)));
-  // A shape other than the generated one is refused, not run.
-  const bool refused = GG_LAUNCH(da, db, nullptr, dd, nullptr, kM, kN, kK / 2, nullptr) != 0;
+  // A K other than the generated one is refused, not run.
+  if (probe && GG_LAUNCH(da, db, nullptr, dd, nullptr, rows, kN, kK / 2, nullptr) == 0) {
+    std::fprintf(stderr, "use_emitted: K=%lld NOT refused\n", kK / 2);
+    wrong = wrong > 0 ? wrong : 1;
+  }
   cudaFree(da);
   cudaFree(db);
   cudaFree(dd);
-  std::printf("use_emitted: %lld of %lld elements wrong; other shape %s\n", wrong, kM * kN,
-              refused ? "refused" : "NOT refused");
-  return wrong == 0 && refused ? 0 : 1;
+  std::printf("use_emitted: M=%lld N=%lld K=%lld: %lld of %lld elements wrong\n", rows, kN, kK, wrong, rows * kN);
+  return wrong;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("use_emitted: no GPU; linked fine\n");
+    return 77;
+  }
+  bool right = run_at(kM, true) == 0;
+  for (int i = 1; i < argc; ++i) right = run_at(std::atoll(argv[i]), false) == 0 && right;
+  return right ? 0 : 1;
 }
