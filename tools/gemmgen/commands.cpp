@@ -189,6 +189,7 @@ int cmd_bench(const Args& args, Io io) {
   if (auto d = args.value("out-dtype")) gemm.out = parse_dtype(*d);
   if (auto a = args.value("a-major")) gemm.layout.a = parse_operand_major(*a, "A", "m");
   if (auto b = args.value("b-major")) gemm.layout.b = parse_operand_major(*b, "B", "n");
+  if (auto c = args.value("compiled-dims")) set_compiled_dims(gemm.layout, *c);
   const std::string schedule = args.value("schedule").value_or("auto");
   if (schedule != "auto") builtin_schedule(schedule, gemm_definition(128, 128, 64, gemm));  // unknown-schedule first
   CheckOptions options;
@@ -364,6 +365,7 @@ const std::vector<Command>& commands() {
         {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
         {"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
+        {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
         {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},
         {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
