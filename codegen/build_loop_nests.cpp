@@ -38,6 +38,9 @@ class NestBuilder {
   StmtPtr over_tiles(StmtPtr body, bool dealt = false, bool counted = false) const {
     const WorkUnitExprs& u = unit_;
     StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body);
+    // Ping-pong consumers take the tensor cores in turn, unit by unit: a skipped unit (a masked
+    // group's tile past its rows) still takes and passes its turn.
+    if (dealt && p_.ping_pong) guarded = block({take_turn(), guarded, pass_turn()});
     std::vector<StmtPtr> coords = u.lets;
     coords.push_back(let("m_tile", u.m_tile));
     coords.push_back(let("n_tile", u.n_tile));
@@ -52,7 +55,7 @@ class NestBuilder {
     const int dealers = dealt ? p_.consumer_warpgroups : 1;
     coords.push_back(guarded);
     coords.push_back(assign("k_done", var("k_done") + k_tiles_passed(dealers)));
-    if (counted) coords.push_back(assign("tiles_done", var("tiles_done") + imm(1)));
+    if (counted) coords.push_back(assign("tiles_done", var("tiles_done") + u.computes));
     auto loop = std::make_shared<For>();
     loop->kind = LoopKind::Tiles;
     loop->var = "tile";
@@ -251,7 +254,7 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
                        imm(int64_t(r.first_warpgroup) * 4));
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));
-      body = nb.over_tiles(nb.accumulate(block({nb.take_turn(), mainloop, nb.pass_turn()})), true, nb.counts_units());
+      body = nb.over_tiles(nb.accumulate(mainloop), true, nb.counts_units());
     } else {
       body = nb.over_tiles(nb.accumulate(nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}))), false,
                            nb.counts_units());

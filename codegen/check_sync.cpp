@@ -40,6 +40,12 @@ std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0)
     return std::nullopt;
   }
   if (e->kind == ExprKind::Wide || e->kind == ExprKind::Narrow) return value_of(e->a, env, depth);
+  if (e->kind == ExprKind::Load) {  // a device array's element, bound like a variable
+    const auto index = value_of(e->a, env, depth);
+    if (!index) return std::nullopt;
+    if (auto v = env.vars.find(element_name(e->name, *index)); v != env.vars.end()) return v->second;
+    return std::nullopt;
+  }
   auto a = value_of(e->a, env, depth), b = value_of(e->b, env, depth);
   if (!a || !b) return std::nullopt;
   switch (e->kind) {
@@ -844,6 +850,10 @@ Env base_env(const Facts& f, int rank) {
       {"args.m", f.plan.m},        {"args.n", f.plan.n}, {"args.k", trace_k(f.plan)}, {"blockIdx.x", rank},
       {"blockIdx.y", 0},           {"blockIdx.z", 0},    {"gridDim.x", grid_x},       {"gridDim.y", int64_t(g[1])},
       {"gridDim.z", int64_t(g[2])}};
+  // Masked groups: every third group empty, the others full, so the traced roles pass over
+  // skipped units and must keep the pipeline's running count in step across them.
+  for (int64_t b = 0; f.plan.masked && b < f.plan.layouts.batch; ++b)
+    e.vars[element_name("args.group_rows", b)] = b % 3 == 1 ? 0 : f.plan.m;
   return e;
 }
 

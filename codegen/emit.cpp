@@ -140,8 +140,10 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << embed("host_entry.cuh") << "#pragma nv_diag_default 177\n\n"
      << "// Launches " << k.name << " on A[M,K], B[N,K], C and D [M,N] laid out as the header's problem line says.\n"
      << "// The kernel serves M=" << m << " N=" << n << " K=" << p.k << "; other shapes are refused.\n"
+     << (L.masked ? "// Masked groups: group_rows (device memory) holds each of the batch's matrices' rows in use.\n" : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
-     << "    long long m, long long n, long long k, cudaStream_t stream) {\n";
+     << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
+     << "cudaStream_t stream) {\n";
   std::string wrong;
   if (m != "any") wrong += "m != " + m + " || ";
   if (n != "any") wrong += "n != " + n + " || ";
@@ -161,6 +163,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   os << "  GgGemmArgs args = {};\n"
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
+     << (L.masked ? "  args.group_rows = group_rows;\n" : "")
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
     os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"

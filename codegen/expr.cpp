@@ -108,6 +108,29 @@ ExprPtr narrow(ExprPtr a) {
   return std::make_shared<Expr>(Expr{ExprKind::Narrow, 0, "", std::move(a), nullptr});
 }
 
+ExprPtr load(const std::string& array, ExprPtr index) {
+  return std::make_shared<Expr>(Expr{ExprKind::Load, 0, array, std::move(index), nullptr});
+}
+
+std::string element_name(const std::string& array, int64_t index) {
+  return array + "[" + std::to_string(index) + "]";
+}
+
+ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& value) {
+  if (!e) return e;
+  if (e->kind == ExprKind::Var) return e->name == name ? value : e;
+  if (e->kind == ExprKind::Int) return e;
+  ExprPtr a = substitute(e->a, name, value), b = substitute(e->b, name, value);
+  if (a.get() == e->a.get() && b.get() == e->b.get()) return e;  // pointers: operator== builds IR
+  switch (e->kind) {
+    case ExprKind::Wide: return wide(a);
+    case ExprKind::Narrow: return narrow(a);
+    case ExprKind::Load: return load(e->name, a);
+    case ExprKind::Call: return call(e->name, a, b);
+    default: return binary(e->kind, a, b);
+  }
+}
+
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b) {
   int64_t x = 0, y = 0;
   if (is_const(a, &x) && is_const(b, &y)) return imm(call_helper(helper, x, y));
@@ -123,6 +146,12 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     return it->second;
   }
   if (e->kind == ExprKind::Wide || e->kind == ExprKind::Narrow) return evaluate(e->a, vars);
+  if (e->kind == ExprKind::Load) {
+    const std::string element = element_name(e->name, evaluate(e->a, vars));
+    auto it = vars.find(element);
+    GG_INTERNAL_CHECK(it != vars.end(), "unbound device array element " + element);
+    return it->second;
+  }
   int64_t a = evaluate(e->a, vars), b = evaluate(e->b, vars);
   switch (e->kind) {
     case ExprKind::Add: return a + b;
@@ -159,6 +188,7 @@ std::string to_c(const ExprPtr& e) {
     case ExprKind::Call: return e->name + "(" + to_c(e->a) + ", " + to_c(e->b) + ")";
     case ExprKind::Wide: return "(long long)" + to_c(e->a);
     case ExprKind::Narrow: return "(int)(" + to_c(e->a) + ")";
+    case ExprKind::Load: return e->name + "[" + to_c(e->a) + "]";
   }
   GG_INTERNAL_CHECK(false, "unhandled expression kind");
 }

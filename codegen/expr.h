@@ -8,7 +8,7 @@
 
 namespace gg::kir {
 
-enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide, Narrow };
+enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide, Narrow, Load };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
@@ -16,8 +16,8 @@ using ExprPtr = std::shared_ptr<const Expr>;
 struct Expr {
   ExprKind kind = ExprKind::Int;
   int64_t value = 0;  // Int
-  std::string name;   // Var; Call: the device helper
-  ExprPtr a, b;       // operands of the binary kinds and Call's two arguments
+  std::string name;   // Var; Call: the device helper; Load: the array (a GgGemmArgs field)
+  ExprPtr a, b;       // operands of the binary kinds and Call's two arguments; Load: the index
 };
 
 ExprPtr imm(int64_t v);
@@ -50,6 +50,13 @@ ExprPtr wide(ExprPtr a);
 // `a` as a 32-bit int (printed `(int)(a)`): a count computed from a 64-bit kernel argument
 // (args.m) that the launch bounds, so it mixes with the kernel's int indices.
 ExprPtr narrow(ExprPtr a);
+// Element `index` of a device array the kernel reads (a 32-bit int array named by its GgGemmArgs
+// field, "args.group_rows"), printed `args.group_rows[index]`. The simulator and the sync checker
+// bind its elements as variables named element_name(array, i).
+ExprPtr load(const std::string& array, ExprPtr index);
+std::string element_name(const std::string& array, int64_t index);  // "args.group_rows[3]"
+// `e` with every use of variable `name` replaced by `value`.
+ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& value);
 
 // The value of `e` with its variables bound; InternalError for an unbound variable.
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);

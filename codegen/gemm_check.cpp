@@ -223,7 +223,22 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   rt::DeviceBuffer d(out_type, d_count);
   rt::fill_poison(d);
 
+  // Masked groups: each matrix's rows in use, in device memory for the kernel; a group's last
+  // tile is stored whole (rows past its rows in use there are not checked), the tiles past it
+  // must stay untouched.
+  const bool masked = def.problem_source() == ProblemSource::Masked;
+  std::vector<int> rows_in_use;
+  for (int64_t bt = 0; bt < def.batch(); ++bt)
+    rows_in_use.push_back(static_cast<int>(
+        masked && bt < static_cast<int64_t>(o.group_rows.size()) ? o.group_rows[static_cast<size_t>(bt)] : r.m));
+  const auto used = [&](int64_t bt) { return int64_t(rows_in_use[static_cast<size_t>(bt)]); };
+  const auto stored_rows_of = [&](int64_t bt) {
+    return masked ? std::min(r.m, (used(bt) + e.plan.tile_m - 1) / e.plan.tile_m * e.plan.tile_m) : r.m;
+  };
+  rt::DeviceInts group_rows(rows_in_use);
+
   rt::GemmProblem problem;
+  problem.group_rows = masked ? group_rows.data() : nullptr;
   problem.a = a.buffer.data();
   problem.b = b.buffer.data();
   problem.c = c.buffer.data();
@@ -242,18 +257,23 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   std::vector<float> ours = d.download();
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
+  // 1: an element the kernel must write; 2: one it may write (a masked group's last tile past its
+  // rows in use); 0: padding or a masked group's tiles past its rows, which it must not touch.
   std::vector<char> is_element(d_count, 0);
   for_each_matrix_row(batches, r.m, [&](int64_t bt, int64_t i) {
-    for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = 1;
+    if (i >= stored_rows_of(bt)) return;
+    for (int64_t j = 0; j < r.n; ++j)
+      is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = i < used(bt) ? 1 : 2;
   });
-  const size_t poisoned = rt::count_poisoned(d);
-  size_t poisoned_padding = 0, padding = 0;
-  for (size_t i = 0; i < d_count; ++i)
-    if (!is_element[i]) {
+  size_t padding = 0, poisoned_padding = 0;
+  r.unwritten = 0;
+  for (size_t i = 0; i < d_count; ++i) {
+    if (is_element[i] == 1) r.unwritten += std::isnan(ours[i]);
+    if (is_element[i] == 0) {
       ++padding;
       poisoned_padding += std::isnan(ours[i]);
     }
-  r.unwritten = poisoned - poisoned_padding;
+  }
   const size_t padding_written = padding - poisoned_padding;
 
   // cuBLAS on the same layouts: the product rounded to the output dtype, or in fp32 with the
@@ -276,6 +296,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     const std::vector<float> c_b(c_span.begin(), c_span.end());
     for (size_t i = 0; i < host.rows.size(); ++i) {
       int64_t row = host.rows[i];
+      if (row >= used(bt)) continue;  // a masked group's rows past those in use
       for (int64_t col = 0; col < r.n; ++col) {
         const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col, bt));
         ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row,
@@ -294,7 +315,9 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
 
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
-  if (padding_written) why << padding_written << " elements between D's rows (leading dimension) overwritten; ";
+  if (padding_written)
+    why << padding_written << (masked ? " elements between D's rows or past a masked group's tiles overwritten; "
+                                      : " elements between D's rows (leading dimension) overwritten; ");
   if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
   if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
     why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";

@@ -20,6 +20,8 @@ struct CheckOptions {
   int warmup = 10, reps = 50;
   int repeat = 0;        // > 0: launch that many more times on the same inputs; each result must be bit-identical
   bool measure_jit = true;  // with bench: also time a first use (NVRTC with the cache bypassed)
+  // Masked groups: each matrix's rows in use (args.group_rows); empty: all M rows.
+  std::vector<int64_t> group_rows;
 };
 
 // A first use's codegen (lower and print) and NVRTC compile with the disk cache bypassed, timed on

@@ -59,6 +59,9 @@ struct KernelPlan {
   // size the kernel is planned for, and tile counts, the persistent loop's end and the
   // leading dimensions and strides that follow the size are expressions of args.m or args.n.
   bool runtime_m = false, runtime_n = false;
+  // Masked groups (ProblemSource::Masked): the batch's matrices are groups whose rows in use the
+  // kernel reads from args.group_rows; a work unit past them computes nothing.
+  bool masked = false;
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)

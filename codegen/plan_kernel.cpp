@@ -247,6 +247,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.k = def.k();
   p.runtime_m = def.runtime_m();
   p.runtime_n = def.runtime_n();
+  p.masked = def.problem_source() == ProblemSource::Masked;
+  if (p.masked && def.swapped())
+    not_lowered("masked groups in the swapped orientation (the rows in use would be the kernel's columns)");
+  if (p.masked && s.split_k_tail()) not_lowered("masked groups with split_k ... tail");
   p.tile_m = static_cast<int>(dom.tile_extent(Root::M));
   p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
@@ -355,6 +359,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
   plan_cluster(s, p);
+  if (p.masked && p.multicast_b && p.cluster_size > 1)
+    not_lowered("masked groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
+                "split; multicast A pairs n tiles)");
   if (p.split_k_tail && p.cluster_size > 1) not_lowered("split_k tail with a cluster");
   plan_pipeline(p);
   for (const SmemItem& item : resources.smem) {
@@ -403,6 +410,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.layouts = p.launch_layouts;
   // The swapped orientation (D^T = B * A^T) is an ordinary kernel; its launches exchange the operands.
   k.launch.swapped = s.definition().swapped();
+  k.launch.masked = p.masked;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

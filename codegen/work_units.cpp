@@ -249,7 +249,9 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   grid_unit_.batch = tc.batch;
   grid_unit_.split = tail_ ? var("split") : tc.split;
   grid_unit_.in_range = tc.in_range;
-  // The pipeline's running count skips no unit's k tiles, so no unit may be skipped by a guard.
+  masked_ = p.masked;
+  // The pipeline's running count skips no unit's k tiles, so no unit may be skipped by a guard
+  // (but a masked group's, whose unit runs no k tiles at all).
   if (tile_axis_ && !is_const(tc.in_range))
     throw_user_error("not-lowered", "a persistent tile loop over tile axes split with a tail is recorded and "
                      "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
@@ -276,9 +278,9 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
   } else if (!p_.k_loop.empty()) {
     ExprPtr k_tiles = ceil_div(var("args.k"), imm(p_.tile_k));
-    lets.push_back(let("k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
+    lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
   } else if (persistent()) {
-    lets.push_back(let("k_tiles", imm(1)));
+    lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", imm(1)));
   }
   // split_k tail: the tile groups of whole waves of the grid, and where the split units end.
   // Rounded to whole waves at run time, from the grid the kernel runs with.
@@ -292,7 +294,16 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
 WorkUnitExprs WorkUnits::unit() const {
   WorkUnitExprs u = grid_unit_;
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
-  if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : "k_tiles");  // one split's share
+  if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : masked_ ? "k_tiles_each" : "k_tiles");
+  if (masked_) {
+    // A masked group's tile past its rows in use computes nothing and runs no k tiles, so the
+    // pipeline's running count stays in step between the roles.
+    u.lets = {comment("masked groups: a tile past its group's rows in use (args.group_rows) computes nothing"),
+              let("in_group", in_group(var("tile")))};
+    if (!p_.k_loop.empty() || persistent()) u.lets.push_back(let("k_tiles", var("k_tiles_each") * var("in_group")));
+    u.in_range = u.in_range && var("in_group");
+    u.computes = var("in_group");
+  }
   if (!tail_) return u;
   // A whole wave's unit runs all of K; a unit past them is tile work_tile's share `split`.
   // Written without negative operands: a whole wave's unit has past = 0, so its split is 0.
@@ -310,7 +321,17 @@ WorkUnitExprs WorkUnits::unit() const {
 }
 
 ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
+  if (masked_) return var("k_tiles_each") * in_group(index);
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
+}
+
+ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {
+  const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile);
+  // Clamped: a dealt loop asks about units past the loop's end too (and multiplies by 0), and
+  // the array has one element per matrix.
+  const ExprPtr batch = grid_unit_.batch ? min(substitute(grid_unit_.batch, "tile", tile), imm(p_.layouts.batch - 1))
+                                         : imm(0);
+  return m_tile * imm(p_.tile_m) < load("args.group_rows", batch);
 }
 
 ExprPtr WorkUnits::tail_k_tiles(const ExprPtr& in_tail) const {
@@ -328,6 +349,7 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
                                         " at run time";
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
+         (masked_ ? ", each matrix a masked group: a tile past its group's rows in use is skipped" : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +

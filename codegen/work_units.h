@@ -27,6 +27,9 @@ struct WorkUnitExprs {
   kir::ExprPtr k_tiles;   // the k tiles the unit runs
   kir::ExprPtr handed_on; // split-K on the last wave: whether the unit's tile is split; nullptr: as split_k says
   kir::ExprPtr in_range;  // false for a grid tile past a split's tail (tile axes that do not divide)
+  // 1 when the unit computes, 0 when it is skipped whole (a masked group's tile past its rows in
+  // use: no loads, no MMAs, no store, no k tiles through the pipeline); imm(1) when none is.
+  kir::ExprPtr computes = kir::imm(1);
 };
 
 class WorkUnits {
@@ -58,6 +61,9 @@ class WorkUnits {
   const KernelPlan& p_;
   const Axis* tile_axis_ = nullptr;
   bool tail_ = false;
+  bool masked_ = false;
+  // masked: whether the unit of index `tile` computes (its m tile starts inside its group's rows)
+  kir::ExprPtr in_group(const kir::ExprPtr& tile) const;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
   kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time

@@ -301,6 +301,8 @@ std::string Definition::to_string() const {
   std::ostringstream os;
   if (swapped_) os << "swapped: the caller's D = A * B^T computed as D^T = B * A^T (A and B exchanged)\n";
   if (batch_ > 1) os << "batch " << batch_ << "\n";
+  if (source_ == ProblemSource::Masked)
+    os << "masked groups: " << batch_ << " of at most " << m() << " rows each, the rows in use read at run time\n";
   if (runtime_m_ || runtime_n_)
     os << "read at run time:" << (runtime_m_ ? " M" : "") << (runtime_n_ ? " N" : "") << " (planned for M=" << m()
        << " N=" << n() << ")\n";
@@ -347,8 +349,11 @@ ProblemLayout problem_layout(const Definition& def) {
   l.stride_d = d.batch_stride;
   l.runtime_m = def.runtime_m();
   l.runtime_n = def.runtime_n();
+  l.source = def.problem_source();
   return l;
 }
+
+std::string_view problem_source_name(ProblemSource s) { return s == ProblemSource::Masked ? "masked" : "dense"; }
 
 std::string compiled_dims_text(const ProblemLayout& l) {
   return std::string(l.runtime_m ? "" : "m") + (l.runtime_n ? "" : "n") + "k";
@@ -378,6 +383,7 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.stride_a >= 0) parts.push_back("stride_a=" + std::to_string(l.stride_a));
   if (l.stride_b >= 0) parts.push_back("stride_b=" + std::to_string(l.stride_b));
   if (l.stride_d >= 0) parts.push_back("stride_d=" + std::to_string(l.stride_d));
+  if (l.source != ProblemSource::Dense) parts.push_back(std::string(problem_source_name(l.source)) + " groups");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -428,6 +434,7 @@ void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
   if (l.ldd) def.set_leading_dim(out, l.ldd);
   if (l.stride_d >= 0) def.set_batch_stride(out, l.stride_d);
   def.set_runtime_sizes(l.runtime_m, l.runtime_n);
+  def.set_problem_source(l.source);
 }
 
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {

@@ -16,6 +16,13 @@ namespace gg {
 // M / N (A[k * lda + m], B[k * ldb + n]; WGMMA reads 16-bit MN-major tiles with its transpose bit).
 enum class Layout { KMajor, MNMajor };
 
+// Where the problem's matrices come from. Dense: one GEMM, or a strided batch of equal GEMMs.
+// Masked (grouped, DeepGEMM's m_grouped_..._masked, MoE decode): the batch's matrices are groups,
+// A[G, M_max, K] and D[G, M_max, N], of which group g uses its first masked_m[g] rows, read from a
+// device array at run time; a tile past them does no loads, no MMAs and no store.
+enum class ProblemSource { Dense, Masked };
+std::string_view problem_source_name(ProblemSource s);  // "dense", "masked"
+
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 
 // How the output [M,N] lies in memory: rows contiguous (D[m * N + n]) or columns contiguous
@@ -105,6 +112,10 @@ class Definition {
   }
   bool runtime_m() const { return runtime_m_; }
   bool runtime_n() const { return runtime_n_; }
+  // The problem source (ProblemSource): masked takes the batch's matrices as groups whose rows
+  // in use the kernel reads from a device array. Checked at lowering (`problem-source`).
+  void set_problem_source(ProblemSource s) { source_ = s; }
+  ProblemSource problem_source() const { return source_; }
 
   int size() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;
@@ -146,6 +157,7 @@ class Definition {
   int64_t batch_ = 1;
   bool swapped_ = false;
   bool runtime_m_ = false, runtime_n_ = false;
+  ProblemSource source_ = ProblemSource::Dense;
 };
 
 // A 2-D tensor's rows in memory: their length in elements (the contiguous extent: K for K-major
@@ -197,6 +209,7 @@ struct ProblemLayout {
   // The sizes the kernel reads at run time (Definition::set_runtime_sizes); the rest are compiled.
   // By default M: a serving loop's new M at every step launches the same kernel.
   bool runtime_m = true, runtime_n = false;
+  ProblemSource source = ProblemSource::Dense;  // masked: `batch` groups of at most M rows each
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.

@@ -56,6 +56,7 @@ struct ProblemSpec {
   std::optional<int64_t> stride_a, stride_b, stride_d;  // elements between matrices; 0 broadcasts A or B
   std::optional<bool> swapped;  // orientation=swapped: computed as D^T = B * A^T (Definition::swapped)
   std::optional<std::string> compiled;  // compiled=nk: the sizes not named are read at run time
+  std::optional<ProblemSource> source;  // source=masked: the batch's matrices are masked groups
   bool operator==(const ProblemSpec&) const = default;
 };
 

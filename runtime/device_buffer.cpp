@@ -1,5 +1,7 @@
 #include "runtime/device_buffer.h"
 
+#include <algorithm>
+
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -67,6 +69,17 @@ std::vector<uint8_t> download_bytes(const DeviceBuffer& buffer) {
 
 DeviceBuffer::DeviceBuffer(ElemType type, size_t count) : type_(type), count_(count) {
   check_cuda(cudaMalloc(&data_, bytes()), "allocating " + std::to_string(bytes()) + " bytes of device memory");
+}
+
+DeviceInts::DeviceInts(const std::vector<int>& values) {
+  const size_t bytes = std::max<size_t>(1, values.size()) * sizeof(int);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), bytes), "allocating " + std::to_string(bytes) + " bytes of device memory");
+  if (!values.empty())
+    check_cuda(cudaMemcpy(data_, values.data(), values.size() * sizeof(int), cudaMemcpyHostToDevice), "copying integers up");
+}
+
+DeviceInts::~DeviceInts() {
+  if (data_ != nullptr) cudaFree(data_);
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -36,6 +36,19 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
+// 32-bit integers in device memory (a masked problem's group rows), copied up at construction.
+class DeviceInts {
+ public:
+  explicit DeviceInts(const std::vector<int>& values);
+  ~DeviceInts();
+  DeviceInts(const DeviceInts&) = delete;
+  DeviceInts& operator=(const DeviceInts&) = delete;
+  const int* data() const { return data_; }
+
+ private:
+  int* data_ = nullptr;
+};
+
 // Host values, already rounded to `type`. Deterministic for a seed on every platform.
 std::vector<float> random_uniform_values(ElemType type, size_t count, uint64_t seed);  // in [-1, 1]
 std::vector<float> small_integer_values(size_t count, uint64_t seed);                 // in {-2..2}

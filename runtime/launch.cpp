@@ -202,6 +202,10 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   args.stride_b = l.stride_b;
   args.stride_c = l.stride_c;
   args.stride_d = l.stride_d;
+  if (spec_.masked && problem.group_rows == nullptr)
+    throw CudaError(describe() + ": the kernel computes masked groups and needs each group's rows in use "
+                    "(GemmProblem::group_rows, device memory)");
+  args.group_rows = problem.group_rows;
   reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {

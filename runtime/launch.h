@@ -26,6 +26,9 @@ struct GemmProblem {
   ElemType in_type = ElemType::BF16;   // A and B
   ElemType out_type = ElemType::BF16;  // C, D and bias
   MatrixLayouts layouts;
+  // Masked groups (LaunchSpec::masked): device memory, one int per matrix of the batch, each group's
+  // rows in use (0..M); the kernel reads it at run time.
+  const int* group_rows = nullptr;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

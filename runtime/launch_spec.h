@@ -108,6 +108,9 @@ struct LaunchSpec {
   // D^T = B * A^T. Launches take the caller's problem (A, B, M, N and layouts as the caller has
   // them) and exchange them (swap_orientation); `layouts` above is the kernel's side.
   bool swapped = false;
+  // Masked groups: the kernel reads each group's rows in use from GgGemmArgs::group_rows, which a
+  // launch must pass (one int per matrix of the batch, each at most M).
+  bool masked = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

@@ -269,7 +269,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         p.tile_k = atom_k * atoms;
         p.consumers = tile_m >= 128 ? 2 : 1;
         // 256-row tiles pair n tiles and share A, the larger operand tile; the others pair m tiles.
-        p.multicast_a = tile_m > tile_n;
+        // Masked groups skip m tiles per group, so a cluster may only pair n tiles (share A).
+        p.multicast_a = tile_m > tile_n || def.problem_source() == ProblemSource::Masked;
         const int64_t m_tiles = ceil_div(def.m(), tile_m), n_tiles = ceil_div(def.n(), tile_n);
         const int64_t paired = p.multicast_a ? n_tiles : m_tiles;
         // An odd count of the paired tiles pads the last cluster with a tile past M (or N): worth it

@@ -109,7 +109,8 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   const DeviceLimits limits = limits_for(o.target);
   const Definition swapped_def = gemm_definition(m, n, k, o, true);
   plan.straight_best = best_auto(plan.def, limits, &plan.auto_refusal);
-  plan.swapped_best = best_auto(swapped_def, limits, nullptr);
+  // Masked groups mask rows of A: the swapped orientation (A's rows the kernel's columns) has none.
+  if (o.layout.source != ProblemSource::Masked) plan.swapped_best = best_auto(swapped_def, limits, nullptr);
   if (prefer_swapped(plan.straight_best, plan.swapped_best)) {
     plan.def = swapped_def;
     plan.source = PlanSource::Auto;
@@ -184,31 +185,38 @@ std::string pick_schedule(const Definition& def, Target target) {
                    "); `gemmgen check --schedule NAME` explains each");
 }
 
-void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+namespace {
+
+// The kernel gg::gemm and gemm_masked run for a problem: planned once per problem key, and shared
+// with every other problem whose plan makes the same kernel (named for its code).
+const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   const std::string key = o.schedule + "|" + std::string(target_name(o.target)) + "|" + std::to_string(m) + "x" +
                           std::to_string(n) + "x" + std::to_string(k) + "|" + std::string(dtype_name(o.in)) + "|" +
                           std::string(dtype_name(o.out)) + "|" + std::to_string(o.alpha) + "|" +
-                          problem_layout_text(o.layout);
+                          problem_layout_text(o.layout) + "|" + compiled_dims_text(o.layout);
   KernelCache& cache = kernel_cache();
-  const rt::LoadedKernel* kernel = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.by_problem.find(key);
-    if (it == cache.by_problem.end()) {
-      // A new problem plans and emits (codegen only); a kernel that reads M at run time is named
-      // for its code, so a new M that the plan gives the same kernel loads nothing new.
-      const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
-      auto loaded = cache.kernels.find(e.kernel_name);
-      if (loaded == cache.kernels.end()) {
-        auto fresh = std::make_unique<rt::LoadedKernel>(
-            rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
-            e.launch);
-        loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
-      }
-      it = cache.by_problem.emplace(key, loaded->second.get()).first;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.by_problem.find(key);
+  if (it == cache.by_problem.end()) {
+    // A new problem plans and emits (codegen only); a kernel that reads M at run time is named
+    // for its code, so a new M that the plan gives the same kernel loads nothing new.
+    const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
+    auto loaded = cache.kernels.find(e.kernel_name);
+    if (loaded == cache.kernels.end()) {
+      auto fresh = std::make_unique<rt::LoadedKernel>(
+          rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
+          e.launch);
+      loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
     }
-    kernel = it->second;
+    it = cache.by_problem.emplace(key, loaded->second.get()).first;
   }
+  return *it->second;
+}
+
+}  // namespace
+
+void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
   // The caller's problem: a swapped kernel's launch exchanges A and B (and M and N) itself.
   rt::GemmProblem problem;
   problem.a = a;
@@ -220,8 +228,38 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   problem.alpha = static_cast<float>(o.alpha);
   problem.in_type = runtime_elem(o.in);
   problem.out_type = runtime_elem(o.out);
-  problem.layouts = rt::caller_layouts(kernel->spec());  // what the plan generated from options.layout
-  kernel->launch(problem, o.stream);
+  problem.layouts = rt::caller_layouts(kernel.spec());  // what the plan generated from options.layout
+  kernel.launch(problem, o.stream);
+}
+
+void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
+                 int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
+  if (groups < 1 || m_max < 1)
+    throw_user_error("bad-group-rows", "gemm_masked: " + std::to_string(groups) + " groups of at most " +
+                                           std::to_string(m_max) + " rows; legal is at least one group of one row");
+  if (group_rows == nullptr)
+    throw_user_error("bad-group-rows", "gemm_masked: group_rows is null; it holds each group's rows in use "
+                                       "(device memory, one int per group)");
+  GemmOptions o = options;
+  o.layout = ProblemLayout{};
+  o.layout.batch = groups;
+  o.layout.source = ProblemSource::Masked;
+  o.layout.runtime_m = true;  // M_max at run time: one kernel per expected size, not per M_max
+  // Planned for the rows a group is expected to hold; the kernel serves any m_max.
+  const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? std::min(expected_m, m_max) : m_max, n, k, o);
+  rt::GemmProblem problem;
+  problem.a = a;
+  problem.b = b;
+  problem.d = d;
+  problem.m = m_max;
+  problem.n = n;
+  problem.k = k;
+  problem.alpha = static_cast<float>(o.alpha);
+  problem.in_type = runtime_elem(o.in);
+  problem.out_type = runtime_elem(o.out);
+  problem.layouts = rt::caller_layouts(kernel.spec());
+  problem.group_rows = group_rows;
+  kernel.launch(problem, o.stream);
 }
 
 }  // namespace gg

@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -12,7 +12,8 @@
 # plan, swapped for a skinny M) checked and timed, the emitted swapped .cu run from a user's
 # program, and compute-sanitizer on the swapped kernels. sizes: one kernel that reads M at run
 # time launched at many M (run --at-m, the GPU tests, emitted .cu host entries), timed at each
-# against cuBLAS, under compute-sanitizer.
+# against cuBLAS, under compute-sanitizer. masked: masked grouped GEMM checked (GPU tests) and
+# timed against cuBLAS's strided batch over M_max, half full and full, under compute-sanitizer.
 set -uo pipefail
 BIN=${1:-.devbin}
 PARTS=${2:-check,sanitize,bench}
@@ -138,4 +139,27 @@ if has sizes; then
       echo "sanitize sizes $1 $2x$3x$4 $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
     done
   done 2>&1 | tee -a "$OUT/sizes.log"
+fi
+
+if has masked; then
+  timeout 300 "$BIN/test_gpu" -tc="masked*,gg::gemm_masked*" 2>&1 | tail -4 | tee "$OUT/masked.log"
+  for nk in "4096 7168" "7168 2048"; do
+    set -- $nk
+    n=$1 k=$2
+    for gm in "1 1024" "2 512" "4 256" "16 128"; do
+      set -- $gm
+      g=$1 mmax=$2
+      for fill in half full; do
+        rows=$([ $fill = half ] && echo $((mmax / 2)) || echo $mmax)
+        list=$(printf "$rows%.0s," $(seq 1 $g)); list=${list%,}
+        line=$(timeout 120 "$BIN/gemmgen" run --schedule auto --m $mmax --n $n --k $k --batch $g --group-m $list --bench --reps 30 --json 2>&1 | tail -1)
+        echo "masked ${g}x${mmax} N=$n K=$k $fill $line"
+      done
+    done
+  done 2>&1 | tee -a "$OUT/masked.log" | cut -c1-300
+  for tool in memcheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
+      --schedule auto --m 256 --n 512 --k 512 --batch 6 --group-m 0,1,127,128,129,256 >"${TMPDIR:-/tmp}/san.txt" 2>&1
+    echo "sanitize masked $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+  done 2>&1 | tee -a "$OUT/masked.log"
 fi

@@ -125,6 +125,12 @@ class Simulator {
   }
 
  private:
+  // Masked groups: group b's rows in use (SimulateOptions::group_rows; all of M when not given).
+  int64_t group_rows(int64_t b) const {
+    if (!p_.masked) return m_;
+    return b < static_cast<int64_t>(o_.group_rows.size()) ? o_.group_rows[static_cast<size_t>(b)] : m_;
+  }
+
   // ---- setup
   void make_tensors() {
     const gg::Node& mm = def_.matmul_node();
@@ -224,6 +230,8 @@ class Simulator {
                          {"args.ldc", layouts_.ldc}, {"args.ldd", layouts_.ldd},
                          {"args.stride_a", layouts_.stride_a}, {"args.stride_b", layouts_.stride_b},
                          {"args.stride_c", layouts_.stride_c}, {"args.stride_d", layouts_.stride_d}};
+            for (int64_t b = 0; p_.masked && b < p_.layouts.batch; ++b)
+              warp.vars[kir::element_name("args.group_rows", b)] = group_rows(b);
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -1619,9 +1627,19 @@ class Simulator {
     for (int64_t b = 0; b < p_.layouts.batch; ++b) {
       const std::vector<float> c_b = c.matrix(b);
       const std::string at = p_.layouts.batch > 1 ? "D[" + std::to_string(b) + "][" : "D[";
+      // Masked groups: rows past the group's rows in use are unchecked in its last tile (the tile is
+      // stored whole) and must stay untouched in the tiles past it.
+      const int64_t used = group_rows(b), stored = std::min(m_, (used + p_.tile_m - 1) / p_.tile_m * p_.tile_m);
       for (int64_t i = 0; i < m_; ++i)
         for (int64_t j = 0; j < n_; ++j) {
           const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
+          if (i >= stored) {
+            if (!d_.is_poison(di, dj, b) && r_.mismatches++ == 0)
+              r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] written, past group " +
+                                  std::to_string(b) + "'s " + std::to_string(used) + " rows in use";
+            continue;
+          }
+          if (i >= used) continue;
           if (d_.is_poison(di, dj, b)) {
             if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
               r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] never written";

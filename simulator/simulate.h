@@ -31,6 +31,8 @@ struct SimulateOptions {
   // The launch's M and N (in the kernel's orientation) where the kernel reads them at run time;
   // 0: the sizes it was planned for. CompileError `runtime-size` where it has them compiled.
   int64_t m = 0, n = 0;
+  // Masked groups: each matrix's rows in use (the kernel's args.group_rows); empty: all M rows.
+  std::vector<int64_t> group_rows;
 };
 
 struct SimulationReport {

@@ -21,6 +21,7 @@ struct GgGemmArgs {
   long long lda, ldb, ldc, ldd;            // elements between stored rows
   long long batch;                         // matrices per launch
   long long stride_a, stride_b, stride_c, stride_d;  // elements between matrices (0: one for all)
+  const int* group_rows;                   // masked groups: the rows in use of each of the batch's matrices
 };
 
 #endif  // GG_GEMM_ARGS_H

@@ -24,16 +24,6 @@ using namespace gg::testing;
 
 namespace {
 
-// `e` with variable `name` replaced by `by`.
-ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& by) {
-  if (!e) return e;
-  if (e->kind == ExprKind::Var) return e->name == name ? by : e;
-  if (e->kind == ExprKind::Int) return e;
-  Expr copy = *e;
-  copy.a = substitute(e->a, name, by);
-  copy.b = substitute(e->b, name, by);
-  return std::make_shared<Expr>(copy);
-}
 // `e` with every call of `helper` replaced by its first argument.
 ExprPtr drop_call(const ExprPtr& e, const std::string& helper) {
   if (!e || e->kind == ExprKind::Var || e->kind == ExprKind::Int) return e;

@@ -140,6 +140,7 @@ int cmd_run(const Args& args, Io io) {
     options.reps = static_cast<int>(*reps);
   }
   if (auto repeat = args.at_most("repeat", kMaxRepeats)) options.repeat = static_cast<int>(*repeat);
+  options.group_rows = group_rows_flag(args, s.definition());
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -296,6 +297,7 @@ int cmd_simulate(const Args& args, Io io) {
   if (auto sms = args.positive("sms")) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
+  options.group_rows = group_rows_flag(args, s.definition());
   check_simulate_budget(s.definition(), args);
   const std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
   if (at_m.empty()) {

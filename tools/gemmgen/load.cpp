@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <charconv>
+#include <random>
 
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -48,6 +50,8 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.stride_d = args.positive("stride-d").value_or(file.stride_d.value_or(-1));
   if (auto c = args.value("compiled-dims")) set_compiled_dims(p.layout, *c);
   else if (file.compiled) set_compiled_dims(p.layout, *file.compiled);
+  if (args.has("group-m")) p.layout.source = ProblemSource::Masked;
+  else if (file.source) p.layout.source = *file.source;
   return p;
 }
 
@@ -159,6 +163,7 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-a", "S", "elements between A's matrices of a batch (default: dense; 0: one A for every batch)"},
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
+      {"group-m", "LIST", "masked groups: each batch matrix's rows in use, comma-separated (0..M each), or random:SEED"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
@@ -167,6 +172,45 @@ std::vector<FlagSpec> problem_flags() {
 std::optional<Target> arch_flag(const Args& args) {
   if (auto a = args.value("arch")) return parse_target(*a);
   return std::nullopt;
+}
+
+std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
+  if (def.problem_source() != ProblemSource::Masked) return {};
+  // The groups' rows are the kernel's M (a masked definition is never swapped).
+  const int64_t groups = def.batch(), most = def.m();
+  std::vector<int64_t> rows;
+  const std::string text = args.value("group-m").value_or("");
+  if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);
+  if (text.rfind("random:", 0) == 0) {
+    uint64_t seed = 0;
+    const std::string digits = text.substr(7);
+    auto res = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
+    if (res.ec != std::errc() || res.ptr != digits.data() + digits.size() || digits.empty())
+      throw_user_error("bad-group-rows", "--group-m " + text + ": expected random:SEED with a non-negative integer seed");
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int64_t> pick(0, most);
+    for (int64_t g = 0; g < groups; ++g) rows.push_back(pick(rng));
+    return rows;
+  }
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    const std::string word = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    int64_t v = -1;
+    auto res = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (res.ec != std::errc() || res.ptr != word.data() + word.size() || v < 0)
+      throw_user_error("bad-group-rows", "--group-m: '" + word + "' is not a count of rows (a non-negative integer)");
+    if (v > most)
+      throw_user_error("bad-group-rows", "--group-m: a group of " + std::to_string(v) + " rows in a buffer of M=" +
+                                             std::to_string(most) + " rows per group; legal is 0.." + std::to_string(most));
+    rows.push_back(v);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (static_cast<int64_t>(rows.size()) != groups)
+    throw_user_error("bad-group-rows", "--group-m lists " + std::to_string(rows.size()) + " group(s) for a batch of " +
+                                           std::to_string(groups) + " (one per matrix, or random:SEED)");
+  return rows;
 }
 
 Schedule load_schedule_named(const std::string& name_or_path, const Args& args) {
@@ -182,7 +226,9 @@ std::optional<GemmPlan> load_plan(const Args& args) {
 }
 
 Schedule load_schedule(const Args& args, const std::optional<GemmPlan>& plan) {
-  return plan ? plan->build() : from_file(*args.value("schedule-file"), args);
+  Schedule s = plan ? plan->build() : from_file(*args.value("schedule-file"), args);
+  group_rows_flag(args, s.definition());  // a bad --group-m is refused by every command
+  return s;
 }
 
 Schedule load_schedule(const Args& args) { return load_schedule(args, load_plan(args)); }

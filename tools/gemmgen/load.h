@@ -19,6 +19,12 @@ constexpr int64_t kDefaultExtent = 8192;
 std::vector<FlagSpec> schedule_flags();
 std::vector<FlagSpec> problem_flags();
 
+// Masked groups (--group-m): each of the batch's matrices' rows in use, for a definition of masked
+// groups: a comma-separated list of `batch` values in 0..M, or `random:SEED` (uniform in 0..M).
+// Empty when the definition is not masked. CompileError `bad-group-rows` for a list of another
+// length or a value past M.
+std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def);
+
 // The schedule the flags name; usage error when neither or both sources are given.
 Schedule load_schedule(const Args& args);
 
