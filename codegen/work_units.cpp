@@ -368,6 +368,8 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"blockIdx.z", block[2]}, {"gridDim.x", grid[0]},
                                          {"gridDim.y", grid[1]}, {"gridDim.z", grid[2]},
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
+  for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
+    vars[element_name("args.group_rows", b)] = m ? m : p.m;
   const auto bind = [&](const std::vector<StmtPtr>& lets) {
     for (const StmtPtr& stmt : lets)
       if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);

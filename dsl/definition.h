@@ -113,7 +113,7 @@ class Definition {
   bool runtime_m() const { return runtime_m_; }
   bool runtime_n() const { return runtime_n_; }
   // The problem source (ProblemSource): masked takes the batch's matrices as groups whose rows
-  // in use the kernel reads from a device array. Checked at lowering (`problem-source`).
+  // in use the kernel reads from a device array. What lowering cannot do with it is `not-lowered`.
   void set_problem_source(ProblemSource s) { source_ = s; }
   ProblemSource problem_source() const { return source_; }
 

@@ -154,6 +154,11 @@ if has masked; then
         list=$(printf "$rows%.0s," $(seq 1 $g)); list=${list%,}
         line=$(timeout 120 "$BIN/gemmgen" run --schedule auto --m $mmax --n $n --k $k --batch $g --group-m $list --bench --reps 30 --json 2>&1 | tail -1)
         echo "masked ${g}x${mmax} N=$n K=$k $fill $line"
+        # planned for the rows a group is expected to hold (DeepGEMM's expected_m)
+        if [ $fill = half ]; then
+          line=$(timeout 120 "$BIN/gemmgen" run --schedule auto --m $mmax --expected-m $rows --n $n --k $k --batch $g --group-m $list --bench --reps 30 --json 2>&1 | tail -1)
+          echo "masked ${g}x${mmax} N=$n K=$k half-expected $line"
+        fi
       done
     done
   done 2>&1 | tee -a "$OUT/masked.log" | cut -c1-300

@@ -157,6 +157,8 @@ int cmd_run(const Args& args, Io io) {
   std::vector<std::pair<int64_t, int64_t>> sizes;
   const int64_t caller_n = s.definition().swapped() ? s.definition().m() : s.definition().n();
   for (int64_t m : args.positive_list("at-m", kMaxSizesPerRun)) sizes.push_back({m, caller_n});
+  // --expected-m planned the kernel for another M than the problem's --m: launch it at --m.
+  if (sizes.empty() && args.has("expected-m")) sizes.push_back({args.positive("m").value_or(kDefaultExtent), caller_n});
   std::vector<CheckReport> reports;
   try {
     reports = check_sizes_on_gpu(s, sizes, options);
@@ -299,7 +301,8 @@ int cmd_simulate(const Args& args, Io io) {
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
   options.group_rows = group_rows_flag(args, s.definition());
   check_simulate_budget(s.definition(), args);
-  const std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
+  std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
+  if (at_m.empty() && args.has("expected-m")) at_m.push_back(args.positive("m").value_or(kDefaultExtent));
   if (at_m.empty()) {
     SimulationReport r = simulate(s, options, limits);
     io.out << r.to_string();

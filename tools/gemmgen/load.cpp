@@ -50,6 +50,13 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.stride_d = args.positive("stride-d").value_or(file.stride_d.value_or(-1));
   if (auto c = args.value("compiled-dims")) set_compiled_dims(p.layout, *c);
   else if (file.compiled) set_compiled_dims(p.layout, *file.compiled);
+  // --expected-m: plan for that M (DeepGEMM's expected_m); the kernel reads the real M at run time.
+  if (auto expected = args.positive("expected-m")) {
+    if (!p.layout.runtime_m)
+      throw_user_error("runtime-size", "--expected-m " + std::to_string(*expected) + " plans for an M the kernel "
+                       "reads at run time, but M is compiled (--compiled-dims " + compiled_dims_text(p.layout) + ")");
+    p.m = *expected;
+  }
   if (args.has("group-m")) p.layout.source = ProblemSource::Masked;
   else if (file.source) p.layout.source = *file.source;
   return p;
@@ -163,6 +170,7 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-a", "S", "elements between A's matrices of a batch (default: dense; 0: one A for every batch)"},
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
+      {"expected-m", "M", "plan the kernel for this M (it reads the real M, --m, at run time): a masked group's expected rows"},
       {"group-m", "LIST", "masked groups: each batch matrix's rows in use, comma-separated (0..M each), or random:SEED"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
@@ -176,8 +184,9 @@ std::optional<Target> arch_flag(const Args& args) {
 
 std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
   if (def.problem_source() != ProblemSource::Masked) return {};
-  // The groups' rows are the kernel's M (a masked definition is never swapped).
-  const int64_t groups = def.batch(), most = def.m();
+  // The groups' rows are the kernel's M (a masked definition is never swapped): --m, which
+  // --expected-m may have planned for less.
+  const int64_t groups = def.batch(), most = args.positive("m").value_or(def.m());
   std::vector<int64_t> rows;
   const std::string text = args.value("group-m").value_or("");
   if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);
