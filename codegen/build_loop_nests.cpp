@@ -37,10 +37,11 @@ class NestBuilder {
   // warpgroups take the units in turn (ping-pong), each advancing k_done past the others' units.
   StmtPtr over_tiles(StmtPtr body, bool dealt = false, bool counted = false) const {
     const WorkUnitExprs& u = unit_;
-    StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body);
-    // Ping-pong consumers take the tensor cores in turn, unit by unit: a skipped unit (a masked
-    // group's tile past its rows) still takes and passes its turn.
-    if (dealt && p_.ping_pong) guarded = block({take_turn(), guarded, pass_turn()});
+    // Ping-pong consumers take the tensor cores in turn, unit by unit (the body takes its turn
+    // before its mainloop and passes it after): a skipped unit (a masked group's tile past its
+    // rows) takes and passes its turn at once.
+    StmtPtr skipped = dealt && p_.ping_pong ? block({take_turn(), pass_turn()}) : nullptr;
+    StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body, skipped);
     std::vector<StmtPtr> coords = u.lets;
     coords.push_back(let("m_tile", u.m_tile));
     coords.push_back(let("n_tile", u.n_tile));
@@ -254,7 +255,7 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
                        imm(int64_t(r.first_warpgroup) * 4));
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));
-      body = nb.over_tiles(nb.accumulate(mainloop), true, nb.counts_units());
+      body = nb.over_tiles(nb.accumulate(block({nb.take_turn(), mainloop, nb.pass_turn()})), true, nb.counts_units());
     } else {
       body = nb.over_tiles(nb.accumulate(nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}))), false,
                            nb.counts_units());

@@ -212,9 +212,10 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   for (const auto& [root, runtime, name] : {std::tuple{Root::M, p.runtime_m, "m"}, {Root::N, p.runtime_n, "n"}}) {
     if (!runtime) continue;
     const rt::SizedCount tiles = root == Root::M ? tiles_m : tiles_n;
+    const std::string root_name = name;  // a copy: clang 14 lambdas cannot capture structured bindings
     if (dom.tile_count(root) == 1 && dom.tile_extent(root) == dom.find(name)->extent &&
         std::none_of(dom.relations().begin(), dom.relations().end(),
-                     [&](const Relation& rel) { return rel.kind == Relation::Kind::Split && rel.parent == name; }))
+                     [&](const Relation& rel) { return rel.kind == Relation::Kind::Split && rel.parent == root_name; }))
       r.bounds.push_back({tiles, 1, std::string("tiles along ") + name + " (the schedule never splits " + name +
                                         " into tiles: one tile of " + std::to_string(dom.tile_extent(root)) + ")"});
     for (const auto& leaf : dom.leaves()) {

@@ -213,11 +213,10 @@ const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const Gem
   return *it->second;
 }
 
-}  // namespace
-
-void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
-  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
-  // The caller's problem: a swapped kernel's launch exchanges A and B (and M and N) itself.
+// The caller's problem for `kernel`: a swapped kernel's launch exchanges A and B (and M and N)
+// itself; the layouts are what the plan generated from options.layout.
+rt::GemmProblem caller_problem(const rt::LoadedKernel& kernel, const void* a, const void* b, void* d, int64_t m,
+                               int64_t n, int64_t k, const GemmOptions& o) {
   rt::GemmProblem problem;
   problem.a = a;
   problem.b = b;
@@ -228,8 +227,15 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   problem.alpha = static_cast<float>(o.alpha);
   problem.in_type = runtime_elem(o.in);
   problem.out_type = runtime_elem(o.out);
-  problem.layouts = rt::caller_layouts(kernel.spec());  // what the plan generated from options.layout
-  kernel.launch(problem, o.stream);
+  problem.layouts = rt::caller_layouts(kernel.spec());
+  return problem;
+}
+
+}  // namespace
+
+void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
+  kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);
 }
 
 void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
@@ -247,17 +253,7 @@ void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, i
   o.layout.runtime_m = true;  // M_max at run time: one kernel per expected size, not per M_max
   // Planned for the rows a group is expected to hold; the kernel serves any m_max.
   const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? std::min(expected_m, m_max) : m_max, n, k, o);
-  rt::GemmProblem problem;
-  problem.a = a;
-  problem.b = b;
-  problem.d = d;
-  problem.m = m_max;
-  problem.n = n;
-  problem.k = k;
-  problem.alpha = static_cast<float>(o.alpha);
-  problem.in_type = runtime_elem(o.in);
-  problem.out_type = runtime_elem(o.out);
-  problem.layouts = rt::caller_layouts(kernel.spec());
+  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m_max, n, k, o);
   problem.group_rows = group_rows;
   kernel.launch(problem, o.stream);
 }

@@ -5,12 +5,15 @@
 // user error with its rule.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "error_check.h"
+#include "hilbert_schedule.h"
+#include "planted_bugs.h"
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "codegen/work_units.h"
@@ -190,4 +193,31 @@ TEST_CASE("what a launch cannot size is a user error with its rule; what a kerne
   other.m = 100;
   testing::check_error([&] { simulate_kernel(k, fixed, other); }, "runtime-size",
                        "simulate M=100 N=256: the kernel was compiled for M=256, the problem has M=100");
+}
+
+TEST_CASE("the Hilbert order's rectangle is the kernel's own expression: a planted swap is simulated wrong") {
+  // With M read at run time the rectangle is gg::dev::hilbert_dims(tiles along m, tiles along n),
+  // evaluated by the simulator through the same function the kernel calls; exchanging its two
+  // counts walks another rectangle, which misses tiles of this one.
+  const Schedule s = gg::test::with_hilbert(7, make_definition(384, 128, 128, DType::BF16, DType::BF16));
+  LowerOptions lo;
+  lo.limits = hopper();
+  lo.limits.sms = 2;
+  const Kernel good = lower(s, lo);
+  REQUIRE(simulate_kernel(good, s.definition()).passed);
+  std::function<kir::ExprPtr(const kir::ExprPtr&)> swap_dims = [&](const kir::ExprPtr& e) -> kir::ExprPtr {
+    if (!e || e->kind == kir::ExprKind::Int || e->kind == kir::ExprKind::Var) return e;
+    if (e->kind == kir::ExprKind::Call && e->name == "gg::dev::hilbert_dims") return kir::call(e->name, e->b, e->a);
+    auto copy = std::make_shared<kir::Expr>(*e);
+    copy->a = swap_dims(e->a);
+    copy->b = swap_dims(e->b);
+    return copy;
+  };
+  Kernel bad = good;
+  testing::Plant plant(testing::rewrite<kir::Let>([&](kir::Let& l) { l.value = swap_dims(l.value); },
+                                                  [](const kir::Let& l) { return l.name == "m_tile" || l.name == "n_tile"; }));
+  bad.body = plant.mutate(bad.body);
+  REQUIRE(plant.planted > 0);
+  const SimulationReport r = simulate_kernel(bad, s.definition());
+  CHECK_FALSE(r.passed);
 }
