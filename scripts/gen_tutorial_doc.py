@@ -110,4 +110,15 @@ out += ["```diff", body[body.index('directives (+'):end].rstrip(), "```", ""]
 changed = [l for l in body[end:].splitlines() if l.startswith(('+', '-'))]
 if changed:
     out += ["Resources and checks that change:", "", "```diff"] + changed + ["```", ""]
+GROUPS = ("Every kernel above reads M at run time (the default `compiled=nk`, DeepGEMM's `compiled_dims`): its tile counts along m are expressions of `args.m`, so one compiled kernel serves every M and a serving loop with a new M at each step compiles nothing new. What the kernel does is a list of **work units**: one trip of a CTA's tile loop, the output tile (batch matrix, m tile, n tile), the k tiles it runs (first and count) and its split-K share (`codegen/work_units.h`). Batches, split-K and split-K on the last wave are ways of producing units; the persistent loop walks them grid-strided, and the pipeline keeps a running count of the k tiles that passed through it (`k_done`), so units may run different k loops. A **masked grouped** problem (MoE decode: `source=masked`, `--group-m`, `gg::gemm_masked`) makes each matrix of the batch a group whose rows in use the kernel reads from a device array: a unit whose m tile starts past its group's rows runs no k tiles, so the producer and the consumers skip it alike and their running counts stay in step. `explain` lists the units and how a launch sizes them; `emit` shows the two unit lets; `simulate --at-m` runs the one lowered kernel at several M.")
+out += ["## Beyond one problem: one kernel for every M, and masked groups", "", GROUPS, ""]
+MASKED = ['--schedule', 'v7', '--m', '256', '--n', '256', '--k', '512', '--batch', '3', '--group-m', '0,200,256']
+lines = [l for l in run(['explain'] + MASKED).splitlines() if l.lstrip().startswith(('masked groups', 'work units', 'sizes:'))]
+out += ["```", "$ gemmgen explain " + " ".join(MASKED)] + lines + ["```", ""]
+emitted = run(['emit'] + MASKED).splitlines()
+keys = [l.strip() for l in emitted if 'in_group' in l and ('const int' in l or 'if (' in l)][:3]
+out += ["```cuda", "// gemmgen emit " + " ".join(MASKED)] + keys + ["```", ""]
+SIM = ['--schedule', 'v10', '--m', '256', '--n', '512', '--k', '256', '--at-m', '1,7,333']
+sim = [l for l in run(['simulate'] + SIM).splitlines() if l.startswith('simulate')]
+out += ["```", "$ gemmgen simulate " + " ".join(SIM)] + sim + ["```", ""]
 open('docs/tutorial.md', 'w').write("\n".join(out))
