@@ -242,8 +242,15 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   tail_ = p.split_k_tail;
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
-  const TileCoordinates tc = tile_coordinates(s.domain(), axis_extents(s.domain(), p), cluster_ctas_, pair_along_m_,
-                                              p.layouts.batch, tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
+  std::map<std::string, ExprPtr> extents = axis_extents(s.domain(), p);
+  // Masked groups: the persistent loop walks only as many m tiles per group as the fullest group
+  // uses (masked_m_tiles, a kernel let), so that groups filled alike leave no unit to skip and
+  // the units in use spread evenly over the grid.
+  if (p.masked && tile_axis_)
+    for (const Relation& r : s.domain().relations())
+      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("masked_m_tiles");
+  const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_, p.layouts.batch,
+                                              tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
   grid_unit_.m_tile = tc.m_tile;
   grid_unit_.n_tile = tc.n_tile;
@@ -270,6 +277,17 @@ ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : all_tiles() *
 
 std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   std::vector<StmtPtr> lets;
+  if (masked_ && persistent()) {
+    // The m tiles of the fullest group (at most all of M's): the persistent loop's m extent. At
+    // least 1, so that the tile order's divisions stay defined when every group is empty.
+    const ExprPtr used = ceil_div(min(load("args.group_rows", var("group")), narrow(var("args.m"))), imm(p_.tile_m));
+    lets.push_back(comment("masked groups: the loop walks the m tiles of the fullest group"));
+    lets.push_back(mutable_let("masked_m_tiles", imm(1)));
+    lets.push_back(for_loop("group", imm(0), imm(p_.layouts.batch),
+                            assign("masked_m_tiles", var("masked_m_tiles") + (var("masked_m_tiles") < used) *
+                                                                               (used - var("masked_m_tiles"))),
+                            "the fullest masked group"));
+  }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p_.multicast_a || p_.multicast_b) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
