@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,race]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -14,6 +14,9 @@
 # time launched at many M (run --at-m, the GPU tests, emitted .cu host entries), timed at each
 # against cuBLAS, under compute-sanitizer. masked: masked grouped GEMM checked (GPU tests) and
 # timed against cuBLAS's strided batch over M_max, half full and full, under compute-sanitizer.
+# race: racecheck on our kernels alone (the emitted .cu programs of pack_devbin.sh, which run no
+# cuBLAS: CUDA 13's racecheck fails with a kernel filter when cuBLAS runs beside), and `run
+# --repeat 20` / `--bench` with a padded D (--ldd) on v8, v10 and auto.
 set -uo pipefail
 BIN=${1:-.devbin}
 PARTS=${2:-check,sanitize,bench}
@@ -167,4 +170,18 @@ if has masked; then
       --schedule auto --m 256 --n 512 --k 512 --batch 6 --group-m 0,1,127,128,129,256 >"${TMPDIR:-/tmp}/san.txt" 2>&1
     echo "sanitize masked $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
   done 2>&1 | tee -a "$OUT/masked.log"
+fi
+
+if has race; then
+  for p in use_emitted_swapped use_emitted_v10 use_emitted_splitk use_emitted_v8 use_emitted_pingpong; do
+    [ -x "$BIN/$p" ] || continue
+    timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/$p" 1 300 >"${TMPDIR:-/tmp}/race.txt" 2>&1
+    echo "racecheck $p rc=$? $(grep -c 'elements wrong' "${TMPDIR:-/tmp}/race.txt") runs $(tail -1 "${TMPDIR:-/tmp}/race.txt")"
+  done 2>&1 | tee "$OUT/race.log"
+  for s in v8 v10 auto; do
+    for mode in "--repeat 20" "--bench --reps 20"; do
+      r=$(timeout 120 "$BIN/gemmgen" run --schedule $s --m 2048 --n 2048 --k 512 --ldd 2080 $mode 2>&1 | grep -E "check:|repeat|TFLOP" | tr '\n' ' ')
+      echo "padded-ldd $s $mode: $r"
+    done
+  done 2>&1 | tee -a "$OUT/race.log"
 fi

@@ -193,6 +193,12 @@ int cmd_bench(const Args& args, Io io) {
   if (auto a = args.value("a-major")) gemm.layout.a = parse_operand_major(*a, "A", "m");
   if (auto b = args.value("b-major")) gemm.layout.b = parse_operand_major(*b, "B", "n");
   if (auto c = args.value("compiled-dims")) set_compiled_dims(gemm.layout, *c);
+  // Masked groups: every shape is `--batch` groups of at most M rows, `--group-m` of them in use
+  // (random:SEED draws each shape's counts), planned for --expected-m rows when given.
+  if (auto b = args.positive("batch")) gemm.layout.batch = *b;
+  if (args.has("group-m")) gemm.layout.source = ProblemSource::Masked;
+  const std::optional<int64_t> expected_m = args.positive("expected-m");
+  if (expected_m && gemm.layout.source != ProblemSource::Masked) usage_error("--expected-m plans masked groups; it needs --group-m");
   const std::string schedule = args.value("schedule").value_or("auto");
   if (schedule != "auto") builtin_schedule(schedule, gemm_definition(128, 128, 64, gemm));  // unknown-schedule first
   CheckOptions options;
@@ -223,10 +229,16 @@ int cmd_bench(const Args& args, Io io) {
       // gg::gemm's plan, in the orientation it runs (a swapped one computes D^T = B A^T)
       GemmOptions named = gemm;
       named.schedule = schedule;
-      const GemmPlan plan = plan_gemm(shape.m, shape.n, shape.k, named);
+      const GemmPlan plan = plan_gemm(expected_m ? std::min(*expected_m, shape.m) : shape.m, shape.n, shape.k, named);
       row.schedule = plan.schedule;
       row.config = plan.config;
-      const CheckReport r = check_on_gpu(plan.build(), options);
+      CheckOptions shape_options = options;
+      std::vector<std::pair<int64_t, int64_t>> sizes;  // the shape's M where the plan is for another
+      if (gemm.layout.source == ProblemSource::Masked) {
+        shape_options.group_rows = group_rows_flag(args, gemm.layout.batch, shape.m);
+        if (expected_m && *expected_m < shape.m) sizes.push_back({shape.m, shape.n});
+      }
+      const CheckReport r = check_sizes_on_gpu(plan.build(), sizes, shape_options).front();
       row.ran = true;
       row.kernel = r.kernel_name;
       row.passed = r.passed;
@@ -371,6 +383,9 @@ const std::vector<Command>& commands() {
         {"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
         {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
+        {"batch", "B", "matrices (masked: groups) per shape (default 1)"},
+        {"group-m", "LIST", "masked groups: each group's rows in use (comma-separated) or random:SEED, per shape"},
+        {"expected-m", "M", "masked groups: plan each shape for this many rows per group"},
         {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},
         {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},

@@ -186,7 +186,10 @@ std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
   if (def.problem_source() != ProblemSource::Masked) return {};
   // The groups' rows are the kernel's M (a masked definition is never swapped): --m, which
   // --expected-m may have planned for less.
-  const int64_t groups = def.batch(), most = args.positive("m").value_or(def.m());
+  return group_rows_flag(args, def.batch(), args.positive("m").value_or(def.m()));
+}
+
+std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
   std::vector<int64_t> rows;
   const std::string text = args.value("group-m").value_or("");
   if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);

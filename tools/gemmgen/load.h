@@ -24,6 +24,8 @@ std::vector<FlagSpec> problem_flags();
 // Empty when the definition is not masked. CompileError `bad-group-rows` for a list of another
 // length or a value past M.
 std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def);
+// The same for `groups` groups of at most `most` rows (bench: each shape's M).
+std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most);
 
 // The schedule the flags name; usage error when neither or both sources are given.
 Schedule load_schedule(const Args& args);
