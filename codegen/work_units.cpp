@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -243,21 +244,24 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
   std::map<std::string, ExprPtr> extents = axis_extents(s.domain(), p);
-  // Masked groups: the persistent loop walks only as many m tiles per group as the fullest group
-  // uses (masked_m_tiles, a kernel let), so that groups filled alike leave no unit to skip and
-  // the units in use spread evenly over the grid.
-  if (p.masked && tile_axis_)
+  // Masked groups under a persistent loop: the loop walks the groups' m tiles in use only, one
+  // after another (masked_tiles of them, a kernel let summing the array), as one virtual matrix
+  // whose m tile a unit maps back to its group (unit()): no unit is skipped, so the units in use
+  // spread evenly over the grid however the groups are filled.
+  walk_groups_ = p.masked && tile_axis_;
+  if (walk_groups_)
     for (const Relation& r : s.domain().relations())
-      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("masked_m_tiles");
-  const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_, p.layouts.batch,
-                                              tail_ ? 1 : p.split_k, tail_ ? "work_tile" : "tile");
+      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("masked_tiles");
+  const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_,
+                                              walk_groups_ ? 1 : p.layouts.batch, tail_ ? 1 : p.split_k,
+                                              tail_ ? "work_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
   grid_unit_.m_tile = tc.m_tile;
   grid_unit_.n_tile = tc.n_tile;
   grid_unit_.batch = tc.batch;
   grid_unit_.split = tail_ ? var("split") : tc.split;
   grid_unit_.in_range = tc.in_range;
-  masked_ = p.masked;
+  masked_ = p.masked && !walk_groups_;  // a grid of tiles skips a group's tiles past its rows
   // The pipeline's running count skips no unit's k tiles, so no unit may be skipped by a guard
   // (but a masked group's, whose unit runs no k tiles at all).
   if (tile_axis_ && !is_const(tc.in_range))
@@ -265,7 +269,9 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
                      "checked, but this code generator does not lower it yet; split m and n so the tile axes divide");
 }
 
-ExprPtr WorkUnits::all_tiles() const { return groups_per_matrix_ * imm(p_.layouts.batch); }
+ExprPtr WorkUnits::all_tiles() const {
+  return walk_groups_ ? groups_per_matrix_ : groups_per_matrix_ * imm(p_.layouts.batch);
+}
 
 ExprPtr WorkUnits::first() const {
   return cluster_ctas_ > 1 ? var("blockIdx.x") / imm(cluster_ctas_) : var("blockIdx.x");
@@ -277,16 +283,12 @@ ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : all_tiles() *
 
 std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   std::vector<StmtPtr> lets;
-  if (masked_ && persistent()) {
-    // The m tiles of the fullest group (at most all of M's): the persistent loop's m extent. At
-    // least 1, so that the tile order's divisions stay defined when every group is empty.
-    const ExprPtr used = ceil_div(min(load("args.group_rows", var("group")), narrow(var("args.m"))), imm(p_.tile_m));
-    lets.push_back(comment("masked groups: the loop walks the m tiles of the fullest group"));
-    lets.push_back(mutable_let("masked_m_tiles", imm(1)));
-    lets.push_back(for_loop("group", imm(0), imm(p_.layouts.batch),
-                            assign("masked_m_tiles", var("masked_m_tiles") + (var("masked_m_tiles") < used) *
-                                                                               (used - var("masked_m_tiles"))),
-                            "the fullest masked group"));
+  if (walk_groups_) {
+    lets.push_back(comment("masked groups: the loop walks the m tiles in use of every group, one group after another"));
+    lets.push_back(mutable_let("masked_tiles", imm(0)));
+    lets.push_back(for_loop("scan", imm(0), imm(p_.layouts.batch),
+                            assign("masked_tiles", var("masked_tiles") + group_tiles(var("scan"))),
+                            "the m tiles in use of every masked group"));
   }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p_.multicast_a || p_.multicast_b) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
@@ -314,6 +316,22 @@ WorkUnitExprs WorkUnits::unit() const {
   WorkUnitExprs u = grid_unit_;
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
   if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : masked_ ? "k_tiles_each" : "k_tiles");
+  if (walk_groups_) {
+    // The unit's virtual m tile back to its group and the group's own m tile: past the groups
+    // before it (an empty group is passed over).
+    auto step = block({assign("masked_first", var("masked_first") + group_tiles(var("scan"))),
+                       assign("masked_group", var("scan") + imm(1))});
+    u.lets = {comment("masked groups: the group of this unit's m tile, and its first tile in the walk"),
+              let("virtual_m", grid_unit_.m_tile), mutable_let("masked_group", imm(0)),
+              mutable_let("masked_first", imm(0)),
+              for_loop("scan", imm(0), imm(p_.layouts.batch),
+                       if_then(var("masked_group") == var("scan") &&
+                                   var("virtual_m") >= var("masked_first") + group_tiles(var("scan")),
+                               step),
+                       "the groups before this unit's")};
+    u.m_tile = var("virtual_m") - var("masked_first");
+    u.batch = var("masked_group");
+  }
   if (masked_) {
     // A masked group's tile past its rows in use computes nothing and runs no k tiles, so the
     // pipeline's running count stays in step between the roles.
@@ -344,6 +362,10 @@ ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
 }
 
+ExprPtr WorkUnits::group_tiles(const ExprPtr& group) const {
+  return ceil_div(min(load("args.group_rows", group), narrow(var("args.m"))), imm(p_.tile_m));
+}
+
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {
   const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile);
   // Clamped: a dealt loop asks about units past the loop's end too (and multiplies by 0), and
@@ -369,6 +391,7 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (masked_ ? ", each matrix a masked group: a tile past its group's rows in use is skipped" : "") +
+         (walk_groups_ ? ", the masked groups' m tiles in use only, one group after another" : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +
@@ -389,9 +412,23 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
+  // The lets run as the kernel runs them: values, and the loops and branches over a masked
+  // problem's group array (the walk's sums and searches) with the assignments they make.
+  std::function<void(const StmtPtr&)> run = [&](const StmtPtr& stmt) {
+    if (!stmt) return;
+    if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);
+    else if (auto a = as<Assign>(stmt)) vars[a->name] = evaluate(a->value, vars);
+    else if (auto b = as<Block>(stmt)) {
+      for (const StmtPtr& inner : b->body) run(inner);
+    } else if (auto i = as<If>(stmt)) {
+      run(evaluate(i->cond, vars) ? i->then_body : i->else_body);
+    } else if (auto f = as<For>(stmt)) {
+      const int64_t end = evaluate(f->end, vars), step = evaluate(f->step, vars);
+      for (vars[f->var] = evaluate(f->begin, vars); vars[f->var] < end; vars[f->var] += step) run(f->body);
+    }
+  };
   const auto bind = [&](const std::vector<StmtPtr>& lets) {
-    for (const StmtPtr& stmt : lets)
-      if (auto l = as<Let>(stmt)) vars[l->name] = evaluate(l->value, vars);
+    for (const StmtPtr& stmt : lets) run(stmt);
   };
   bind(units.kernel_lets());
   const WorkUnitExprs u = units.unit();

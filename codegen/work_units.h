@@ -61,7 +61,10 @@ class WorkUnits {
   const KernelPlan& p_;
   const Axis* tile_axis_ = nullptr;
   bool tail_ = false;
-  bool masked_ = false;
+  bool masked_ = false;       // a grid of tiles over masked groups: units past a group's rows skip
+  bool walk_groups_ = false;  // a persistent loop over masked groups: it walks their tiles in use only
+  // The m tiles in use of masked group `group` (its rows, at most M, in tiles).
+  kir::ExprPtr group_tiles(const kir::ExprPtr& group) const;
   // masked: whether the unit of index `tile` computes (its m tile starts inside its group's rows)
   kir::ExprPtr in_group(const kir::ExprPtr& tile) const;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles

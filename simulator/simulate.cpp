@@ -721,8 +721,8 @@ class Simulator {
         SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
-            uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds: zero fill
-            if (row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
+            uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds (TMA coordinates are signed): zero fill
+            if (row + i >= 0 && col + j >= 0 && row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
               std::memcpy(elem, g.data.data() + g.offset(row + i, col + j, batch), static_cast<size_t>(eb));
             for (int e = 0; e < eb; ++e) {
               int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
@@ -790,7 +790,8 @@ class Simulator {
     SharedMemory& s = ctas_[static_cast<size_t>(st.cta)].smem;
     for (int64_t r = 0; r < m.box_rows; ++r)
       for (int64_t c = 0; c < m.box_cols; ++c) {
-        if (st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) continue;  // clipped at the edge
+        if (st.row + r < 0 || st.col + c < 0 || st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols))
+          continue;  // clipped at the edges (TMA coordinates are signed)
         for (int e = 0; e < eb; ++e) {
           int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
           g.data[static_cast<size_t>(g.offset(st.row + r, st.col + c, st.batch) + e)] = s.bytes[static_cast<size_t>(at)];

@@ -105,40 +105,65 @@ TEST_CASE("masked groups: one kernel, M_max read at run time too") {
   CHECK_MESSAGE(r.passed, r.to_string());
 }
 
-TEST_CASE("masked groups: planted bugs in the group bound and the running pipeline count are caught") {
-  const Schedule s = tutorial_schedule(8, masked(4, 256, 128, 256));
-  const Kernel good = lowered(s, 2);
+TEST_CASE("masked groups: planted bugs in the group bound and in the walk over the groups are caught") {
   SimulateOptions o;
   o.group_rows = {0, 100, 256, 128};
-  REQUIRE(simulate_kernel(good, s.definition(), o).passed);
-  REQUIRE(sync_error(good).empty());
-  const auto is_in_group = [](const Let& l) { return l.name == "in_group"; };
   {
-    // Off by a tile: a group's first tile past its rows is computed and stored.
+    // A grid of tiles skips a group's tiles past its rows; off by a tile, the first of those is
+    // computed and stored.
+    const Schedule grid = tutorial_schedule(5, masked(4, 256, 128, 256));
+    const Kernel good = lowered(grid, 2);
+    REQUIRE(simulate_kernel(good, grid.definition(), o).passed);
     Kernel k = good;
-    Plant bound(rewrite<Let>([&](Let& l) { l.value = l.value->a < (l.value->b + imm(good.plan.tile_m)); }, is_in_group));
+    Plant bound(rewrite<Let>([&](Let& l) { l.value = l.value->a < (l.value->b + imm(good.plan.tile_m)); },
+                             [](const Let& l) { return l.name == "in_group"; }));
     k.body = bound.mutate(k.body);
     REQUIRE(bound.planted > 0);
-    const SimulationReport r = simulate_kernel(k, s.definition(), o);
+    const SimulationReport r = simulate_kernel(k, grid.definition(), o);
     CHECK_FALSE(r.passed);
     CHECK(r.first_mismatch.find("past group") != std::string::npos);
   }
+  // A persistent loop walks the groups' tiles in use, one group after another, and maps each
+  // unit's virtual m tile back to its group.
+  const Schedule s = tutorial_schedule(8, masked(4, 256, 128, 256));
+  const Kernel good = lowered(s, 2);
+  REQUIRE(simulate_kernel(good, s.definition(), o).passed);
+  REQUIRE(sync_error(good).empty());
+  const auto is_virtual_m = [](const Let& l) { return l.name == "virtual_m"; };
   {
-    // The producer loads the skipped units' k tiles while the consumers skip them: the running
-    // count of the two roles no longer agree.
+    // The producer alone maps its units one tile on: it loads another tile's rows (and another
+    // group's B) than the consumer computes and stores.
     Kernel k = good;
     int seen = 0;
     Plant producer_only([&](const StmtPtr& n) -> std::optional<StmtPtr> {
       const Let* l = as<Let>(n);
-      if (!l || l->name != "in_group" || seen++ > 0) return std::nullopt;
+      if (!l || !is_virtual_m(*l) || seen++ > 0) return std::nullopt;
       auto c = std::make_shared<Let>(*l);
-      c->value = imm(1);
+      c->value = l->value + imm(1);
       return StmtPtr(c);
     });
     k.body = producer_only.mutate(k.body);
     REQUIRE(producer_only.planted == 1);
     CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-    CHECK_FALSE(sync_error(k).empty());
+  }
+  {
+    // The search stops one group late (a group's last tile counted as the next group's first).
+    Kernel k = good;
+    Plant late(rewrite<Let>([&](Let& l) { l.value = l.value - imm(1); }, is_virtual_m));
+    k.body = late.mutate(k.body);
+    REQUIRE(late.planted > 0);
+    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
+  }
+  {
+    // One role's running pipeline count skips a unit's k tiles: the roles' stages and phases part
+    // (the simulator finds the stage read before its fill, or the wait that never completes).
+    Kernel k = good;
+    int seen = 0;
+    Plant count(rewrite<Assign>([&](Assign& a) { a.value = a.value + imm(seen++ == 0 ? 1 : 0); },
+                                [](const Assign& a) { return a.name == "k_done"; }));
+    k.body = count.mutate(k.body);
+    REQUIRE(count.planted > 0);
+    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
   }
 }
 
