@@ -363,7 +363,9 @@ ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
 }
 
 ExprPtr WorkUnits::group_tiles(const ExprPtr& group) const {
-  return ceil_div(min(load("args.group_rows", group), narrow(var("args.m"))), imm(p_.tile_m));
+  // A count past M reads as M, a negative one as 0 (the documented behaviour of a bad array).
+  const ExprPtr rows = load("args.group_rows", group);
+  return ceil_div(min((rows >= imm(0)) * rows, narrow(var("args.m"))), imm(p_.tile_m));
 }
 
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {

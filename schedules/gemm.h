@@ -90,8 +90,8 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
 // Masked grouped GEMM (DeepGEMM's m_grouped_gemm_nt_masked, MoE decode): for each of `groups`
 // groups g, D[g][0:rows_g, :] = alpha * A[g][0:rows_g, :] * B[g]^T with A [groups, m_max, K],
 // B [groups, N, K] and D [groups, m_max, N] dense, and rows_g = group_rows[g] (device memory, one
-// int per group, 0..m_max) read by the kernel at run time, so a CUDA graph can replay it as the
-// counts change. A group's last tile is stored whole (its rows past rows_g get A's rows there
+// int per group, 0..m_max; a count past m_max reads as m_max, a negative one as 0) read by the
+// kernel at run time, so a CUDA graph can replay it as the counts change. A group's last tile is stored whole (its rows past rows_g get A's rows there
 // times B); D's tiles past it are untouched. `expected_m`, when not 0, is the planner's hint for
 // the rows a group holds (DeepGEMM's expected_m); the kernel is planned for m_max otherwise.
 void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,

@@ -95,6 +95,17 @@ TEST_CASE("masked groups: every kernel family computes the rows in use and leave
   }
 }
 
+TEST_CASE("masked groups: a bad count on the device reads as 0 (negative) or M (past M), as documented") {
+  for (int v : {5, 8}) {  // a grid of tiles, and a persistent loop walking the tiles in use
+    const Schedule s = tutorial_schedule(v, masked(4, 256, 128, 128));
+    const Kernel k = lowered(s, 2);
+    SimulateOptions o;
+    o.group_rows = {-5, 300, 100, -300};
+    const SimulationReport r = simulate_kernel(k, s.definition(), o);
+    CHECK_MESSAGE(r.passed, "v" << v << ": " << r.to_string());
+  }
+}
+
 TEST_CASE("masked groups: one kernel, M_max read at run time too") {
   const Schedule s = tutorial_schedule(7, masked(3, 256, 128, 128));
   const Kernel k = lowered(s, 2);
