@@ -171,7 +171,7 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
       {"expected-m", "M", "plan the kernel for this M (it reads the real M, --m, at run time): a masked group's expected rows"},
-      {"group-m", "LIST", "masked groups: each batch matrix's rows in use, comma-separated (0..M each), or random:SEED"},
+      {"group-m", "LIST", "masked groups: each batch matrix's rows in use, comma-separated (0..M each), random:SEED or file:PATH"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
@@ -191,7 +191,18 @@ std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
 
 std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
   std::vector<int64_t> rows;
-  const std::string text = args.value("group-m").value_or("");
+  std::string text = args.value("group-m").value_or("");
+  if (text.rfind("file:", 0) == 0) {
+    // The counts from a file, separated by commas, spaces or newlines (as a list).
+    std::string listed = read_text_file(text.substr(5), "group sizes file");
+    for (char& c : listed)
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = ',';
+    text.clear();
+    for (size_t i = 0; i < listed.size(); ++i)  // one comma between counts, none at the ends
+      if (listed[i] != ',' || (!text.empty() && text.back() != ',')) text += listed[i];
+    while (!text.empty() && text.back() == ',') text.pop_back();
+    if (text.empty()) throw_user_error("bad-group-rows", "--group-m " + args.value("group-m").value_or("") + ": the file lists no group");
+  }
   if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);
   if (text.rfind("random:", 0) == 0) {
     uint64_t seed = 0;

@@ -20,7 +20,8 @@ std::vector<FlagSpec> schedule_flags();
 std::vector<FlagSpec> problem_flags();
 
 // Masked groups (--group-m): each of the batch's matrices' rows in use, for a definition of masked
-// groups: a comma-separated list of `batch` values in 0..M, or `random:SEED` (uniform in 0..M).
+// groups: a comma-separated list of `batch` values in 0..M, `random:SEED` (uniform in 0..M), or
+// `file:PATH` (the list in a file, separated by commas, spaces or newlines).
 // Empty when the definition is not masked. CompileError `bad-group-rows` for a list of another
 // length or a value past M.
 std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def);
