@@ -47,7 +47,9 @@ struct StagedOperand {
   std::string tile;    // "m_tile" or "n_tile"
   std::string extent;  // "args.m" or "args.n"
   std::string source;  // the GgGemmArgs pointer a synchronous copy reads: "a" or "b"
-  int64_t ld = 0;      // its leading dimension as the kernel was generated (0: dense)
+  // Its leading dimension, for layout_value: the MatrixLayouts field and the GgGemmArgs one.
+  int64_t rt::MatrixLayouts::*ld = nullptr;
+  std::string ld_arg;  // "args.lda"
   bool multicast = false;
 };
 
@@ -146,7 +148,7 @@ rt::MatrixLayouts matrix_layouts(const Definition& def);
 rt::MatrixLayouts launch_layouts(const Definition& def);
 // A leading dimension or batch stride as the kernel has it: the constant, or GgGemmArgs' field
 // `arg` ("args.lda") where it follows a size read at run time.
-kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const char* arg);
+kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const std::string& arg);
 
 struct Kernel {
   std::string name;

@@ -1,7 +1,5 @@
 #include "codegen/lower_epilogue.h"
 
-#include "codegen/work_units.h"
-
 #include "codegen/index_math.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
@@ -35,7 +33,8 @@ class LowerWrite : public Mutator {
     store->ops = p_.epilogue;
     store->out_type = std::string(dtype_name(p_.out));
     store->column_major = p_.layouts.d_column_major;
-    // Constants: the kernel is generated for one layout (the launch checks the problem's).
+    // Constants the launch checks against the problem's, or read from the arguments where they
+    // follow a size read at run time.
     store->ld = layout_value(p_, &rt::MatrixLayouts::ldd, "args.ldd");
     store->c_ld = layout_value(p_, &rt::MatrixLayouts::ldc, "args.ldc");
     store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);

@@ -71,8 +71,7 @@ class LowerCopies : public Mutator {
     copy->col_limit = layout.mn_major ? mn_limit : var("args.k");
     // A constant the launch checks against the problem's, or read from the arguments where it
     // follows a size read at run time.
-    copy->ld = operand.operand == rt::Operand::A ? layout_value(p_, &rt::MatrixLayouts::lda, "args.lda")
-                                                 : layout_value(p_, &rt::MatrixLayouts::ldb, "args.ldb");
+    copy->ld = layout_value(p_, operand.ld, operand.ld_arg);
     copy->rows = static_cast<int>(tile_rows);
     copy->cols = static_cast<int>(layout.row_bytes / layout.elem_bytes);
     copy->elem_bytes = dtype_bytes(p_.in);

@@ -123,24 +123,38 @@ rt::ElemType runtime_elem(DType t) {
   }
 }
 
-rt::MatrixLayouts matrix_layouts(const Definition& def) {
+namespace {
+
+// The nodes a GEMM's matrices are: A, B, the output D, and C (D itself when no beta*C reads one:
+// C lies as D does unless the definition gives it its own stride).
+struct GemmNodes {
+  const Node &a, &b, &c, &d;
+};
+GemmNodes gemm_nodes(const Definition& def) {
   const auto& ops = def.matmul_node().operands;
-  const Node &a = def.node(ops[0]), &b = def.node(ops[1]), &d = def.node(def.output());
-  const Node* c = &d;  // C lies as D does unless the definition gives it its own stride
+  const Node& d = def.node(def.output());
+  const Node* c = &d;
   for (int id : def.epilogue())
     if (def.node(id).kind == OpKind::AddScaled) c = &def.node(def.node(id).operands[1]);
+  return {def.node(ops[0]), def.node(ops[1]), *c, d};
+}
+
+}  // namespace
+
+rt::MatrixLayouts matrix_layouts(const Definition& def) {
+  const auto [a, b, c, d] = gemm_nodes(def);
   rt::MatrixLayouts l;
   l.a_mn_major = a.layout == Layout::MNMajor;
   l.b_mn_major = b.layout == Layout::MNMajor;
   l.d_column_major = def.output_layout() == OutputLayout::ColumnMajor;
   l.lda = leading_dim(def, a);
   l.ldb = leading_dim(def, b);
-  l.ldc = leading_dim(def, *c);
+  l.ldc = leading_dim(def, c);
   l.ldd = leading_dim(def, d);
   l.batch = def.batch();
   l.stride_a = batch_stride(def, a);
   l.stride_b = batch_stride(def, b);
-  l.stride_c = batch_stride(def, *c);
+  l.stride_c = batch_stride(def, c);
   l.stride_d = batch_stride(def, d);
   return l;
 }
@@ -148,11 +162,7 @@ rt::MatrixLayouts matrix_layouts(const Definition& def) {
 rt::MatrixLayouts launch_layouts(const Definition& def) {
   rt::MatrixLayouts l = matrix_layouts(def);
   if (!def.runtime_m() && !def.runtime_n()) return l;
-  const auto& ops = def.matmul_node().operands;
-  const Node &a = def.node(ops[0]), &b = def.node(ops[1]), &d = def.node(def.output());
-  const Node* c = &d;
-  for (int id : def.epilogue())
-    if (def.node(id).kind == OpKind::AddScaled) c = &def.node(def.node(id).operands[1]);
+  const auto [a, b, c, d] = gemm_nodes(def);
   const bool m = def.runtime_m(), n = def.runtime_n();
   // A dense row spans M for an M-major A and a column-major D or C, N for an N-major B and a
   // row-major D or C; a dense matrix spans M (A), N (B) or both (C, D).
@@ -160,15 +170,15 @@ rt::MatrixLayouts launch_layouts(const Definition& def) {
   if (a.ld == 0 && l.a_mn_major && m) l.lda = 0;
   if (b.ld == 0 && l.b_mn_major && n) l.ldb = 0;
   if (d.ld == 0 && (d_rows_span_m ? m : n)) l.ldd = 0;
-  if (c->ld == 0 && (d_rows_span_m ? m : n)) l.ldc = 0;
+  if (c.ld == 0 && (d_rows_span_m ? m : n)) l.ldc = 0;
   if (a.batch_stride < 0 && m) l.stride_a = -1;
   if (b.batch_stride < 0 && n) l.stride_b = -1;
-  if (c->batch_stride < 0) l.stride_c = -1;
+  if (c.batch_stride < 0) l.stride_c = -1;
   if (d.batch_stride < 0) l.stride_d = -1;
   return l;
 }
 
-kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const char* arg) {
+kir::ExprPtr layout_value(const KernelPlan& p, int64_t rt::MatrixLayouts::*field, const std::string& arg) {
   return p.launch_layouts.*field == p.layouts.*field ? kir::imm(p.layouts.*field) : kir::var(arg);
 }
 
@@ -277,8 +287,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     p.k_loop = kl->name;
     p.k_tiles = kl->extent;
   }
-  p.operands = {{rt::Operand::A, kir::Buffer::A, analysis.a, "m_tile", "args.m", "a", p.layouts.lda, false},
-                {rt::Operand::B, kir::Buffer::B, analysis.b, "n_tile", "args.n", "b", p.layouts.ldb, false}};
+  p.operands = {{rt::Operand::A, kir::Buffer::A, analysis.a, "m_tile", "args.m", "a", &rt::MatrixLayouts::lda,
+                 "args.lda", false},
+                {rt::Operand::B, kir::Buffer::B, analysis.b, "n_tile", "args.n", "b", &rt::MatrixLayouts::ldb,
+                 "args.ldb", false}};
   for (const StagedOperand& o : p.operands)
     if (o.smem.mn_major && o.smem.swizzle_bytes == 0)
       not_lowered("an MN-major operand tile " + std::to_string(o.smem.mn_extent()) + " elements wide (rows of " +
@@ -418,7 +430,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     k.plan.workspace.per_thread = acc.blocks * acc.regs;
     k.plan.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.workspace.bytes());
-    k.plan.workspace.slot_count = kir::imm(p.layouts.batch) * tile_count(k.plan, Root::M) * tile_count(k.plan, Root::N);
+    k.plan.workspace.slot_count = count_expr(workspace_slots(k.plan));
   }
   // The sizes compiled in, and for a kernel that reads M or N at run time how a launch sizes its
   // grid and workspace: from the tile counts the kernel itself computes.

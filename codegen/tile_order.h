@@ -37,7 +37,7 @@ PairedTileGridExprs paired_tile_grid(const kir::ExprPtr& tiles_m, const kir::Exp
 
 // CompileError `persist-hilbert-size` for a Hilbert order over more than
 // gg::dev::kHilbertMaxTiles tiles along m or n (where the counts are constants; a launch checks
-// run-time ones, LaunchSpec::max_m). The tile counts are constants or expressions of the sizes
+// run-time ones, RuntimeSizes::bounds). The tile counts are constants or expressions of the sizes
 // the kernel reads at run time.
 TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, const kir::ExprPtr& tiles_m,
                                      const kir::ExprPtr& tiles_n, Raster raster, int64_t group);

@@ -109,6 +109,15 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
 
 }  // namespace
 
+namespace {
+
+// The product of two counts, each following at most one of M and N (callers refuse the rest).
+rt::SizedCount product(const rt::SizedCount& a, const rt::SizedCount& b) {
+  return {a.constant * b.constant, a.m_divisor + b.m_divisor, a.n_divisor + b.n_divisor};
+}
+
+}  // namespace
+
 std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const KernelPlan& p) {
   std::map<std::string, rt::SizedCount> count;
   if (p.runtime_m) count["m"] = {1, 1, 0};
@@ -130,7 +139,7 @@ std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const Kerne
     } else if (count.count(r.outer) || count.count(r.inner)) {
       const rt::SizedCount a = of(r.outer), b = of(r.inner);
       if ((a.m_divisor && b.m_divisor) || (a.n_divisor && b.n_divisor)) refuse(r.fused);
-      count[r.fused] = {a.constant * b.constant, a.m_divisor + b.m_divisor, a.n_divisor + b.n_divisor};
+      count[r.fused] = product(a, b);
     }
   }
   return count;
@@ -146,11 +155,17 @@ ExprPtr count_expr(const rt::SizedCount& c) {
   return narrow(e);  // a launch bounds it (RuntimeSizes::bounds); it meets the kernel's int indices
 }
 
-ExprPtr tile_count(const KernelPlan& p, Root along) {
+rt::SizedCount tile_counts(const KernelPlan& p, Root along) {
   const bool m = along == Root::M;
-  const int64_t tile = m ? p.tile_m : p.tile_n;
-  if (m ? p.runtime_m : p.runtime_n) return narrow(ceil_div(var(m ? "args.m" : "args.n"), imm(tile)));
-  return imm(ceil_div(m ? p.m : p.n, tile));
+  const uint64_t tile = uint64_t(m ? p.tile_m : p.tile_n);
+  if (m ? p.runtime_m : p.runtime_n) return {1, m ? tile : 0, m ? 0 : tile};
+  return {uint64_t(ceil_div(m ? p.m : p.n, int64_t(tile))), 0, 0};
+}
+
+ExprPtr tile_count(const KernelPlan& p, Root along) { return count_expr(tile_counts(p, along)); }
+
+rt::SizedCount workspace_slots(const KernelPlan& p) {
+  return product(product(tile_counts(p, Root::M), tile_counts(p, Root::N)), {uint64_t(p.layouts.batch), 0, 0});
 }
 
 rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t max_clusters) {
@@ -166,13 +181,6 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   const auto of = [&](const Axis& a) {
     auto it = counts.find(a.name);
     return it != counts.end() ? it->second : rt::SizedCount{uint64_t(a.extent), 0, 0};
-  };
-  const rt::SizedCount tiles_m = p.runtime_m ? rt::SizedCount{1, uint64_t(p.tile_m), 0}
-                                             : rt::SizedCount{uint64_t(ceil_div(p.m, int64_t(p.tile_m))), 0, 0};
-  const rt::SizedCount tiles_n = p.runtime_n ? rt::SizedCount{1, 0, uint64_t(p.tile_n)}
-                                             : rt::SizedCount{uint64_t(ceil_div(p.n, int64_t(p.tile_n))), 0, 0};
-  const auto product = [](rt::SizedCount a, const rt::SizedCount& b) {
-    return rt::SizedCount{a.constant * b.constant, a.m_divisor + b.m_divisor, a.n_divisor + b.n_divisor};
   };
   const uint64_t batch = uint64_t(p.layouts.batch), splits = uint64_t(p.split_k);
   if (const Axis* tile = dom.bound_to(Binding::Persistent)) {
@@ -212,13 +220,12 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   // tile; a size never split is one tile) bound the size to the tiles it computes.
   for (const auto& [root, runtime, name] : {std::tuple{Root::M, p.runtime_m, "m"}, {Root::N, p.runtime_n, "n"}}) {
     if (!runtime) continue;
-    const rt::SizedCount tiles = root == Root::M ? tiles_m : tiles_n;
     const std::string root_name = name;  // a copy: clang 14 lambdas cannot capture structured bindings
-    if (dom.tile_count(root) == 1 && dom.tile_extent(root) == dom.find(name)->extent &&
-        std::none_of(dom.relations().begin(), dom.relations().end(),
+    if (std::none_of(dom.relations().begin(), dom.relations().end(),
                      [&](const Relation& rel) { return rel.kind == Relation::Kind::Split && rel.parent == root_name; }))
-      r.bounds.push_back({tiles, 1, std::string("tiles along ") + name + " (the schedule never splits " + name +
-                                        " into tiles: one tile of " + std::to_string(dom.tile_extent(root)) + ")"});
+      r.bounds.push_back({tile_counts(p, root), 1, std::string("tiles along ") + name + " (the schedule never splits " +
+                                                       name + " into tiles: one tile of " +
+                                                       std::to_string(dom.tile_extent(root)) + ")"});
     for (const auto& leaf : dom.leaves()) {
       const Axis& a = dom.axis(leaf);
       if (a.level == Level::Tile && (a.roots & unsigned(root)) && a.binding == Binding::None)
@@ -227,7 +234,7 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
     }
   }
   if (p.split_k > 1) {
-    r.workspace_slots = product(product(tiles_m, tiles_n), {batch, 0, 0});
+    r.workspace_slots = workspace_slots(p);
     r.workspace_slot_bytes = uint64_t(p.workspace.splits) * uint64_t(p.workspace.tile_floats()) * 4;
   }
   return r;

@@ -80,8 +80,12 @@ class WorkUnits {
 std::map<std::string, rt::SizedCount> axis_counts(const Domain& dom, const KernelPlan& p);
 // The count as kernel IR: constant * ceil_div(args.m, m_divisor) * ceil_div(args.n, n_divisor).
 kir::ExprPtr count_expr(const rt::SizedCount& c);
-// The output's tiles along m or n as the kernel counts them: a constant, or of args.m / args.n.
+// The output's tiles along m or n: a constant, or a count of M or N read at run time; and as the
+// kernel counts them (count_expr of it).
+rt::SizedCount tile_counts(const KernelPlan& p, Root along);
 kir::ExprPtr tile_count(const KernelPlan& p, Root along);
+// Split-K's workspace slots: one per output tile of every matrix of the batch.
+rt::SizedCount workspace_slots(const KernelPlan& p);
 // How a launch sizes a kernel that reads M or N at run time: its grid (or persistent units, with
 // at most `max_clusters` clusters resident), its split-K workspace, the counts it bounds; and in
 // every case the sizes it has compiled in, which each launch must match.

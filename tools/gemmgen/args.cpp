@@ -60,22 +60,29 @@ std::optional<int64_t> Args::at_least(const std::string& flag, int64_t least) co
 
 std::optional<int64_t> Args::positive(const std::string& flag) const { return at_least(flag, 1); }
 
+std::vector<std::string> split_list(const std::string& text, const std::string& separators, bool skip_empty) {
+  std::vector<std::string> words;
+  size_t at = 0;
+  while (true) {
+    const size_t end = text.find_first_of(separators, at);
+    std::string word = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (!skip_empty || !word.empty()) words.push_back(std::move(word));
+    if (end == std::string::npos) return words;
+    at = end + 1;
+  }
+}
+
 std::vector<int64_t> Args::positive_list(const std::string& flag, size_t most) const {
   std::vector<int64_t> out;
   const auto v = value(flag);
   if (!v) return out;
-  size_t at = 0;
-  while (true) {
-    const size_t comma = v->find(',', at);
-    const std::string word = v->substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string& word : split_list(*v, ",", false)) {
     int64_t x = 0;
     auto res = std::from_chars(word.data(), word.data() + word.size(), x);
     if (res.ec != std::errc() || res.ptr != word.data() + word.size() || x < 1)
       usage_error("--" + flag + " expects positive integers separated by commas, got '" + word + "' in '" + *v + "'");
     out.push_back(x);
     if (out.size() > most) usage_error("--" + flag + " lists more than " + std::to_string(most) + " values");
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   return out;
 }

@@ -48,4 +48,8 @@ std::string flag_names(const std::vector<FlagSpec>& specs);
 
 [[noreturn]] void usage_error(const std::string& message);
 
+// The words of `text` between any of `separators` ("1,,2" on "," gives "1", "", "2"); with
+// `skip_empty` the empty ones are dropped (a file's counts between spaces and newlines).
+std::vector<std::string> split_list(const std::string& text, const std::string& separators, bool skip_empty);
+
 }  // namespace gg::cli

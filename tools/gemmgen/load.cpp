@@ -191,18 +191,7 @@ std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
 
 std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
   std::vector<int64_t> rows;
-  std::string text = args.value("group-m").value_or("");
-  if (text.rfind("file:", 0) == 0) {
-    // The counts from a file, separated by commas, spaces or newlines (as a list).
-    std::string listed = read_text_file(text.substr(5), "group sizes file");
-    for (char& c : listed)
-      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = ',';
-    text.clear();
-    for (size_t i = 0; i < listed.size(); ++i)  // one comma between counts, none at the ends
-      if (listed[i] != ',' || (!text.empty() && text.back() != ',')) text += listed[i];
-    while (!text.empty() && text.back() == ',') text.pop_back();
-    if (text.empty()) throw_user_error("bad-group-rows", "--group-m " + args.value("group-m").value_or("") + ": the file lists no group");
-  }
+  const std::string text = args.value("group-m").value_or("");
   if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);
   if (text.rfind("random:", 0) == 0) {
     uint64_t seed = 0;
@@ -215,10 +204,13 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
     for (int64_t g = 0; g < groups; ++g) rows.push_back(pick(rng));
     return rows;
   }
-  size_t at = 0;
-  while (true) {
-    const size_t comma = text.find(',', at);
-    const std::string word = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  // A list, or the counts from a file separated by commas, spaces or newlines.
+  const bool from_file = text.rfind("file:", 0) == 0;
+  const std::vector<std::string> words =
+      from_file ? split_list(read_text_file(text.substr(5), "group sizes file"), ", \t\r\n", true)
+                : split_list(text, ",", false);
+  if (words.empty()) throw_user_error("bad-group-rows", "--group-m " + text + ": the file lists no group");
+  for (const std::string& word : words) {
     int64_t v = -1;
     auto res = std::from_chars(word.data(), word.data() + word.size(), v);
     if (res.ec != std::errc() || res.ptr != word.data() + word.size() || v < 0)
@@ -227,8 +219,6 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
       throw_user_error("bad-group-rows", "--group-m: a group of " + std::to_string(v) + " rows in a buffer of M=" +
                                              std::to_string(most) + " rows per group; legal is 0.." + std::to_string(most));
     rows.push_back(v);
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   if (static_cast<int64_t>(rows.size()) != groups)
     throw_user_error("bad-group-rows", "--group-m lists " + std::to_string(rows.size()) + " group(s) for a batch of " +
