@@ -45,8 +45,9 @@ class NestBuilder {
     std::vector<StmtPtr> coords = u.lets;
     coords.push_back(let("m_tile", u.m_tile));
     coords.push_back(let("n_tile", u.n_tile));
+    if (u.m_first) coords.push_back(let("m_row0", u.m_first));  // a contiguous group's rows
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
-    if (u.batch) coords.push_back(let("batch", u.batch, "long long"));
+    if (u.batch && role_reads_batch()) coords.push_back(let("batch", u.batch, "long long"));
     if (u.split && !p_.split_k_tail) coords.push_back(let("split", u.split));
     if (!units_.persistent()) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
@@ -113,6 +114,7 @@ class NestBuilder {
     l->stage = imm(0);
     l->batch = batch();
     l->k_first = unit_.k_first;  // a split's share
+    if (unit_.m_first && operand.tile == "m_tile") l->first = var("m_row0");
     return l;
   }
 
@@ -174,6 +176,8 @@ class NestBuilder {
     write->batch = batch();
     if (u.split) write->split = var("split");
     if (u.handed_on) write->split_when = u.handed_on;
+    if (u.m_first) write->row0 = var("m_row0");
+    write->row_end = u.row_end;
     if (p_.accumulator == Place::Tmem) {
       auto finish = std::make_shared<FinishCompute>();
       if (units_.persistent()) finish->tiles_done = var("tiles_done");  // this warpgroup's earlier units
@@ -189,6 +193,21 @@ class NestBuilder {
     zero->blocks = acc_shape.blocks;
     zero->regs = acc_shape.regs;
     return block({decl, zero, std::move(mainloop), write});
+  }
+
+  // The nests built next are role `r`'s.
+  void for_role(const RoleShape& r) { role_ = &r; }
+  // Whether the role reads the unit's batch matrix (a group's): to load a batched operand, or to
+  // store a batched D or C, or for split-K's slot (contiguous groups share A, C and D: a consumer
+  // that only stores needs no batch).
+  bool role_reads_batch() const {
+    if (!role_) return true;
+    const auto batched = [&](rt::Operand o) { return rt::stored_matrix(p_.layouts, o, p_.m, p_.n, p_.k).batches > 1; };
+    bool reads = false;
+    if (role_->issues_loads)
+      for (const StagedOperand& o : p_.operands) reads = reads || batched(o.operand);
+    if (role_->computes) reads = reads || batched(rt::Operand::D) || batched(rt::Operand::C) || p_.split_k > 1;
+    return reads;
   }
 
   bool persistent() const { return units_.persistent(); }
@@ -222,6 +241,7 @@ class NestBuilder {
   const KernelPlan& p_;
   WorkUnits units_;
   WorkUnitExprs unit_;  // the unit each trip of the tile loop computes
+  const RoleShape* role_ = nullptr;
 };
 
 StmtPtr role_prologue(const RoleShape& r) {
@@ -239,6 +259,7 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
   NestBuilder nb(s, p);
   std::vector<StmtPtr> roles;
   for (const RoleShape& r : p.roles) {
+    nb.for_role(r);
     StmtPtr body;
     if (r.issues_loads && r.computes) {
       // One role: each k step loads, waits, computes and releases in program order. Where a

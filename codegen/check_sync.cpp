@@ -61,6 +61,8 @@ std::optional<int64_t> value_of(const ExprPtr& e, const Env& env, int depth = 0)
       return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
     case ExprKind::Min:
       return std::min(*a, *b);
+    case ExprKind::Max:
+      return std::max(*a, *b);
     case ExprKind::Lt:
       return int64_t(*a < *b);
     case ExprKind::Ge:
@@ -854,6 +856,11 @@ Env base_env(const Facts& f, int rank) {
   // skipped units and must keep the pipeline's running count in step across them.
   for (int64_t b = 0; f.plan.masked && b < f.plan.layouts.batch; ++b)
     e.vars[element_name("args.group_rows", b)] = b % 3 == 1 ? 0 : f.plan.m;
+  // Contiguous groups: every third group empty, the others of M / batch rows (ragged tiles).
+  for (int64_t group = 0, row = 0; f.plan.contiguous && group <= f.plan.layouts.batch; ++group) {
+    e.vars[element_name("args.group_offsets", group)] = row;
+    if (group % 3 != 1) row = std::min(f.plan.m, row + std::max<int64_t>(1, f.plan.m / f.plan.layouts.batch));
+  }
   return e;
 }
 
@@ -908,13 +915,18 @@ class RoleRun : public Visitor {
     const bool outer_drain = in_drain_;
     in_drain_ = in_drain_ || f.kind == LoopKind::Drain;
     int64_t trips = 0, i = begin;
+    bool searched = false;  // a search loop's condition ended it
     for (; i < end && trips < cap; i += step, ++trips) {
       env_.vars[f.var] = i;
+      if (f.while_cond && !must(f.while_cond, "the condition of loop " + f.var)) {
+        searched = true;
+        break;
+      }
       if (!f.unroll) loops_.push_back({f.var, i});
       visit(f.body);
       if (!f.unroll) loops_.pop_back();
     }
-    if (i < end) capped_ = true;
+    if (i < end && !searched) capped_ = true;
     in_drain_ = outer_drain;
     env_.vars.erase(f.var);
   }

@@ -57,7 +57,8 @@ class CudaPrinter : public Visitor {
     if (!f.origin.empty()) line("// " + f.origin);
     if (f.unroll) line("#pragma unroll");
     if (f.rolled) line("#pragma unroll 1");
-    open("for (int " + f.var + " = " + to_c(own_begin(f)) + "; " + f.var + " < " + to_c(f.end) + "; " + f.var +
+    const std::string cond = f.var + " < " + to_c(f.end) + (f.while_cond ? " && " + to_c(f.while_cond) : "");
+    open("for (int " + f.var + " = " + to_c(own_begin(f)) + "; " + cond + "; " + f.var +
          " += " + to_c(own_step(f)) + ")");
     visit(f.body);
     close();

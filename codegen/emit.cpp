@@ -117,7 +117,8 @@ std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayout
        << "ull, (unsigned long long)args.stride_" << slot;
   else
     os << (t.row_stride ? t.row_stride : t.cols) << "ull, " << t.batches << "ull, " << t.batch_stride << "ull";
-  os << ", " << t.box_rows << "u, " << t.box_cols << "u, " << static_cast<int>(t.swizzle) << "}";
+  os << ", " << t.box_rows << "u, " << t.box_cols << "u, " << static_cast<int>(t.swizzle) << ", " << t.row_limited
+     << "}";
   return os.str();
 }
 
@@ -140,8 +141,11 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "// Launches " << k.name << " on A[M,K], B[N,K], C and D [M,N] laid out as the header's problem line says.\n"
      << "// The kernel serves M=" << m << " N=" << n << " K=" << p.k << "; other shapes are refused.\n"
      << (L.masked ? "// Masked groups: group_rows (device memory) holds each of the batch's matrices' rows in use.\n" : "")
+     << (L.contiguous ? "// Contiguous groups: group_offsets (device memory, batch + 1 ints) bounds each group's rows of "
+                        "A and D.\n" : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
      << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
+     << (L.contiguous ? "const int* group_offsets, " : "")
      << "cudaStream_t stream) {\n";
   std::string wrong;
   if (m != "any") wrong += "m != " + m + " || ";
@@ -163,6 +167,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << (L.masked ? "  args.group_rows = group_rows;\n" : "")
+     << (L.contiguous ? "  args.group_offsets = group_offsets;\n" : "")
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
     os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"

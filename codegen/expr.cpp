@@ -31,6 +31,7 @@ ExprPtr binary(ExprKind k, ExprPtr a, ExprPtr b) {
       case ExprKind::Div: GG_INTERNAL_CHECK(y != 0, "division by zero"); return imm(x / y);
       case ExprKind::Mod: GG_INTERNAL_CHECK(y != 0, "modulo by zero"); return imm(x % y);
       case ExprKind::Min: return imm(std::min(x, y));
+      case ExprKind::Max: return imm(std::max(x, y));
       case ExprKind::Lt: return imm(x < y);
       case ExprKind::Ge: return imm(x >= y);
       case ExprKind::Eq: return imm(x == y);
@@ -60,6 +61,7 @@ ExprPtr operator>=(ExprPtr a, ExprPtr b) { return binary(ExprKind::Ge, std::move
 ExprPtr operator==(ExprPtr a, ExprPtr b) { return binary(ExprKind::Eq, std::move(a), std::move(b)); }
 ExprPtr operator&&(ExprPtr a, ExprPtr b) { return binary(ExprKind::And, std::move(a), std::move(b)); }
 ExprPtr min(ExprPtr a, ExprPtr b) { return binary(ExprKind::Min, std::move(a), std::move(b)); }
+ExprPtr max(ExprPtr a, ExprPtr b) { return binary(ExprKind::Max, std::move(a), std::move(b)); }
 ExprPtr ceil_div(ExprPtr a, ExprPtr b) { return (a + b - imm(1)) / b; }
 
 namespace {
@@ -149,7 +151,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
   if (e->kind == ExprKind::Load) {
     const std::string element = element_name(e->name, evaluate(e->a, vars));
     auto it = vars.find(element);
-    GG_INTERNAL_CHECK(it != vars.end(), "unbound device array element " + element);
+    if (it == vars.end()) throw UnboundElement(element);
     return it->second;
   }
   int64_t a = evaluate(e->a, vars), b = evaluate(e->b, vars);
@@ -160,6 +162,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     case ExprKind::Div: GG_INTERNAL_CHECK(b != 0, "division by zero"); return a / b;
     case ExprKind::Mod: GG_INTERNAL_CHECK(b != 0, "modulo by zero"); return a % b;
     case ExprKind::Min: return std::min(a, b);
+    case ExprKind::Max: return std::max(a, b);
     case ExprKind::Lt: return a < b;
     case ExprKind::Ge: return a >= b;
     case ExprKind::Eq: return a == b;
@@ -185,6 +188,7 @@ std::string to_c(const ExprPtr& e) {
     case ExprKind::Eq: return bin("==");
     case ExprKind::And: return bin("&&");
     case ExprKind::Min: return "min(" + to_c(e->a) + ", " + to_c(e->b) + ")";
+    case ExprKind::Max: return "max(" + to_c(e->a) + ", " + to_c(e->b) + ")";
     case ExprKind::Call: return e->name + "(" + to_c(e->a) + ", " + to_c(e->b) + ")";
     case ExprKind::Wide: return "(long long)" + to_c(e->a);
     case ExprKind::Narrow: return "(int)(" + to_c(e->a) + ")";

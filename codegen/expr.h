@@ -4,11 +4,12 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace gg::kir {
 
-enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Lt, Ge, Eq, And, Call, Wide, Narrow, Load };
+enum class ExprKind { Int, Var, Add, Sub, Mul, Div, Mod, Min, Max, Lt, Ge, Eq, And, Call, Wide, Narrow, Load };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
@@ -32,6 +33,7 @@ ExprPtr operator>=(ExprPtr a, ExprPtr b);
 ExprPtr operator==(ExprPtr a, ExprPtr b);
 ExprPtr operator&&(ExprPtr a, ExprPtr b);
 ExprPtr min(ExprPtr a, ExprPtr b);
+ExprPtr max(ExprPtr a, ExprPtr b);
 ExprPtr ceil_div(ExprPtr a, ExprPtr b);
 // A call of a runtime/device helper that host code can run too, so the printed kernel and the
 // simulator compute it with the same function: "gg::dev::swizzle_offset" (byte offset, swizzle
@@ -60,6 +62,11 @@ ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& val
 
 // The value of `e` with its variables bound; InternalError for an unbound variable.
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);
+// Thrown by evaluate for a Load of an element the bindings lack: a read past a device array
+// (the simulator reports it as the kernel's fault).
+struct UnboundElement : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // C syntax; constants fold, so `var("k") * imm(1)` prints as `k`.
 std::string to_c(const ExprPtr& e);

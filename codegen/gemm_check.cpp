@@ -236,9 +236,32 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     return masked ? std::min(r.m, (used(bt) + e.plan.tile_m - 1) / e.plan.tile_m * e.plan.tile_m) : r.m;
   };
   rt::DeviceInts group_rows(rows_in_use);
+  // Contiguous groups: batch + 1 row offsets (M split evenly unless given); each group is a
+  // slice of A's and D's rows times its own B. The slices below say, for every kind of problem,
+  // which rows of which matrix are checked against which operands.
+  const bool contiguous = def.problem_source() == ProblemSource::Contiguous;
+  std::vector<int> offsets;
+  for (int64_t g = 0; contiguous && g <= def.batch(); ++g)
+    offsets.push_back(static_cast<int>(g < static_cast<int64_t>(o.group_offsets.size())
+                                           ? o.group_offsets[static_cast<size_t>(g)]
+                                           : g * r.m / def.batch()));
+  rt::DeviceInts group_offsets(contiguous ? offsets : std::vector<int>{0});
+  struct Slice {
+    int64_t matrix, group, row0, rows;  // D's matrix and first row, B's matrix, the rows checked
+  };
+  std::vector<Slice> slices;
+  for (int64_t bt = 0; bt < def.batch(); ++bt) {
+    if (!contiguous) {
+      slices.push_back({bt, bt, 0, used(bt)});
+      continue;
+    }
+    const int64_t start = std::clamp<int64_t>(offsets[size_t(bt)], 0, r.m);
+    slices.push_back({0, bt, start, std::clamp<int64_t>(offsets[size_t(bt) + 1], start, r.m) - start});
+  }
 
   rt::GemmProblem problem;
   problem.group_rows = masked ? group_rows.data() : nullptr;
+  problem.group_offsets = contiguous ? group_offsets.data() : nullptr;
   problem.a = a.buffer.data();
   problem.b = b.buffer.data();
   problem.c = c.buffer.data();
@@ -260,11 +283,17 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   // 1: an element the kernel must write; 2: one it may write (a masked group's last tile past its
   // rows in use); 0: padding or a masked group's tiles past its rows, which it must not touch.
   std::vector<char> is_element(d_count, 0);
-  for_each_matrix_row(batches, r.m, [&](int64_t bt, int64_t i) {
-    if (i >= stored_rows_of(bt)) return;
-    for (int64_t j = 0; j < r.n; ++j)
-      is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = i < used(bt) ? 1 : 2;
-  });
+  if (contiguous) {  // a group's rows only: the rows between and around the groups stay untouched
+    for (const Slice& sl : slices)
+      for (int64_t i = sl.row0; i < sl.row0 + sl.rows; ++i)
+        for (int64_t j = 0; j < r.n; ++j) is_element[static_cast<size_t>(stored_index(def, out_node, i, j))] = 1;
+  } else {
+    for_each_matrix_row(batches, r.m, [&](int64_t bt, int64_t i) {
+      if (i >= stored_rows_of(bt)) return;
+      for (int64_t j = 0; j < r.n; ++j)
+        is_element[static_cast<size_t>(stored_index(def, out_node, i, j, bt))] = i < used(bt) ? 1 : 2;
+    });
+  }
   size_t padding = 0, poisoned_padding = 0;
   r.unwritten = 0;
   for (size_t i = 0; i < d_count; ++i) {
@@ -283,22 +312,41 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   const rt::ElemType cublas_type = plain ? out_type : rt::ElemType::F32;
   rt::DeviceBuffer cublas_d(cublas_type, d_count);
   rt::fill_poison(cublas_d);  // defined contents for compute-sanitizer's initcheck, which misses TMA stores
-  cublas.gemm(a.buffer.data(), b.buffer.data(), cublas_d.data(), problem.in_type, cublas_type, r.m, r.n, r.k,
-              problem.layouts);
+  // Contiguous groups: one cuBLAS call per group on its slice of A and D (the baseline a loop of
+  // calls is, timed below).
+  const auto cublas_all = [&](const void* a_ptr, const void* b_ptr) {
+    if (!contiguous) {
+      cublas.gemm(a_ptr, b_ptr, cublas_d.data(), problem.in_type, cublas_d.type(), r.m, r.n, r.k, problem.layouts);
+      return;
+    }
+    rt::MatrixLayouts one = problem.layouts;
+    one.batch = 1;
+    const rt::ElemType in = problem.in_type;
+    for (const Slice& sl : slices) {
+      if (sl.rows == 0) continue;
+      const int64_t a_at = one.a_mn_major ? sl.row0 : sl.row0 * one.lda, d_at = one.d_column_major ? sl.row0 : sl.row0 * one.ldd;
+      cublas.gemm(static_cast<const char*>(a_ptr) + a_at * rt::elem_bytes(in),
+                  static_cast<const char*>(b_ptr) + sl.group * one.stride_b * rt::elem_bytes(in),
+                  static_cast<char*>(cublas_d.data()) + d_at * rt::elem_bytes(cublas_d.type()), in, cublas_d.type(),
+                  sl.rows, r.n, r.k, one);
+    }
+  };
+  cublas_all(a.buffer.data(), b.buffer.data());
   std::vector<float> cublas_values = cublas_d.download();
 
   std::vector<double> ref, mine, theirs;
   r.checked_rows = 0;
-  for (int64_t bt = 0; bt < batches; ++bt) {  // every matrix of a batch, each against its own operands
-    rt::HostReference host = rt::host_gemm_reference(a.matrix(bt), b.matrix(bt), r.m, r.n, r.k, rt::EpilogueRef{});
+  for (const Slice& sl : slices) {  // every matrix of a batch (group), each against its own operands
+    if (sl.rows == 0) continue;
+    const auto a_rows = a.matrix(sl.matrix).subspan(size_t(sl.row0 * r.k), size_t(sl.rows * r.k));
+    rt::HostReference host = rt::host_gemm_reference(a_rows, b.matrix(sl.group), sl.rows, r.n, r.k, rt::EpilogueRef{});
     r.checked_rows += host.rows.size();
-    const auto c_span = c.matrix(bt);
+    const auto c_span = c.matrix(sl.matrix);
     const std::vector<float> c_b(c_span.begin(), c_span.end());
     for (size_t i = 0; i < host.rows.size(); ++i) {
-      int64_t row = host.rows[i];
-      if (row >= used(bt)) continue;  // a masked group's rows past those in use
+      const int64_t row = sl.row0 + host.rows[i];
       for (int64_t col = 0; col < r.n; ++col) {
-        const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col, bt));
+        const size_t at = static_cast<size_t>(stored_index(def, out_node, row, col, sl.matrix));
         ref.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row,
                                      col, c_b, bias.host));
         mine.push_back(ours[at]);
@@ -316,8 +364,9 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
   if (padding_written)
-    why << padding_written << (masked ? " elements between D's rows or past a masked group's tiles overwritten; "
-                                      : " elements between D's rows (leading dimension) overwritten; ");
+    why << padding_written << (masked       ? " elements between D's rows or past a masked group's tiles overwritten; "
+                               : contiguous ? " elements of D's rows in no group or between its rows overwritten; "
+                                            : " elements between D's rows (leading dimension) overwritten; ");
   if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
   if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
     why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
@@ -375,8 +424,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
         },
         [&] {
           const auto [a_copy, b_copy] = next_operands();
-          cublas.gemm(a_copy, b_copy, cublas_d.data(), problem.in_type, cublas_d.type(), r.m, r.n, r.k,
-                      problem.layouts);
+          cublas_all(a_copy, b_copy);
         },
         o.warmup, o.reps);
     time_cached_launch(timed, caller, r);
@@ -387,8 +435,14 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     timed.launch_and_wait(caller);  // waits for the burst too (one stream)
     r.sm_clock_mhz = under_load.sm_clock_mhz.value_or(0);
     r.power_w = under_load.power_w.value_or(0);
-    r.tflops = rt::tflops(r.m * batches, r.n, r.k, r.ms);  // every matrix of the batch
-    r.cublas_tflops = rt::tflops(r.m * batches, r.n, r.k, r.cublas_ms);
+    // every matrix of the batch; contiguous groups, the rows in them
+    int64_t rows = r.m * batches;
+    if (contiguous) {
+      rows = 0;
+      for (const Slice& sl : slices) rows += sl.rows;
+    }
+    r.tflops = rt::tflops(rows, r.n, r.k, r.ms);
+    r.cublas_tflops = rt::tflops(rows, r.n, r.k, r.cublas_ms);
   }
   return r;
 }

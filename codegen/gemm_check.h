@@ -22,6 +22,8 @@ struct CheckOptions {
   bool measure_jit = true;  // with bench: also time a first use (NVRTC with the cache bypassed)
   // Masked groups: each matrix's rows in use (args.group_rows); empty: all M rows.
   std::vector<int64_t> group_rows;
+  // Contiguous groups: batch + 1 row offsets (args.group_offsets); empty: M split evenly.
+  std::vector<int64_t> group_offsets;
 };
 
 // A first use's codegen (lower and print) and NVRTC compile with the disk cache bypassed, timed on

@@ -120,7 +120,8 @@ class IndexBuilder {
     for (int e = 0; e < 2; ++e) {
       const ExprPtr col = var(e ? "col1" : "col");
       const auto i = static_cast<size_t>(e);
-      if (!n_.staged || in_.c_global) ix_.inside[i] = var("row") < var("args.m") && col < var("args.n");
+      const ExprPtr row_end = n_.row_end ? wide(n_.row_end) : var("args.m");  // a contiguous group's end
+      if (!n_.staged || in_.c_global) ix_.inside[i] = var("row") < row_end && col < var("args.n");
       if (!n_.staged) ix_.d_element[i] = element(n_.ld, n_.d_offset, col);
       if (in_.c_global) ix_.c_element[i] = element(n_.c_ld, n_.c_offset, col);
     }

@@ -64,6 +64,10 @@ struct KernelPlan {
   // Masked groups (ProblemSource::Masked): the batch's matrices are groups whose rows in use the
   // kernel reads from args.group_rows; a work unit past them computes nothing.
   bool masked = false;
+  // Contiguous groups (ProblemSource::Contiguous): the batch's matrices are groups of rows of one A
+  // and D, bounded by args.group_offsets; a unit's rows start at its group's first row and its
+  // store stops at the group's last (D's tensor map row-limited).
+  bool contiguous = false;
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)

@@ -83,6 +83,13 @@ StmtPtr for_loop(std::string v, ExprPtr begin, ExprPtr end, StmtPtr body, std::s
   return f;
 }
 
+StmtPtr search_loop(std::string v, ExprPtr begin, ExprPtr end, ExprPtr cond, StmtPtr body, std::string origin) {
+  auto f = std::make_shared<For>(*as<For>(for_loop(std::move(v), std::move(begin), std::move(end), std::move(body),
+                                                   std::move(origin))));
+  f->while_cond = std::move(cond);
+  return f;
+}
+
 StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body) {
   auto i = std::make_shared<If>();
   i->cond = std::move(cond);
@@ -240,7 +247,7 @@ class Dumper : public Visitor {
   void visit_Block(const Block& b) override { Visitor::visit_Block(b); }
   void visit_For(const For& f) override {
     line(std::string(f.unroll ? "unrolled " : f.rolled ? "rolled " : "") + "for " + f.var + " in [" + to_c(f.begin) + ", " + to_c(f.end) +
-         ") step " + to_c(f.step) +
+         ") step " + to_c(f.step) + (f.while_cond ? " while " + to_c(f.while_cond) : std::string()) +
          (f.dealt > 1 ? " dealt " + std::to_string(f.dealt) + "-way by " + f.dealt_by : std::string()) +
          (f.origin.empty() ? "" : "  // " + f.origin) +
          (f.kind == LoopKind::Other ? "" : std::string(" [") + loop_kind_name(f.kind) + "]"));

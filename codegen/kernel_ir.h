@@ -94,6 +94,9 @@ struct For : NodeOf<NodeKind::For> {
   // [begin, end) step `step`, i.e. from begin + dealt_by * step, step dealt * step.
   int dealt = 1;
   std::string dealt_by;
+  // A search: the loop also ends before the first trip where `while_cond` is false (nullptr:
+  // it runs to `end`).
+  ExprPtr while_cond;
 };
 struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
 // One elected lane of warp `warp` (of the block) runs `body` (elect.sync); the other
@@ -115,7 +118,9 @@ struct Assign : NodeOf<NodeKind::Assign> { std::string name; ExprPtr value; };
 // Abstract: bring operand tile (tile row `tile`, k tile `k_tile`) of batch matrix `batch`
 // (nullptr: the problem has one) into pipeline stage `stage`.
 // `k_first`: the k tile the loop's first iteration loads (split-K: this split's share), nullptr: 0.
-struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch, k_first; };
+// `first`: the tile's first row (of m or n) where it is not tile * the tile's extent (a contiguous
+// group's rows start at its offset); nullptr otherwise.
+struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch, k_first, first; };
 // Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
 // `to_fill`, until its readers released it so the producer may fill it again (`parity`:
 // which release).
@@ -135,7 +140,9 @@ struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // `split` (split-K; nullptr: none): which of the CTAs sharing the tile this one is.
 // split: which share of the k tiles this CTA reduced (nullptr without split-K); split_when: where
 // set, the tile is shared only when it is nonzero (split_k ... tail: the tiles of the last wave).
-struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split, split_when; };
+// `row0`: the tile's first row where it is not m_tile * tile_m, and `row_end` the row its store
+// stops before where it is not M (a contiguous group's); nullptr otherwise.
+struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split, split_when, row0, row_end; };
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
@@ -298,6 +305,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)
   ExprPtr warpgroup;              // which consumer warpgroup of the role this thread is in
   ExprPtr row0, col0;             // first element of the tile
+  ExprPtr row_end;                // unstaged: the row the stores stop before (nullptr: M)
   ExprPtr col_begin;              // first column of the tile this store covers (a subtile)
   int cols = 0;                   // columns it covers
   std::vector<EpilogueOp> ops;
@@ -413,6 +421,9 @@ StmtPtr make(Args&&... args) {
 }
 StmtPtr block(std::vector<StmtPtr> body);
 StmtPtr comment(std::string text);
+// for (var = begin; var < end && cond; ++var) body: a search that stops at the first trip where
+// `cond` (of var and what the body assigns) is false.
+StmtPtr search_loop(std::string var, ExprPtr begin, ExprPtr end, ExprPtr cond, StmtPtr body, std::string origin);
 StmtPtr for_loop(std::string var, ExprPtr begin, ExprPtr end, StmtPtr body, std::string origin = "",
                  bool unroll = false);
 StmtPtr if_then(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr);

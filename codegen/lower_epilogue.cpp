@@ -26,7 +26,8 @@ class LowerWrite : public Mutator {
     store->mma_m = sm90::kWgmmaM;
     store->warpgroup_rows = shape.blocks * sm90::kWgmmaM;
     store->warpgroup = consumer_band(p_);
-    store->row0 = w->m_tile * imm(p_.tile_m);
+    store->row0 = w->row0 ? w->row0 : w->m_tile * imm(p_.tile_m);
+    store->row_end = w->row_end;
     store->col0 = w->n_tile * imm(p_.tile_n);
     store->col_begin = imm(0);
     store->cols = p_.tile_n;
@@ -119,6 +120,7 @@ class LowerWrite : public Mutator {
       t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
       t->batch = tensor_map_batch(p_, rt::Operand::D, w.batch);
+      if (store->row_end) limit_rows(*t, store->row_end);
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
@@ -215,6 +217,15 @@ class LowerWrite : public Mutator {
     row = store.row0 + store.warpgroup * imm(st_.rows());
     col = store.col0 + store.col_begin + imm(int64_t(c) * st_.buffer.atom_cols());
   }
+  // A store that stops before row `row_end` (a contiguous group's last row + 1), through D's
+  // row-limited map: coordinates (col, box_rows - kept, first row + kept) write the box's first
+  // `kept` rows only, none when it starts at or past the end.
+  void limit_rows(TmaStore& t, const ExprPtr& row_end) const {
+    const ExprPtr box_rows = imm(st_.rows());
+    const ExprPtr kept = min(max(row_end - t.row, imm(0)), box_rows);
+    t.batch = t.row + kept;
+    t.row = box_rows - kept;
+  }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();
     b->id = imm(kStagingBarrier) + consumer();
@@ -234,6 +245,7 @@ Kernel lower_epilogue(Kernel k) {
   k.body = index_epilogue_stores(LowerWrite(p).mutate(k.body));
   if (p.tma_store) {
     k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::D, p.staging.buffer));
+    k.launch.tensor_maps.back().row_limited = p.contiguous;  // a group's store stops at its last row
   }
   if (p.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::C, p.staging.buffer));
   return k;

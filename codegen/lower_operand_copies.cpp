@@ -30,7 +30,7 @@ class LowerCopies : public Mutator {
     SmemRef dst{operand.buffer, l->stage * imm(layout.bytes())};
     // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
     ExprPtr k_tile = l->k_first ? l->k_first + l->k_tile : l->k_tile;
-    ExprPtr mn0 = l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
+    ExprPtr mn0 = l->first ? l->first : l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
     ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
       BarrierRef bar{Barrier::Full, l->stage};

@@ -171,10 +171,11 @@ rt::MatrixLayouts launch_layouts(const Definition& def) {
   if (b.ld == 0 && l.b_mn_major && n) l.ldb = 0;
   if (d.ld == 0 && (d_rows_span_m ? m : n)) l.ldd = 0;
   if (c.ld == 0 && (d_rows_span_m ? m : n)) l.ldc = 0;
-  if (a.batch_stride < 0 && m) l.stride_a = -1;
-  if (b.batch_stride < 0 && n) l.stride_b = -1;
-  if (c.batch_stride < 0) l.stride_c = -1;
-  if (d.batch_stride < 0) l.stride_d = -1;
+  // (A stride of 0 stays: one matrix for every batch, as contiguous groups share A, C and D.)
+  if (a.batch_stride < 0 && m && l.stride_a != 0) l.stride_a = -1;
+  if (b.batch_stride < 0 && n && l.stride_b != 0) l.stride_b = -1;
+  if (c.batch_stride < 0 && l.stride_c != 0) l.stride_c = -1;
+  if (d.batch_stride < 0 && l.stride_d != 0) l.stride_d = -1;
   return l;
 }
 
@@ -261,6 +262,13 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.masked && def.swapped())
     not_lowered("masked groups in the swapped orientation (the rows in use would be the kernel's columns)");
   if (p.masked && s.split_k_tail()) not_lowered("masked groups with split_k ... tail");
+  p.contiguous = def.problem_source() == ProblemSource::Contiguous;
+  if (p.contiguous && def.swapped())
+    not_lowered("contiguous groups in the swapped orientation (the groups' rows would be the kernel's columns)");
+  if (p.contiguous && s.split_k_tail()) not_lowered("contiguous groups with split_k ... tail");
+  if (p.contiguous && !s.persistence())
+    not_lowered("contiguous groups on a grid of tiles (the units' count follows the groups' offsets; persist the "
+                "tile loop)");
   p.tile_m = static_cast<int>(dom.tile_extent(Root::M));
   p.tile_n = static_cast<int>(dom.tile_extent(Root::N));
   p.tile_k = static_cast<int>(dom.tile_extent(Root::K));
@@ -371,8 +379,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
   plan_cluster(s, p);
-  if (p.masked && p.multicast_b && p.cluster_size > 1)
-    not_lowered("masked groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
+  if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
+    not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
                 "split; multicast A pairs n tiles)");
   if (p.split_k_tail && p.cluster_size > 1) not_lowered("split_k tail with a cluster");
   plan_pipeline(p);
@@ -423,6 +431,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // The swapped orientation (D^T = B * A^T) is an ordinary kernel; its launches exchange the operands.
   k.launch.swapped = s.definition().swapped();
   k.launch.masked = p.masked;
+  k.launch.contiguous = p.contiguous;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

@@ -134,6 +134,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   if (auto c = s.cluster_dims()) r.cluster = *c;
   r.cluster_size = r.cluster.x * r.cluster.y * r.cluster.z;
   const int64_t batches = r.grid.batches = def.batch();  // each matrix of a batch has its own tiles
+  r.grid.source = def.problem_source();
   const int64_t splits = r.grid.splits = s.split_k_of();  // and split-K gives each tile to `splits` CTAs
   r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches * splits;
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
@@ -241,7 +242,11 @@ std::string ResourceSummary::to_string() const {
          << "neighbouring tiles (they load zeros for their peers' multicast and store nothing)";
   } else
     os << ", one per tile (" << grid.tiles << " tiles)";
-  if (grid.batches > 1) os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
+  if (grid.batches > 1 && grid.source != ProblemSource::Dense)
+    os << "; " << grid.batches << " " << problem_source_name(grid.source)
+       << " groups, whose tiles in use a persistent loop walks (the count above bounds them)";
+  else if (grid.batches > 1)
+    os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
   if (grid.splits > 1 && grid.whole_wave_tiles >= 0)
     os << "; split-K on the last wave: " << grid.whole_wave_tiles << " tiles in whole waves run all of K, each later "
        << "tile is shared by " << grid.splits << " CTAs, each a share of the k tiles";

@@ -59,6 +59,7 @@ struct GridShape {
   int64_t tiles = 1;  // output tiles (M tiles x N tiles x batches); persistent: the tiles the loop walks
   int64_t overhang_tiles = 0;  // of those, past D's edge: multicast groups rounded up (paired_tile_grid)
   int64_t batches = 1;  // matrices of a batched problem
+  ProblemSource source = ProblemSource::Dense;  // groups (masked, contiguous): the batch's matrices are groups
   int64_t splits = 1;   // split-K: CTAs per output tile
   int64_t whole_wave_tiles = -1;  // split_k ... tail: the tiles of whole waves, which are not split
   int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)

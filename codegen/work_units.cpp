@@ -251,14 +251,15 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
   std::map<std::string, ExprPtr> extents = axis_extents(s.domain(), p);
-  // Masked groups under a persistent loop: the loop walks the groups' m tiles in use only, one
-  // after another (masked_tiles of them, a kernel let summing the array), as one virtual matrix
-  // whose m tile a unit maps back to its group (unit()): no unit is skipped, so the units in use
-  // spread evenly over the grid however the groups are filled.
-  walk_groups_ = p.masked && tile_axis_;
+  // Groups under a persistent loop (masked, contiguous): the loop walks the groups' m tiles in use
+  // only, one group after another (walk_tiles of them, a kernel let summing the array), as one
+  // virtual matrix whose m tile a unit maps back to its group (unit()): no unit is skipped, so
+  // the units spread evenly over the grid however the groups are filled.
+  walk_groups_ = (p.masked || p.contiguous) && tile_axis_;
+  GG_INTERNAL_CHECK(!p.contiguous || walk_groups_, "contiguous groups need the persistent walk (plan_kernel refuses)");
   if (walk_groups_)
     for (const Relation& r : s.domain().relations())
-      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("masked_tiles");
+      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("walk_tiles");
   const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_,
                                               walk_groups_ ? 1 : p.layouts.batch, tail_ ? 1 : p.split_k,
                                               tail_ ? "work_tile" : "tile");
@@ -291,11 +292,16 @@ ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : all_tiles() *
 std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   std::vector<StmtPtr> lets;
   if (walk_groups_) {
-    lets.push_back(comment("masked groups: the loop walks the m tiles in use of every group, one group after another"));
-    lets.push_back(mutable_let("masked_tiles", imm(0)));
+    lets.push_back(comment(group_kind() + " groups: the loop walks the m tiles in use of every group, one group after "
+                           "another"));
+    lets.push_back(mutable_let("walk_tiles", imm(0)));
     lets.push_back(for_loop("scan", imm(0), imm(p_.layouts.batch),
-                            assign("masked_tiles", var("masked_tiles") + group_tiles(var("scan"))),
-                            "the m tiles in use of every masked group"));
+                            assign("walk_tiles", var("walk_tiles") + group_tiles(var("scan"))),
+                            "the m tiles in use of every group"));
+    // The search cursor: the group of this thread's last unit and the walk's first m tile of it.
+    // A thread's units mostly move forward through the walk, so each search starts there.
+    lets.push_back(mutable_let("unit_group", imm(0)));
+    lets.push_back(mutable_let("group_first", imm(0)));
   }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p_.multicast_a || p_.multicast_b) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
@@ -324,20 +330,31 @@ WorkUnitExprs WorkUnits::unit() const {
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
   if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : masked_ ? "k_tiles_each" : "k_tiles");
   if (walk_groups_) {
-    // The unit's virtual m tile back to its group and the group's own m tile: past the groups
-    // before it (an empty group is passed over).
-    auto step = block({assign("masked_first", var("masked_first") + group_tiles(var("scan"))),
-                       assign("masked_group", var("scan") + imm(1))});
-    u.lets = {comment("masked groups: the group of this unit's m tile, and its first tile in the walk"),
-              let("virtual_m", grid_unit_.m_tile), mutable_let("masked_group", imm(0)),
-              mutable_let("masked_first", imm(0)),
-              for_loop("scan", imm(0), imm(p_.layouts.batch),
-                       if_then(var("masked_group") == var("scan") &&
-                                   var("virtual_m") >= var("masked_first") + group_tiles(var("scan")),
-                               step),
-                       "the groups before this unit's")};
-    u.m_tile = var("virtual_m") - var("masked_first");
-    u.batch = var("masked_group");
+    // The unit's virtual m tile back to its group and the group's own m tile: from the cursor,
+    // back over the groups past it (a tile order may revisit earlier m tiles), then forward over
+    // the groups before it (an empty group is passed over).
+    const ExprPtr groups = imm(p_.layouts.batch);
+    auto back = block({assign("unit_group", var("unit_group") - imm(1)),
+                       assign("group_first", var("group_first") - group_tiles(var("unit_group")))});
+    auto forward = block({assign("group_first", var("group_first") + group_tiles(var("scan"))),
+                          assign("unit_group", var("scan") + imm(1))});
+    u.lets = {comment(group_kind() + " groups: the group of this unit's m tile, and its first tile in the walk"),
+              let("virtual_m", grid_unit_.m_tile),
+              search_loop("back", imm(0), groups, var("virtual_m") < var("group_first"), back,
+                          "back to the group this unit's m tile is in or after"),
+              search_loop("scan", var("unit_group"), groups,
+                          var("virtual_m") >= var("group_first") + group_tiles(var("scan")), forward,
+                          "forward past the groups before this unit's")};
+    u.m_tile = var("virtual_m") - var("group_first");
+    u.batch = var("unit_group");
+    if (p_.contiguous) {
+      // The group's rows of A and D: the unit's tile starts at the group's first row and its
+      // store stops at the group's last.
+      u.lets.push_back(let("group_row0", group_row(var("unit_group"), false)));
+      u.lets.push_back(let("group_end", group_row(var("unit_group"), true)));
+      u.m_first = var("group_row0") + var("m_tile") * imm(p_.tile_m);
+      u.row_end = var("group_end");
+    }
   }
   if (masked_) {
     // A masked group's tile past its rows in use computes nothing and runs no k tiles, so the
@@ -370,10 +387,22 @@ ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
 }
 
 ExprPtr WorkUnits::group_tiles(const ExprPtr& group) const {
+  if (p_.contiguous) return ceil_div(group_row(group, true) - group_row(group, false), imm(p_.tile_m));
   // A count past M reads as M, a negative one as 0 (the documented behaviour of a bad array).
   const ExprPtr rows = load("args.group_rows", group);
   return ceil_div(min((rows >= imm(0)) * rows, narrow(var("args.m"))), imm(p_.tile_m));
 }
+
+ExprPtr WorkUnits::group_row(const ExprPtr& group, bool end) const {
+  // An offset outside 0..M reads as the nearer end, and a group whose end comes before its start
+  // is empty (the documented behaviour of a bad array): no group reaches past D or before its own start.
+  const ExprPtr rows = narrow(var("args.m"));
+  const auto clamp = [&](const ExprPtr& at, const ExprPtr& lo) { return min(max(at, lo), rows); };
+  const ExprPtr start = clamp(load("args.group_offsets", group), imm(0));
+  return end ? clamp(load("args.group_offsets", group + imm(1)), start) : start;
+}
+
+std::string WorkUnits::group_kind() const { return p_.contiguous ? "contiguous" : "masked"; }
 
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {
   const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile);
@@ -400,7 +429,7 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (masked_ ? ", each matrix a masked group: a tile past its group's rows in use is skipped" : "") +
-         (walk_groups_ ? ", the masked groups' m tiles in use only, one group after another" : "") +
+         (walk_groups_ ? ", the " + group_kind() + " groups' m tiles in use only, one group after another" : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +
@@ -421,6 +450,8 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
+  for (int64_t g = 0; p.contiguous && g <= p.layouts.batch; ++g)  // contiguous groups of equal rows
+    vars[element_name("args.group_offsets", g)] = g * (m ? m : p.m) / p.layouts.batch;
   // The lets run as the kernel runs them: values, and the loops and branches over a masked
   // problem's group array (the walk's sums and searches) with the assignments they make.
   std::function<void(const StmtPtr&)> run = [&](const StmtPtr& stmt) {
@@ -433,7 +464,10 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
       run(evaluate(i->cond, vars) ? i->then_body : i->else_body);
     } else if (auto f = as<For>(stmt)) {
       const int64_t end = evaluate(f->end, vars), step = evaluate(f->step, vars);
-      for (vars[f->var] = evaluate(f->begin, vars); vars[f->var] < end; vars[f->var] += step) run(f->body);
+      for (vars[f->var] = evaluate(f->begin, vars); vars[f->var] < end; vars[f->var] += step) {
+        if (f->while_cond && !evaluate(f->while_cond, vars)) break;
+        run(f->body);
+      }
     }
   };
   const auto bind = [&](const std::vector<StmtPtr>& lets) {

@@ -30,6 +30,10 @@ struct WorkUnitExprs {
   // 1 when the unit computes, 0 when it is skipped whole (a masked group's tile past its rows in
   // use: no loads, no MMAs, no store, no k tiles through the pipeline); imm(1) when none is.
   kir::ExprPtr computes = kir::imm(1);
+  // Contiguous groups: the unit's first row of A and D (its group's first row plus the rows of the
+  // m_tile the loop binds), and the row its store stops before (its group's end); nullptr:
+  // m_tile * tile_m, and M.
+  kir::ExprPtr m_first, row_end;
 };
 
 class WorkUnits {
@@ -62,9 +66,13 @@ class WorkUnits {
   const Axis* tile_axis_ = nullptr;
   bool tail_ = false;
   bool masked_ = false;       // a grid of tiles over masked groups: units past a group's rows skip
-  bool walk_groups_ = false;  // a persistent loop over masked groups: it walks their tiles in use only
-  // The m tiles in use of masked group `group` (its rows, at most M, in tiles).
+  bool walk_groups_ = false;  // a persistent loop over groups: it walks their tiles in use only
+  // The m tiles in use of group `group` (masked: its rows, at most M; contiguous: its rows between
+  // its offsets), in tiles.
   kir::ExprPtr group_tiles(const kir::ExprPtr& group) const;
+  // Contiguous: group `group`'s first row of A and D, or (`end`) the row after its last.
+  kir::ExprPtr group_row(const kir::ExprPtr& group, bool end) const;
+  std::string group_kind() const;  // "masked", "contiguous"
   // masked: whether the unit of index `tile` computes (its m tile starts inside its group's rows)
   kir::ExprPtr in_group(const kir::ExprPtr& tile) const;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles

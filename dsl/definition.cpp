@@ -303,6 +303,9 @@ std::string Definition::to_string() const {
   if (batch_ > 1) os << "batch " << batch_ << "\n";
   if (source_ == ProblemSource::Masked)
     os << "masked groups: " << batch_ << " of at most " << m() << " rows each, the rows in use read at run time\n";
+  if (source_ == ProblemSource::Contiguous)
+    os << "contiguous groups: " << batch_ << " sharing A's and D's " << m()
+       << " rows, each group's first and last row read at run time, each times its own B\n";
   if (runtime_m_ || runtime_n_)
     os << "read at run time:" << (runtime_m_ ? " M" : "") << (runtime_n_ ? " N" : "") << " (planned for M=" << m()
        << " N=" << n() << ")\n";
@@ -353,7 +356,14 @@ ProblemLayout problem_layout(const Definition& def) {
   return l;
 }
 
-std::string_view problem_source_name(ProblemSource s) { return s == ProblemSource::Masked ? "masked" : "dense"; }
+std::string_view problem_source_name(ProblemSource s) {
+  switch (s) {
+    case ProblemSource::Masked: return "masked";
+    case ProblemSource::Contiguous: return "contiguous";
+    case ProblemSource::Dense: break;
+  }
+  return "dense";
+}
 
 std::string compiled_dims_text(const ProblemLayout& l) {
   return std::string(l.runtime_m ? "" : "m") + (l.runtime_n ? "" : "n") + "k";
@@ -480,6 +490,9 @@ int64_t stored_rows(const Definition& def, const Node& n) {
 int64_t leading_dim(const Definition& def, const Node& n) { return n.ld > 0 ? n.ld : row_elems(def, n); }
 
 int64_t batch_stride(const Definition& def, const Node& n) {
+  // Contiguous groups share one A, C and D (their rows), each with its own B.
+  if (def.problem_source() == ProblemSource::Contiguous && n.shape.size() == 2)
+    if (const Node* acc = def.find("acc"); acc && n.id != acc->operands[1]) return 0;
   return n.batch_stride >= 0 ? n.batch_stride : leading_dim(def, n) * stored_rows(def, n);
 }
 

@@ -20,8 +20,12 @@ enum class Layout { KMajor, MNMajor };
 // Masked (grouped, DeepGEMM's m_grouped_..._masked, MoE decode): the batch's matrices are groups,
 // A[G, M_max, K] and D[G, M_max, N], of which group g uses its first masked_m[g] rows, read from a
 // device array at run time; a tile past them does no loads, no MMAs and no store.
-enum class ProblemSource { Dense, Masked };
-std::string_view problem_source_name(ProblemSource s);  // "dense", "masked"
+// Contiguous (grouped, DeepGEMM's m_grouped_..._contiguous, MoE forward): the batch's matrices
+// are groups of rows of one A[M, K] and one D[M, N] (C likewise), group g the rows
+// [offsets[g], offsets[g+1]) of a device array read at run time, times its own B[g] [N, K]; a
+// tile of a group stores only the group's rows.
+enum class ProblemSource { Dense, Masked, Contiguous };
+std::string_view problem_source_name(ProblemSource s);  // "dense", "masked", "contiguous"
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 
@@ -209,7 +213,8 @@ struct ProblemLayout {
   // The sizes the kernel reads at run time (Definition::set_runtime_sizes); the rest are compiled.
   // By default M: a serving loop's new M at every step launches the same kernel.
   bool runtime_m = true, runtime_n = false;
-  ProblemSource source = ProblemSource::Dense;  // masked: `batch` groups of at most M rows each
+  // masked: `batch` groups of at most M rows each; contiguous: `batch` groups sharing M rows
+  ProblemSource source = ProblemSource::Dense;
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.

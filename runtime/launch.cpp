@@ -206,6 +206,10 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
     throw CudaError(describe() + ": the kernel computes masked groups and needs each group's rows in use "
                     "(GemmProblem::group_rows, device memory)");
   args.group_rows = problem.group_rows;
+  if (spec_.contiguous && problem.group_offsets == nullptr)
+    throw CudaError(describe() + ": the kernel computes contiguous groups and needs their row offsets "
+                    "(GemmProblem::group_offsets, device memory, batch + 1 ints)");
+  args.group_offsets = problem.group_offsets;
   reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {

@@ -29,6 +29,9 @@ struct GemmProblem {
   // Masked groups (LaunchSpec::masked): device memory, one int per matrix of the batch, each group's
   // rows in use (0..M); the kernel reads it at run time.
   const int* group_rows = nullptr;
+  // Contiguous groups (LaunchSpec::contiguous): device memory, batch + 1 ints, group g's rows of A,
+  // C and D being [group_offsets[g], group_offsets[g + 1]); the kernel reads it at run time.
+  const int* group_offsets = nullptr;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

@@ -32,6 +32,10 @@ struct TensorMapSpec {
   uint32_t box_rows = 0, box_cols = 0;
   Swizzle swizzle = Swizzle::B128;
   bool transposed = false;
+  // Stores stop at a row the kernel names per box (contiguous groups' D): encoded with a second
+  // row dimension, coordinates (col, box_rows - rows kept, first row + rows kept) over a base
+  // box_rows rows before the matrix, so the box's rows past those kept fall outside the map.
+  bool row_limited = false;
 };
 
 // How the problem's matrices lie in memory. Logical A is [M,K], B [N,K], C and D [M,N]; a
@@ -111,6 +115,9 @@ struct LaunchSpec {
   // Masked groups: the kernel reads each group's rows in use from GgGemmArgs::group_rows, which a
   // launch must pass (one int per matrix of the batch, each at most M).
   bool masked = false;
+  // Contiguous groups: the kernel reads the groups' row offsets from GgGemmArgs::group_offsets,
+  // which a launch must pass (batch + 1 ints, nondecreasing, from 0..M).
+  bool contiguous = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

@@ -71,6 +71,7 @@ std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base)
     return "its row pitch (" + std::to_string(row_pitch) + " bytes) is not a multiple of 16";
   }
   if (spec.row_stride != 0 && spec.row_stride < spec.cols) return "its row stride is shorter than a row";
+  if (spec.row_limited && (spec.batches > 1 || spec.transposed)) return "a row-limited map is one row-major matrix";
   if (spec.batches > 1 && (spec.batch_stride * elem) % 16 != 0) {
     return "its batch stride (" + std::to_string(spec.batch_stride * elem) + " bytes) is not a multiple of 16";
   }
@@ -94,7 +95,12 @@ TiledMapArgs tiled_map_args(const TensorMapSpec& spec) {
   a.global_strides[0] = (spec.row_stride ? spec.row_stride : spec.cols) * elem;  // bytes between rows
   a.box_dims[0] = spec.box_cols;
   a.box_dims[1] = spec.box_rows;
-  if (spec.batches > 1) {
+  if (spec.row_limited) {  // rows [box_rows - kept, box_rows) of dimension 1, offset by dimension 2
+    a.rank = 3;
+    a.global_dims[1] = spec.box_rows;
+    a.global_dims[2] = spec.rows + spec.box_rows;
+    a.global_strides[1] = a.global_strides[0];
+  } else if (spec.batches > 1) {
     a.rank = 3;
     a.global_dims[2] = spec.batches;
     a.global_strides[1] = spec.batch_stride * elem;
@@ -108,6 +114,9 @@ GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base) {
     throw CudaError("cannot encode " + describe(spec) + ": " + problem);
   }
   TiledMapArgs a = tiled_map_args(spec);
+  // A row-limited map starts box_rows rows before the matrix (its second row dimension's
+  // coordinate is the first row plus the rows kept); the hardware addresses only elements inside.
+  if (spec.row_limited) base = static_cast<const char*>(base) - uint64_t{spec.box_rows} * a.global_strides[0];
   CUtensorMap map;
   const CUresult status = driver_api().tensor_map_encode_tiled(
       &map, a.data_type, a.rank, const_cast<void*>(base), a.global_dims, a.global_strides, a.box_dims, a.element_strides,

@@ -32,7 +32,8 @@ struct TiledMapArgs {
 TiledMapArgs tiled_map_args(const TensorMapSpec& spec);
 
 // Tiled map over the stored matrices at `base` (cols contiguous): elements outside a matrix read
-// as zero and are not written. Throws CudaError.
+// as zero and are not written; a row-limited map (TensorMapSpec::row_limited) is encoded over a
+// base box_rows rows before `base`. Throws CudaError.
 GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base);
 
 }  // namespace gg::rt

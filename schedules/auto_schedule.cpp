@@ -48,6 +48,17 @@ double dram_seconds(const Definition& def) {
   return bytes / Rates{}.dram_bytes_per_s;
 }
 
+// The problem's m tiles per matrix: contiguous groups add each group's ragged last tile (half a
+// tile each, expected) to M's.
+int64_t m_tiles_of(const Definition& def, int64_t tile_m) {
+  const int64_t tiles = ceil_div(def.m(), tile_m);
+  return def.problem_source() == ProblemSource::Contiguous ? tiles + def.batch() / 2 : tiles;
+}
+// The matrices whose tiles a kernel computes: contiguous groups share one A and D.
+int64_t matrices_of(const Definition& def) {
+  return def.problem_source() == ProblemSource::Contiguous ? 1 : def.batch();
+}
+
 // Waves of `tiles` on the persistent CTAs: every SM, in whole clusters (fewer CTAs than that when
 // there are fewer tiles).
 int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
@@ -68,7 +79,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring tiles, so an odd
   // count rounds up (the extra tile loads zeros and stores nothing, but still takes its turn).
   const int64_t tiles =
-      paired_tile_grid(ceil_div(m, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() * def.batch();
+      paired_tile_grid(m_tiles_of(def, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() *
+      matrices_of(def);
   p.tiles = tiles * p.split_k;
   const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
   // split_tail: the units are the whole waves' tiles, then the rest once per split
@@ -204,7 +216,7 @@ double order_operand_bytes(const Definition& def, const DeviceLimits& limits, co
     rows += double(std::min(m_tiles * p.tile_m, def.m()) + std::min(n_tiles * p.tile_n, def.n()));
   }
   return rows * double(waves) / double(sampled) * double(def.k()) * dtype_bytes(def.input_dtype()) *
-         double(def.batch());
+         double(matrices_of(def));
 }
 
 void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
@@ -269,9 +281,10 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         p.tile_k = atom_k * atoms;
         p.consumers = tile_m >= 128 ? 2 : 1;
         // 256-row tiles pair n tiles and share A, the larger operand tile; the others pair m tiles.
-        // Masked groups skip m tiles per group, so a cluster may only pair n tiles (share A).
-        p.multicast_a = tile_m > tile_n || def.problem_source() == ProblemSource::Masked;
-        const int64_t m_tiles = ceil_div(def.m(), tile_m), n_tiles = ceil_div(def.n(), tile_n);
+        // Groups (masked, contiguous) begin at their own m tiles, so a cluster may only pair n tiles
+        // (share A).
+        p.multicast_a = tile_m > tile_n || def.problem_source() != ProblemSource::Dense;
+        const int64_t m_tiles = m_tiles_of(def, tile_m), n_tiles = ceil_div(def.n(), tile_n);
         const int64_t paired = p.multicast_a ? n_tiles : m_tiles;
         // An odd count of the paired tiles pads the last cluster with a tile past M (or N): worth it
         // from 5 tiles on (a sixth more tiles at most) unless the padding adds a wave. On an H100,
@@ -279,8 +292,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         // 8000x6000x520 (63 m tiles) 1.20x padded against 0.88x without multicast; 4097x4095x4096
         // (33 x 16 tiles, 4 waves; padded, 5) ran 537 TFLOP/s in 128x256 tiles without multicast
         // and 497 in the 128x224 padded ones the model then preferred.
-        const int64_t unpaired_tiles = m_tiles * n_tiles * def.batch();
-        const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, !p.multicast_a).tiles() * def.batch();
+        const int64_t unpaired_tiles = m_tiles * n_tiles * matrices_of(def);
+        const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, !p.multicast_a).tiles() * matrices_of(def);
         const bool padding_fits = paired >= 5 && waves_of(padded, limits, 2) == waves_of(unpaired_tiles, limits, 2);
         p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_fits) ? 2 : 1;
         p.subtile_cols = staged ? n_step : 0;
@@ -312,7 +325,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     const std::vector<AutoParams> unsplit = out;
     const double best_unsplit_predicted = least(&AutoParams::predicted_us);
     const auto tiles_of = [&](const AutoParams& p) {
-      return ceil_div(def.m(), p.tile_m) * ceil_div(def.n(), p.tile_n) * def.batch();
+      return m_tiles_of(def, p.tile_m) * ceil_div(def.n(), p.tile_n) * matrices_of(def);
     };
     // `p` split `counts` ways, without a cluster; every split keeps 4 k tiles.
     const auto add_splits = [&](const AutoParams& p, std::initializer_list<int> counts, bool tail) {
@@ -343,7 +356,9 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     const size_t before_tail = out.size();
     for (const AutoParams& p : unsplit) {
       const int64_t tiles = tiles_of(p), last_wave = tiles % limits.sms;
-      if (!p.ping_pong && tiles >= limits.sms && last_wave > 0 && 4 * last_wave <= 3 * limits.sms)
+      // (Not for groups: their units are walked, not split on the last wave.)
+      if (def.problem_source() == ProblemSource::Dense && !p.ping_pong && tiles >= limits.sms && last_wave > 0 &&
+          4 * last_wave <= 3 * limits.sms)
         add_splits(p, {2, 3, 4, 6, 8, 12, 16}, true);
     }
     out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(before_tail), out.end(),

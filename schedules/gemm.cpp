@@ -109,8 +109,8 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   const DeviceLimits limits = limits_for(o.target);
   const Definition swapped_def = gemm_definition(m, n, k, o, true);
   plan.straight_best = best_auto(plan.def, limits, &plan.auto_refusal);
-  // Masked groups mask rows of A: the swapped orientation (A's rows the kernel's columns) has none.
-  if (o.layout.source != ProblemSource::Masked) plan.swapped_best = best_auto(swapped_def, limits, nullptr);
+  // Groups are rows of A: the swapped orientation (A's rows the kernel's columns) has none.
+  if (o.layout.source == ProblemSource::Dense) plan.swapped_best = best_auto(swapped_def, limits, nullptr);
   if (prefer_swapped(plan.straight_best, plan.swapped_best)) {
     plan.def = swapped_def;
     plan.source = PlanSource::Auto;
@@ -255,6 +255,25 @@ void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, i
   const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? std::min(expected_m, m_max) : m_max, n, k, o);
   rt::GemmProblem problem = caller_problem(kernel, a, b, d, m_max, n, k, o);
   problem.group_rows = group_rows;
+  kernel.launch(problem, o.stream);
+}
+
+void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
+                     int64_t n, int64_t k, const GemmOptions& options) {
+  if (groups < 1 || m < 1)
+    throw_user_error("bad-group-rows", "gemm_contiguous: " + std::to_string(groups) + " groups sharing " +
+                                           std::to_string(m) + " rows; legal is at least one group and one row");
+  if (group_offsets == nullptr)
+    throw_user_error("bad-group-rows", "gemm_contiguous: group_offsets is null; it holds the groups' row offsets "
+                                       "(device memory, groups + 1 ints)");
+  GemmOptions o = options;
+  o.layout = ProblemLayout{};
+  o.layout.batch = groups;
+  o.layout.source = ProblemSource::Contiguous;
+  o.layout.runtime_m = true;
+  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
+  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
+  problem.group_offsets = group_offsets;
   kernel.launch(problem, o.stream);
 }
 

@@ -97,4 +97,16 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
 void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
                  int64_t n, int64_t k, const GemmOptions& options = {}, int64_t expected_m = 0);
 
+// Contiguous grouped GEMM (DeepGEMM's m_grouped_gemm_nt_contiguous, MoE forward): for each of
+// `groups` groups g, D[o_g:o_{g+1}, :] = alpha * A[o_g:o_{g+1}, :] * B[g]^T with A [m, K] and D
+// [m, N] dense row-major (the tokens of every expert, one expert after another), B [groups, N, K]
+// dense, and o = group_offsets (device memory, groups + 1 nondecreasing ints in 0..m) read by
+// the kernel at run time, so any group may hold any number of rows (0 included) and a CUDA graph
+// can replay it as the offsets change. Each group's rows are stored exactly: a tile's rows past
+// its group are not written, nor are D's rows outside [o_0, o_groups). On the device an offset
+// outside 0..m reads as the nearer end and a group ending before its start is empty. One kernel
+// serves every m (M is read at run time).
+void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
+                     int64_t n, int64_t k, const GemmOptions& options = {});
+
 }  // namespace gg

@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,race]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,race]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -170,6 +170,30 @@ if has masked; then
       --schedule auto --m 256 --n 512 --k 512 --batch 6 --group-m 0,1,127,128,129,256 >"${TMPDIR:-/tmp}/san.txt" 2>&1
     echo "sanitize masked $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
   done 2>&1 | tee -a "$OUT/masked.log"
+fi
+
+if has contiguous; then
+  timeout 420 "$BIN/test_gpu" -tc="contiguous*,gg::gemm_contiguous*" >"$OUT/contiguous_tests.log" 2>&1
+  grep -v ": ok$" "$OUT/contiguous_tests.log" | tail -30 | tee "$OUT/contiguous.log"
+  # DeepSeek-V3 expert shapes: 4 x 8192 and 8 x 4096 rows, and 64 random groups summing to 16384,
+  # against a loop of cuBLAS calls (one per group) in the same process
+  for nk in "4096 7168" "7168 2048"; do
+    set -- $nk
+    n=$1 k=$2
+    for spec in "4 32768 even" "8 32768 even" "64 16384 random:7" "64 16384 random:8"; do
+      set -- $spec
+      g=$1 m=$2 fill=$3
+      groups=$([ $fill = even ] && echo "" || echo "--group-m $fill")
+      line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $m --n $n --k $k --batch $g --source contiguous $groups --bench --reps 30 --json 2>&1 | tail -1)
+      echo "contiguous ${g}x$m $fill N=$n K=$k $line"
+    done
+  done 2>&1 | tee -a "$OUT/contiguous.log" | cut -c1-400
+  for tool in memcheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
+      --schedule auto --m 700 --n 512 --k 512 --batch 6 --source contiguous --group-m 0,1,127,128,129,300 >"${TMPDIR:-/tmp}/san.txt" 2>&1
+    echo "sanitize contiguous $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+  done 2>&1 | tee -a "$OUT/contiguous.log"
+  [ -f scripts/grouped_baselines.py ] && timeout 300 python3 scripts/grouped_baselines.py 2>&1 | tee -a "$OUT/contiguous.log"
 fi
 
 if has race; then

@@ -131,6 +131,24 @@ class Simulator {
     return b < static_cast<int64_t>(o_.group_rows.size()) ? o_.group_rows[static_cast<size_t>(b)] : m_;
   }
 
+  // Contiguous groups: offset `g` of the batch + 1 (SimulateOptions::group_offsets; M split
+  // evenly when not given).
+  int64_t group_offset(int64_t g) const {
+    if (g < static_cast<int64_t>(o_.group_offsets.size())) return o_.group_offsets[static_cast<size_t>(g)];
+    return g * m_ / p_.layouts.batch;
+  }
+  // Contiguous groups: the group whose rows of D hold row `i`, as the kernel reads the offsets
+  // (clamped to 0..M, a group ending before its start empty); -1 for a row in no group.
+  std::vector<int64_t> row_groups() const {
+    std::vector<int64_t> group(static_cast<size_t>(m_), -1);
+    for (int64_t g = 0; g < p_.layouts.batch; ++g) {
+      const int64_t start = std::clamp<int64_t>(group_offset(g), 0, m_);
+      const int64_t end = std::clamp<int64_t>(group_offset(g + 1), start, m_);
+      for (int64_t i = start; i < end; ++i) group[static_cast<size_t>(i)] = g;
+    }
+    return group;
+  }
+
   // ---- setup
   void make_tensors() {
     const gg::Node& mm = def_.matmul_node();
@@ -232,6 +250,8 @@ class Simulator {
                          {"args.stride_c", layouts_.stride_c}, {"args.stride_d", layouts_.stride_d}};
             for (int64_t b = 0; p_.masked && b < p_.layouts.batch; ++b)
               warp.vars[kir::element_name("args.group_rows", b)] = group_rows(b);
+            for (int64_t g = 0; p_.contiguous && g <= p_.layouts.batch; ++g)
+              warp.vars[kir::element_name("args.group_offsets", g)] = group_offset(g);
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -336,10 +356,18 @@ class Simulator {
       check_cta_exit(w.cta);
     }
   }
-  int64_t eval(const Warp& w, const ExprPtr& e) { return evaluate(e, w.vars); }
+  int64_t eval(const Warp& w, const ExprPtr& e) {
+    try {
+      return evaluate(e, w.vars);
+    } catch (const kir::UnboundElement& element) {
+      error("warp " + std::to_string(w.index) + " reads " + element.what() + ", past the end of the device array");
+      return 0;
+    }
+  }
   // The matrix a TMA box of map `m` addresses: its third coordinate, 0 for a 2-D map.
   int64_t map_batch(const Warp& w, const rt::TensorMapSpec& m, const ExprPtr& batch, const char* what) {
     if (!batch) return 0;
+    if (m.row_limited) return eval(w, batch);  // the row offset of a row-limited map (finish_store)
     const int64_t b = eval(w, batch);
     if (m.batches < 2 || b < 0 || b >= int64_t(m.batches)) {
       error(std::string(what) + " of " + tensor_map_field(m.operand) + " addresses matrix " + std::to_string(b) +
@@ -387,8 +415,8 @@ class Simulator {
         } else {
           f.value += f.step;
         }
-        if (f.value < f.end) {
-          w.vars[loop.var] = f.value;
+        if (f.value < f.end) w.vars[loop.var] = f.value;
+        if (f.value < f.end && (!loop.while_cond || eval(w, loop.while_cond))) {
           push(w, loop.body.get());
         } else {
           pop(w);
@@ -790,11 +818,28 @@ class Simulator {
     SharedMemory& s = ctas_[static_cast<size_t>(st.cta)].smem;
     for (int64_t r = 0; r < m.box_rows; ++r)
       for (int64_t c = 0; c < m.box_cols; ++c) {
-        if (st.row + r < 0 || st.col + c < 0 || st.row + r >= int64_t(m.rows) || st.col + c >= int64_t(m.cols))
+        int64_t row = st.row + r, batch = st.batch;
+        if (m.row_limited) {
+          // Dimension 1 (box_rows long) clips the rows past those kept; dimension 2 offsets them,
+          // over a base box_rows rows before D's first.
+          const int64_t rows_2 = int64_t(m.rows) + int64_t(m.box_rows);
+          if (row < 0 || row >= int64_t(m.box_rows) || st.batch < 0 || st.batch >= rows_2 || st.col + c < 0 ||
+              st.col + c >= int64_t(m.cols))
+            continue;
+          row += st.batch - int64_t(m.box_rows);
+          batch = 0;
+          if (row < 0 || row >= int64_t(m.rows)) {
+            error("a row-limited TMA store of " + tensor_map_field(m.operand) + " writes row " + std::to_string(row) +
+                  ", outside D's " + std::to_string(m.rows) + " rows (coordinates " + std::to_string(st.row) + ", " +
+                  std::to_string(st.batch) + ")");
+            return;
+          }
+        } else if (row < 0 || st.col + c < 0 || row >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) {
           continue;  // clipped at the edges (TMA coordinates are signed)
+        }
         for (int e = 0; e < eb; ++e) {
           int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
-          g.data[static_cast<size_t>(g.offset(st.row + r, st.col + c, st.batch) + e)] = s.bytes[static_cast<size_t>(at)];
+          g.data[static_cast<size_t>(g.offset(row, st.col + c, batch) + e)] = s.bytes[static_cast<size_t>(at)];
         }
       }
   }
@@ -1625,6 +1670,39 @@ class Simulator {
     bool exact_ops = true;
     for (const auto& op : p_.epilogue)
       exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;
+    // Contiguous groups: D's row i is its group's (A's row i times the group's B), and a row in
+    // no group stays untouched.
+    const std::vector<int64_t> group_of = p_.contiguous ? row_groups() : std::vector<int64_t>{};
+    const auto check = [&](int64_t b, int64_t i, int64_t j, const std::string& at, const std::vector<float>& c_b) {
+      const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
+      if (d_.is_poison(di, dj, b)) {
+        if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
+          r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] never written";
+        return;
+      }
+      double acc = 0;
+      for (int64_t kk = 0; kk < p_.k; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
+      double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
+      double got = d_.get(di, dj, b);
+      bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
+      if (!ok && r_.mismatches++ == 0)
+        r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
+                            ", reference " + std::to_string(want);
+    };
+    if (p_.contiguous) {
+      const std::vector<float> c_all = c.matrix(0);
+      for (int64_t i = 0; i < m_; ++i)
+        for (int64_t j = 0; j < n_; ++j) {
+          const int64_t g = group_of[static_cast<size_t>(i)];
+          const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
+          if (g >= 0) {
+            check(g, i, j, "D (group " + std::to_string(g) + ")[", c_all);
+          } else if (!d_.is_poison(di, dj) && r_.mismatches++ == 0) {
+            r_.first_mismatch = "D[" + std::to_string(i) + "][" + std::to_string(j) + "] written, in no group's rows";
+          }
+        }
+      return;
+    }
     for (int64_t b = 0; b < p_.layouts.batch; ++b) {
       const std::vector<float> c_b = c.matrix(b);
       const std::string at = p_.layouts.batch > 1 ? "D[" + std::to_string(b) + "][" : "D[";
@@ -1641,19 +1719,7 @@ class Simulator {
             continue;
           }
           if (i >= used) continue;
-          if (d_.is_poison(di, dj, b)) {
-            if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
-              r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] never written";
-            continue;
-          }
-          double acc = 0;
-          for (int64_t kk = 0; kk < p_.k; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
-          double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
-          double got = d_.get(di, dj, b);
-          bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
-          if (!ok && r_.mismatches++ == 0)
-            r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
-                                ", reference " + std::to_string(want);
+          check(b, i, j, at, c_b);
         }
     }
   }

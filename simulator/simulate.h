@@ -33,6 +33,9 @@ struct SimulateOptions {
   int64_t m = 0, n = 0;
   // Masked groups: each matrix's rows in use (the kernel's args.group_rows); empty: all M rows.
   std::vector<int64_t> group_rows;
+  // Contiguous groups: batch + 1 row offsets (the kernel's args.group_offsets); empty: M split
+  // evenly, group g from row g * M / batch.
+  std::vector<int64_t> group_offsets;
 };
 
 struct SimulationReport {

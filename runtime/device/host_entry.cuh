@@ -18,12 +18,15 @@ enum ElemKind { kElemF16 = 0, kElemBF16 = 1, kElemF32 = 2 };
 enum SwizzleKind { kSwizzleNone = 0, kSwizzle32B = 1, kSwizzle64B = 2, kSwizzle128B = 3 };
 
 // A tiled tensor map over stored rows x cols matrices, cols contiguous, rows row_stride elements
-// apart; batches > 1 adds a third dimension of matrices batch_stride elements apart.
+// apart; batches > 1 adds a third dimension of matrices batch_stride elements apart. Row-limited
+// (a contiguous group's stores): a second row dimension box_rows long over a base box_rows rows
+// before the matrix, as gemmgen's runtime/tensor_map.cpp encodes it.
 struct TensorMapDesc {
   int elem;  // ElemKind
   unsigned long long rows, cols, row_stride, batches, batch_stride;
   unsigned box_rows, box_cols;
   int swizzle;  // SwizzleKind
+  int row_limited;
 };
 
 typedef CUresult (*EncodeTiledFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -59,13 +62,20 @@ static int encode_tensor_map(GgTensorMap* out, const void* base, const TensorMap
   const unsigned long long elem_bytes[] = {2, 2, 4};
   const CUtensorMapSwizzle swizzles[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
                                          CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B};
-  const cuuint64_t dims[3] = {desc.cols, desc.rows, desc.batches};  // innermost first
-  const cuuint64_t strides[2] = {desc.row_stride * elem_bytes[desc.elem], desc.batch_stride * elem_bytes[desc.elem]};
+  const unsigned long long pitch = desc.row_stride * elem_bytes[desc.elem];
+  cuuint64_t dims[3] = {desc.cols, desc.rows, desc.batches};  // innermost first
+  cuuint64_t strides[2] = {pitch, desc.batch_stride * elem_bytes[desc.elem]};
+  if (desc.row_limited) {
+    dims[1] = desc.box_rows;
+    dims[2] = desc.rows + desc.box_rows;
+    strides[1] = pitch;
+    base = static_cast<const char*>(base) - desc.box_rows * pitch;
+  }
   const cuuint32_t box[3] = {desc.box_cols, desc.box_rows, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMap map;
   const CUresult status =
-      encode(&map, types[desc.elem], desc.batches > 1 ? 3 : 2, const_cast<void*>(base), dims, strides, box, element_strides,
+      encode(&map, types[desc.elem], desc.batches > 1 || desc.row_limited ? 3 : 2, const_cast<void*>(base), dims, strides, box, element_strides,
              CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[desc.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS) {

@@ -141,6 +141,7 @@ int cmd_run(const Args& args, Io io) {
   }
   if (auto repeat = args.at_most("repeat", kMaxRepeats)) options.repeat = static_cast<int>(*repeat);
   options.group_rows = group_rows_flag(args, s.definition());
+  options.group_offsets = group_offsets_flag(args, s.definition());
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -196,7 +197,7 @@ int cmd_bench(const Args& args, Io io) {
   // Masked groups: every shape is `--batch` groups of at most M rows, `--group-m` of them in use
   // (random:SEED draws each shape's counts), planned for --expected-m rows when given.
   if (auto b = args.positive("batch")) gemm.layout.batch = *b;
-  if (args.has("group-m")) gemm.layout.source = ProblemSource::Masked;
+  if (auto source = source_flag(args)) gemm.layout.source = *source;
   const std::optional<int64_t> expected_m = args.positive("expected-m");
   if (expected_m && gemm.layout.source != ProblemSource::Masked) usage_error("--expected-m plans masked groups; it needs --group-m");
   const std::string schedule = args.value("schedule").value_or("auto");
@@ -238,6 +239,8 @@ int cmd_bench(const Args& args, Io io) {
         shape_options.group_rows = group_rows_flag(args, gemm.layout.batch, shape.m);
         if (expected_m && *expected_m < shape.m) sizes.push_back({shape.m, shape.n});
       }
+      if (gemm.layout.source == ProblemSource::Contiguous)
+        shape_options.group_offsets = group_offsets_flag(args, gemm.layout.batch, shape.m);
       const CheckReport r = check_sizes_on_gpu(plan.build(), sizes, shape_options).front();
       row.ran = true;
       row.kernel = r.kernel_name;
@@ -312,6 +315,7 @@ int cmd_simulate(const Args& args, Io io) {
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
   options.group_rows = group_rows_flag(args, s.definition());
+  options.group_offsets = group_offsets_flag(args, s.definition());
   check_simulate_budget(s.definition(), args);
   std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
   if (at_m.empty() && args.has("expected-m")) at_m.push_back(args.positive("m").value_or(kDefaultExtent));
@@ -384,7 +388,9 @@ const std::vector<Command>& commands() {
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
         {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
         {"batch", "B", "matrices (masked: groups) per shape (default 1)"},
-        {"group-m", "LIST", "masked groups: each group's rows in use (comma-separated) or random:SEED, per shape"},
+        {"group-m", "LIST", "groups' rows per shape (comma-separated) or random:SEED: masked, each group's rows in use; "
+                            "contiguous, each group's rows of A and D (M in all at most; random:SEED: M in all)"},
+        {"source", "SOURCE", "dense, masked (the default with --group-m) or contiguous"},
         {"expected-m", "M", "masked groups: plan each shape for this many rows per group"},
         {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <algorithm>
 #include <charconv>
 #include <random>
 
@@ -57,7 +58,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
                        "reads at run time, but M is compiled (--compiled-dims " + compiled_dims_text(p.layout) + ")");
     p.m = *expected;
   }
-  if (args.has("group-m")) p.layout.source = ProblemSource::Masked;
+  if (auto source = source_flag(args)) p.layout.source = *source;
   else if (file.source) p.layout.source = *file.source;
   return p;
 }
@@ -171,7 +172,10 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
       {"expected-m", "M", "plan the kernel for this M (it reads the real M, --m, at run time): a masked group's expected rows"},
-      {"group-m", "LIST", "masked groups: each batch matrix's rows in use, comma-separated (0..M each), random:SEED or file:PATH"},
+      {"group-m", "LIST", "groups' rows, comma-separated, random:SEED or file:PATH: masked, each batch matrix's rows in use "
+                          "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most)"},
+      {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m) or contiguous "
+                           "(groups of rows of one A and D, each with its own B)"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
@@ -189,10 +193,24 @@ std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def) {
   return group_rows_flag(args, def.batch(), args.positive("m").value_or(def.m()));
 }
 
-std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
+std::optional<ProblemSource> source_flag(const Args& args) {
+  if (auto v = args.value("source")) {
+    if (*v == "dense") return ProblemSource::Dense;
+    if (*v == "masked") return ProblemSource::Masked;
+    if (*v == "contiguous") return ProblemSource::Contiguous;
+    usage_error("--source " + *v + ": expected dense, masked or contiguous");
+  }
+  if (args.has("group-m")) return ProblemSource::Masked;
+  return std::nullopt;
+}
+
+namespace {
+
+// --group-m's counts for `groups` groups of at most `most` rows each; random:SEED draws each
+// uniformly in 0..most, or with `sum_to`, cuts 0..most at groups - 1 uniform points.
+std::vector<int64_t> group_sizes(const Args& args, int64_t groups, int64_t most, bool sum_to) {
   std::vector<int64_t> rows;
   const std::string text = args.value("group-m").value_or("");
-  if (text.empty()) return std::vector<int64_t>(static_cast<size_t>(groups), most);
   if (text.rfind("random:", 0) == 0) {
     uint64_t seed = 0;
     const std::string digits = text.substr(7);
@@ -202,6 +220,10 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int64_t> pick(0, most);
     for (int64_t g = 0; g < groups; ++g) rows.push_back(pick(rng));
+    if (!sum_to) return rows;
+    rows.back() = most;  // the cut points, sorted, then the rows between them
+    std::sort(rows.begin(), rows.end());
+    for (size_t g = rows.size(); g-- > 1;) rows[g] -= rows[g - 1];
     return rows;
   }
   // A list, or the counts from a file separated by commas, spaces or newlines.
@@ -226,6 +248,31 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
   return rows;
 }
 
+}  // namespace
+
+std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
+  if (!args.has("group-m")) return std::vector<int64_t>(static_cast<size_t>(groups), most);
+  return group_sizes(args, groups, most, false);
+}
+
+std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def) {
+  if (def.problem_source() != ProblemSource::Contiguous) return {};
+  return group_offsets_flag(args, def.batch(), args.positive("m").value_or(def.m()));
+}
+
+std::vector<int64_t> group_offsets_flag(const Args& args, int64_t groups, int64_t m) {
+  std::vector<int64_t> offsets = {0};
+  if (!args.has("group-m")) {  // M split evenly
+    for (int64_t g = 1; g <= groups; ++g) offsets.push_back(g * m / groups);
+    return offsets;
+  }
+  for (int64_t rows : group_sizes(args, groups, m, true)) offsets.push_back(offsets.back() + rows);
+  if (offsets.back() > m)
+    throw_user_error("bad-group-rows", "--group-m: the contiguous groups take " + std::to_string(offsets.back()) +
+                                           " rows of A and D, which have M=" + std::to_string(m));
+  return offsets;
+}
+
 Schedule load_schedule_named(const std::string& name_or_path, const Args& args) {
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 6 && name_or_path.compare(name_or_path.size() - 6, 6, ".sched") == 0);
@@ -241,6 +288,7 @@ std::optional<GemmPlan> load_plan(const Args& args) {
 Schedule load_schedule(const Args& args, const std::optional<GemmPlan>& plan) {
   Schedule s = plan ? plan->build() : from_file(*args.value("schedule-file"), args);
   group_rows_flag(args, s.definition());  // a bad --group-m is refused by every command
+  group_offsets_flag(args, s.definition());
   return s;
 }
 

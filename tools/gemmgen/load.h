@@ -27,6 +27,14 @@ std::vector<FlagSpec> problem_flags();
 std::vector<int64_t> group_rows_flag(const Args& args, const Definition& def);
 // The same for `groups` groups of at most `most` rows (bench: each shape's M).
 std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most);
+// Contiguous groups (--source contiguous, --group-m): the batch + 1 row offsets of groups of the
+// listed sizes one after another from row 0 (random:SEED: M cut at batch - 1 uniform points;
+// without --group-m, M split evenly). Empty when the definition is not contiguous.
+// CompileError `bad-group-rows` for sizes past M in all.
+std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def);
+std::vector<int64_t> group_offsets_flag(const Args& args, int64_t groups, int64_t m);
+// --source, or masked where --group-m is given; nullopt where neither says.
+std::optional<ProblemSource> source_flag(const Args& args);
 
 // The schedule the flags name; usage error when neither or both sources are given.
 Schedule load_schedule(const Args& args);

@@ -1,0 +1,24 @@
+// The grouped entry points refuse what they can judge on the host, before any GPU use: no group,
+// no row, a null device array. (What the device arrays hold is read by the kernel; the simulator
+// tests pin how bad values read.)
+#include <doctest/doctest.h>
+
+#include "error_check.h"
+#include "schedules/gemm.h"
+
+using namespace gg;
+using namespace gg::testing;
+
+TEST_CASE("gemm_masked and gemm_contiguous: host-side refusals, each with its message") {
+  int fake = 0;
+  const int* array = &fake;  // never read: each call is refused first
+  check_error([&] { gemm_masked(nullptr, nullptr, nullptr, array, 0, 64, 128, 128); }, "bad-group-rows",
+              "gemm_masked: 0 groups of at most 64 rows; legal is at least one group of one row");
+  check_error([&] { gemm_masked(nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); }, "bad-group-rows",
+              "gemm_masked: group_rows is null; it holds each group's rows in use (device memory, one int per group)");
+  check_error([&] { gemm_contiguous(nullptr, nullptr, nullptr, array, 4, 0, 128, 128); }, "bad-group-rows",
+              "gemm_contiguous: 4 groups sharing 0 rows; legal is at least one group and one row");
+  check_error([&] { gemm_contiguous(nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); }, "bad-group-rows",
+              "gemm_contiguous: group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 "
+              "ints)");
+}
