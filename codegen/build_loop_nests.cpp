@@ -115,6 +115,8 @@ class NestBuilder {
     l->batch = batch();
     l->k_first = unit_.k_first;  // a split's share
     if (unit_.m_first && operand.tile == "m_tile") l->first = var("m_row0");
+    l->k_row0 = unit_.k_row0;  // a variable-K group's range
+    l->k_end = unit_.k_end;
     return l;
   }
 

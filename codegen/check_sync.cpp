@@ -856,10 +856,12 @@ Env base_env(const Facts& f, int rank) {
   // skipped units and must keep the pipeline's running count in step across them.
   for (int64_t b = 0; f.plan.masked && b < f.plan.layouts.batch; ++b)
     e.vars[element_name("args.group_rows", b)] = b % 3 == 1 ? 0 : f.plan.m;
-  // Contiguous groups: every third group empty, the others of M / batch rows (ragged tiles).
-  for (int64_t group = 0, row = 0; f.plan.contiguous && group <= f.plan.layouts.batch; ++group) {
+  // Contiguous (variable-K) groups: every third group empty, the others of M (K) / batch rows:
+  // ragged tiles, and units that run no k tiles.
+  const int64_t grouped = f.plan.contiguous ? f.plan.m : f.plan.varlen_k ? trace_k(f.plan) : 0;
+  for (int64_t group = 0, row = 0; grouped && group <= f.plan.layouts.batch; ++group) {
     e.vars[element_name("args.group_offsets", group)] = row;
-    if (group % 3 != 1) row = std::min(f.plan.m, row + std::max<int64_t>(1, f.plan.m / f.plan.layouts.batch));
+    if (group % 3 != 1) row = std::min(grouped, row + std::max<int64_t>(1, grouped / f.plan.layouts.batch));
   }
   return e;
 }

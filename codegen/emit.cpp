@@ -134,25 +134,29 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   };
   const std::string m = L.swapped ? caller(false, p.n) : caller(true, p.m);
   const std::string n = L.swapped ? caller(true, p.m) : caller(false, p.n);
+  const std::string k_text = sizes.compiled_k != 0 ? std::to_string(p.k) : std::string("any");
   std::ostringstream os;
   os << "#if !defined(__CUDACC_RTC__)\n"
      << "#pragma nv_diag_suppress 177  // helpers a kernel without tensor maps leaves unused\n"
      << embed("host_entry.cuh") << "#pragma nv_diag_default 177\n\n"
      << "// Launches " << k.name << " on A[M,K], B[N,K], C and D [M,N] laid out as the header's problem line says.\n"
-     << "// The kernel serves M=" << m << " N=" << n << " K=" << p.k << "; other shapes are refused.\n"
+     << "// The kernel serves M=" << m << " N=" << n << " K=" << k_text << "; other shapes are refused.\n"
      << (L.masked ? "// Masked groups: group_rows (device memory) holds each of the batch's matrices' rows in use.\n" : "")
      << (L.contiguous ? "// Contiguous groups: group_offsets (device memory, batch + 1 ints) bounds each group's rows of "
                         "A and D.\n" : "")
+     << (L.varlen_k ? "// Variable-K groups: group_offsets (device memory, batch + 1 ints) bounds each group's rows of K "
+                      "in A and B.\n" : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
      << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
-     << (L.contiguous ? "const int* group_offsets, " : "")
+     << (L.contiguous || L.varlen_k ? "const int* group_offsets, " : "")
      << "cudaStream_t stream) {\n";
   std::string wrong;
   if (m != "any") wrong += "m != " + m + " || ";
   if (n != "any") wrong += "n != " + n + " || ";
-  wrong += "k != " + std::to_string(p.k);
+  if (sizes.compiled_k != 0) wrong += "k != " + std::to_string(p.k);
+  else wrong += "k < 1";
   os << "  if (" << wrong << (sized ? " || m < 1 || n < 1" : "") << ") {\n"
-     << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " serves M=" << m << " N=" << n << " K=" << p.k
+     << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " serves M=" << m << " N=" << n << " K=" << k_text
      << ", called with M=%lld N=%lld K=%lld\\n\", m, n, k);\n"
      << "    return -1;\n  }\n";
   if (L.swapped)
@@ -167,7 +171,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << (L.masked ? "  args.group_rows = group_rows;\n" : "")
-     << (L.contiguous ? "  args.group_offsets = group_offsets;\n" : "")
+     << (L.contiguous || L.varlen_k ? "  args.group_offsets = group_offsets;\n" : "")
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
     os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"

@@ -114,8 +114,8 @@ class ExpandOneRoleRing : public Mutator {
 // done: `mma_in_flight` k steps later, and the last ones after the k loop.
 class ExpandRoleRings : public Mutator {
  public:
-  ExpandRoleRings(const PipelinePlan& pl, bool persistent, bool has_k_loop)
-      : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop) {}
+  ExpandRoleRings(const PipelinePlan& pl, bool persistent, bool has_k_loop, bool empty_k_loops)
+      : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop), empty_k_loops_(empty_k_loops) {}
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
     if (f->kind == LoopKind::Drain) return f;  // its stages and phases follow the fill count already
@@ -146,7 +146,10 @@ class ExpandRoleRings : public Mutator {
                    (computes ? "" : " (producer: waits for a released stage before each fill)");
     if (!computes || lag == 0) return loop;
     ExprPtr last = running(persistent_, var("k_tiles") - imm(1));
-    return block({loop, std::make_shared<FinishCompute>(), release(last % S)});
+    // A unit may run no k tiles (a variable-K group with none): then it holds no stage to release.
+    StmtPtr release_last = release(last % S);
+    if (empty_k_loops_) release_last = if_then(var("k_tiles") >= imm(1), release_last);
+    return block({loop, std::make_shared<FinishCompute>(), release_last});
   }
 
   // K fits one tile: the single k step still cycles through the stages across tiles.
@@ -163,7 +166,7 @@ class ExpandRoleRings : public Mutator {
   }
 
   const PipelinePlan& pl_;
-  bool persistent_, has_k_loop_;
+  bool persistent_, has_k_loop_, empty_k_loops_;
 };
 
 }  // namespace
@@ -171,7 +174,7 @@ class ExpandRoleRings : public Mutator {
 Kernel expand_circular_buffer(Kernel k) {
   const KernelPlan& p = k.plan;
   if (p.warp_specialized) {
-    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty()).mutate(k.body);
+    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.varlen_k).mutate(k.body);
     return k;
   }
   if (p.k_loop.empty()) return k;  // one k tile: nothing to pipeline

@@ -239,29 +239,33 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   // Contiguous groups: batch + 1 row offsets (M split evenly unless given); each group is a
   // slice of A's and D's rows times its own B. The slices below say, for every kind of problem,
   // which rows of which matrix are checked against which operands.
+  // Variable-K groups: batch + 1 offsets of K (K split evenly unless given); group g is D's matrix
+  // g, the product of its range of A's and B's rows of K.
   const bool contiguous = def.problem_source() == ProblemSource::Contiguous;
+  const bool varlen_k = def.problem_source() == ProblemSource::VarlenK;
+  const int64_t grouped_extent = contiguous ? r.m : r.k;  // what the offsets cut
   std::vector<int> offsets;
-  for (int64_t g = 0; contiguous && g <= def.batch(); ++g)
+  for (int64_t g = 0; (contiguous || varlen_k) && g <= def.batch(); ++g)
     offsets.push_back(static_cast<int>(g < static_cast<int64_t>(o.group_offsets.size())
                                            ? o.group_offsets[static_cast<size_t>(g)]
-                                           : g * r.m / def.batch()));
-  rt::DeviceInts group_offsets(contiguous ? offsets : std::vector<int>{0});
+                                           : g * grouped_extent / def.batch()));
+  rt::DeviceInts group_offsets(offsets.empty() ? std::vector<int>{0} : offsets);
   struct Slice {
     int64_t matrix, group, row0, rows;  // D's matrix and first row, B's matrix, the rows checked
+    int64_t k0, k1;                     // the range of K
   };
   std::vector<Slice> slices;
   for (int64_t bt = 0; bt < def.batch(); ++bt) {
-    if (!contiguous) {
-      slices.push_back({bt, bt, 0, used(bt)});
-      continue;
-    }
-    const int64_t start = std::clamp<int64_t>(offsets[size_t(bt)], 0, r.m);
-    slices.push_back({0, bt, start, std::clamp<int64_t>(offsets[size_t(bt) + 1], start, r.m) - start});
+    const int64_t start = offsets.empty() ? 0 : std::clamp<int64_t>(offsets[size_t(bt)], 0, grouped_extent);
+    const int64_t end = offsets.empty() ? 0 : std::clamp<int64_t>(offsets[size_t(bt) + 1], start, grouped_extent);
+    if (contiguous) slices.push_back({0, bt, start, end - start, 0, r.k});
+    else if (varlen_k) slices.push_back({bt, bt, 0, r.m, start, end});
+    else slices.push_back({bt, bt, 0, used(bt), 0, r.k});
   }
 
   rt::GemmProblem problem;
   problem.group_rows = masked ? group_rows.data() : nullptr;
-  problem.group_offsets = contiguous ? group_offsets.data() : nullptr;
+  problem.group_offsets = offsets.empty() ? nullptr : group_offsets.data();
   problem.a = a.buffer.data();
   problem.b = b.buffer.data();
   problem.c = c.buffer.data();
@@ -315,6 +319,22 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   // Contiguous groups: one cuBLAS call per group on its slice of A and D (the baseline a loop of
   // calls is, timed below).
   const auto cublas_all = [&](const void* a_ptr, const void* b_ptr) {
+    if (varlen_k) {  // each group's range of A's and B's rows of K into its matrix of D
+      rt::MatrixLayouts one = problem.layouts;
+      one.batch = 1;
+      const int in_bytes = rt::elem_bytes(problem.in_type), out_bytes = rt::elem_bytes(cublas_d.type());
+      for (const Slice& sl : slices) {
+        char* d_at = static_cast<char*>(cublas_d.data()) + sl.matrix * one.stride_d * out_bytes;
+        if (sl.k1 == sl.k0) {  // no K: zeros
+          rt::check_cuda(cudaMemset(d_at, 0, size_t(r.m * one.ldd * out_bytes)), "zeroing a group with no K");
+          continue;
+        }
+        cublas.gemm(static_cast<const char*>(a_ptr) + sl.k0 * one.lda * in_bytes,
+                    static_cast<const char*>(b_ptr) + sl.k0 * one.ldb * in_bytes, d_at, problem.in_type,
+                    cublas_d.type(), r.m, r.n, sl.k1 - sl.k0, one);
+      }
+      return;
+    }
     if (!contiguous) {
       cublas.gemm(a_ptr, b_ptr, cublas_d.data(), problem.in_type, cublas_d.type(), r.m, r.n, r.k, problem.layouts);
       return;
@@ -338,8 +358,18 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   r.checked_rows = 0;
   for (const Slice& sl : slices) {  // every matrix of a batch (group), each against its own operands
     if (sl.rows == 0) continue;
-    const auto a_rows = a.matrix(sl.matrix).subspan(size_t(sl.row0 * r.k), size_t(sl.rows * r.k));
-    rt::HostReference host = rt::host_gemm_reference(a_rows, b.matrix(sl.group), sl.rows, r.n, r.k, rt::EpilogueRef{});
+    // The slice's rows of A and its range of K (of A and B)
+    const int64_t k_count = sl.k1 - sl.k0;
+    const auto columns = [&](std::span<const float> m, int64_t first_row, int64_t rows) {
+      std::vector<float> out;
+      out.reserve(size_t(rows * k_count));
+      for (int64_t i = first_row; i < first_row + rows; ++i)
+        out.insert(out.end(), m.begin() + (i * r.k + sl.k0), m.begin() + (i * r.k + sl.k1));
+      return out;
+    };
+    const std::vector<float> a_part = columns(a.matrix(sl.matrix), sl.row0, sl.rows);
+    const std::vector<float> b_part = columns(b.matrix(sl.group), 0, r.n);
+    rt::HostReference host = rt::host_gemm_reference(a_part, b_part, sl.rows, r.n, k_count, rt::EpilogueRef{});
     r.checked_rows += host.rows.size();
     const auto c_span = c.matrix(sl.matrix);
     const std::vector<float> c_b(c_span.begin(), c_span.end());
@@ -435,14 +465,12 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     timed.launch_and_wait(caller);  // waits for the burst too (one stream)
     r.sm_clock_mhz = under_load.sm_clock_mhz.value_or(0);
     r.power_w = under_load.power_w.value_or(0);
-    // every matrix of the batch; contiguous groups, the rows in them
-    int64_t rows = r.m * batches;
-    if (contiguous) {
-      rows = 0;
-      for (const Slice& sl : slices) rows += sl.rows;
-    }
-    r.tflops = rt::tflops(rows, r.n, r.k, r.ms);
-    r.cublas_tflops = rt::tflops(rows, r.n, r.k, r.cublas_ms);
+    // The products computed: each slice's rows x N x its K (every matrix of a batch; contiguous
+    // groups, the rows in them; variable-K groups, their ranges of K).
+    double flop_rows_k = 0;
+    for (const Slice& sl : slices) flop_rows_k += double(contiguous || varlen_k ? sl.rows : r.m) * double(sl.k1 - sl.k0);
+    r.tflops = rt::tflops(1, r.n, 1, r.ms) * flop_rows_k;
+    r.cublas_tflops = rt::tflops(1, r.n, 1, r.cublas_ms) * flop_rows_k;
   }
   return r;
 }

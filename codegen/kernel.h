@@ -68,6 +68,10 @@ struct KernelPlan {
   // and D, bounded by args.group_offsets; a unit's rows start at its group's first row and its
   // store stops at the group's last (D's tensor map row-limited).
   bool contiguous = false;
+  // Variable-K groups (ProblemSource::VarlenK): the batch's matrices are D's groups, each unit's
+  // k tiles the K range of its group (args.group_offsets) of A and B, whose tensor maps are
+  // row-limited (the rows past the range read as zero). K is read at run time.
+  bool varlen_k = false;
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)

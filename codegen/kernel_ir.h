@@ -119,8 +119,12 @@ struct Assign : NodeOf<NodeKind::Assign> { std::string name; ExprPtr value; };
 // (nullptr: the problem has one) into pipeline stage `stage`.
 // `k_first`: the k tile the loop's first iteration loads (split-K: this split's share), nullptr: 0.
 // `first`: the tile's first row (of m or n) where it is not tile * the tile's extent (a contiguous
-// group's rows start at its offset); nullptr otherwise.
-struct LoadTile : NodeOf<NodeKind::LoadTile> { rt::Operand operand = rt::Operand::A; ExprPtr tile, k_tile, stage, batch, k_first, first; };
+// group's rows start at its offset); `k_row0` the unit's first row of K where it is not k tile 0's
+// and `k_end` the row its loads stop before (a variable-K group's range); nullptr otherwise.
+struct LoadTile : NodeOf<NodeKind::LoadTile> {
+  rt::Operand operand = rt::Operand::A;
+  ExprPtr tile, k_tile, stage, batch, k_first, first, k_row0, k_end;
+};
 // Abstract: wait until stage `stage` holds its data (`parity`: which fill of the stage), or,
 // `to_fill`, until its readers released it so the producer may fill it again (`parity`:
 // which release).

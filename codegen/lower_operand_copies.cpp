@@ -31,6 +31,7 @@ class LowerCopies : public Mutator {
     // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
     ExprPtr k_tile = l->k_first ? l->k_first + l->k_tile : l->k_tile;
     ExprPtr mn0 = l->first ? l->first : l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
+    if (l->k_row0) k0 = l->k_row0 + k0;  // a variable-K group's range starts mid-K
     ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
       BarrierRef bar{Barrier::Full, l->stage};
@@ -57,6 +58,15 @@ class LowerCopies : public Mutator {
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
+        if (l->k_end) {
+          // The group's K range ends inside the box: through the operand's row-limited map, the
+          // box's rows past it read as zero (coordinates: col, box rows - kept, first row + kept).
+          GG_INTERNAL_CHECK(layout.mn_major && !load->batch, "a K range limits an unbatched MN-major operand's rows");
+          const ExprPtr box_rows = imm(layout.box_rows);
+          const ExprPtr kept = min(max(l->k_end - load->row, imm(0)), box_rows);
+          load->batch = load->row + kept;
+          load->row = box_rows - kept;
+        }
         issue.push_back(load);
       }
       return elected_ ? block(issue) : elect_one(block(issue));
@@ -97,7 +107,10 @@ Kernel lower_operand_copies(Kernel k) {
   if (p.tma_load) {
     GG_INTERNAL_CHECK(p.stage_bytes() == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
-    for (const StagedOperand& o : p.operands) k.launch.tensor_maps.push_back(tiled_tensor_map(p, o.operand, o.smem));
+    for (const StagedOperand& o : p.operands) {
+      k.launch.tensor_maps.push_back(tiled_tensor_map(p, o.operand, o.smem));
+      k.launch.tensor_maps.back().row_limited = p.varlen_k;  // a group's loads stop at its K range's end
+    }
   }
   return k;
 }

@@ -197,7 +197,7 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   t.transposed = stored.transposed;
   // A kernel that reads a size at run time has its maps' extents resolved at each launch (rows and
   // cols 0); the launch checks the compiled sizes instead.
-  const bool sized = p.runtime_m || p.runtime_n;
+  const bool sized = p.runtime_m || p.runtime_n || p.varlen_k;  // variable K: K too
   t.rows = sized ? 0 : static_cast<uint64_t>(stored.rows);
   t.cols = sized ? 0 : static_cast<uint64_t>(stored.cols);
   t.row_stride = static_cast<uint64_t>(stored.row_stride);
@@ -266,6 +266,16 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.contiguous && def.swapped())
     not_lowered("contiguous groups in the swapped orientation (the groups' rows would be the kernel's columns)");
   if (p.contiguous && s.split_k_tail()) not_lowered("contiguous groups with split_k ... tail");
+  p.varlen_k = def.problem_source() == ProblemSource::VarlenK;
+  if (p.varlen_k && def.swapped()) not_lowered("variable-K groups in the swapped orientation");
+  if (p.varlen_k && s.split_k_of() > 1) not_lowered("variable-K groups with split_k (each group has its own K)");
+  if (p.varlen_k && p.accumulator == Place::Tmem)
+    not_lowered("variable-K groups on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
+  if (p.varlen_k)
+    for (int id : def.matmul_node().operands)
+      if (def.node(id).layout != Layout::MNMajor)
+        not_lowered("variable-K groups with a K-major operand ('" + def.node(id).name + "'; a K range is a range of an "
+                    "MN-major operand's rows, which TMA boxes can stop at)");
   if (p.contiguous && !s.persistence())
     not_lowered("contiguous groups on a grid of tiles (the units' count follows the groups' offsets; persist the "
                 "tile loop)");
@@ -333,6 +343,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
+  if (p.varlen_k && !p.tma_load)
+    not_lowered("variable-K groups with synchronous copies (a group's K range stops a TMA box; cache_read A and B tma)");
+  if (p.varlen_k && p.k_loop.empty())
+    not_lowered("variable-K groups with K in one tile (each group runs its own k loop; split k into k tiles)");
   p.operand_rows_aligned = vector_rows(def, def.node(mm.operands[0])) && vector_rows(def, def.node(mm.operands[1]));
   if (p.pipeline.stages > 1 && !p.tma_load) {
     auto why = s.copy_choice(def.node(mm.operands[0]).name);
@@ -432,6 +446,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.swapped = s.definition().swapped();
   k.launch.masked = p.masked;
   k.launch.contiguous = p.contiguous;
+  k.launch.varlen_k = p.varlen_k;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

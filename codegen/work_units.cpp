@@ -174,7 +174,7 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   r.n = p.runtime_n;
   r.compiled_m = p.runtime_m ? 0 : p.m;
   r.compiled_n = p.runtime_n ? 0 : p.n;
-  r.compiled_k = p.k;
+  r.compiled_k = p.varlen_k ? 0 : p.k;  // variable K: any K
   if (!r.m && !r.n) return r;
   const Domain& dom = s.domain();
   const auto counts = axis_counts(dom, p);
@@ -310,6 +310,8 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())
     lets.push_back(let("k_tiles_all", ceil_div(var("args.k"), imm(p_.tile_k))));
     lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
+  } else if (p_.varlen_k) {
+    // each unit's k tiles are its group's K range's (unit())
   } else if (!p_.k_loop.empty()) {
     ExprPtr k_tiles = ceil_div(var("args.k"), imm(p_.tile_k));
     lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
@@ -356,6 +358,17 @@ WorkUnitExprs WorkUnits::unit() const {
       u.row_end = var("group_end");
     }
   }
+  if (p_.varlen_k) {
+    // The unit's group's K range: its loads start at the range's first row of A and B and read
+    // rows past its end as zero; a group with no K runs no k tiles and stores zeros.
+    const ExprPtr group = u.batch ? u.batch : imm(0);
+    u.lets.push_back(comment("variable-K groups: this unit's group's rows of K in A and B"));
+    u.lets.push_back(let("k_row0", k_offset(group, false)));
+    u.lets.push_back(let("k_end", k_offset(group, true)));
+    u.lets.push_back(let("k_tiles", ceil_div(var("k_end") - var("k_row0"), imm(p_.tile_k))));
+    u.k_row0 = var("k_row0");
+    u.k_end = var("k_end");
+  }
   if (masked_) {
     // A masked group's tile past its rows in use computes nothing and runs no k tiles, so the
     // pipeline's running count stays in step between the roles.
@@ -383,6 +396,7 @@ WorkUnitExprs WorkUnits::unit() const {
 
 ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
   if (masked_) return var("k_tiles_each") * in_group(index);
+  if (p_.varlen_k) return varlen_k_tiles(index);
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
 }
 
@@ -400,6 +414,21 @@ ExprPtr WorkUnits::group_row(const ExprPtr& group, bool end) const {
   const auto clamp = [&](const ExprPtr& at, const ExprPtr& lo) { return min(max(at, lo), rows); };
   const ExprPtr start = clamp(load("args.group_offsets", group), imm(0));
   return end ? clamp(load("args.group_offsets", group + imm(1)), start) : start;
+}
+
+ExprPtr WorkUnits::k_offset(const ExprPtr& group, bool end) const {
+  // As group_row, along K: an offset outside 0..K reads as the nearer end, a range ending before
+  // its start is empty.
+  const ExprPtr k = narrow(var("args.k"));
+  const ExprPtr start = min(max(load("args.group_offsets", group), imm(0)), k);
+  return end ? min(max(load("args.group_offsets", group + imm(1)), start), k) : start;
+}
+
+ExprPtr WorkUnits::varlen_k_tiles(const ExprPtr& index) const {
+  // Clamped: a dealt loop asks about units past the loop's end too (and multiplies by 0).
+  const ExprPtr group =
+      grid_unit_.batch ? min(substitute(grid_unit_.batch, "tile", index), imm(p_.layouts.batch - 1)) : imm(0);
+  return ceil_div(k_offset(group, true) - k_offset(group, false), imm(p_.tile_k));
 }
 
 std::string WorkUnits::group_kind() const { return p_.contiguous ? "contiguous" : "masked"; }
@@ -452,6 +481,8 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
   for (int64_t g = 0; p.contiguous && g <= p.layouts.batch; ++g)  // contiguous groups of equal rows
     vars[element_name("args.group_offsets", g)] = g * (m ? m : p.m) / p.layouts.batch;
+  for (int64_t g = 0; p.varlen_k && g <= p.layouts.batch; ++g)  // variable-K groups of equal K
+    vars[element_name("args.group_offsets", g)] = g * k / p.layouts.batch;
   // The lets run as the kernel runs them: values, and the loops and branches over a masked
   // problem's group array (the walk's sums and searches) with the assignments they make.
   std::function<void(const StmtPtr&)> run = [&](const StmtPtr& stmt) {

@@ -34,6 +34,9 @@ struct WorkUnitExprs {
   // m_tile the loop binds), and the row its store stops before (its group's end); nullptr:
   // m_tile * tile_m, and M.
   kir::ExprPtr m_first, row_end;
+  // Variable-K groups: the unit's first row of K in A and B and the row its loads stop before
+  // (its group's K range); nullptr: k tile * tile_k, and K.
+  kir::ExprPtr k_row0, k_end;
 };
 
 class WorkUnits {
@@ -73,6 +76,10 @@ class WorkUnits {
   // Contiguous: group `group`'s first row of A and D, or (`end`) the row after its last.
   kir::ExprPtr group_row(const kir::ExprPtr& group, bool end) const;
   std::string group_kind() const;  // "masked", "contiguous"
+  // Variable K: the k tiles of the group of unit `index` (its batch coordinate), and group
+  // `group`'s first K row or (`end`) the row after its last.
+  kir::ExprPtr varlen_k_tiles(const kir::ExprPtr& index) const;
+  kir::ExprPtr k_offset(const kir::ExprPtr& group, bool end) const;
   // masked: whether the unit of index `tile` computes (its m tile starts inside its group's rows)
   kir::ExprPtr in_group(const kir::ExprPtr& tile) const;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles

@@ -303,6 +303,9 @@ std::string Definition::to_string() const {
   if (batch_ > 1) os << "batch " << batch_ << "\n";
   if (source_ == ProblemSource::Masked)
     os << "masked groups: " << batch_ << " of at most " << m() << " rows each, the rows in use read at run time\n";
+  if (source_ == ProblemSource::VarlenK)
+    os << "variable-K groups: " << batch_ << " outputs, each the product of one range of A's and B's " << k()
+       << " rows of K, the ranges read at run time\n";
   if (source_ == ProblemSource::Contiguous)
     os << "contiguous groups: " << batch_ << " sharing A's and D's " << m()
        << " rows, each group's first and last row read at run time, each times its own B\n";
@@ -360,6 +363,7 @@ std::string_view problem_source_name(ProblemSource s) {
   switch (s) {
     case ProblemSource::Masked: return "masked";
     case ProblemSource::Contiguous: return "contiguous";
+    case ProblemSource::VarlenK: return "varlen_k";
     case ProblemSource::Dense: break;
   }
   return "dense";
@@ -490,9 +494,12 @@ int64_t stored_rows(const Definition& def, const Node& n) {
 int64_t leading_dim(const Definition& def, const Node& n) { return n.ld > 0 ? n.ld : row_elems(def, n); }
 
 int64_t batch_stride(const Definition& def, const Node& n) {
-  // Contiguous groups share one A, C and D (their rows), each with its own B.
+  // Contiguous groups share one A, C and D (their rows), each with its own B; variable-K groups
+  // share A and B (their K ranges), each with its own D and C.
   if (def.problem_source() == ProblemSource::Contiguous && n.shape.size() == 2)
     if (const Node* acc = def.find("acc"); acc && n.id != acc->operands[1]) return 0;
+  if (def.problem_source() == ProblemSource::VarlenK && n.shape.size() == 2)
+    if (const Node* acc = def.find("acc"); acc && (n.id == acc->operands[0] || n.id == acc->operands[1])) return 0;
   return n.batch_stride >= 0 ? n.batch_stride : leading_dim(def, n) * stored_rows(def, n);
 }
 

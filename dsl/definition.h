@@ -24,8 +24,12 @@ enum class Layout { KMajor, MNMajor };
 // are groups of rows of one A[M, K] and one D[M, N] (C likewise), group g the rows
 // [offsets[g], offsets[g+1]) of a device array read at run time, times its own B[g] [N, K]; a
 // tile of a group stores only the group's rows.
-enum class ProblemSource { Dense, Masked, Contiguous };
-std::string_view problem_source_name(ProblemSource s);  // "dense", "masked", "contiguous"
+// Variable K (grouped, QuACK's varlen_k, weight gradients): the batch's matrices are groups of
+// D[G, M, N], each the product of one K range of a shared A [K_total, M] and B [K_total, N] (both
+// MN-major: the tokens are their rows), group g the rows [offsets[g], offsets[g+1]) of K read from
+// a device array at run time; a group with no K stores zeros.
+enum class ProblemSource { Dense, Masked, Contiguous, VarlenK };
+std::string_view problem_source_name(ProblemSource s);  // "dense", "masked", "contiguous", "varlen_k"
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 

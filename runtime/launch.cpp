@@ -209,6 +209,9 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   if (spec_.contiguous && problem.group_offsets == nullptr)
     throw CudaError(describe() + ": the kernel computes contiguous groups and needs their row offsets "
                     "(GemmProblem::group_offsets, device memory, batch + 1 ints)");
+  if (spec_.varlen_k && problem.group_offsets == nullptr)
+    throw CudaError(describe() + ": the kernel computes variable-K groups and needs their K offsets "
+                    "(GemmProblem::group_offsets, device memory, batch + 1 ints)");
   args.group_offsets = problem.group_offsets;
   reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;

@@ -30,7 +30,8 @@ struct GemmProblem {
   // rows in use (0..M); the kernel reads it at run time.
   const int* group_rows = nullptr;
   // Contiguous groups (LaunchSpec::contiguous): device memory, batch + 1 ints, group g's rows of A,
-  // C and D being [group_offsets[g], group_offsets[g + 1]); the kernel reads it at run time.
+  // C and D being [group_offsets[g], group_offsets[g + 1]); variable-K groups (varlen_k): group g's
+  // rows of K in A and B. The kernel reads it at run time.
   const int* group_offsets = nullptr;
 };
 

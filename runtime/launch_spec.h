@@ -118,6 +118,9 @@ struct LaunchSpec {
   // Contiguous groups: the kernel reads the groups' row offsets from GgGemmArgs::group_offsets,
   // which a launch must pass (batch + 1 ints, nondecreasing, from 0..M).
   bool contiguous = false;
+  // Variable-K groups: the kernel reads the groups' K offsets from GgGemmArgs::group_offsets
+  // (batch + 1 ints, nondecreasing, in 0..K) and K itself at run time.
+  bool varlen_k = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

@@ -71,7 +71,7 @@ std::string tensor_map_spec_problem(const TensorMapSpec& spec, const void* base)
     return "its row pitch (" + std::to_string(row_pitch) + " bytes) is not a multiple of 16";
   }
   if (spec.row_stride != 0 && spec.row_stride < spec.cols) return "its row stride is shorter than a row";
-  if (spec.row_limited && (spec.batches > 1 || spec.transposed)) return "a row-limited map is one row-major matrix";
+  if (spec.row_limited && spec.batches > 1) return "a row-limited map is one matrix";
   if (spec.batches > 1 && (spec.batch_stride * elem) % 16 != 0) {
     return "its batch stride (" + std::to_string(spec.batch_stride * elem) + " bytes) is not a multiple of 16";
   }

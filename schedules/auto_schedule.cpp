@@ -74,7 +74,9 @@ int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
 // run all of K first and only the tiles past them are split.
 double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
   const Rates r;
-  const int64_t m = def.m(), n = def.n(), k = def.k();
+  const int64_t m = def.m(), n = def.n();
+  // Variable-K groups share K among them: a unit's k loop is its group's share (expected even).
+  const int64_t k = def.problem_source() == ProblemSource::VarlenK ? ceil_div(def.k(), def.batch()) : def.k();
   const int in_b = dtype_bytes(def.input_dtype()), out_b = dtype_bytes(def.output_dtype());
   // Every matrix of a batch has its tiles; a cluster's CTAs take neighbouring tiles, so an odd
   // count rounds up (the extra tile loads zeros and stores nothing, but still takes its turn).

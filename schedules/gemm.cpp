@@ -258,8 +258,31 @@ void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, i
   kernel.launch(problem, o.stream);
 }
 
+void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
+                   int64_t n, int64_t k_total, const GemmOptions& options) {
+  if (groups < 1 || k_total < 1)
+    throw_user_error("bad-group-rows", "gemm_varlen_k: " + std::to_string(groups) + " groups sharing " +
+                                           std::to_string(k_total) + " rows of K; legal is at least one group and one row");
+  if (group_offsets == nullptr)
+    throw_user_error("bad-group-rows", "gemm_varlen_k: group_offsets is null; it holds the groups' offsets of K "
+                                       "(device memory, groups + 1 ints)");
+  GemmOptions o = options;
+  o.layout = ProblemLayout{};
+  o.layout.a = Layout::MNMajor;  // the tokens are the rows of A and B
+  o.layout.b = Layout::MNMajor;
+  o.layout.batch = groups;
+  o.layout.source = ProblemSource::VarlenK;
+  o.layout.runtime_m = true;
+  // Planned for a fixed K (the kernel reads K at run time): one kernel for every k_total.
+  const int64_t planned_k = 4096;
+  const rt::LoadedKernel& kernel = cached_kernel(m, n, planned_k, o);
+  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k_total, o);
+  problem.group_offsets = group_offsets;
+  kernel.launch(problem, o.stream);
+}
+
 void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
-                     int64_t n, int64_t k, const GemmOptions& options) {
+                     int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
   if (groups < 1 || m < 1)
     throw_user_error("bad-group-rows", "gemm_contiguous: " + std::to_string(groups) + " groups sharing " +
                                            std::to_string(m) + " rows; legal is at least one group and one row");
@@ -271,7 +294,7 @@ void gemm_contiguous(const void* a, const void* b, void* d, const int* group_off
   o.layout.batch = groups;
   o.layout.source = ProblemSource::Contiguous;
   o.layout.runtime_m = true;
-  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
+  const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? expected_m : m, n, k, o);
   rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
   problem.group_offsets = group_offsets;
   kernel.launch(problem, o.stream);

@@ -104,9 +104,21 @@ void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, i
 // the kernel at run time, so any group may hold any number of rows (0 included) and a CUDA graph
 // can replay it as the offsets change. Each group's rows are stored exactly: a tile's rows past
 // its group are not written, nor are D's rows outside [o_0, o_groups). On the device an offset
-// outside 0..m reads as the nearer end and a group ending before its start is empty. One kernel
-// serves every m (M is read at run time).
+// outside 0..m reads as the nearer end and a group ending before its start is empty. The kernel
+// reads M at run time; it is planned for `expected_m` rows when not 0 (one kernel for every m, as
+// a training or serving loop with a new token count each step wants), else for m (a new m may
+// plan, and compile, another kernel).
 void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
-                     int64_t n, int64_t k, const GemmOptions& options = {});
+                     int64_t n, int64_t k, const GemmOptions& options = {}, int64_t expected_m = 0);
+
+// Variable-K grouped GEMM (QuACK's varlen_k, the weight gradients of a mixture-of-experts layer):
+// for each of `groups` groups g, D[g] = alpha * A[o_g:o_{g+1}, :]^T * B[o_g:o_{g+1}, :] with A
+// [k_total, m] and B [k_total, n] dense row-major (the tokens of every expert one after another:
+// dY and X), D [groups, m, n] dense row-major, and o = group_offsets (device memory, groups + 1
+// nondecreasing ints in 0..k_total) read by the kernel at run time, as K is: one kernel serves
+// every k_total and every set of offsets. A group with no rows of K stores zeros. On the device an
+// offset outside 0..k_total reads as the nearer end and a range ending before its start is empty.
+void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
+                   int64_t n, int64_t k_total, const GemmOptions& options = {});
 
 }  // namespace gg

@@ -130,6 +130,16 @@ for w in ('const int group_row0', 'const int group_end', 'const int m_row0', 'gg
 out += ["```cuda", "// gemmgen emit " + " ".join(CONTIG)] + keys + ["```", ""]
 sim = [l for l in run(['simulate'] + CONTIG + ['--sms', '4']).splitlines() if l.startswith(('simulate', '  output'))]
 out += ["```", "$ gemmgen simulate " + " ".join(CONTIG) + " --sms 4"] + sim + ["```", ""]
+VARLEN_K = ("A **variable-K grouped** problem (MoE weight gradients: `source=varlen_k`, `--group-k`, `gg::gemm_varlen_k`) groups K instead: each group's D is the product of its range of rows of K of one A and one B, both MN-major (the tokens are their rows). Its units are an ordinary batch's (D's matrices), but each binds its own k loop: it starts at its range's first row (`k_row0`) and its last k tile's boxes stop at the range's end through A's and B's row-limited maps, which read the rows past it as zero, so no group's product picks up its neighbour's tokens. A group with no rows of K runs no k tiles and stores zeros.")
+out += ["### Variable-K groups", "", VARLEN_K, ""]
+VARLEN = ['--schedule', 'v8', '--m', '256', '--n', '256', '--k', '512', '--a-major', 'm', '--b-major', 'n', '--batch', '5', '--source', 'varlen_k', '--group-k', '0,1,63,200,248']
+emitted = run(['emit'] + VARLEN).splitlines()
+keys = []
+for w in ('const int k_row0', 'const int k_end', 'const int k_tiles', 'gg::dev::tma_load_3d((smem_A'):
+    keys += [l.strip() for l in emitted if w in l][:1]
+out += ["```cuda", "// gemmgen emit " + " ".join(VARLEN)] + keys + ["```", ""]
+sim = [l for l in run(['simulate'] + VARLEN + ['--sms', '3']).splitlines() if l.startswith(('simulate', '  output'))]
+out += ["```", "$ gemmgen simulate " + " ".join(VARLEN) + " --sms 3"] + sim + ["```", ""]
 SIM = ['--schedule', 'v10', '--m', '256', '--n', '512', '--k', '256', '--at-m', '1,7,333']
 sim = [l for l in run(['simulate'] + SIM).splitlines() if l.startswith('simulate')]
 out += ["```", "$ gemmgen simulate " + " ".join(SIM)] + sim + ["```", ""]

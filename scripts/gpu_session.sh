@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,race]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,race]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -173,7 +173,8 @@ if has masked; then
 fi
 
 if has contiguous; then
-  timeout 420 "$BIN/test_gpu" -tc="contiguous*,gg::gemm_contiguous*" >"$OUT/contiguous_tests.log" 2>&1
+  # a cold kernel cache: a later step's new M must not compile another kernel
+  GEMMGEN_CACHE_DIR=$(mktemp -d) timeout 420 "$BIN/test_gpu" -tc="contiguous*,gg::gemm_contiguous*" >"$OUT/contiguous_tests.log" 2>&1
   grep -v ": ok$" "$OUT/contiguous_tests.log" | tail -30 | tee "$OUT/contiguous.log"
   # DeepSeek-V3 expert shapes: 4 x 8192 and 8 x 4096 rows, and 64 random groups summing to 16384,
   # against a loop of cuBLAS calls (one per group) in the same process
@@ -194,6 +195,29 @@ if has contiguous; then
     echo "sanitize contiguous $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
   done 2>&1 | tee -a "$OUT/contiguous.log"
   [ -f scripts/grouped_baselines.py ] && timeout 300 python3 scripts/grouped_baselines.py 2>&1 | tee -a "$OUT/contiguous.log"
+fi
+
+if has varlen; then
+  GEMMGEN_CACHE_DIR=$(mktemp -d) timeout 420 "$BIN/test_gpu" -tc="variable-K*,gg::gemm_varlen_k*" >"$OUT/varlen_tests.log" 2>&1
+  grep -v ": ok$" "$OUT/varlen_tests.log" | tail -30 | tee "$OUT/varlen.log"
+  # MoE weight gradients: 16384 tokens over 8 even and 64 random experts, against a loop of cuBLAS
+  # calls (one per group, on its rows of K) in the same process
+  for mn in "4096 7168" "7168 2048"; do
+    set -- $mn
+    m=$1 n=$2
+    for spec in "8 even" "64 random:7" "64 random:8"; do
+      set -- $spec
+      g=$1 fill=$2
+      groups=$([ $fill = even ] && echo "" || echo "--group-k $fill")
+      line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $m --n $n --k 16384 --a-major m --b-major n --batch $g --source varlen_k $groups --bench --reps 30 --json 2>&1 | tail -1)
+      echo "varlen_k ${g} $fill M=$m N=$n K=16384 $line"
+    done
+  done 2>&1 | tee -a "$OUT/varlen.log" | cut -c1-400
+  for tool in memcheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
+      --schedule auto --m 256 --n 384 --k 1000 --a-major m --b-major n --batch 6 --source varlen_k --group-k 0,1,63,199,0,600 >"${TMPDIR:-/tmp}/san.txt" 2>&1
+    echo "sanitize varlen_k $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+  done 2>&1 | tee -a "$OUT/varlen.log"
 fi
 
 if has race; then

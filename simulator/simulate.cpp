@@ -135,7 +135,13 @@ class Simulator {
   // evenly when not given).
   int64_t group_offset(int64_t g) const {
     if (g < static_cast<int64_t>(o_.group_offsets.size())) return o_.group_offsets[static_cast<size_t>(g)];
-    return g * m_ / p_.layouts.batch;
+    return g * (p_.varlen_k ? p_.k : m_) / p_.layouts.batch;  // variable K: offsets of K
+  }
+  // Variable-K groups: group g's range of K, as the kernel reads the offsets.
+  std::pair<int64_t, int64_t> k_range(int64_t g) const {
+    if (!p_.varlen_k) return {0, p_.k};
+    const int64_t start = std::clamp<int64_t>(group_offset(g), 0, p_.k);
+    return {start, std::clamp<int64_t>(group_offset(g + 1), start, p_.k)};
   }
   // Contiguous groups: the group whose rows of D hold row `i`, as the kernel reads the offsets
   // (clamped to 0..M, a group ending before its start empty); -1 for a row in no group.
@@ -250,7 +256,7 @@ class Simulator {
                          {"args.stride_c", layouts_.stride_c}, {"args.stride_d", layouts_.stride_d}};
             for (int64_t b = 0; p_.masked && b < p_.layouts.batch; ++b)
               warp.vars[kir::element_name("args.group_rows", b)] = group_rows(b);
-            for (int64_t g = 0; p_.contiguous && g <= p_.layouts.batch; ++g)
+            for (int64_t g = 0; (p_.contiguous || p_.varlen_k) && g <= p_.layouts.batch; ++g)
               warp.vars[kir::element_name("args.group_offsets", g)] = group_offset(g);
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
@@ -750,8 +756,23 @@ class Simulator {
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
             uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds (TMA coordinates are signed): zero fill
-            if (row + i >= 0 && col + j >= 0 && row + i < int64_t(m.rows) && col + j < int64_t(m.cols))
-              std::memcpy(elem, g.data.data() + g.offset(row + i, col + j, batch), static_cast<size_t>(eb));
+            int64_t at_row = row + i, matrix = batch;
+            bool inside = at_row >= 0 && at_row < int64_t(m.rows);
+            if (m.row_limited) {
+              // Dimension 1 (box_rows long) zero-fills the rows past those kept; dimension 2
+              // offsets them, over a base box_rows rows before the matrix's first.
+              inside = at_row >= 0 && at_row < int64_t(m.box_rows) && batch >= 0 &&
+                       batch < int64_t(m.rows) + int64_t(m.box_rows);
+              at_row += batch - int64_t(m.box_rows);
+              matrix = 0;
+              if (inside && (at_row < 0 || at_row >= int64_t(m.rows))) {
+                error("a row-limited TMA load of " + tensor_map_field(n.map) + " reads row " + std::to_string(at_row) +
+                      ", outside the matrix's " + std::to_string(m.rows) + " rows");
+                inside = false;
+              }
+            }
+            if (inside && col + j >= 0 && col + j < int64_t(m.cols))
+              std::memcpy(elem, g.data.data() + g.offset(at_row, col + j, matrix), static_cast<size_t>(eb));
             for (int e = 0; e < eb; ++e) {
               int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
               if (at < 0 || at >= int64_t(s.bytes.size())) continue;
@@ -1674,6 +1695,7 @@ class Simulator {
     // no group stays untouched.
     const std::vector<int64_t> group_of = p_.contiguous ? row_groups() : std::vector<int64_t>{};
     const auto check = [&](int64_t b, int64_t i, int64_t j, const std::string& at, const std::vector<float>& c_b) {
+      const auto [k_lo, k_hi] = k_range(b);  // variable K: the group's range (else all of K)
       const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
       if (d_.is_poison(di, dj, b)) {
         if (r_.unwritten++ == 0 && r_.first_mismatch.empty())
@@ -1681,7 +1703,7 @@ class Simulator {
         return;
       }
       double acc = 0;
-      for (int64_t kk = 0; kk < p_.k; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
+      for (int64_t kk = k_lo; kk < k_hi; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
       double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
       double got = d_.get(di, dj, b);
       bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));

@@ -22,7 +22,7 @@ struct GgGemmArgs {
   long long batch;                         // matrices per launch
   long long stride_a, stride_b, stride_c, stride_d;  // elements between matrices (0: one for all)
   const int* group_rows;                   // masked groups: the rows in use of each of the batch's matrices
-  const int* group_offsets;                // contiguous groups: batch + 1 row offsets, group g's rows [o[g], o[g+1])
+  const int* group_offsets;                // contiguous: batch + 1 row offsets of A and D; varlen_k: of K
 };
 
 #endif  // GG_GEMM_ARGS_H

@@ -9,7 +9,7 @@
 using namespace gg;
 using namespace gg::testing;
 
-TEST_CASE("gemm_masked and gemm_contiguous: host-side refusals, each with its message") {
+TEST_CASE("gemm_masked, gemm_contiguous and gemm_varlen_k: host-side refusals, each with its message") {
   int fake = 0;
   const int* array = &fake;  // never read: each call is refused first
   check_error([&] { gemm_masked(nullptr, nullptr, nullptr, array, 0, 64, 128, 128); }, "bad-group-rows",
@@ -21,4 +21,8 @@ TEST_CASE("gemm_masked and gemm_contiguous: host-side refusals, each with its me
   check_error([&] { gemm_contiguous(nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); }, "bad-group-rows",
               "gemm_contiguous: group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 "
               "ints)");
+  check_error([&] { gemm_varlen_k(nullptr, nullptr, nullptr, array, 4, 64, 128, 0); }, "bad-group-rows",
+              "gemm_varlen_k: 4 groups sharing 0 rows of K; legal is at least one group and one row");
+  check_error([&] { gemm_varlen_k(nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); }, "bad-group-rows",
+              "gemm_varlen_k: group_offsets is null; it holds the groups' offsets of K (device memory, groups + 1 ints)");
 }

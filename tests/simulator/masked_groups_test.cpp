@@ -190,5 +190,5 @@ TEST_CASE("masked groups: what is not lowered says so; the text form round-trips
   REQUIRE(file.problem.source);
   CHECK(*file.problem.source == ProblemSource::Masked);
   check_error([] { parse_schedule_file("problem m=8 n=8 k=8 source=ragged\ntile 128 128 64\n"); }, "parse-error",
-              "expected source=dense, source=masked (groups whose rows in use are read at run time) or source=contiguous");
+              "expected source=dense, source=masked (groups whose rows in use are read at run time), source=contiguous");
 }

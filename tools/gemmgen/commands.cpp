@@ -239,8 +239,9 @@ int cmd_bench(const Args& args, Io io) {
         shape_options.group_rows = group_rows_flag(args, gemm.layout.batch, shape.m);
         if (expected_m && *expected_m < shape.m) sizes.push_back({shape.m, shape.n});
       }
-      if (gemm.layout.source == ProblemSource::Contiguous)
-        shape_options.group_offsets = group_offsets_flag(args, gemm.layout.batch, shape.m);
+      if (gemm.layout.source == ProblemSource::Contiguous || gemm.layout.source == ProblemSource::VarlenK)
+        shape_options.group_offsets = group_offsets_flag(args, gemm.layout.source, gemm.layout.batch,
+                                                         gemm.layout.source == ProblemSource::VarlenK ? shape.k : shape.m);
       const CheckReport r = check_sizes_on_gpu(plan.build(), sizes, shape_options).front();
       row.ran = true;
       row.kernel = r.kernel_name;
@@ -390,7 +391,8 @@ const std::vector<Command>& commands() {
         {"batch", "B", "matrices (masked: groups) per shape (default 1)"},
         {"group-m", "LIST", "groups' rows per shape (comma-separated) or random:SEED: masked, each group's rows in use; "
                             "contiguous, each group's rows of A and D (M in all at most; random:SEED: M in all)"},
-        {"source", "SOURCE", "dense, masked (the default with --group-m) or contiguous"},
+        {"group-k", "LIST", "variable-K groups: each group's rows of K (K in all at most) or random:SEED, per shape"},
+        {"source", "SOURCE", "dense, masked (the default with --group-m), contiguous or varlen_k"},
         {"expected-m", "M", "masked groups: plan each shape for this many rows per group"},
         {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},

@@ -174,8 +174,11 @@ std::vector<FlagSpec> problem_flags() {
       {"expected-m", "M", "plan the kernel for this M (it reads the real M, --m, at run time): a masked group's expected rows"},
       {"group-m", "LIST", "groups' rows, comma-separated, random:SEED or file:PATH: masked, each batch matrix's rows in use "
                           "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most)"},
-      {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m) or contiguous "
-                           "(groups of rows of one A and D, each with its own B)"},
+      {"group-k", "LIST", "variable-K groups: each group's rows of K in A and B, one after another (K in all at most), "
+                          "comma-separated, random:SEED or file:PATH"},
+      {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m), contiguous "
+                           "(groups of rows of one A and D, each with its own B) or varlen_k (groups of K ranges of "
+                           "one A and B, each its own D)"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
@@ -198,25 +201,29 @@ std::optional<ProblemSource> source_flag(const Args& args) {
     if (*v == "dense") return ProblemSource::Dense;
     if (*v == "masked") return ProblemSource::Masked;
     if (*v == "contiguous") return ProblemSource::Contiguous;
-    usage_error("--source " + *v + ": expected dense, masked or contiguous");
+    if (*v == "varlen_k") return ProblemSource::VarlenK;
+    usage_error("--source " + *v + ": expected dense, masked, contiguous or varlen_k");
   }
   if (args.has("group-m")) return ProblemSource::Masked;
+  if (args.has("group-k")) return ProblemSource::VarlenK;
   return std::nullopt;
 }
 
 namespace {
 
-// --group-m's counts for `groups` groups of at most `most` rows each; random:SEED draws each
-// uniformly in 0..most, or with `sum_to`, cuts 0..most at groups - 1 uniform points.
-std::vector<int64_t> group_sizes(const Args& args, int64_t groups, int64_t most, bool sum_to) {
+// --group-m's (or --group-k's: `flag`) counts for `groups` groups of at most `most` rows each;
+// random:SEED draws each uniformly in 0..most, or with `sum_to`, cuts 0..most at groups - 1
+// uniform points (`extent` names what `most` is: "M", "K").
+std::vector<int64_t> group_sizes(const Args& args, const std::string& flag, int64_t groups, int64_t most, bool sum_to,
+                                 const std::string& extent = "M") {
   std::vector<int64_t> rows;
-  const std::string text = args.value("group-m").value_or("");
+  const std::string text = args.value(flag).value_or("");
   if (text.rfind("random:", 0) == 0) {
     uint64_t seed = 0;
     const std::string digits = text.substr(7);
     auto res = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
     if (res.ec != std::errc() || res.ptr != digits.data() + digits.size() || digits.empty())
-      throw_user_error("bad-group-rows", "--group-m " + text + ": expected random:SEED with a non-negative integer seed");
+      throw_user_error("bad-group-rows", "--" + flag + " " + text + ": expected random:SEED with a non-negative integer seed");
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int64_t> pick(0, most);
     for (int64_t g = 0; g < groups; ++g) rows.push_back(pick(rng));
@@ -231,19 +238,22 @@ std::vector<int64_t> group_sizes(const Args& args, int64_t groups, int64_t most,
   const std::vector<std::string> words =
       from_file ? split_list(read_text_file(text.substr(5), "group sizes file"), ", \t\r\n", true)
                 : split_list(text, ",", false);
-  if (words.empty()) throw_user_error("bad-group-rows", "--group-m " + text + ": the file lists no group");
+  if (words.empty()) throw_user_error("bad-group-rows", "--" + flag + " " + text + ": the file lists no group");
   for (const std::string& word : words) {
     int64_t v = -1;
     auto res = std::from_chars(word.data(), word.data() + word.size(), v);
     if (res.ec != std::errc() || res.ptr != word.data() + word.size() || v < 0)
-      throw_user_error("bad-group-rows", "--group-m: '" + word + "' is not a count of rows (a non-negative integer)");
+      throw_user_error("bad-group-rows", "--" + flag + ": '" + word + "' is not a count of rows (a non-negative integer)");
+    if (v > most && sum_to)
+      throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + " rows, more than " +
+                                             extent + "=" + std::to_string(most) + " in all");
     if (v > most)
       throw_user_error("bad-group-rows", "--group-m: a group of " + std::to_string(v) + " rows in a buffer of M=" +
                                              std::to_string(most) + " rows per group; legal is 0.." + std::to_string(most));
     rows.push_back(v);
   }
   if (static_cast<int64_t>(rows.size()) != groups)
-    throw_user_error("bad-group-rows", "--group-m lists " + std::to_string(rows.size()) + " group(s) for a batch of " +
+    throw_user_error("bad-group-rows", "--" + flag + " lists " + std::to_string(rows.size()) + " group(s) for a batch of " +
                                            std::to_string(groups) + " (one per matrix, or random:SEED)");
   return rows;
 }
@@ -252,24 +262,32 @@ std::vector<int64_t> group_sizes(const Args& args, int64_t groups, int64_t most,
 
 std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
   if (!args.has("group-m")) return std::vector<int64_t>(static_cast<size_t>(groups), most);
-  return group_sizes(args, groups, most, false);
+  return group_sizes(args, "group-m", groups, most, false);
 }
 
 std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def) {
-  if (def.problem_source() != ProblemSource::Contiguous) return {};
-  return group_offsets_flag(args, def.batch(), args.positive("m").value_or(def.m()));
+  if (def.problem_source() == ProblemSource::Contiguous)
+    return group_offsets_flag(args, ProblemSource::Contiguous, def.batch(), args.positive("m").value_or(def.m()));
+  if (def.problem_source() == ProblemSource::VarlenK)
+    return group_offsets_flag(args, ProblemSource::VarlenK, def.batch(), def.k());
+  return {};
 }
 
-std::vector<int64_t> group_offsets_flag(const Args& args, int64_t groups, int64_t m) {
+std::vector<int64_t> group_offsets_flag(const Args& args, ProblemSource source, int64_t groups, int64_t extent) {
+  const bool k = source == ProblemSource::VarlenK;
+  const std::string flag = k ? "group-k" : "group-m";
   std::vector<int64_t> offsets = {0};
-  if (!args.has("group-m")) {  // M split evenly
-    for (int64_t g = 1; g <= groups; ++g) offsets.push_back(g * m / groups);
+  if (!args.has(flag)) {  // split evenly
+    for (int64_t g = 1; g <= groups; ++g) offsets.push_back(g * extent / groups);
     return offsets;
   }
-  for (int64_t rows : group_sizes(args, groups, m, true)) offsets.push_back(offsets.back() + rows);
-  if (offsets.back() > m)
-    throw_user_error("bad-group-rows", "--group-m: the contiguous groups take " + std::to_string(offsets.back()) +
-                                           " rows of A and D, which have M=" + std::to_string(m));
+  for (int64_t rows : group_sizes(args, flag, groups, extent, true, k ? "K" : "M"))
+    offsets.push_back(offsets.back() + rows);
+  if (offsets.back() > extent)
+    throw_user_error("bad-group-rows", "--" + flag + ": the " + (k ? "variable-K groups take " : "contiguous groups take ") +
+                                           std::to_string(offsets.back()) +
+                                           (k ? " rows of K in A and B, which have K=" : " rows of A and D, which have M=") +
+                                           std::to_string(extent));
   return offsets;
 }
 

@@ -31,8 +31,9 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
 // listed sizes one after another from row 0 (random:SEED: M cut at batch - 1 uniform points;
 // without --group-m, M split evenly). Empty when the definition is not contiguous.
 // CompileError `bad-group-rows` for sizes past M in all.
+// Variable-K groups (--source varlen_k, --group-k): the same along K.
 std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def);
-std::vector<int64_t> group_offsets_flag(const Args& args, int64_t groups, int64_t m);
+std::vector<int64_t> group_offsets_flag(const Args& args, ProblemSource source, int64_t groups, int64_t extent);
 // --source, or masked where --group-m is given; nullopt where neither says.
 std::optional<ProblemSource> source_flag(const Args& args);
 

@@ -47,8 +47,9 @@ std::vector<std::pair<std::string, double>> stored_bytes(const Definition& def) 
 
 void check_simulate_budget(const Definition& def, const Args& args) {
   // In double: the product of three extents up to 2^31 overflows 64 bits.
-  // Contiguous groups share M's rows: their work is M*N*K whatever the batch.
-  const bool per_matrix = def.batch() > 1 && def.problem_source() != ProblemSource::Contiguous;
+  // Contiguous groups share M's rows, variable-K groups K's: their work is M*N*K whatever the batch.
+  const bool per_matrix = def.batch() > 1 && def.problem_source() != ProblemSource::Contiguous &&
+                          def.problem_source() != ProblemSource::VarlenK;
   const double work = double(def.m()) * double(def.n()) * double(def.k()) * (per_matrix ? double(def.batch()) : 1.0);
   if (work > double(kSimulateWork))
     throw_user_error("simulate-budget", "simulate runs every thread's work on the CPU: M*N*K" +

@@ -1,0 +1,146 @@
+// Variable-K groups (QuACK's varlen_k, MoE weight gradients): D[g] = A[k range g]^T B[k range g]
+// over one A [K, M] and B [K, N] (MN-major: the tokens are their rows), the ranges read by the
+// kernel from a device array. The simulator runs each kernel family with empty ranges (zeros
+// stored), one-row ranges, ranges ending mid-tile and whole tiles; planted bugs in the range's
+// start and end and in the running pipeline count across units with no k tiles are caught.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/lower.h"
+#include "dsl/schedule_text.h"
+#include "error_check.h"
+#include "planted_bugs.h"
+#include "schedules/gemm.h"
+#include "schedules/tutorial.h"
+#include "simulator/simulate.h"
+
+using namespace gg;
+using namespace gg::kir;
+using namespace gg::testing;
+
+namespace {
+
+Definition varlen_k(int64_t groups, int64_t m, int64_t n, int64_t k) {
+  ProblemLayout l;
+  l.a = Layout::MNMajor;
+  l.b = Layout::MNMajor;
+  l.batch = groups;
+  l.source = ProblemSource::VarlenK;
+  return make_definition(m, n, k, DType::BF16, DType::BF16, {}, l);
+}
+
+Kernel lowered(const Schedule& s, int sms) {
+  LowerOptions o;
+  o.limits = hopper();
+  o.limits.sms = sms;
+  return lower(s, o);
+}
+
+// The offsets of ranges of these sizes, one after another from `first`.
+std::vector<int64_t> offsets_of(const std::vector<int64_t>& sizes, int64_t first = 0) {
+  std::vector<int64_t> offsets = {first};
+  for (int64_t rows : sizes) offsets.push_back(offsets.back() + rows);
+  return offsets;
+}
+
+}  // namespace
+
+TEST_CASE("variable-K groups: every kernel family computes each group's range, zeros for an empty one") {
+  struct Case {
+    std::string what;
+    Schedule s;
+  };
+  const Definition def = varlen_k(5, 256, 256, 512);
+  std::vector<Case> cases = {
+      {"v5 (a grid of tiles)", tutorial_schedule(5, def)},
+      {"v7 (warp-specialized, persistent)", tutorial_schedule(7, def)},
+      {"v8", tutorial_schedule(8, def)},
+      {"v10 (B multicast)", tutorial_schedule(10, def)},
+      {"ping-pong", ping_pong_schedule(def)},
+      {"auto", plan_gemm(256, 256, 512, [] {
+         GemmOptions o;
+         o.layout.a = Layout::MNMajor;
+         o.layout.b = Layout::MNMajor;
+         o.layout.batch = 5;
+         o.layout.source = ProblemSource::VarlenK;
+         return o;
+       }()).build()},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Kernel k = lowered(c.s, 3);
+    REQUIRE(k.plan.varlen_k);
+    for (const std::vector<int64_t>& offsets :
+         {offsets_of({0, 1, 63, 200, 248}), offsets_of({64, 0, 0, 129, 300}, 7), std::vector<int64_t>(6, 100)}) {
+      SimulateOptions o;
+      o.group_offsets = offsets;
+      const SimulationReport r = simulate_kernel(k, c.s.definition(), o);
+      CHECK_MESSAGE(r.passed, r.to_string());
+    }
+  }
+}
+
+TEST_CASE("variable-K groups: bad offsets on the device are clamped to 0..K and a range ending before it starts is empty") {
+  const Schedule s = tutorial_schedule(8, varlen_k(4, 128, 128, 256));
+  const Kernel k = lowered(s, 2);
+  SimulateOptions o;
+  o.group_offsets = {-10, 100, 90, 300, 20};  // 0..100, empty, 90..256, empty
+  const SimulationReport r = simulate_kernel(k, s.definition(), o);
+  CHECK_MESSAGE(r.passed, r.to_string());
+}
+
+TEST_CASE("variable-K groups: planted bugs in the range and the running pipeline count are caught") {
+  const Schedule s = tutorial_schedule(8, varlen_k(4, 128, 256, 512));
+  const Kernel good = lowered(s, 2);
+  SimulateOptions o;
+  o.group_offsets = offsets_of({100, 0, 130, 64}, 10);
+  REQUIRE(simulate_kernel(good, s.definition(), o).passed);
+  REQUIRE(sync_error(good).empty());
+  const auto named = [](const char* name) { return [name](const Let& l) { return l.name == name; }; };
+  {
+    // The range's end a row late: the next group's first row of K joins the product.
+    Kernel k = good;
+    Plant late(rewrite<Let>([&](Let& l) { l.value = l.value + imm(1); }, named("k_end")));
+    k.body = late.mutate(k.body);
+    REQUIRE(late.planted > 0);
+    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
+  }
+  {
+    // The range's start a row early: the previous group's last row of K joins the product.
+    Kernel k = good;
+    Plant early(rewrite<Let>([&](Let& l) { l.value = l.value - imm(1); }, named("k_row0")));
+    k.body = early.mutate(k.body);
+    REQUIRE(early.planted > 0);
+    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
+  }
+  {
+    // One role's running count skips a unit's k tiles: the roles' stages and phases part.
+    Kernel k = good;
+    int seen = 0;
+    Plant count(rewrite<Assign>([&](Assign& a) { a.value = a.value + imm(seen++ == 0 ? 1 : 0); },
+                                [](const Assign& a) { return a.name == "k_done"; }));
+    k.body = count.mutate(k.body);
+    REQUIRE(count.planted > 0);
+    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
+  }
+}
+
+TEST_CASE("variable-K groups: what is not lowered says so; the text form round-trips the source") {
+  ProblemLayout k_major;
+  k_major.batch = 3;
+  k_major.source = ProblemSource::VarlenK;
+  check_error([&] { lower(tutorial_schedule(8, make_definition(128, 128, 256, DType::BF16, DType::BF16, {}, k_major))); },
+              "not-lowered", "variable-K groups with a K-major operand ('A'");
+  const Definition def = varlen_k(3, 128, 128, 256);
+  check_error([&] { lower(tutorial_schedule(8, def).split_k(2)); }, "not-lowered", "variable-K groups with split_k");
+  check_error([&] { lower(tutorial_schedule(8, def, Target::Sm100a)); }, "not-lowered",
+              "variable-K groups on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
+  check_error([&] { lower(tutorial_schedule(3, def)); }, "not-lowered", "variable-K groups with synchronous copies");
+  const std::string text = print_schedule(tutorial_schedule(7, def));
+  CHECK(text.find("source=varlen_k") != std::string::npos);
+  const ScheduleFile file = parse_schedule_file(text);
+  REQUIRE(file.problem.source);
+  CHECK(*file.problem.source == ProblemSource::VarlenK);
+}
