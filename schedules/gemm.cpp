@@ -238,66 +238,73 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);
 }
 
-void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
-                 int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
-  if (groups < 1 || m_max < 1)
-    throw_user_error("bad-group-rows", "gemm_masked: " + std::to_string(groups) + " groups of at most " +
-                                           std::to_string(m_max) + " rows; legal is at least one group of one row");
-  if (group_rows == nullptr)
-    throw_user_error("bad-group-rows", "gemm_masked: group_rows is null; it holds each group's rows in use "
-                                       "(device memory, one int per group)");
+namespace {
+
+// What a grouped entry point plans with: the caller's dtypes, alpha, target and stream; the
+// source's own layout (dense, K-major unless said, M read at run time) over `groups` matrices.
+GemmOptions grouped_options(const GemmOptions& options, ProblemSource source, int64_t groups) {
   GemmOptions o = options;
   o.layout = ProblemLayout{};
   o.layout.batch = groups;
-  o.layout.source = ProblemSource::Masked;
-  o.layout.runtime_m = true;  // M_max at run time: one kernel per expected size, not per M_max
-  // Planned for the rows a group is expected to hold; the kernel serves any m_max.
-  const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? std::min(expected_m, m_max) : m_max, n, k, o);
-  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m_max, n, k, o);
+  o.layout.source = source;
+  o.layout.runtime_m = true;  // one kernel per planned size, not per M
+  return o;
+}
+
+// Refuses what the host can judge: no group or an empty extent (`bad_count`, said by
+// `count_text`), a null device array (said by `array_text`).
+void check_groups(const std::string& entry, bool bad_count, const std::string& count_text, const void* array,
+                  const std::string& array_text) {
+  if (bad_count) throw_user_error("bad-group-rows", entry + ": " + count_text);
+  if (array == nullptr) throw_user_error("bad-group-rows", entry + ": " + array_text);
+}
+
+// Launches the kernel planned for `planned_m` x n x `planned_k` on the caller's problem and the
+// groups' device array (masked: the rows in use; contiguous, variable K: the offsets).
+void launch_grouped(const GemmOptions& o, int64_t planned_m, int64_t planned_k, const void* a, const void* b, void* d,
+                    int64_t m, int64_t n, int64_t k, const int* group_rows, const int* group_offsets) {
+  const rt::LoadedKernel& kernel = cached_kernel(planned_m, n, planned_k, o);
+  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
   problem.group_rows = group_rows;
+  problem.group_offsets = group_offsets;
   kernel.launch(problem, o.stream);
 }
 
-void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
-                   int64_t n, int64_t k_total, const GemmOptions& options) {
-  if (groups < 1 || k_total < 1)
-    throw_user_error("bad-group-rows", "gemm_varlen_k: " + std::to_string(groups) + " groups sharing " +
-                                           std::to_string(k_total) + " rows of K; legal is at least one group and one row");
-  if (group_offsets == nullptr)
-    throw_user_error("bad-group-rows", "gemm_varlen_k: group_offsets is null; it holds the groups' offsets of K "
-                                       "(device memory, groups + 1 ints)");
-  GemmOptions o = options;
-  o.layout = ProblemLayout{};
-  o.layout.a = Layout::MNMajor;  // the tokens are the rows of A and B
-  o.layout.b = Layout::MNMajor;
-  o.layout.batch = groups;
-  o.layout.source = ProblemSource::VarlenK;
-  o.layout.runtime_m = true;
-  // Planned for a fixed K (the kernel reads K at run time): one kernel for every k_total.
-  const int64_t planned_k = 4096;
-  const rt::LoadedKernel& kernel = cached_kernel(m, n, planned_k, o);
-  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k_total, o);
-  problem.group_offsets = group_offsets;
-  kernel.launch(problem, o.stream);
+}  // namespace
+
+void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
+                 int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
+  check_groups("gemm_masked", groups < 1 || m_max < 1,
+               std::to_string(groups) + " groups of at most " + std::to_string(m_max) +
+                   " rows; legal is at least one group of one row",
+               group_rows, "group_rows is null; it holds each group's rows in use (device memory, one int per group)");
+  // Planned for the rows a group is expected to hold; the kernel serves any m_max.
+  launch_grouped(grouped_options(options, ProblemSource::Masked, groups),
+                 expected_m > 0 ? std::min(expected_m, m_max) : m_max, k, a, b, d, m_max, n, k, group_rows, nullptr);
 }
 
 void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
                      int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
-  if (groups < 1 || m < 1)
-    throw_user_error("bad-group-rows", "gemm_contiguous: " + std::to_string(groups) + " groups sharing " +
-                                           std::to_string(m) + " rows; legal is at least one group and one row");
-  if (group_offsets == nullptr)
-    throw_user_error("bad-group-rows", "gemm_contiguous: group_offsets is null; it holds the groups' row offsets "
-                                       "(device memory, groups + 1 ints)");
-  GemmOptions o = options;
-  o.layout = ProblemLayout{};
-  o.layout.batch = groups;
-  o.layout.source = ProblemSource::Contiguous;
-  o.layout.runtime_m = true;
-  const rt::LoadedKernel& kernel = cached_kernel(expected_m > 0 ? expected_m : m, n, k, o);
-  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
-  problem.group_offsets = group_offsets;
-  kernel.launch(problem, o.stream);
+  check_groups("gemm_contiguous", groups < 1 || m < 1,
+               std::to_string(groups) + " groups sharing " + std::to_string(m) +
+                   " rows; legal is at least one group and one row",
+               group_offsets, "group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 ints)");
+  launch_grouped(grouped_options(options, ProblemSource::Contiguous, groups), expected_m > 0 ? expected_m : m, k, a, b,
+                 d, m, n, k, nullptr, group_offsets);
+}
+
+void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
+                   int64_t n, int64_t k_total, const GemmOptions& options) {
+  check_groups("gemm_varlen_k", groups < 1 || k_total < 1,
+               std::to_string(groups) + " groups sharing " + std::to_string(k_total) +
+                   " rows of K; legal is at least one group and one row",
+               group_offsets, "group_offsets is null; it holds the groups' offsets of K (device memory, groups + 1 ints)");
+  GemmOptions o = grouped_options(options, ProblemSource::VarlenK, groups);
+  o.layout.a = Layout::MNMajor;  // the tokens are the rows of A and B
+  o.layout.b = Layout::MNMajor;
+  // Planned for a fixed K (the kernel reads K at run time): one kernel for every k_total.
+  constexpr int64_t kPlannedK = 4096;
+  launch_grouped(o, m, kPlannedK, a, b, d, m, n, k_total, nullptr, group_offsets);
 }
 
 }  // namespace gg

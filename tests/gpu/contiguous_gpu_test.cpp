@@ -18,6 +18,7 @@
 #include "runtime/reference.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
+#include "grouped_gpu_check.h"
 
 namespace {
 
@@ -60,21 +61,9 @@ TEST_CASE("contiguous groups on the GPU: each group's rows right, no other row w
       {"ragged, D column-major", 5, 600, 256, 128, {0, 70, 70, 199, 200, 590}, column_major},
   };
   for (const Case& c : cases) {
-    for (const char* schedule : {"v7", "v8", "auto"}) {
-      const gg::Definition def = contiguous(c.groups, c.m, c.n, c.k, c.layout);
-      gg::GemmOptions o;
-      o.layout = gg::problem_layout(def);
-      o.schedule = schedule;
-      const gg::Schedule s = gg::plan_gemm(c.m, c.n, c.k, o).build();
-      for (bool exact : {false, true}) {
-        gg::CheckOptions check;
-        check.exact = exact;
-        check.group_offsets = c.offsets;
-        const gg::CheckReport r = gg::check_on_gpu(s, check);
-        std::printf("contiguous %s %s %s: %s\n", c.what, schedule, exact ? "exact" : "random", r.verdict.c_str());
-        CHECK_MESSAGE(r.passed, c.what << " " << schedule << ": " << r.verdict);
-      }
-    }
+    gg::CheckOptions check;
+    check.group_offsets = c.offsets;
+    gg::testing::check_grouped_families("contiguous", c.what, contiguous(c.groups, c.m, c.n, c.k, c.layout), check);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/reference.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
+#include "grouped_gpu_check.h"
 
 namespace {
 
@@ -50,21 +51,9 @@ TEST_CASE("masked groups on the GPU: rows in use right, later tiles untouched (v
       {"256 groups", 256, 64, 256, 128, random_rows(256, 64, 3)},
   };
   for (const Case& c : cases) {
-    for (const char* schedule : {"v7", "v8", "auto"}) {
-      const gg::Definition def = masked(c.groups, c.m_max, c.n, c.k);
-      gg::GemmOptions o;
-      o.layout = gg::problem_layout(def);
-      o.schedule = schedule;
-      const gg::Schedule s = gg::plan_gemm(c.m_max, c.n, c.k, o).build();
-      for (bool exact : {false, true}) {
-        gg::CheckOptions check;
-        check.exact = exact;
-        check.group_rows = c.rows;
-        const gg::CheckReport r = gg::check_on_gpu(s, check);
-        std::printf("masked %s %s %s: %s\n", c.what, schedule, exact ? "exact" : "random", r.verdict.c_str());
-        CHECK_MESSAGE(r.passed, c.what << " " << schedule << ": " << r.verdict);
-      }
-    }
+    gg::CheckOptions check;
+    check.group_rows = c.rows;
+    gg::testing::check_grouped_families("masked", c.what, masked(c.groups, c.m_max, c.n, c.k), check);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/reference.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
+#include "grouped_gpu_check.h"
 
 namespace {
 
@@ -58,21 +59,9 @@ TEST_CASE("variable-K groups on the GPU: each group's range right, zeros for an 
       {"64 groups", 64, 256, 512, 8192, random_offsets(64, 8192, 5)},
   };
   for (const Case& c : cases) {
-    for (const char* schedule : {"v7", "v8", "auto"}) {
-      const gg::Definition def = varlen_k(c.groups, c.m, c.n, c.k);
-      gg::GemmOptions o;
-      o.layout = gg::problem_layout(def);
-      o.schedule = schedule;
-      const gg::Schedule s = gg::plan_gemm(c.m, c.n, c.k, o).build();
-      for (bool exact : {false, true}) {
-        gg::CheckOptions check;
-        check.exact = exact;
-        check.group_offsets = c.offsets;
-        const gg::CheckReport r = gg::check_on_gpu(s, check);
-        std::printf("varlen_k %s %s %s: %s\n", c.what, schedule, exact ? "exact" : "random", r.verdict.c_str());
-        CHECK_MESSAGE(r.passed, c.what << " " << schedule << ": " << r.verdict);
-      }
-    }
+    gg::CheckOptions check;
+    check.group_offsets = c.offsets;
+    gg::testing::check_grouped_families("varlen_k", c.what, varlen_k(c.groups, c.m, c.n, c.k), check);
   }
 }
 

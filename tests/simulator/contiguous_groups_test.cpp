@@ -13,6 +13,7 @@
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "error_check.h"
+#include "grouped_testing.h"
 #include "planted_bugs.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
@@ -29,27 +30,6 @@ Definition contiguous(int64_t groups, int64_t m, int64_t n, int64_t k, ProblemLa
   l.batch = groups;
   l.source = ProblemSource::Contiguous;
   return make_definition(m, n, k, DType::BF16, DType::BF16, epilogue, l);
-}
-
-Schedule without_cluster(const Schedule& s) {
-  std::vector<Directive> kept;
-  for (const Directive& d : s.directives())
-    if (!std::holds_alternative<ClusterD>(d) && !std::holds_alternative<MulticastD>(d)) kept.push_back(d);
-  return apply_directives(s.definition(), kept, {});
-}
-
-Kernel lowered(const Schedule& s, int sms) {
-  LowerOptions o;
-  o.limits = hopper();
-  o.limits.sms = sms;
-  return lower(s, o);
-}
-
-// The offsets of groups of these sizes, the first starting at `first`.
-std::vector<int64_t> offsets_of(const std::vector<int64_t>& sizes, int64_t first = 0) {
-  std::vector<int64_t> offsets = {first};
-  for (int64_t rows : sizes) offsets.push_back(offsets.back() + rows);
-  return offsets;
 }
 
 // Sizes 0, 1, a tile less one, a tile, a tile and one, two tiles and 3: every way a group meets
@@ -80,7 +60,7 @@ TEST_CASE("contiguous groups: every persistent kernel family computes each group
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    const Kernel k = lowered(c.s, 3);
+    const Kernel k = lowered_on(c.s, 3);
     REQUIRE(k.plan.contiguous);
     const int64_t tile = k.plan.tile_m;
     for (uint64_t seed : {1, 5}) {
@@ -108,7 +88,7 @@ TEST_CASE("contiguous groups: stores from registers (column-major D) and the epi
                                                  {OpKind::AddBias, 0.0, BiasAlong::Rows}};
   const Schedule epi = without_cluster(tutorial_schedule(10, contiguous(5, 512, 128, 128, {}, c_and_bias)));
   for (const Schedule* s : {&col, &epi}) {
-    const Kernel k = lowered(*s, 2);
+    const Kernel k = lowered_on(*s, 2);
     REQUIRE(k.plan.contiguous);
     SimulateOptions o;
     o.group_offsets = offsets_of({70, 0, 129, 1, 200}, 3);
@@ -119,7 +99,7 @@ TEST_CASE("contiguous groups: stores from registers (column-major D) and the epi
 
 TEST_CASE("contiguous groups: bad offsets on the device are clamped to 0..M and a group ending before it starts is empty") {
   const Schedule s = tutorial_schedule(8, contiguous(4, 256, 128, 128));
-  const Kernel k = lowered(s, 2);
+  const Kernel k = lowered_on(s, 2);
   SimulateOptions o;
   // group 0: rows 0..100 (its start -20 read as 0); group 1 empty; group 2: rows 100..256 (its
   // end 300 read as M); group 3 empty (it ends at 50, before its start).
@@ -130,44 +110,16 @@ TEST_CASE("contiguous groups: bad offsets on the device are clamped to 0..M and 
 
 TEST_CASE("contiguous groups: planted bugs in the offsets, the row limit and the walk are caught") {
   const Schedule s = tutorial_schedule(8, contiguous(4, 512, 128, 256));
-  const Kernel good = lowered(s, 2);
+  const Kernel good = lowered_on(s, 2);
   SimulateOptions o;
   o.group_offsets = offsets_of({100, 0, 130, 64}, 10);
   REQUIRE(simulate_kernel(good, s.definition(), o).passed);
   REQUIRE(sync_error(good).empty());
-  {
-    // The store's row limit one tile late: a group's last tile writes the next group's first rows.
-    Kernel k = good;
-    Plant late(rewrite<Let>([&](Let& l) { l.value = l.value + imm(good.plan.tile_m); },
-                            [](const Let& l) { return l.name == "group_end"; }));
-    k.body = late.mutate(k.body);
-    REQUIRE(late.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // A group's rows read from the previous offset: the tile loads and stores another group's rows.
-    Kernel k = good;
-    Plant early(rewrite<Let>([&](Let& l) { l.value = l.value - imm(1); }, [](const Let& l) { return l.name == "group_row0"; }));
-    k.body = early.mutate(k.body);
-    REQUIRE(early.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // The producer alone maps its units one tile on: it loads other rows (and another group's B)
-    // than the consumer computes and stores.
-    Kernel k = good;
-    int seen = 0;
-    Plant producer_only([&](const StmtPtr& n) -> std::optional<StmtPtr> {
-      const Let* l = as<Let>(n);
-      if (!l || l->name != "virtual_m" || seen++ > 0) return std::nullopt;
-      auto c = std::make_shared<Let>(*l);
-      c->value = l->value + imm(1);
-      return StmtPtr(c);
-    });
-    k.body = producer_only.mutate(k.body);
-    REQUIRE(producer_only.planted == 1);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
+  // The store's row limit one tile late: a group's last tile writes the next group's first rows.
+  CHECK_FALSE(simulate_kernel(with_let_shifted(good, "group_end", good.plan.tile_m), s.definition(), o).passed);
+  // A group's rows read from the row before: the tile loads and stores another group's rows.
+  CHECK_FALSE(simulate_kernel(with_let_shifted(good, "group_row0", -1), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_producer_walk_shifted(good), s.definition(), o).passed);
 }
 
 TEST_CASE("contiguous groups: what is not lowered says so; the text form round-trips the source") {

@@ -11,6 +11,7 @@
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "error_check.h"
+#include "grouped_testing.h"
 #include "planted_bugs.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
@@ -27,20 +28,6 @@ Definition masked(int64_t groups, int64_t m_max, int64_t n, int64_t k, DType out
   l.batch = groups;
   l.source = ProblemSource::Masked;
   return make_definition(m_max, n, k, DType::BF16, out, {}, l);
-}
-
-Schedule without_cluster(const Schedule& s) {
-  std::vector<Directive> kept;
-  for (const Directive& d : s.directives())
-    if (!std::holds_alternative<ClusterD>(d) && !std::holds_alternative<MulticastD>(d)) kept.push_back(d);
-  return apply_directives(s.definition(), kept, {});
-}
-
-Kernel lowered(const Schedule& s, int sms) {
-  LowerOptions o;
-  o.limits = hopper();
-  o.limits.sms = sms;
-  return lower(s, o);
 }
 
 // Rows 0, 1, a tile less one, a tile, a tile and one, all of M_max: every way a group meets tiles.
@@ -76,7 +63,7 @@ TEST_CASE("masked groups: every kernel family computes the rows in use and leave
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    const Kernel k = lowered(c.s, 3);
+    const Kernel k = lowered_on(c.s, 3);
     REQUIRE(k.plan.masked);
     for (uint64_t seed : {1, 5}) {
       SimulateOptions o;
@@ -98,7 +85,7 @@ TEST_CASE("masked groups: every kernel family computes the rows in use and leave
 TEST_CASE("masked groups: a bad count on the device reads as 0 (negative) or M (past M), as documented") {
   for (int v : {5, 8}) {  // a grid of tiles, and a persistent loop walking the tiles in use
     const Schedule s = tutorial_schedule(v, masked(4, 256, 128, 128));
-    const Kernel k = lowered(s, 2);
+    const Kernel k = lowered_on(s, 2);
     SimulateOptions o;
     o.group_rows = {-5, 300, 100, -300};
     const SimulationReport r = simulate_kernel(k, s.definition(), o);
@@ -108,7 +95,7 @@ TEST_CASE("masked groups: a bad count on the device reads as 0 (negative) or M (
 
 TEST_CASE("masked groups: one kernel, M_max read at run time too") {
   const Schedule s = tutorial_schedule(7, masked(3, 256, 128, 128));
-  const Kernel k = lowered(s, 2);
+  const Kernel k = lowered_on(s, 2);
   SimulateOptions o;
   o.m = 384;
   o.group_rows = {384, 0, 200};
@@ -123,7 +110,7 @@ TEST_CASE("masked groups: planted bugs in the group bound and in the walk over t
     // A grid of tiles skips a group's tiles past its rows; off by a tile, the first of those is
     // computed and stored.
     const Schedule grid = tutorial_schedule(5, masked(4, 256, 128, 256));
-    const Kernel good = lowered(grid, 2);
+    const Kernel good = lowered_on(grid, 2);
     REQUIRE(simulate_kernel(good, grid.definition(), o).passed);
     Kernel k = good;
     Plant bound(rewrite<Let>([&](Let& l) { l.value = l.value->a < (l.value->b + imm(good.plan.tile_m)); },
@@ -137,45 +124,13 @@ TEST_CASE("masked groups: planted bugs in the group bound and in the walk over t
   // A persistent loop walks the groups' tiles in use, one group after another, and maps each
   // unit's virtual m tile back to its group.
   const Schedule s = tutorial_schedule(8, masked(4, 256, 128, 256));
-  const Kernel good = lowered(s, 2);
+  const Kernel good = lowered_on(s, 2);
   REQUIRE(simulate_kernel(good, s.definition(), o).passed);
   REQUIRE(sync_error(good).empty());
-  const auto is_virtual_m = [](const Let& l) { return l.name == "virtual_m"; };
-  {
-    // The producer alone maps its units one tile on: it loads another tile's rows (and another
-    // group's B) than the consumer computes and stores.
-    Kernel k = good;
-    int seen = 0;
-    Plant producer_only([&](const StmtPtr& n) -> std::optional<StmtPtr> {
-      const Let* l = as<Let>(n);
-      if (!l || !is_virtual_m(*l) || seen++ > 0) return std::nullopt;
-      auto c = std::make_shared<Let>(*l);
-      c->value = l->value + imm(1);
-      return StmtPtr(c);
-    });
-    k.body = producer_only.mutate(k.body);
-    REQUIRE(producer_only.planted == 1);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // The search stops one group late (a group's last tile counted as the next group's first).
-    Kernel k = good;
-    Plant late(rewrite<Let>([&](Let& l) { l.value = l.value - imm(1); }, is_virtual_m));
-    k.body = late.mutate(k.body);
-    REQUIRE(late.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // One role's running pipeline count skips a unit's k tiles: the roles' stages and phases part
-    // (the simulator finds the stage read before its fill, or the wait that never completes).
-    Kernel k = good;
-    int seen = 0;
-    Plant count(rewrite<Assign>([&](Assign& a) { a.value = a.value + imm(seen++ == 0 ? 1 : 0); },
-                                [](const Assign& a) { return a.name == "k_done"; }));
-    k.body = count.mutate(k.body);
-    REQUIRE(count.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
+  CHECK_FALSE(simulate_kernel(with_producer_walk_shifted(good), s.definition(), o).passed);
+  // The search stops one group late (a group's last tile counted as the next group's first).
+  CHECK_FALSE(simulate_kernel(with_let_shifted(good, "virtual_m", -1), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
 }
 
 TEST_CASE("masked groups: what is not lowered says so; the text form round-trips the source") {

@@ -11,6 +11,7 @@
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "error_check.h"
+#include "grouped_testing.h"
 #include "planted_bugs.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
@@ -29,20 +30,6 @@ Definition varlen_k(int64_t groups, int64_t m, int64_t n, int64_t k) {
   l.batch = groups;
   l.source = ProblemSource::VarlenK;
   return make_definition(m, n, k, DType::BF16, DType::BF16, {}, l);
-}
-
-Kernel lowered(const Schedule& s, int sms) {
-  LowerOptions o;
-  o.limits = hopper();
-  o.limits.sms = sms;
-  return lower(s, o);
-}
-
-// The offsets of ranges of these sizes, one after another from `first`.
-std::vector<int64_t> offsets_of(const std::vector<int64_t>& sizes, int64_t first = 0) {
-  std::vector<int64_t> offsets = {first};
-  for (int64_t rows : sizes) offsets.push_back(offsets.back() + rows);
-  return offsets;
 }
 
 }  // namespace
@@ -70,7 +57,7 @@ TEST_CASE("variable-K groups: every kernel family computes each group's range, z
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    const Kernel k = lowered(c.s, 3);
+    const Kernel k = lowered_on(c.s, 3);
     REQUIRE(k.plan.varlen_k);
     for (const std::vector<int64_t>& offsets :
          {offsets_of({0, 1, 63, 200, 248}), offsets_of({64, 0, 0, 129, 300}, 7), std::vector<int64_t>(6, 100)}) {
@@ -84,7 +71,7 @@ TEST_CASE("variable-K groups: every kernel family computes each group's range, z
 
 TEST_CASE("variable-K groups: bad offsets on the device are clamped to 0..K and a range ending before it starts is empty") {
   const Schedule s = tutorial_schedule(8, varlen_k(4, 128, 128, 256));
-  const Kernel k = lowered(s, 2);
+  const Kernel k = lowered_on(s, 2);
   SimulateOptions o;
   o.group_offsets = {-10, 100, 90, 300, 20};  // 0..100, empty, 90..256, empty
   const SimulationReport r = simulate_kernel(k, s.definition(), o);
@@ -93,38 +80,15 @@ TEST_CASE("variable-K groups: bad offsets on the device are clamped to 0..K and 
 
 TEST_CASE("variable-K groups: planted bugs in the range and the running pipeline count are caught") {
   const Schedule s = tutorial_schedule(8, varlen_k(4, 128, 256, 512));
-  const Kernel good = lowered(s, 2);
+  const Kernel good = lowered_on(s, 2);
   SimulateOptions o;
   o.group_offsets = offsets_of({100, 0, 130, 64}, 10);
   REQUIRE(simulate_kernel(good, s.definition(), o).passed);
   REQUIRE(sync_error(good).empty());
-  const auto named = [](const char* name) { return [name](const Let& l) { return l.name == name; }; };
-  {
-    // The range's end a row late: the next group's first row of K joins the product.
-    Kernel k = good;
-    Plant late(rewrite<Let>([&](Let& l) { l.value = l.value + imm(1); }, named("k_end")));
-    k.body = late.mutate(k.body);
-    REQUIRE(late.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // The range's start a row early: the previous group's last row of K joins the product.
-    Kernel k = good;
-    Plant early(rewrite<Let>([&](Let& l) { l.value = l.value - imm(1); }, named("k_row0")));
-    k.body = early.mutate(k.body);
-    REQUIRE(early.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
-  {
-    // One role's running count skips a unit's k tiles: the roles' stages and phases part.
-    Kernel k = good;
-    int seen = 0;
-    Plant count(rewrite<Assign>([&](Assign& a) { a.value = a.value + imm(seen++ == 0 ? 1 : 0); },
-                                [](const Assign& a) { return a.name == "k_done"; }));
-    k.body = count.mutate(k.body);
-    REQUIRE(count.planted > 0);
-    CHECK_FALSE(simulate_kernel(k, s.definition(), o).passed);
-  }
+  // The range's end a row late, or its start a row early: a neighbour's row of K joins the product.
+  CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_end", 1), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_row0", -1), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
 }
 
 TEST_CASE("variable-K groups: what is not lowered says so; the text form round-trips the source") {
