@@ -407,22 +407,18 @@ ExprPtr WorkUnits::group_tiles(const ExprPtr& group) const {
   return ceil_div(min((rows >= imm(0)) * rows, narrow(var("args.m"))), imm(p_.tile_m));
 }
 
-ExprPtr WorkUnits::group_row(const ExprPtr& group, bool end) const {
-  // An offset outside 0..M reads as the nearer end, and a group whose end comes before its start
-  // is empty (the documented behaviour of a bad array): no group reaches past D or before its own start.
-  const ExprPtr rows = narrow(var("args.m"));
-  const auto clamp = [&](const ExprPtr& at, const ExprPtr& lo) { return min(max(at, lo), rows); };
+ExprPtr WorkUnits::group_bound(const ExprPtr& group, bool end, const char* extent) const {
+  // An offset outside 0..extent reads as the nearer end, and a group whose end comes before its
+  // start is empty (the documented behaviour of a bad array): no group reaches past the matrix
+  // or before its own start.
+  const ExprPtr most = narrow(var(extent));
+  const auto clamp = [&](const ExprPtr& at, const ExprPtr& lo) { return min(max(at, lo), most); };
   const ExprPtr start = clamp(load("args.group_offsets", group), imm(0));
   return end ? clamp(load("args.group_offsets", group + imm(1)), start) : start;
 }
 
-ExprPtr WorkUnits::k_offset(const ExprPtr& group, bool end) const {
-  // As group_row, along K: an offset outside 0..K reads as the nearer end, a range ending before
-  // its start is empty.
-  const ExprPtr k = narrow(var("args.k"));
-  const ExprPtr start = min(max(load("args.group_offsets", group), imm(0)), k);
-  return end ? min(max(load("args.group_offsets", group + imm(1)), start), k) : start;
-}
+ExprPtr WorkUnits::group_row(const ExprPtr& group, bool end) const { return group_bound(group, end, "args.m"); }
+ExprPtr WorkUnits::k_offset(const ExprPtr& group, bool end) const { return group_bound(group, end, "args.k"); }
 
 ExprPtr WorkUnits::varlen_k_tiles(const ExprPtr& index) const {
   // Clamped: a dealt loop asks about units past the loop's end too (and multiplies by 0).

@@ -75,6 +75,8 @@ class WorkUnits {
   kir::ExprPtr group_tiles(const kir::ExprPtr& group) const;
   // Contiguous: group `group`'s first row of A and D, or (`end`) the row after its last.
   kir::ExprPtr group_row(const kir::ExprPtr& group, bool end) const;
+  // Group `group`'s offset (or, `end`, the next one) of args.group_offsets, clamped to 0..extent.
+  kir::ExprPtr group_bound(const kir::ExprPtr& group, bool end, const char* extent) const;
   std::string group_kind() const;  // "masked", "contiguous"
   // Variable K: the k tiles of the group of unit `index` (its batch coordinate), and group
   // `group`'s first K row or (`end`) the row after its last.
