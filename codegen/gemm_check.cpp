@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "runtime/cublas_reference.h"
@@ -244,20 +245,17 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   const bool contiguous = def.problem_source() == ProblemSource::Contiguous;
   const bool varlen_k = def.problem_source() == ProblemSource::VarlenK;
   const int64_t grouped_extent = contiguous ? r.m : r.k;  // what the offsets cut
-  std::vector<int> offsets;
-  for (int64_t g = 0; (contiguous || varlen_k) && g <= def.batch(); ++g)
-    offsets.push_back(static_cast<int>(g < static_cast<int64_t>(o.group_offsets.size())
-                                           ? o.group_offsets[static_cast<size_t>(g)]
-                                           : g * grouped_extent / def.batch()));
-  rt::DeviceInts group_offsets(offsets.empty() ? std::vector<int>{0} : offsets);
+  const std::vector<int64_t> offsets = contiguous || varlen_k
+                                           ? group_offsets_or_even(o.group_offsets, def.batch(), grouped_extent)
+                                           : std::vector<int64_t>{};
+  rt::DeviceInts group_offsets(offsets.empty() ? std::vector<int>{0} : std::vector<int>(offsets.begin(), offsets.end()));
   struct Slice {
     int64_t matrix, group, row0, rows;  // D's matrix and first row, B's matrix, the rows checked
     int64_t k0, k1;                     // the range of K
   };
   std::vector<Slice> slices;
   for (int64_t bt = 0; bt < def.batch(); ++bt) {
-    const int64_t start = offsets.empty() ? 0 : std::clamp<int64_t>(offsets[size_t(bt)], 0, grouped_extent);
-    const int64_t end = offsets.empty() ? 0 : std::clamp<int64_t>(offsets[size_t(bt) + 1], start, grouped_extent);
+    const auto [start, end] = offsets.empty() ? std::pair<int64_t, int64_t>{0, 0} : group_span(offsets, bt, grouped_extent);
     if (contiguous) slices.push_back({0, bt, start, end - start, 0, r.k});
     else if (varlen_k) slices.push_back({bt, bt, 0, r.m, start, end});
     else slices.push_back({bt, bt, 0, used(bt), 0, r.k});
@@ -316,39 +314,30 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   const rt::ElemType cublas_type = plain ? out_type : rt::ElemType::F32;
   rt::DeviceBuffer cublas_d(cublas_type, d_count);
   rt::fill_poison(cublas_d);  // defined contents for compute-sanitizer's initcheck, which misses TMA stores
-  // Contiguous groups: one cuBLAS call per group on its slice of A and D (the baseline a loop of
-  // calls is, timed below).
+  // Contiguous and variable-K groups: one cuBLAS call per group on its slice (its rows of A and D,
+  // its range of K, its B), the loop of calls a caller without grouping runs (timed below); a
+  // slice with no K is zeros.
   const auto cublas_all = [&](const void* a_ptr, const void* b_ptr) {
-    if (varlen_k) {  // each group's range of A's and B's rows of K into its matrix of D
-      rt::MatrixLayouts one = problem.layouts;
-      one.batch = 1;
-      const int in_bytes = rt::elem_bytes(problem.in_type), out_bytes = rt::elem_bytes(cublas_d.type());
-      for (const Slice& sl : slices) {
-        char* d_at = static_cast<char*>(cublas_d.data()) + sl.matrix * one.stride_d * out_bytes;
-        if (sl.k1 == sl.k0) {  // no K: zeros
-          rt::check_cuda(cudaMemset(d_at, 0, size_t(r.m * one.ldd * out_bytes)), "zeroing a group with no K");
-          continue;
-        }
-        cublas.gemm(static_cast<const char*>(a_ptr) + sl.k0 * one.lda * in_bytes,
-                    static_cast<const char*>(b_ptr) + sl.k0 * one.ldb * in_bytes, d_at, problem.in_type,
-                    cublas_d.type(), r.m, r.n, sl.k1 - sl.k0, one);
-      }
-      return;
-    }
-    if (!contiguous) {
+    if (!contiguous && !varlen_k) {
       cublas.gemm(a_ptr, b_ptr, cublas_d.data(), problem.in_type, cublas_d.type(), r.m, r.n, r.k, problem.layouts);
       return;
     }
     rt::MatrixLayouts one = problem.layouts;
     one.batch = 1;
-    const rt::ElemType in = problem.in_type;
+    const int in_bytes = rt::elem_bytes(problem.in_type), out_bytes = rt::elem_bytes(cublas_d.type());
+    const Node &a_node = def.node(mm.operands[0]), &b_node = def.node(mm.operands[1]);
     for (const Slice& sl : slices) {
       if (sl.rows == 0) continue;
-      const int64_t a_at = one.a_mn_major ? sl.row0 : sl.row0 * one.lda, d_at = one.d_column_major ? sl.row0 : sl.row0 * one.ldd;
-      cublas.gemm(static_cast<const char*>(a_ptr) + a_at * rt::elem_bytes(in),
-                  static_cast<const char*>(b_ptr) + sl.group * one.stride_b * rt::elem_bytes(in),
-                  static_cast<char*>(cublas_d.data()) + d_at * rt::elem_bytes(cublas_d.type()), in, cublas_d.type(),
-                  sl.rows, r.n, r.k, one);
+      const int64_t d_first = stored_index(def, out_node, sl.row0, 0, sl.matrix);
+      char* d_at = static_cast<char*>(cublas_d.data()) + d_first * out_bytes;
+      if (sl.k1 == sl.k0) {
+        const int64_t d_last = stored_index(def, out_node, sl.row0 + sl.rows - 1, r.n - 1, sl.matrix);
+        rt::check_cuda(cudaMemset(d_at, 0, size_t((d_last - d_first + 1) * out_bytes)), "zeroing a group with no K");
+        continue;
+      }
+      cublas.gemm(static_cast<const char*>(a_ptr) + stored_index(def, a_node, sl.row0, sl.k0, sl.matrix) * in_bytes,
+                  static_cast<const char*>(b_ptr) + stored_index(def, b_node, 0, sl.k0, sl.group) * in_bytes, d_at,
+                  problem.in_type, cublas_d.type(), sl.rows, r.n, sl.k1 - sl.k0, one);
     }
   };
   cublas_all(a.buffer.data(), b.buffer.data());
@@ -468,7 +457,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     // The products computed: each slice's rows x N x its K (every matrix of a batch; contiguous
     // groups, the rows in them; variable-K groups, their ranges of K).
     double flop_rows_k = 0;
-    for (const Slice& sl : slices) flop_rows_k += double(contiguous || varlen_k ? sl.rows : r.m) * double(sl.k1 - sl.k0);
+    // (A masked group counts M_max rows: the work the strided-batch baseline does.)
+    for (const Slice& sl : slices) flop_rows_k += double(masked ? r.m : sl.rows) * double(sl.k1 - sl.k0);
     r.tflops = rt::tflops(1, r.n, 1, r.ms) * flop_rows_k;
     r.cublas_tflops = rt::tflops(1, r.n, 1, r.cublas_ms) * flop_rows_k;
   }

@@ -142,6 +142,11 @@ kir::ExprPtr consumer_band(const KernelPlan& p);
 // The tiled tensor map of `operand` (its stored matrix as plan.layouts has it) landing in (or
 // read from) `layout`: its box is one swizzle atom wide and the layout's box rows tall.
 rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
+// A box of a row-limited map (TensorMapSpec::row_limited) that keeps only its rows before row
+// `row_end`: its (row, third) coordinates become (box_rows - kept, first row + kept), kept the box
+// rows before row_end (none when the box starts at or past it). The coordinates given are the
+// box's first row, and its third coordinate unused.
+void limit_box_rows(kir::ExprPtr& row, kir::ExprPtr& third, const kir::ExprPtr& row_end, int64_t box_rows);
 
 // Where matrix `batch` of `operand` starts, in elements from its pointer: batch * stride, or
 // nullptr for one matrix or a broadcast one (stride 0). Pointer-addressed copies add it.

@@ -120,7 +120,8 @@ class LowerWrite : public Mutator {
       t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
       t->batch = tensor_map_batch(p_, rt::Operand::D, w.batch);
-      if (store->row_end) limit_rows(*t, store->row_end);
+      // A contiguous group's store stops at its end: through D's row-limited map.
+      if (store->row_end) limit_box_rows(t->row, t->batch, store->row_end, st_.rows());
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
@@ -216,15 +217,6 @@ class LowerWrite : public Mutator {
     smem = {staging.buffer, staging.offset + imm(st_.buffer.offset(c, 0))};
     row = store.row0 + store.warpgroup * imm(st_.rows());
     col = store.col0 + store.col_begin + imm(int64_t(c) * st_.buffer.atom_cols());
-  }
-  // A store that stops before row `row_end` (a contiguous group's last row + 1), through D's
-  // row-limited map: coordinates (col, box_rows - kept, first row + kept) write the box's first
-  // `kept` rows only, none when it starts at or past the end.
-  void limit_rows(TmaStore& t, const ExprPtr& row_end) const {
-    const ExprPtr box_rows = imm(st_.rows());
-    const ExprPtr kept = min(max(row_end - t.row, imm(0)), box_rows);
-    t.batch = t.row + kept;
-    t.row = box_rows - kept;
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();

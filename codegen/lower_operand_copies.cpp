@@ -59,13 +59,10 @@ class LowerCopies : public Mutator {
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
         if (l->k_end) {
-          // The group's K range ends inside the box: through the operand's row-limited map, the
-          // box's rows past it read as zero (coordinates: col, box rows - kept, first row + kept).
-          GG_INTERNAL_CHECK(layout.mn_major && !load->batch, "a K range limits an unbatched MN-major operand's rows");
-          const ExprPtr box_rows = imm(layout.box_rows);
-          const ExprPtr kept = min(max(l->k_end - load->row, imm(0)), box_rows);
-          load->batch = load->row + kept;
-          load->row = box_rows - kept;
+          // A variable-K group's range ends inside the box: through the operand's row-limited map,
+          // the box's rows of K past it read as zero.
+          GG_INTERNAL_CHECK(layout.mn_major, "a K range limits an MN-major operand's rows");
+          limit_box_rows(load->row, load->batch, l->k_end, layout.box_rows);
         }
         issue.push_back(load);
       }

@@ -209,6 +209,14 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   return t;
 }
 
+void limit_box_rows(kir::ExprPtr& row, kir::ExprPtr& third, const kir::ExprPtr& row_end, int64_t box_rows) {
+  GG_INTERNAL_CHECK(third == nullptr, "a row-limited box has no matrix coordinate");
+  const kir::ExprPtr rows = kir::imm(box_rows);
+  const kir::ExprPtr kept = kir::min(kir::max(row_end - row, kir::imm(0)), rows);
+  third = row + kept;
+  row = rows - kept;
+}
+
 kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
   const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k);
   if (!batch || stored.batches == 1) return nullptr;

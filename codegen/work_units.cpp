@@ -466,6 +466,18 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
          (dealt ? ", dealt in turn to " + std::to_string(consumers) + " consumer warpgroups" : std::string()) + ")";
 }
 
+std::vector<int64_t> group_offsets_or_even(const std::vector<int64_t>& given, int64_t groups, int64_t extent) {
+  std::vector<int64_t> offsets;
+  for (int64_t g = 0; g <= groups; ++g)
+    offsets.push_back(g < static_cast<int64_t>(given.size()) ? given[size_t(g)] : g * extent / groups);
+  return offsets;
+}
+
+std::pair<int64_t, int64_t> group_span(const std::vector<int64_t>& offsets, int64_t g, int64_t extent) {
+  const int64_t start = std::clamp<int64_t>(offsets[size_t(g)], 0, extent);
+  return {start, std::clamp<int64_t>(offsets[size_t(g) + 1], start, extent)};
+}
+
 std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
                                      std::array<int64_t, 3> grid, int64_t k, int64_t m, int64_t n) {
   const WorkUnits units(s, p);
@@ -475,10 +487,10 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
-  for (int64_t g = 0; p.contiguous && g <= p.layouts.batch; ++g)  // contiguous groups of equal rows
-    vars[element_name("args.group_offsets", g)] = g * (m ? m : p.m) / p.layouts.batch;
-  for (int64_t g = 0; p.varlen_k && g <= p.layouts.batch; ++g)  // variable-K groups of equal K
-    vars[element_name("args.group_offsets", g)] = g * k / p.layouts.batch;
+  if (p.contiguous || p.varlen_k) {  // groups of equal rows (contiguous) or K (variable K)
+    const std::vector<int64_t> offsets = group_offsets_or_even({}, p.layouts.batch, p.varlen_k ? k : m ? m : p.m);
+    for (size_t g = 0; g < offsets.size(); ++g) vars[element_name("args.group_offsets", int64_t(g))] = offsets[g];
+  }
   // The lets run as the kernel runs them: values, and the loops and branches over a masked
   // problem's group array (the walk's sums and searches) with the assignments they make.
   std::function<void(const StmtPtr&)> run = [&](const StmtPtr& stmt) {

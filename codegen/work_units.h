@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "codegen/kernel.h"
 #include "dsl/schedule.h"
@@ -115,6 +116,13 @@ std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt
 // "sizes: M read at run time ...": which sizes the kernel reads at run time, how a launch sizes
 // its grid and workspace from them, and the bounds it checks; "sizes: all compiled ..." otherwise.
 std::string describe_runtime_sizes(const rt::LaunchSpec& launch);
+
+// Contiguous and variable-K groups on the host: the batch + 1 offsets of args.group_offsets that
+// `given` lists, or (empty) `extent` (M or K) split evenly among `groups`; and group g's span
+// [start, end) of them as the kernel reads it (WorkUnits::group_bound: clamped to 0..extent, a
+// group ending before its start empty).
+std::vector<int64_t> group_offsets_or_even(const std::vector<int64_t>& given, int64_t groups, int64_t extent);
+std::pair<int64_t, int64_t> group_span(const std::vector<int64_t>& offsets, int64_t g, int64_t extent);
 
 // A unit on the host: the values the kernel's expressions take.
 struct WorkUnit {

@@ -11,6 +11,7 @@
 #include "codegen/index_math.h"
 #include "codegen/gemm_check.h"
 #include "codegen/lower.h"
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "runtime/device_buffer.h"
@@ -131,25 +132,18 @@ class Simulator {
     return b < static_cast<int64_t>(o_.group_rows.size()) ? o_.group_rows[static_cast<size_t>(b)] : m_;
   }
 
-  // Contiguous groups: offset `g` of the batch + 1 (SimulateOptions::group_offsets; M split
-  // evenly when not given).
-  int64_t group_offset(int64_t g) const {
-    if (g < static_cast<int64_t>(o_.group_offsets.size())) return o_.group_offsets[static_cast<size_t>(g)];
-    return g * (p_.varlen_k ? p_.k : m_) / p_.layouts.batch;  // variable K: offsets of K
+  // Contiguous (variable-K) groups: the batch + 1 offsets of M's rows (of K) the kernel reads
+  // (SimulateOptions::group_offsets; split evenly when not given), and each group's span of them.
+  std::vector<int64_t> group_offsets() const {
+    if (!p_.contiguous && !p_.varlen_k) return {};
+    return group_offsets_or_even(o_.group_offsets, p_.layouts.batch, p_.varlen_k ? p_.k : m_);
   }
-  // Variable-K groups: group g's range of K, as the kernel reads the offsets.
-  std::pair<int64_t, int64_t> k_range(int64_t g) const {
-    if (!p_.varlen_k) return {0, p_.k};
-    const int64_t start = std::clamp<int64_t>(group_offset(g), 0, p_.k);
-    return {start, std::clamp<int64_t>(group_offset(g + 1), start, p_.k)};
-  }
-  // Contiguous groups: the group whose rows of D hold row `i`, as the kernel reads the offsets
-  // (clamped to 0..M, a group ending before its start empty); -1 for a row in no group.
+  // Contiguous groups: the group whose rows of D hold row `i`; -1 for a row in no group.
   std::vector<int64_t> row_groups() const {
     std::vector<int64_t> group(static_cast<size_t>(m_), -1);
+    const std::vector<int64_t> offsets = group_offsets();
     for (int64_t g = 0; g < p_.layouts.batch; ++g) {
-      const int64_t start = std::clamp<int64_t>(group_offset(g), 0, m_);
-      const int64_t end = std::clamp<int64_t>(group_offset(g + 1), start, m_);
+      const auto [start, end] = group_span(offsets, g, m_);
       for (int64_t i = start; i < end; ++i) group[static_cast<size_t>(i)] = g;
     }
     return group;
@@ -225,6 +219,7 @@ class Simulator {
   // ---- one cluster of CTAs, its warps interleaved
   void run_cluster(unsigned x0, unsigned y0, unsigned z0) {
     const auto& cl = k_.launch.cluster;
+    const std::vector<int64_t> offsets = group_offsets();  // the kernel's args.group_offsets
     ctas_.clear();
     warps_.clear();
     loads_.clear();
@@ -256,8 +251,8 @@ class Simulator {
                          {"args.stride_c", layouts_.stride_c}, {"args.stride_d", layouts_.stride_d}};
             for (int64_t b = 0; p_.masked && b < p_.layouts.batch; ++b)
               warp.vars[kir::element_name("args.group_rows", b)] = group_rows(b);
-            for (int64_t g = 0; (p_.contiguous || p_.varlen_k) && g <= p_.layouts.batch; ++g)
-              warp.vars[kir::element_name("args.group_offsets", g)] = group_offset(g);
+            for (size_t g = 0; g < offsets.size(); ++g)
+              warp.vars[kir::element_name("args.group_offsets", int64_t(g))] = offsets[g];
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -369,6 +364,24 @@ class Simulator {
       error("warp " + std::to_string(w.index) + " reads " + element.what() + ", past the end of the device array");
       return 0;
     }
+  }
+  // Where element row `row` (the box's row coordinate plus the row within it) of a TMA box with
+  // third coordinate `third` lies in map `m`'s matrices: `inside` the map (else TMA clips it: zero
+  // fill, no store), the matrix row and the matrix. A row-limited map's dimension 1 (box_rows
+  // long) clips the rows past those kept and its dimension 2 offsets them, over a base box_rows
+  // rows before the matrix: an element inside it can still lie outside the matrix
+  // (`outside_matrix`: memory the hardware would touch, the caller's error).
+  struct MapElement {
+    bool inside = false, outside_matrix = false;
+    int64_t row = 0, matrix = 0;
+  };
+  static MapElement map_element(const rt::TensorMapSpec& m, int64_t row, int64_t third) {
+    if (!m.row_limited) return {row >= 0 && row < int64_t(m.rows), false, row, third};
+    const int64_t box = int64_t(m.box_rows);
+    MapElement e{row >= 0 && row < box && third >= 0 && third < int64_t(m.rows) + box, false, row + third - box, 0};
+    e.outside_matrix = e.inside && (e.row < 0 || e.row >= int64_t(m.rows));
+    e.inside = e.inside && !e.outside_matrix;
+    return e;
   }
   // The matrix a TMA box of map `m` addresses: its third coordinate, 0 for a 2-D map.
   int64_t map_batch(const Warp& w, const rt::TensorMapSpec& m, const ExprPtr& batch, const char* what) {
@@ -756,23 +769,12 @@ class Simulator {
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
             uint8_t elem[4] = {0, 0, 0, 0};  // out of bounds (TMA coordinates are signed): zero fill
-            int64_t at_row = row + i, matrix = batch;
-            bool inside = at_row >= 0 && at_row < int64_t(m.rows);
-            if (m.row_limited) {
-              // Dimension 1 (box_rows long) zero-fills the rows past those kept; dimension 2
-              // offsets them, over a base box_rows rows before the matrix's first.
-              inside = at_row >= 0 && at_row < int64_t(m.box_rows) && batch >= 0 &&
-                       batch < int64_t(m.rows) + int64_t(m.box_rows);
-              at_row += batch - int64_t(m.box_rows);
-              matrix = 0;
-              if (inside && (at_row < 0 || at_row >= int64_t(m.rows))) {
-                error("a row-limited TMA load of " + tensor_map_field(n.map) + " reads row " + std::to_string(at_row) +
-                      ", outside the matrix's " + std::to_string(m.rows) + " rows");
-                inside = false;
-              }
-            }
-            if (inside && col + j >= 0 && col + j < int64_t(m.cols))
-              std::memcpy(elem, g.data.data() + g.offset(at_row, col + j, matrix), static_cast<size_t>(eb));
+            const MapElement at_row = map_element(m, row + i, batch);
+            if (at_row.outside_matrix)
+              error("a row-limited TMA load of " + tensor_map_field(n.map) + " reads row " +
+                    std::to_string(at_row.row) + ", outside the matrix's " + std::to_string(m.rows) + " rows");
+            if (at_row.inside && col + j >= 0 && col + j < int64_t(m.cols))
+              std::memcpy(elem, g.data.data() + g.offset(at_row.row, col + j, at_row.matrix), static_cast<size_t>(eb));
             for (int e = 0; e < eb; ++e) {
               int64_t at = sim::swizzled(dst + i * row_bytes + j * eb + e, sb);
               if (at < 0 || at >= int64_t(s.bytes.size())) continue;
@@ -839,28 +841,19 @@ class Simulator {
     SharedMemory& s = ctas_[static_cast<size_t>(st.cta)].smem;
     for (int64_t r = 0; r < m.box_rows; ++r)
       for (int64_t c = 0; c < m.box_cols; ++c) {
-        int64_t row = st.row + r, batch = st.batch;
-        if (m.row_limited) {
-          // Dimension 1 (box_rows long) clips the rows past those kept; dimension 2 offsets them,
-          // over a base box_rows rows before D's first.
-          const int64_t rows_2 = int64_t(m.rows) + int64_t(m.box_rows);
-          if (row < 0 || row >= int64_t(m.box_rows) || st.batch < 0 || st.batch >= rows_2 || st.col + c < 0 ||
-              st.col + c >= int64_t(m.cols))
-            continue;
-          row += st.batch - int64_t(m.box_rows);
-          batch = 0;
-          if (row < 0 || row >= int64_t(m.rows)) {
-            error("a row-limited TMA store of " + tensor_map_field(m.operand) + " writes row " + std::to_string(row) +
-                  ", outside D's " + std::to_string(m.rows) + " rows (coordinates " + std::to_string(st.row) + ", " +
-                  std::to_string(st.batch) + ")");
-            return;
-          }
-        } else if (row < 0 || st.col + c < 0 || row >= int64_t(m.rows) || st.col + c >= int64_t(m.cols)) {
-          continue;  // clipped at the edges (TMA coordinates are signed)
+        const MapElement at_row = map_element(m, st.row + r, st.batch);
+        if (at_row.outside_matrix && st.col + c >= 0 && st.col + c < int64_t(m.cols)) {
+          error("a row-limited TMA store of " + tensor_map_field(m.operand) + " writes row " +
+                std::to_string(at_row.row) + ", outside D's " + std::to_string(m.rows) + " rows (coordinates " +
+                std::to_string(st.row) + ", " + std::to_string(st.batch) + ")");
+          return;
         }
+        if (!at_row.inside || st.col + c < 0 || st.col + c >= int64_t(m.cols))
+          continue;  // clipped at the edges (TMA coordinates are signed)
         for (int e = 0; e < eb; ++e) {
           int64_t at = sim::swizzled(st.src + (r * m.box_cols + c) * eb + e, sb);
-          g.data[static_cast<size_t>(g.offset(row, st.col + c, batch) + e)] = s.bytes[static_cast<size_t>(at)];
+          g.data[static_cast<size_t>(g.offset(at_row.row, st.col + c, at_row.matrix) + e)] =
+              s.bytes[static_cast<size_t>(at)];
         }
       }
   }
@@ -1694,8 +1687,12 @@ class Simulator {
     // Contiguous groups: D's row i is its group's (A's row i times the group's B), and a row in
     // no group stays untouched.
     const std::vector<int64_t> group_of = p_.contiguous ? row_groups() : std::vector<int64_t>{};
+    // Variable K: each group's range of K (else all of K).
+    std::vector<std::pair<int64_t, int64_t>> k_ranges(static_cast<size_t>(p_.layouts.batch), {0, p_.k});
+    const std::vector<int64_t> offsets = group_offsets();
+    for (int64_t g = 0; p_.varlen_k && g < p_.layouts.batch; ++g) k_ranges[size_t(g)] = group_span(offsets, g, p_.k);
     const auto check = [&](int64_t b, int64_t i, int64_t j, const std::string& at, const std::vector<float>& c_b) {
-      const auto [k_lo, k_hi] = k_range(b);  // variable K: the group's range (else all of K)
+      const auto [k_lo, k_hi] = k_ranges[size_t(b)];
       const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
       if (d_.is_poison(di, dj, b)) {
         if (r_.unwritten++ == 0 && r_.first_mismatch.empty())

@@ -28,19 +28,6 @@ gg::Definition contiguous(int64_t groups, int64_t m, int64_t n, int64_t k, gg::P
   return gg::make_definition(m, n, k, gg::DType::BF16, gg::DType::BF16, {}, l);
 }
 
-// Offsets of `groups` groups cutting 0..rows at uniform random points, from row `first`.
-std::vector<int64_t> random_offsets(int64_t groups, int64_t rows, uint64_t seed, int64_t first = 0) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> pick(0, rows);
-  std::vector<int64_t> cuts;
-  for (int64_t g = 1; g < groups; ++g) cuts.push_back(pick(rng));
-  std::sort(cuts.begin(), cuts.end());
-  std::vector<int64_t> offsets = {first};
-  for (int64_t c : cuts) offsets.push_back(first + c);
-  offsets.push_back(first + rows);
-  return offsets;
-}
-
 }  // namespace
 
 TEST_CASE("contiguous groups on the GPU: each group's rows right, no other row written (v7, v8, auto)") {
@@ -57,7 +44,7 @@ TEST_CASE("contiguous groups on the GPU: each group's rows right, no other row w
       {"one group, rows 37..700", 1, 1000, 512, 256, {37, 700}},
       {"ragged with empty groups", 7, 700, 384, 264, {3, 3, 4, 131, 259, 259, 388, 650}},
       {"every group empty", 4, 256, 256, 128, {100, 100, 100, 100, 100}},
-      {"256 groups", 256, 4096, 256, 128, random_offsets(256, 4000, 3, 50)},
+      {"256 groups", 256, 4096, 256, 128, gg::testing::random_offsets(256, 4000, 3, 50)},
       {"ragged, D column-major", 5, 600, 256, 128, {0, 70, 70, 199, 200, 590}, column_major},
   };
   for (const Case& c : cases) {
@@ -77,7 +64,7 @@ TEST_CASE("gg::gemm_contiguous: one kernel for new offsets and a new M, as a MoE
   uint64_t compiles = 0;
   for (uint64_t step = 0; step < 3; ++step) {
     const int64_t m = step == 1 ? 777 : m_most;  // the tokens of a step
-    const std::vector<int64_t> offsets = random_offsets(groups, m, 10 + step);
+    const std::vector<int64_t> offsets = gg::testing::random_offsets(groups, m, 10 + step);
     std::vector<int> device_offsets(offsets.begin(), offsets.end());
     gg::rt::DeviceInts group_offsets(device_offsets);
     gg::rt::fill_poison(d);

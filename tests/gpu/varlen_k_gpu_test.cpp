@@ -31,19 +31,6 @@ gg::Definition varlen_k(int64_t groups, int64_t m, int64_t n, int64_t k) {
   return gg::make_definition(m, n, k, gg::DType::BF16, gg::DType::BF16, {}, l);
 }
 
-// Offsets of `groups` ranges cutting 0..rows at uniform random points.
-std::vector<int64_t> random_offsets(int64_t groups, int64_t rows, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> pick(0, rows);
-  std::vector<int64_t> cuts;
-  for (int64_t g = 1; g < groups; ++g) cuts.push_back(pick(rng));
-  std::sort(cuts.begin(), cuts.end());
-  std::vector<int64_t> offsets = {0};
-  offsets.insert(offsets.end(), cuts.begin(), cuts.end());
-  offsets.push_back(rows);
-  return offsets;
-}
-
 }  // namespace
 
 TEST_CASE("variable-K groups on the GPU: each group's range right, zeros for an empty one (v7, v8, auto)") {
@@ -56,7 +43,7 @@ TEST_CASE("variable-K groups on the GPU: each group's range right, zeros for an 
       {"one group, all of K", 1, 512, 384, 1000, {0, 1000}},
       {"one group, rows 37..700 of K", 1, 512, 384, 1000, {37, 700}},
       {"ragged with empty ranges", 6, 384, 256, 1000, {0, 0, 1, 64, 263, 263, 990}},
-      {"64 groups", 64, 256, 512, 8192, random_offsets(64, 8192, 5)},
+      {"64 groups", 64, 256, 512, 8192, gg::testing::random_offsets(64, 8192, 5)},
   };
   for (const Case& c : cases) {
     gg::CheckOptions check;
@@ -80,7 +67,7 @@ TEST_CASE("gg::gemm_varlen_k: one kernel for new offsets and a new K, as a train
   uint64_t compiles = 0;
   for (uint64_t step = 0; step < 3; ++step) {
     const int64_t k = step == 1 ? 1234 : k_most;  // the tokens of a step
-    std::vector<int64_t> offsets = random_offsets(groups, k, 20 + step);
+    std::vector<int64_t> offsets = gg::testing::random_offsets(groups, k, 20 + step);
     offsets[2] = offsets[1];  // group 1 has no tokens: its D is zero
     std::vector<int> device_offsets(offsets.begin(), offsets.end());
     gg::rt::DeviceInts group_offsets(device_offsets);

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <random>
 
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "schedules/gemm.h"
@@ -276,11 +277,8 @@ std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def)
 std::vector<int64_t> group_offsets_flag(const Args& args, ProblemSource source, int64_t groups, int64_t extent) {
   const bool k = source == ProblemSource::VarlenK;
   const std::string flag = k ? "group-k" : "group-m";
+  if (!args.has(flag)) return group_offsets_or_even({}, groups, extent);  // split evenly
   std::vector<int64_t> offsets = {0};
-  if (!args.has(flag)) {  // split evenly
-    for (int64_t g = 1; g <= groups; ++g) offsets.push_back(g * extent / groups);
-    return offsets;
-  }
   for (int64_t rows : group_sizes(args, flag, groups, extent, true, k ? "K" : "M"))
     offsets.push_back(offsets.back() + rows);
   if (offsets.back() > extent)
