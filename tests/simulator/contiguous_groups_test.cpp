@@ -127,6 +127,13 @@ TEST_CASE("contiguous groups: what is not lowered says so; the text form round-t
   check_error([&] { lower(tutorial_schedule(5, def)); }, "not-lowered",
               "contiguous groups on a grid of tiles (the units' count follows the groups' offsets; persist the tile loop)");
   check_error([&] { lower(tutorial_schedule(10, def)); }, "not-lowered", "contiguous groups with B multicast");
+  check_error([&] { lower(tutorial_schedule(8, def).split_k(2, true)); }, "not-lowered",
+              "contiguous groups with split_k ... tail");
+  ProblemLayout grouped = problem_layout(def);
+  check_error([&] { lower(tutorial_schedule(8, make_definition(256, 256, 128, DType::BF16, DType::BF16, {}, grouped,
+                                                                true))); },
+              "not-lowered",
+              "contiguous groups in the swapped orientation (the groups' rows would be the kernel's columns)");
   const std::string text = print_schedule(tutorial_schedule(7, def));
   CHECK(text.find("source=contiguous") != std::string::npos);
   const ScheduleFile file = parse_schedule_file(text);

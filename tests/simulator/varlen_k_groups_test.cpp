@@ -102,6 +102,18 @@ TEST_CASE("variable-K groups: what is not lowered says so; the text form round-t
   check_error([&] { lower(tutorial_schedule(8, def, Target::Sm100a)); }, "not-lowered",
               "variable-K groups on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
   check_error([&] { lower(tutorial_schedule(3, def)); }, "not-lowered", "variable-K groups with synchronous copies");
+  // v5 with K in one tile and its k tile axis left unbound: no k loop for a group's range to run.
+  std::vector<Directive> one_k_tile;
+  const Schedule v5 = tutorial_schedule(5, varlen_k(3, 128, 128, 64));
+  for (const Directive& d : v5.directives())
+    if (!std::holds_alternative<BindD>(d) || std::get<BindD>(d).axis != "k_o")
+      if (!std::holds_alternative<CircularBufferD>(d)) one_k_tile.push_back(d);
+  check_error([&] { lower(apply_directives(varlen_k(3, 128, 128, 64), one_k_tile)); }, "not-lowered",
+              "variable-K groups with K in one tile (each group runs its own k loop; split k into k tiles)");
+  ProblemLayout swapped_layout_k = problem_layout(def);
+  check_error([&] { lower(tutorial_schedule(8, make_definition(128, 128, 256, DType::BF16, DType::BF16, {},
+                                                                swapped_layout_k, true))); },
+              "not-lowered", "variable-K groups in the swapped orientation");
   const std::string text = print_schedule(tutorial_schedule(7, def));
   CHECK(text.find("source=varlen_k") != std::string::npos);
   const ScheduleFile file = parse_schedule_file(text);
