@@ -863,6 +863,13 @@ Env base_env(const Facts& f, int rank) {
     e.vars[element_name("args.group_offsets", group)] = row;
     if (group % 3 != 1) row = std::min(grouped, row + std::max<int64_t>(1, grouped / f.plan.layouts.batch));
   }
+  // Pointer-array groups: every third group without rows, every fourth without K (units that run
+  // no k tiles), the others' rows and columns ragged.
+  for (int64_t group = 0; f.plan.pointer_array && group < f.plan.layouts.batch; ++group) {
+    e.vars[element_name("args.group_sizes", 3 * group)] = group % 3 == 1 ? 0 : std::max<int64_t>(1, f.plan.m - group);
+    e.vars[element_name("args.group_sizes", 3 * group + 1)] = group % 2 ? f.plan.n : std::max<int64_t>(1, f.plan.n / 2);
+    e.vars[element_name("args.group_sizes", 3 * group + 2)] = group % 4 == 2 ? 0 : trace_k(f.plan);
+  }
   return e;
 }
 

@@ -28,6 +28,13 @@ std::string smem(const SmemRef& r) {
   if (is_const(r.offset, &off) && off == 0) return buffer_name(r.buffer);
   return "(" + buffer_name(r.buffer) + " + " + to_c(r.offset) + ")";
 }
+// The generic address of an operand's tensor map: the kernel parameter's, or (pointer-array
+// groups) group `group`'s in the device array the map builder wrote.
+std::string map_address(rt::Operand map, const ExprPtr& group) {
+  if (!group) return "&args." + tensor_map_field(map);
+  return "gg::dev::group_map(args.group_maps, " + to_c(group) + ", " + std::to_string(static_cast<int>(map)) + ")";
+}
+
 // The coordinates of a TMA box, innermost first: "col, row" (2-D) or "col, row, batch" (3-D).
 std::string tma_coords(const ExprPtr& row, const ExprPtr& col, const ExprPtr& batch) {
   return to_c(col) + ", " + to_c(row) + (batch ? ", " + to_c(batch) : "");
@@ -129,7 +136,7 @@ class CudaPrinter : public Visitor {
          role + "\");");
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    std::string operands = smem(n.dst) + ", &args." + tensor_map_field(n.map) + ", " + bar(n.bar) + ", " +
+    std::string operands = smem(n.dst) + ", " + map_address(n.map, n.group) + ", " + bar(n.bar) + ", " +
                            tma_coords(n.row, n.col, n.batch);
     const std::string rank = n.batch ? "3d" : "2d";
     if (n.multicast_mask)
@@ -138,8 +145,11 @@ class CudaPrinter : public Visitor {
       line("gg::dev::tma_load_" + rank + "(" + operands + ");");
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line(std::string("gg::dev::tma_store_") + (n.batch ? "3d" : "2d") + "(&args." + tensor_map_field(n.map) + ", " +
+    line(std::string("gg::dev::tma_store_") + (n.batch ? "3d" : "2d") + "(" + map_address(n.map, n.group) + ", " +
          smem(n.src) + ", " + tma_coords(n.row, n.col, n.batch) + ");");
+  }
+  void visit_AcquireGroupMaps(const AcquireGroupMaps& n) override {
+    line("gg::dev::acquire_group_maps(args.group_maps, " + to_c(n.group) + ");");
   }
   void visit_BulkCommit(const BulkCommit&) override { line("gg::dev::bulk_commit_group();"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
@@ -520,6 +530,9 @@ std::string print_cuda_kernel(const Kernel& k) {
   }
   pr.visit(k.body);
   pr.os << "}\n";
+  if (p.pointer_array)  // its launch runs this first: every group's tensor maps (runtime/device/group_maps.cuh)
+    pr.os << "\nextern \"C\" __global__ void __launch_bounds__(128)\n"
+          << k.name << "_group_maps(const __grid_constant__ GgGroupMapArgs args) { gg::dev::build_group_maps(args); }\n";
   return pr.os.str();
 }
 

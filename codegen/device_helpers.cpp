@@ -11,7 +11,7 @@ using namespace kir;
 // Every header an emitted kernel may embed, in embedding order (gemm_args.h first: the kernel's
 // parameter type).
 constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fence.cuh",     "mbarrier.cuh",
-                                          "tma.cuh",        "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
+                                          "tma.cuh",        "group_maps.cuh", "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
                                           "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
                                           "wgmma_mma.cuh",  "tcgen05_desc.h", "tcgen05.cuh",  "epilogue.cuh",
                                           "stmatrix.cuh",   "global_copy.cuh", "tile_order.h"};
@@ -44,8 +44,15 @@ class CollectHelpers : public Visitor {
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx&) override { headers.insert("mbarrier.cuh"); }
   void visit_MbarrierArrive(const MbarrierArrive&) override { headers.insert("mbarrier.cuh"); }
   void visit_MbarrierWait(const MbarrierWait&) override { headers.insert("mbarrier.cuh"); }
-  void visit_TmaLoad(const TmaLoad&) override { headers.insert("tma.cuh"); }
-  void visit_TmaStore(const TmaStore&) override { headers.insert("tma.cuh"); }
+  void visit_TmaLoad(const TmaLoad& n) override {
+    headers.insert("tma.cuh");
+    if (n.group) headers.insert("group_maps.cuh");
+  }
+  void visit_TmaStore(const TmaStore& n) override {
+    headers.insert("tma.cuh");
+    if (n.group) headers.insert("group_maps.cuh");
+  }
+  void visit_AcquireGroupMaps(const AcquireGroupMaps&) override { headers.insert("group_maps.cuh"); }
   void visit_BulkCommit(const BulkCommit&) override { headers.insert("tma.cuh"); }
   void visit_BulkWaitRead(const BulkWaitRead&) override { headers.insert("tma.cuh"); }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {

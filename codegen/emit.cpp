@@ -246,9 +246,14 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
        << "_s" << p.pipeline.stages << "_" << std::hex << (rt::fnv1a64(body + launch_key.str()) & 0xffffffffu);
   k.name = name.str();
   k.launch.kernel_name = k.name;
+  // The kernel names itself in its signature, and a pointer-array kernel's map builder is named
+  // after it (`<name>_group_maps`).
   const size_t at = body.find(placeholder + "(");
-  GG_INTERNAL_CHECK(at != std::string::npos && body.find(placeholder, at + 1) == std::string::npos,
-                    "the printed kernel names itself once, in its signature");
+  const size_t builder = body.find(placeholder + "_group_maps(");
+  GG_INTERNAL_CHECK(at != std::string::npos && body.find(placeholder, at + 1) == builder &&
+                        (builder == std::string::npos || body.find(placeholder, builder + 1) == std::string::npos),
+                    "the printed kernel names itself once, in its signature (and its map builder's)");
+  if (builder != std::string::npos) body.replace(builder, placeholder.size(), k.name);
   body.replace(at, placeholder.size(), k.name);
 
   std::ostringstream os;

@@ -174,7 +174,7 @@ class ExpandRoleRings : public Mutator {
 Kernel expand_circular_buffer(Kernel k) {
   const KernelPlan& p = k.plan;
   if (p.warp_specialized) {
-    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.varlen_k).mutate(k.body);
+    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.k_per_unit()).mutate(k.body);
     return k;
   }
   if (p.k_loop.empty()) return k;  // one k tile: nothing to pipeline

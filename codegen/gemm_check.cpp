@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "codegen/pointer_array_check.h"
 #include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -197,6 +198,7 @@ namespace {
 // GEMM at other sizes the kernel reads at run time), judged and optionally timed.
 CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
                          const CheckOptions& o) {
+  if (def.problem_source() == ProblemSource::PointerArray) return check_pointer_array(e, kernel, def, o);
   const std::string arch(target_name(e.plan.target));
   CheckReport r;
   r.kernel_name = e.kernel_name;

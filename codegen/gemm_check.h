@@ -24,6 +24,9 @@ struct CheckOptions {
   std::vector<int64_t> group_rows;
   // Contiguous groups: batch + 1 row offsets (args.group_offsets); empty: M split evenly.
   std::vector<int64_t> group_offsets;
+  // Pointer-array groups: M, N, K of each group (3 per group; args.group_sizes); empty: every
+  // group of the schedule's sizes.
+  std::vector<int64_t> group_sizes;
 };
 
 // A first use's codegen (lower and print) and NVRTC compile with the disk cache bypassed, timed on

@@ -72,6 +72,13 @@ struct KernelPlan {
   // k tiles the K range of its group (args.group_offsets) of A and B, whose tensor maps are
   // row-limited (the rows past the range read as zero). K is read at run time.
   bool varlen_k = false;
+  // Pointer-array groups (ProblemSource::PointerArray): the batch's matrices are groups each with
+  // its own tensor maps (args.group_maps, written on the device before the launch) and M, N, K
+  // (args.group_sizes); the persistent loop walks every group's tiles, each unit its group's k
+  // tiles. M, N and K are read at run time.
+  bool pointer_array = false;
+  // Each unit runs its own group's k tiles, possibly none (variable K, pointer arrays).
+  bool k_per_unit() const { return varlen_k || pointer_array; }
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
@@ -154,6 +161,9 @@ kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::E
 // The third TMA coordinate of `operand`'s tensor map: `batch` where the map spans the batch,
 // nullptr for a 2-D map (one matrix, or a broadcast one).
 kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch);
+// Pointer-array groups: the group whose maps (args.group_maps) a box of matrix `batch` goes
+// through; nullptr otherwise (the kernel parameter's map).
+kir::ExprPtr tensor_map_group(const KernelPlan& p, const kir::ExprPtr& batch);
 
 // The problem's memory layouts, resolved from a definition.
 rt::MatrixLayouts matrix_layouts(const Definition& def);

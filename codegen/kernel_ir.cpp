@@ -232,6 +232,7 @@ namespace {
 std::string bar(const BarrierRef& b) { return barrier_name(b.array) + "[" + to_c(b.index) + "]"; }
 std::string smem(const SmemRef& r) { return buffer_name(r.buffer) + "+" + to_c(r.offset); }
 std::string batch_text(const ExprPtr& batch) { return batch ? " batch=" + to_c(batch) : ""; }
+std::string group_text(const ExprPtr& group) { return group ? " of group " + to_c(group) : ""; }
 
 class Dumper : public Visitor {
  public:
@@ -333,12 +334,15 @@ class Dumper : public Visitor {
     line("MbarrierWait " + bar(n.bar) + " parity=" + to_c(n.parity));
   }
   void visit_TmaLoad(const TmaLoad& n) override {
-    line("TmaLoad " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + batch_text(n.batch) + " -> " + smem(n.dst) + " bar=" +
+    line("TmaLoad " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
+         batch_text(n.batch) + " -> " + smem(n.dst) + " bar=" +
          bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
-    line("TmaStore " + tensor_map_field(n.map) + " row=" + to_c(n.row) + " col=" + to_c(n.col) + batch_text(n.batch) + " <- " + smem(n.src));
+    line("TmaStore " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
+         batch_text(n.batch) + " <- " + smem(n.src));
   }
+  void visit_AcquireGroupMaps(const AcquireGroupMaps& n) override { line("AcquireGroupMaps group=" + to_c(n.group)); }
   void visit_BulkCommit(const BulkCommit&) override { line("BulkCommit"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override { line("BulkWaitRead " + std::to_string(n.pending)); }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {

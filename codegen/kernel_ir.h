@@ -21,7 +21,7 @@ namespace gg::kir {
   X(Comment) X(Let) X(Assign) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(ReleaseStage) \
   X(WriteTile) X(SetMaxNReg) X(ClusterSync)                                                     \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
-  X(MbarrierWait) X(TmaLoad) X(TmaStore) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
+  X(MbarrierWait) X(TmaLoad) X(TmaStore) X(AcquireGroupMaps) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)                       \
@@ -191,8 +191,17 @@ struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
   BarrierRef bar;
   unsigned multicast_mask = 0;
   ExprPtr batch;
+  ExprPtr group;  // pointer-array groups: the map is this group's of args.group_maps (nullptr: the kernel's own)
 };
-struct TmaStore : NodeOf<NodeKind::TmaStore> { rt::Operand map = rt::Operand::D; SmemRef src; ExprPtr row, col, batch; };
+struct TmaStore : NodeOf<NodeKind::TmaStore> {
+  rt::Operand map = rt::Operand::D;
+  SmemRef src;
+  ExprPtr row, col, batch;
+  ExprPtr group;  // as TmaLoad's
+};
+// Pointer-array groups: makes group `group`'s tensor maps, written by the map builder before the
+// launch, visible to this thread's TMA (fence.proxy.tensormap acquire); before its first use.
+struct AcquireGroupMaps : NodeOf<NodeKind::AcquireGroupMaps> { ExprPtr group; };
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a

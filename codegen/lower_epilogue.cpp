@@ -120,6 +120,7 @@ class LowerWrite : public Mutator {
       t->map = rt::Operand::D;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
       t->batch = tensor_map_batch(p_, rt::Operand::D, w.batch);
+      t->group = tensor_map_group(p_, w.batch);
       // A contiguous group's store stops at its end: through D's row-limited map.
       if (store->row_end) limit_box_rows(t->row, t->batch, store->row_end, st_.rows());
       stores.push_back(t);
@@ -206,6 +207,7 @@ class LowerWrite : public Mutator {
       chunk_box(store, staging, c, t->dst, t->row, t->col);
       t->bar = bar;
       t->batch = tensor_map_batch(p_, rt::Operand::C, batch);
+      t->group = tensor_map_group(p_, batch);
       loads.push_back(t);
     }
     return block(loads);

@@ -58,6 +58,7 @@ class LowerCopies : public Mutator {
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
+        load->group = tensor_map_group(p_, l->batch);
         if (l->k_end) {
           // A variable-K group's range ends inside the box: through the operand's row-limited map,
           // the box's rows of K past it read as zero.

@@ -197,7 +197,7 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   t.transposed = stored.transposed;
   // A kernel that reads a size at run time has its maps' extents resolved at each launch (rows and
   // cols 0); the launch checks the compiled sizes instead.
-  const bool sized = p.runtime_m || p.runtime_n || p.varlen_k;  // variable K: K too
+  const bool sized = p.runtime_m || p.runtime_n || p.k_per_unit();  // variable K: K too
   t.rows = sized ? 0 : static_cast<uint64_t>(stored.rows);
   t.cols = sized ? 0 : static_cast<uint64_t>(stored.cols);
   t.row_stride = static_cast<uint64_t>(stored.row_stride);
@@ -230,7 +230,12 @@ kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::E
 }
 
 kir::ExprPtr tensor_map_batch(const KernelPlan& p, rt::Operand operand, const kir::ExprPtr& batch) {
+  if (p.pointer_array) return nullptr;  // each group's own 2-D map (tensor_map_group)
   return batch && rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k).batches > 1 ? batch : nullptr;
+}
+
+kir::ExprPtr tensor_map_group(const KernelPlan& p, const kir::ExprPtr& batch) {
+  return p.pointer_array ? (batch ? batch : kir::imm(0)) : nullptr;
 }
 
 Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
@@ -284,6 +289,28 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       if (def.node(id).layout != Layout::MNMajor)
         not_lowered("variable-K groups with a K-major operand ('" + def.node(id).name + "'; a K range is a range of an "
                     "MN-major operand's rows, which TMA boxes can stop at)");
+  p.pointer_array = def.problem_source() == ProblemSource::PointerArray;
+  if (p.pointer_array) {
+    // Every group has its own sizes: the kernel reads M, N and K of each at run time.
+    p.runtime_m = p.runtime_n = true;
+    const auto refuse = [](const std::string& what) { not_lowered("pointer-array groups " + what); };
+    if (def.swapped()) refuse("in the swapped orientation");
+    if (!s.persistence())
+      refuse("on a grid of tiles (the units' count follows the groups' sizes; persist the tile loop)");
+    if (s.split_k_of() > 1) refuse("with split_k (each group has its own K)");
+    if (s.consumer_mode() == ConsumerMode::PingPong)
+      refuse("with ping-pong consumers (a consumer passes over the other's units, whose k tiles follow their own "
+             "group's K)");
+    if (s.cluster_dims()) refuse("in a cluster (each CTA of a cluster would need its own group's maps for a shared box)");
+    if (p.accumulator == Place::Tmem)
+      refuse("on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
+    if (def.output_layout() == OutputLayout::ColumnMajor)
+      refuse("with a column-major D (its tiles are stored from registers, through a pointer per group)");
+    for (int id : def.epilogue())
+      if (def.node(id).kind == OpKind::AddScaled || def.node(id).kind == OpKind::AddBias)
+        refuse("with an epilogue reading '" + def.node(def.node(id).operands[1]).name +
+               "' (C and bias have no per-group pointers yet)");
+  }
   if (p.contiguous && !s.persistence())
     not_lowered("contiguous groups on a grid of tiles (the units' count follows the groups' offsets; persist the "
                 "tile loop)");
@@ -353,6 +380,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.tma_load = a_tma;
   if (p.varlen_k && !p.tma_load)
     not_lowered("variable-K groups with synchronous copies (a group's K range stops a TMA box; cache_read A and B tma)");
+  if (p.pointer_array && !p.tma_load)
+    not_lowered("pointer-array groups with synchronous copies (each group's operands are read through its own tensor "
+                "maps; cache_read A and B tma)");
   if (p.varlen_k && p.k_loop.empty())
     not_lowered("variable-K groups with K in one tile (each group runs its own k loop; split k into k tiles)");
   p.operand_rows_aligned = vector_rows(def, def.node(mm.operands[0])) && vector_rows(def, def.node(mm.operands[1]));
@@ -368,6 +398,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
                 std::to_string(p.tile_n * dtype_bytes(p.out)) + "-byte rows; staged rows must be a multiple of 32 bytes)");
   if (out_write && !p.tma_store) not_lowered("staging the output in shared memory without a TMA store");
+  if (p.pointer_array && !p.tma_store)
+    not_lowered("pointer-array groups with the output stored from registers (each group's D is written through its "
+                "own tensor map; cache_write D staged with a TMA store)");
   if (auto acc = s.write_of(def.matmul_node().name); acc && acc->place == Place::Tmem)
     not_lowered("the accumulator in TMEM on sm_90a");
 
@@ -455,6 +488,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.masked = p.masked;
   k.launch.contiguous = p.contiguous;
   k.launch.varlen_k = p.varlen_k;
+  k.launch.pointer_array = p.pointer_array;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

@@ -174,8 +174,16 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   r.n = p.runtime_n;
   r.compiled_m = p.runtime_m ? 0 : p.m;
   r.compiled_n = p.runtime_n ? 0 : p.n;
-  r.compiled_k = p.varlen_k ? 0 : p.k;  // variable K: any K
+  r.compiled_k = p.k_per_unit() ? 0 : p.k;  // variable K, pointer arrays: any K
   if (!r.m && !r.n) return r;
+  if (p.pointer_array) {
+    // The units follow the groups' sizes, which only the device has: a full wave of CTAs, each
+    // walking until the groups' tiles run out.
+    r.persistent = true;
+    r.max_clusters = uint64_t(std::max<int64_t>(1, max_clusters));
+    r.units = {r.max_clusters, 0, 0};
+    return r;
+  }
   const Domain& dom = s.domain();
   const auto counts = axis_counts(dom, p);
   const auto of = [&](const Axis& a) {
@@ -255,14 +263,21 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   // only, one group after another (walk_tiles of them, a kernel let summing the array), as one
   // virtual matrix whose m tile a unit maps back to its group (unit()): no unit is skipped, so
   // the units spread evenly over the grid however the groups are filled.
-  walk_groups_ = (p.masked || p.contiguous) && tile_axis_;
-  GG_INTERNAL_CHECK(!p.contiguous || walk_groups_, "contiguous groups need the persistent walk (plan_kernel refuses)");
+  // Pointer-array groups: the loop walks every group's tiles, one group after another; a unit's
+  // tile within its group (group_tile) takes the schedule's tile order over the group's own m and
+  // n tile counts.
+  walk_groups_ = (p.masked || p.contiguous || p.pointer_array) && tile_axis_;
+  GG_INTERNAL_CHECK(!(p.contiguous || p.pointer_array) || walk_groups_,
+                    "contiguous and pointer-array groups need the persistent walk (plan_kernel refuses)");
   if (walk_groups_)
-    for (const Relation& r : s.domain().relations())
-      if (r.kind == Relation::Kind::Split && r.parent == "m") extents[r.outer] = var("walk_tiles");
+    for (const Relation& r : s.domain().relations()) {
+      if (r.kind != Relation::Kind::Split) continue;
+      if (r.parent == "m") extents[r.outer] = var(p.pointer_array ? "group_m_tiles" : "walk_tiles");
+      if (r.parent == "n" && p.pointer_array) extents[r.outer] = var("group_n_tiles");
+    }
   const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_,
                                               walk_groups_ ? 1 : p.layouts.batch, tail_ ? 1 : p.split_k,
-                                              tail_ ? "work_tile" : "tile");
+                                              tail_ ? "work_tile" : p.pointer_array ? "group_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
   grid_unit_.m_tile = tc.m_tile;
   grid_unit_.n_tile = tc.n_tile;
@@ -278,6 +293,7 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
 }
 
 ExprPtr WorkUnits::all_tiles() const {
+  if (p_.pointer_array) return var("walk_tiles");  // every group's tiles
   return walk_groups_ ? groups_per_matrix_ : groups_per_matrix_ * imm(p_.layouts.batch);
 }
 
@@ -292,12 +308,12 @@ ExprPtr WorkUnits::end() const { return tail_ ? var("units_end") : all_tiles() *
 std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   std::vector<StmtPtr> lets;
   if (walk_groups_) {
-    lets.push_back(comment(group_kind() + " groups: the loop walks the m tiles in use of every group, one group after "
-                           "another"));
+    lets.push_back(comment(group_kind() + " groups: the loop walks the " +
+                           (p_.pointer_array ? "tiles" : "m tiles in use") + " of every group, one group after another"));
     lets.push_back(mutable_let("walk_tiles", imm(0)));
     lets.push_back(for_loop("scan", imm(0), imm(p_.layouts.batch),
                             assign("walk_tiles", var("walk_tiles") + group_tiles(var("scan"))),
-                            "the m tiles in use of every group"));
+                            p_.pointer_array ? "the tiles of every group" : "the m tiles in use of every group"));
     // The search cursor: the group of this thread's last unit and the walk's first m tile of it.
     // A thread's units mostly move forward through the walk, so each search starts there.
     lets.push_back(mutable_let("unit_group", imm(0)));
@@ -310,8 +326,8 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())
     lets.push_back(let("k_tiles_all", ceil_div(var("args.k"), imm(p_.tile_k))));
     lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
-  } else if (p_.varlen_k) {
-    // each unit's k tiles are its group's K range's (unit())
+  } else if (p_.k_per_unit()) {
+    // each unit's k tiles are its group's (unit())
   } else if (!p_.k_loop.empty()) {
     ExprPtr k_tiles = ceil_div(var("args.k"), imm(p_.tile_k));
     lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
@@ -340,15 +356,31 @@ WorkUnitExprs WorkUnits::unit() const {
                        assign("group_first", var("group_first") - group_tiles(var("unit_group")))});
     auto forward = block({assign("group_first", var("group_first") + group_tiles(var("scan"))),
                           assign("unit_group", var("scan") + imm(1))});
-    u.lets = {comment(group_kind() + " groups: the group of this unit's m tile, and its first tile in the walk"),
-              let("virtual_m", grid_unit_.m_tile),
-              search_loop("back", imm(0), groups, var("virtual_m") < var("group_first"), back,
-                          "back to the group this unit's m tile is in or after"),
-              search_loop("scan", var("unit_group"), groups,
-                          var("virtual_m") >= var("group_first") + group_tiles(var("scan")), forward,
-                          "forward past the groups before this unit's")};
-    u.m_tile = var("virtual_m") - var("group_first");
+    // Masked and contiguous groups walk m tiles (a unit's n tile is the loop's); pointer-array
+    // groups walk whole tiles.
+    const std::string walked = p_.pointer_array ? "tile" : "virtual_m";
+    u.lets = {comment(group_kind() + " groups: the group of this unit's " + (p_.pointer_array ? "tile" : "m tile") +
+                      ", and its first tile in the walk")};
+    if (!p_.pointer_array) u.lets.push_back(let("virtual_m", grid_unit_.m_tile));
+    u.lets.push_back(search_loop("back", imm(0), groups, var(walked) < var("group_first"), back,
+                                 "back to the group this unit's tile is in or after"));
+    u.lets.push_back(search_loop("scan", var("unit_group"), groups,
+                                 var(walked) >= var("group_first") + group_tiles(var("scan")), forward,
+                                 "forward past the groups before this unit's"));
     u.batch = var("unit_group");
+    if (p_.pointer_array) {
+      // The unit's tile in its group's own grid of tiles, and its group's k tiles; the group's maps
+      // (written before the launch) made visible to this thread's TMA.
+      u.lets.push_back(let("group_tile", var("tile") - var("group_first")));
+      u.lets.push_back(let("group_m_tiles", ceil_div(group_size(var("unit_group"), 0), imm(p_.tile_m))));
+      u.lets.push_back(let("group_n_tiles", ceil_div(group_size(var("unit_group"), 1), imm(p_.tile_n))));
+      u.lets.push_back(let("k_tiles", ceil_div(group_size(var("unit_group"), 2), imm(p_.tile_k))));
+      auto acquire = std::make_shared<AcquireGroupMaps>();
+      acquire->group = var("unit_group");
+      u.lets.push_back(acquire);
+    } else {
+      u.m_tile = var("virtual_m") - var("group_first");
+    }
     if (p_.contiguous) {
       // The group's rows of A and D: the unit's tile starts at the group's first row and its
       // store stops at the group's last.
@@ -400,7 +432,13 @@ ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
 }
 
+ExprPtr WorkUnits::group_size(const ExprPtr& group, int dim) const {
+  const ExprPtr size = load("args.group_sizes", group * imm(3) + imm(dim));
+  return (size >= imm(0)) * size;  // a negative size reads as 0 (the documented behaviour of a bad array)
+}
 ExprPtr WorkUnits::group_tiles(const ExprPtr& group) const {
+  if (p_.pointer_array)
+    return ceil_div(group_size(group, 0), imm(p_.tile_m)) * ceil_div(group_size(group, 1), imm(p_.tile_n));
   if (p_.contiguous) return ceil_div(group_row(group, true) - group_row(group, false), imm(p_.tile_m));
   // A count past M reads as M, a negative one as 0 (the documented behaviour of a bad array).
   const ExprPtr rows = load("args.group_rows", group);
@@ -427,7 +465,9 @@ ExprPtr WorkUnits::varlen_k_tiles(const ExprPtr& index) const {
   return ceil_div(k_offset(group, true) - k_offset(group, false), imm(p_.tile_k));
 }
 
-std::string WorkUnits::group_kind() const { return p_.contiguous ? "contiguous" : "masked"; }
+std::string WorkUnits::group_kind() const {
+  return p_.contiguous ? "contiguous" : p_.pointer_array ? "pointer-array" : "masked";
+}
 
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {
   const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile);
@@ -448,13 +488,16 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
   const bool known = is_const(groups_per_matrix_, &groups);
   const int64_t overhang = known ? groups * cs - tile_axis_->extent : 0;
   const std::string tiles = known ? std::to_string(tile_axis_->extent) + " tiles"
+                            : p_.pointer_array ? "tiles counted from each group's M and N at run time"
                                   : "tiles counted from " + std::string(p_.runtime_m ? "M" : "") +
                                         (p_.runtime_m && p_.runtime_n ? " and " : "") + (p_.runtime_n ? "N" : "") +
                                         " at run time";
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (masked_ ? ", each matrix a masked group: a tile past its group's rows in use is skipped" : "") +
-         (walk_groups_ ? ", the " + group_kind() + " groups' m tiles in use only, one group after another" : "") +
+         (walk_groups_ ? ", the " + group_kind() + " groups' " + (p_.pointer_array ? "tiles" : "m tiles in use only") +
+                             ", one group after another"
+                       : "") +
          (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +
@@ -487,6 +530,11 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
+  for (int64_t g = 0; p.pointer_array && g < p.layouts.batch; ++g) {  // every group of the planned sizes
+    vars[element_name("args.group_sizes", 3 * g)] = m ? m : p.m;
+    vars[element_name("args.group_sizes", 3 * g + 1)] = n ? n : p.n;
+    vars[element_name("args.group_sizes", 3 * g + 2)] = k;
+  }
   if (p.contiguous || p.varlen_k) {  // groups of equal rows (contiguous) or K (variable K)
     const std::vector<int64_t> offsets = group_offsets_or_even({}, p.layouts.batch, p.varlen_k ? k : m ? m : p.m);
     for (size_t g = 0; g < offsets.size(); ++g) vars[element_name("args.group_offsets", int64_t(g))] = offsets[g];

@@ -71,14 +71,16 @@ class WorkUnits {
   bool tail_ = false;
   bool masked_ = false;       // a grid of tiles over masked groups: units past a group's rows skip
   bool walk_groups_ = false;  // a persistent loop over groups: it walks their tiles in use only
-  // The m tiles in use of group `group` (masked: its rows, at most M; contiguous: its rows between
-  // its offsets), in tiles.
+  // The tiles the walk takes of group `group`: masked, its m tiles in use (its rows, at most M);
+  // contiguous, the m tiles of its rows between its offsets; pointer arrays, all its tiles.
   kir::ExprPtr group_tiles(const kir::ExprPtr& group) const;
   // Contiguous: group `group`'s first row of A and D, or (`end`) the row after its last.
   kir::ExprPtr group_row(const kir::ExprPtr& group, bool end) const;
   // Group `group`'s offset (or, `end`, the next one) of args.group_offsets, clamped to 0..extent.
   kir::ExprPtr group_bound(const kir::ExprPtr& group, bool end, const char* extent) const;
-  std::string group_kind() const;  // "masked", "contiguous"
+  std::string group_kind() const;  // "masked", "contiguous", "pointer-array"
+  // Pointer arrays: group `group`'s M (dim 0), N (1) or K (2) of args.group_sizes, negative as 0.
+  kir::ExprPtr group_size(const kir::ExprPtr& group, int dim) const;
   // Variable K: the k tiles of the group of unit `index` (its batch coordinate), and group
   // `group`'s first K row or (`end`) the row after its last.
   kir::ExprPtr varlen_k_tiles(const kir::ExprPtr& index) const;

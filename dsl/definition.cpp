@@ -306,6 +306,9 @@ std::string Definition::to_string() const {
   if (source_ == ProblemSource::VarlenK)
     os << "variable-K groups: " << batch_ << " outputs, each the product of one range of A's and B's " << k()
        << " rows of K, the ranges read at run time\n";
+  if (source_ == ProblemSource::PointerArray)
+    os << "pointer-array groups: " << batch_ << ", each with its own A, B and D, M, N, K and leading dimensions read "
+       << "at run time (planned for " << m() << " x " << n() << " x " << k() << ")\n";
   if (source_ == ProblemSource::Contiguous)
     os << "contiguous groups: " << batch_ << " sharing A's and D's " << m()
        << " rows, each group's first and last row read at run time, each times its own B\n";
@@ -364,6 +367,7 @@ std::string_view problem_source_name(ProblemSource s) {
     case ProblemSource::Masked: return "masked";
     case ProblemSource::Contiguous: return "contiguous";
     case ProblemSource::VarlenK: return "varlen_k";
+    case ProblemSource::PointerArray: return "pointer_array";
     case ProblemSource::Dense: break;
   }
   return "dense";

@@ -28,8 +28,13 @@ enum class Layout { KMajor, MNMajor };
 // D[G, M, N], each the product of one K range of a shared A [K_total, M] and B [K_total, N] (both
 // MN-major: the tokens are their rows), group g the rows [offsets[g], offsets[g+1]) of K read from
 // a device array at run time; a group with no K stores zeros.
-enum class ProblemSource { Dense, Masked, Contiguous, VarlenK };
-std::string_view problem_source_name(ProblemSource s);  // "dense", "masked", "contiguous", "varlen_k"
+// Pointer array (grouped, CUTLASS's ptr-array grouped GEMM, cublasGemmGroupedBatchedEx): the batch's
+// matrices are groups each with its own A, B and D pointers, M, N, K and leading dimensions, all in
+// device arrays read at run time; a builder kernel writes each group's tensor maps on the device.
+// The definition's M, N and K are the sizes it is planned for (and the simulator's largest group).
+enum class ProblemSource { Dense, Masked, Contiguous, VarlenK, PointerArray };
+// "dense", "masked", "contiguous", "varlen_k", "pointer_array"
+std::string_view problem_source_name(ProblemSource s);
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 

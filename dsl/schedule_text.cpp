@@ -286,7 +286,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
-         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k]");
+         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -346,14 +346,17 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       p.compiled = std::string(value);
     } else if (key == "source") {
       if (p.source) l.fail("source is given twice");
-      if (value != "dense" && value != "masked" && value != "contiguous" && value != "varlen_k")
+      if (value != "dense" && value != "masked" && value != "contiguous" && value != "varlen_k" &&
+          value != "pointer_array")
         l.fail("expected source=dense, source=masked (groups whose rows in use are read at run time), "
-               "source=contiguous (groups of rows of one A and D, their offsets read at run time) or source=varlen_k "
-               "(groups of K ranges of one A and B, each its own D), got '" + std::string(value) + "'");
-      p.source = value == "masked"       ? ProblemSource::Masked
-                 : value == "contiguous" ? ProblemSource::Contiguous
-                 : value == "varlen_k"   ? ProblemSource::VarlenK
-                                         : ProblemSource::Dense;
+               "source=contiguous (groups of rows of one A and D, their offsets read at run time), source=varlen_k "
+               "(groups of K ranges of one A and B, each its own D) or source=pointer_array (groups with their own "
+               "pointers, sizes and leading dimensions in device arrays), got '" + std::string(value) + "'");
+      p.source = value == "masked"          ? ProblemSource::Masked
+                 : value == "contiguous"    ? ProblemSource::Contiguous
+                 : value == "varlen_k"      ? ProblemSource::VarlenK
+                 : value == "pointer_array" ? ProblemSource::PointerArray
+                                            : ProblemSource::Dense;
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
              "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source");

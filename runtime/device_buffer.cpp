@@ -78,6 +78,15 @@ DeviceInts::DeviceInts(const std::vector<int>& values) {
     check_cuda(cudaMemcpy(data_, values.data(), values.size() * sizeof(int), cudaMemcpyHostToDevice), "copying integers up");
 }
 
+DeviceBytes::DeviceBytes(const void* host, size_t bytes) {
+  check_cuda(cudaMalloc(&data_, std::max<size_t>(1, bytes)), "allocating " + std::to_string(bytes) + " bytes of device memory");
+  if (bytes > 0) check_cuda(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "copying an array up");
+}
+
+DeviceBytes::~DeviceBytes() {
+  if (data_ != nullptr) cudaFree(data_);
+}
+
 DeviceInts::~DeviceInts() {
   if (data_ != nullptr) cudaFree(data_);
 }

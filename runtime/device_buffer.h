@@ -49,6 +49,23 @@ class DeviceInts {
   int* data_ = nullptr;
 };
 
+// Any host bytes in device memory (pointer-array groups' arrays of pointers and leading
+// dimensions), copied up at construction.
+class DeviceBytes {
+ public:
+  DeviceBytes(const void* host, size_t bytes);
+  template <class T>
+  explicit DeviceBytes(const std::vector<T>& values) : DeviceBytes(values.data(), values.size() * sizeof(T)) {}
+  ~DeviceBytes();
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  template <class T>
+  const T* as() const { return static_cast<const T*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+
 // Host values, already rounded to `type`. Deterministic for a seed on every platform.
 std::vector<float> random_uniform_values(ElemType type, size_t count, uint64_t seed);  // in [-1, 1]
 std::vector<float> small_integer_values(size_t count, uint64_t seed);                 // in {-2..2}

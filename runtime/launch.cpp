@@ -112,6 +112,12 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
       fail("allowing a non-portable cluster size", status);
     }
   }
+  if (spec_.pointer_array) {
+    const std::string builder = compiled.lowered_name + "_group_maps";
+    if (CUresult status = api.module_get_function(&group_maps_function_, module_, builder.c_str());
+        status != CUDA_SUCCESS)
+      fail("cuModuleGetFunction('" + builder + "')", status);
+  }
   reserve_workspace(spec_.workspace_bytes);
 }
 
@@ -133,6 +139,7 @@ void LoadedKernel::reserve_workspace(uint64_t bytes) const {
 LoadedKernel::~LoadedKernel() {
   if (module_ != nullptr) driver_api().module_unload(module_);
   if (workspace_ != nullptr) cudaFree(workspace_);
+  if (group_maps_ != nullptr) cudaFree(group_maps_);
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
@@ -140,17 +147,24 @@ LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
       function_(std::exchange(other.function_, nullptr)),
       spec_(std::move(other.spec_)),
       workspace_(std::exchange(other.workspace_, nullptr)),
-      workspace_bytes_(std::exchange(other.workspace_bytes_, 0)) {}
+      workspace_bytes_(std::exchange(other.workspace_bytes_, 0)),
+      group_maps_function_(std::exchange(other.group_maps_function_, nullptr)),
+      group_maps_(std::exchange(other.group_maps_, nullptr)),
+      group_maps_groups_(std::exchange(other.group_maps_groups_, 0)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
     if (module_ != nullptr) driver_api().module_unload(module_);
     if (workspace_ != nullptr) cudaFree(workspace_);
+    if (group_maps_ != nullptr) cudaFree(group_maps_);
     module_ = std::exchange(other.module_, nullptr);
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
     workspace_ = std::exchange(other.workspace_, nullptr);
     workspace_bytes_ = std::exchange(other.workspace_bytes_, 0);
+    group_maps_function_ = std::exchange(other.group_maps_function_, nullptr);
+    group_maps_ = std::exchange(other.group_maps_, nullptr);
+    group_maps_groups_ = std::exchange(other.group_maps_groups_, 0);
   }
   return *this;
 }
@@ -215,6 +229,16 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   args.group_offsets = problem.group_offsets;
   reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;
+  if (spec_.pointer_array) {  // each group's maps: written by the map builder (make_group_map_args)
+    const GemmProblem::GroupArrays& g = problem.groups;
+    if (g.a == nullptr || g.b == nullptr || g.d == nullptr || g.sizes == nullptr)
+      throw CudaError(describe() + ": the kernel computes pointer-array groups and needs device arrays of each "
+                      "group's A, B and D pointers and its sizes (GemmProblem::groups)");
+    reserve_group_maps(l.batch);
+    args.group_maps = group_maps_;
+    args.group_sizes = g.sizes;
+    return args;
+  }
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
       *map_slot(spec.operand, args) =
@@ -246,8 +270,75 @@ unsigned LoadedKernel::max_resident_ctas() const {
   return static_cast<unsigned>(clusters) * spec_.cluster[0] * spec_.cluster[1] * spec_.cluster[2];
 }
 
+void LoadedKernel::reserve_group_maps(int64_t groups) const {
+  if (groups <= group_maps_groups_) return;
+  if (group_maps_ != nullptr) cudaFree(group_maps_);  // synchronizes: no launch still reads them
+  group_maps_ = nullptr;
+  group_maps_groups_ = 0;
+  const size_t bytes = size_t(groups) * GG_GROUP_MAP_SLOTS * sizeof(GgTensorMap);
+  void* maps = nullptr;
+  if (cudaError_t status = cudaMalloc(&maps, bytes); status != cudaSuccess)
+    throw CudaError(describe() + ": allocating " + std::to_string(bytes) + " bytes of group tensor maps failed: " +
+                    cudaGetErrorString(status));
+  group_maps_ = static_cast<GgTensorMap*>(maps);
+  group_maps_groups_ = groups;
+}
+
+GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) const {
+  GgGroupMapArgs out{};
+  const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
+  reserve_group_maps(l.batch);
+  out.groups = static_cast<int>(l.batch);
+  out.sizes = problem.groups.sizes;
+  out.maps = group_maps_;
+  for (const TensorMapSpec& spec : spec_.tensor_maps) {
+    const auto slot = static_cast<size_t>(spec.operand);
+    // The template: the box, swizzle and element type; its address, sizes and row pitch are each
+    // group's (written on the device), here a valid placeholder over the maps' own allocation.
+    TensorMapSpec t = spec;
+    t.rows = spec.box_rows;
+    t.cols = spec.box_cols;
+    t.row_stride = spec.box_cols;
+    t.batches = 1;
+    t.batch_stride = 0;
+    t.transposed = stored_matrix(l, spec.operand, problem.m, problem.n, problem.k).transposed;
+    try {
+      out.templates[slot] = encode_tensor_map(t, group_maps_);
+    } catch (const CudaError& error) {
+      throw CudaError(describe() + ": " + error.what());
+    }
+    const GemmProblem::GroupArrays& g = problem.groups;
+    out.pointers[slot] = spec.operand == Operand::A   ? g.a
+                         : spec.operand == Operand::B ? g.b
+                                                      : const_cast<const void* const*>(g.d);
+    out.lds[slot] = spec.operand == Operand::A ? g.lda : spec.operand == Operand::B ? g.ldb : g.ldd;
+    out.transposed[slot] = t.transposed ? 1 : 0;
+    out.elem_bytes[slot] = elem_bytes(spec.elem);
+  }
+  return out;
+}
+
+void LoadedKernel::launch_group_maps(const GgGroupMapArgs& args, cudaStream_t stream) const {
+  if (args.groups == 0) return;
+  constexpr unsigned kThreads = 128;
+  const unsigned blocks = (static_cast<unsigned>(args.groups) * GG_GROUP_MAP_SLOTS + kThreads - 1) / kThreads;
+  GgGroupMapArgs by_value = args;
+  void* params[] = {&by_value};
+  CUlaunchConfig config{};
+  config.gridDimX = blocks;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = kThreads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  if (CUresult status = driver_api().launch_kernel_ex(&config, group_maps_function_, params, nullptr);
+      status != CUDA_SUCCESS)
+    fail("launching the group tensor-map builder", status);
+}
+
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {
-  launch_args(make_args(problem), stream);
+  const GgGemmArgs args = make_args(problem);
+  if (spec_.pointer_array) launch_group_maps(make_group_map_args(problem), stream);
+  launch_args(args, stream);
 }
 
 void LoadedKernel::launch_args(const GgGemmArgs& args, cudaStream_t stream) const {

@@ -33,6 +33,20 @@ struct GemmProblem {
   // C and D being [group_offsets[g], group_offsets[g + 1]); variable-K groups (varlen_k): group g's
   // rows of K in A and B. The kernel reads it at run time.
   const int* group_offsets = nullptr;
+  // Pointer-array groups (LaunchSpec::pointer_array): device arrays of one entry per group
+  // (layouts.batch of them): each group's A, B and D, its M, N and K (3 ints per group; a negative
+  // size reads as 0), and the leading dimensions of its A, B and D in elements (nullptr: dense). A
+  // launch writes every group's tensor maps on the device before the kernel reads them. Pointers
+  // and leading dimensions must meet TMA's alignment (16-byte addresses and row pitches).
+  struct GroupArrays {
+    const void* const* a = nullptr;
+    const void* const* b = nullptr;
+    void* const* d = nullptr;
+    const int* sizes = nullptr;
+    const long long* lda = nullptr;
+    const long long* ldb = nullptr;
+    const long long* ldd = nullptr;
+  } groups;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and
@@ -60,6 +74,10 @@ class LoadedKernel {
   // swapped kernel's arguments get its A and B (and M and N) exchanged.
   GgGemmArgs make_args(const GemmProblem& problem) const;
 
+  // Pointer-array groups: the map builder's parameter for a problem (its templates encoded here).
+  GgGroupMapArgs make_group_map_args(const GemmProblem& problem) const;
+
+  // Pointer-array groups: the map builder runs first, on the same stream.
   void launch(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
   void launch_args(const GgGemmArgs& args, cudaStream_t stream = nullptr) const;
 
@@ -89,6 +107,13 @@ class LoadedKernel {
   // kernel leaves it zeroed for the next).
   mutable void* workspace_ = nullptr;
   mutable uint64_t workspace_bytes_ = 0;
+  // Pointer-array groups: the map builder and the device array of every group's maps it writes
+  // (grown to a launch's groups; launches of one LoadedKernel must not overlap).
+  CUfunction group_maps_function_ = nullptr;
+  mutable GgTensorMap* group_maps_ = nullptr;
+  mutable int64_t group_maps_groups_ = 0;
+  void reserve_group_maps(int64_t groups) const;
+  void launch_group_maps(const GgGroupMapArgs& args, cudaStream_t stream) const;
 };
 
 }  // namespace gg::rt

@@ -121,6 +121,12 @@ struct LaunchSpec {
   // Variable-K groups: the kernel reads the groups' K offsets from GgGemmArgs::group_offsets
   // (batch + 1 ints, nondecreasing, in 0..K) and K itself at run time.
   bool varlen_k = false;
+  // Pointer-array groups: each group's A, B and D lie where device arrays of pointers say, with
+  // the sizes and leading dimensions of more device arrays (GemmProblem::groups). A launch first
+  // runs `<kernel_name>_group_maps`, which writes every group's tensor maps (from templates
+  // encoded from `tensor_maps`) into GgGemmArgs::group_maps, then the kernel, which reads each
+  // group's M, N and K from GgGemmArgs::group_sizes. Its grid is a full wave.
+  bool pointer_array = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

@@ -255,8 +255,10 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // 2-CTA clusters at 4096 x 7168 and 534 against 522 at 7168 x 2048; 8 variable-K groups 761
   // against 742. (The pair's CTAs wait on each other's releases across units whose rows and k
   // loops differ; masked groups measured the same either way.)
-  const bool grouped_rows_or_k =
-      def.problem_source() == ProblemSource::Contiguous || def.problem_source() == ProblemSource::VarlenK;
+  // Pointer-array groups lower without a cluster, ping-pong or split-K (each group its own maps and K).
+  const bool pointer_array = def.problem_source() == ProblemSource::PointerArray;
+  const bool grouped_rows_or_k = def.problem_source() == ProblemSource::Contiguous ||
+                                 def.problem_source() == ProblemSource::VarlenK || pointer_array;
   const bool multicast_pays = compute_bound(def, limits) && !grouped_rows_or_k;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
@@ -309,7 +311,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
         add(p);
         // Ping-pong: each of two consumers computes whole 128-row tiles of up to 128 columns.
-        if (tile_m == 128 && tile_n <= 128 && atoms == 1) {
+        if (tile_m == 128 && tile_n <= 128 && atoms == 1 && !pointer_array) {
           AutoParams pp = p;
           pp.ping_pong = true;
           add(pp);
@@ -330,7 +332,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     for (const AutoParams& p : out) best = best == 0 ? p.*field : std::min(best, p.*field);
     return best;
   };
-  if (least(&AutoParams::mainloop_us) >= 2e6 * dram_seconds(def)) {
+  if (!pointer_array && least(&AutoParams::mainloop_us) >= 2e6 * dram_seconds(def)) {
     const std::vector<AutoParams> unsplit = out;
     const double best_unsplit_predicted = least(&AutoParams::predicted_us);
     const auto tiles_of = [&](const AutoParams& p) {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "codegen/index_math.h"
@@ -66,6 +68,7 @@ struct Warp {
   std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
   int last_mma = 0;           // the id of the last tcgen05.mma this warp issued (0: none)
   int64_t cluster_arrived_in = -1, cluster_seen = -1;  // cluster barrier phases: arrived in, waited for
+  std::set<int64_t> acquired_groups;  // pointer arrays: groups whose maps this warp acquired
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
 };
 
@@ -130,6 +133,55 @@ class Simulator {
   int64_t group_rows(int64_t b) const {
     if (!p_.masked) return m_;
     return b < static_cast<int64_t>(o_.group_rows.size()) ? o_.group_rows[static_cast<size_t>(b)] : m_;
+  }
+
+  // Pointer-array groups: group g's M, N and K (SimulateOptions::group_sizes; the planned sizes when
+  // not given), as the kernel reads them from args.group_sizes.
+  std::array<int64_t, 3> group_sizes(int64_t g) const {
+    const std::array<int64_t, 3> planned = {m_, n_, p_.k};
+    std::array<int64_t, 3> s = planned;
+    for (size_t d = 0; d < 3; ++d)
+      if (size_t(3 * g) + d < o_.group_sizes.size()) s[d] = o_.group_sizes[size_t(3 * g) + d];
+    return s;
+  }
+  // Group g's tensor map of `op`: the launch's map over the batch, each box of it in matrix g
+  // and bounded by the group's sizes (the simulator keeps every group's matrix in one batched
+  // tensor of the planned sizes; the device has a pointer and a leading dimension per group).
+  const rt::TensorMapSpec& group_map(rt::Operand op, int64_t g) {
+    const auto key = std::pair<int, int64_t>{static_cast<int>(op), g};
+    if (auto it = group_maps_.find(key); it != group_maps_.end()) return it->second;
+    rt::TensorMapSpec t = map(op);
+    const auto [gm, gn, gk] = group_sizes(g);
+    const auto clamp = [](int64_t v, uint64_t most) { return uint64_t(std::clamp<int64_t>(v, 0, int64_t(most))); };
+    const int64_t rows = op == rt::Operand::A ? gm : op == rt::Operand::B ? gn : gm;
+    const int64_t cols = op == rt::Operand::A || op == rt::Operand::B ? gk : gn;
+    t.rows = clamp(t.transposed ? cols : rows, t.rows);
+    t.cols = clamp(t.transposed ? rows : cols, t.cols);
+    return group_maps_[key] = t;
+  }
+  // The map a TMA box goes through and the matrix it addresses: a group's (pointer arrays; its
+  // maps acquired by this warp first) or the launch's.
+  std::pair<const rt::TensorMapSpec*, int64_t> box_map(Warp& w, rt::Operand op, const ExprPtr& group,
+                                                       const ExprPtr& batch, const char* what) {
+    if (!group) {
+      const rt::TensorMapSpec& m = map(op);
+      return {&m, map_batch(w, m, batch, what)};
+    }
+    const int64_t g = eval(w, group);
+    if (g < 0 || g >= p_.layouts.batch) {
+      error(std::string(what) + " of " + tensor_map_field(op) + " through group " + std::to_string(g) + "'s map, of " +
+            std::to_string(p_.layouts.batch) + " groups");
+      return {&map(op), 0};
+    }
+    if (!w.acquired_groups.count(g))
+      error(std::string(what) + " of " + tensor_map_field(op) + " through group " + std::to_string(g) +
+            "'s map before the warp acquired the group's maps (AcquireGroupMaps: the map builder's writes may not be "
+            "visible to the tensor-map proxy)");
+    return {&group_map(op, g), g};
+  }
+  bool exec(Warp& w, Frame&, const AcquireGroupMaps& n) {
+    w.acquired_groups.insert(eval(w, n.group));
+    return true;
   }
 
   // Contiguous (variable-K) groups: the batch + 1 offsets of M's rows (of K) the kernel reads
@@ -253,6 +305,9 @@ class Simulator {
               warp.vars[kir::element_name("args.group_rows", b)] = group_rows(b);
             for (size_t g = 0; g < offsets.size(); ++g)
               warp.vars[kir::element_name("args.group_offsets", int64_t(g))] = offsets[g];
+            for (int64_t g = 0; p_.pointer_array && g < p_.layouts.batch; ++g)
+              for (int64_t d = 0; d < 3; ++d)
+                warp.vars[kir::element_name("args.group_sizes", 3 * g + d)] = group_sizes(g)[size_t(d)];
             warp.stack.push_back({k_.body.get()});
             warps_.push_back(std::move(warp));
           }
@@ -739,11 +794,11 @@ class Simulator {
 
   // ---- TMA
   bool exec(Warp& w, Frame&, const TmaLoad& n) {
-    const rt::TensorMapSpec& m = map(n.map);
+    const auto [map_of_box, batch] = box_map(w, n.map, n.group, n.batch, "TMA load");
+    const rt::TensorMapSpec& m = *map_of_box;
     GlobalTensor& g = tensor(m.operand);
     const int eb = rt::elem_bytes(m.elem), sb = sim::swizzle_bytes_of(m.swizzle);
     const int64_t row = eval(w, n.row), col = eval(w, n.col), row_bytes = int64_t(m.box_cols) * eb;
-    const int64_t batch = map_batch(w, m, n.batch, "TMA load");
     const int64_t box_bytes = int64_t(m.box_rows) * row_bytes;
     const int64_t bar = barrier_offset(w, n.bar);
     std::vector<int> targets;
@@ -764,7 +819,7 @@ class Simulator {
         load.barrier = bar;
         load.bytes = box_bytes;
         load.what = tensor_map_field(n.map) + " box at (" + std::to_string(row) + ", " + std::to_string(col) +
-                    (n.batch ? ", matrix " + std::to_string(batch) : "") + ")";
+                    (n.batch || n.group ? ", matrix " + std::to_string(batch) : "") + ")";
         SharedMemory& s = ctas_[static_cast<size_t>(cta)].smem;
         for (int64_t i = 0; i < m.box_rows; ++i)
           for (int64_t j = 0; j < m.box_cols; ++j) {
@@ -811,7 +866,8 @@ class Simulator {
   }
 
   bool exec(Warp& w, Frame&, const TmaStore& n) {
-    const rt::TensorMapSpec& m = map(n.map);
+    const auto [map_of_box, batch] = box_map(w, n.map, n.group, n.batch, "TMA store");
+    const rt::TensorMapSpec& m = *map_of_box;
     const int64_t box_bytes = int64_t(m.box_rows) * m.box_cols * rt::elem_bytes(m.elem);
     for (int t = 0; t < w.threads(); ++t) {
       PendingStore st;
@@ -822,7 +878,7 @@ class Simulator {
       st.src = smem_offset(w, n.src, box_bytes, "TMA store");
       st.row = eval(w, n.row);
       st.col = eval(w, n.col);
-      st.batch = map_batch(w, m, n.batch, "TMA store");
+      st.batch = batch;
       st.lo = st.src;
       st.hi = st.src + box_bytes;
       async_read_check(w.cta, st.lo, st.hi, "TMA store of " + tensor_map_field(n.map));
@@ -1691,6 +1747,9 @@ class Simulator {
     std::vector<std::pair<int64_t, int64_t>> k_ranges(static_cast<size_t>(p_.layouts.batch), {0, p_.k});
     const std::vector<int64_t> offsets = group_offsets();
     for (int64_t g = 0; p_.varlen_k && g < p_.layouts.batch; ++g) k_ranges[size_t(g)] = group_span(offsets, g, p_.k);
+    // Pointer arrays: each group's K (negative as 0, at most the planned K the tensors hold).
+    for (int64_t g = 0; p_.pointer_array && g < p_.layouts.batch; ++g)
+      k_ranges[size_t(g)] = {0, std::clamp<int64_t>(group_sizes(g)[2], 0, p_.k)};
     const auto check = [&](int64_t b, int64_t i, int64_t j, const std::string& at, const std::vector<float>& c_b) {
       const auto [k_lo, k_hi] = k_ranges[size_t(b)];
       const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
@@ -1728,9 +1787,18 @@ class Simulator {
       // Masked groups: rows past the group's rows in use are unchecked in its last tile (the tile is
       // stored whole) and must stay untouched in the tiles past it.
       const int64_t used = group_rows(b), stored = std::min(m_, (used + p_.tile_m - 1) / p_.tile_m * p_.tile_m);
+      // Pointer arrays: the group's own rows and columns; D past them must stay untouched.
+      const int64_t rows = p_.pointer_array ? std::clamp<int64_t>(group_sizes(b)[0], 0, m_) : m_;
+      const int64_t cols = p_.pointer_array ? std::clamp<int64_t>(group_sizes(b)[1], 0, n_) : n_;
       for (int64_t i = 0; i < m_; ++i)
         for (int64_t j = 0; j < n_; ++j) {
           const int64_t di = p_.layouts.d_column_major ? j : i, dj = p_.layouts.d_column_major ? i : j;
+          if (i >= rows || j >= cols) {
+            if (!d_.is_poison(di, dj, b) && r_.mismatches++ == 0)
+              r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] written, outside group " +
+                                  std::to_string(b) + "'s " + std::to_string(rows) + " x " + std::to_string(cols);
+            continue;
+          }
           if (i >= stored) {
             if (!d_.is_poison(di, dj, b) && r_.mismatches++ == 0)
               r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] written, past group " +
@@ -1754,6 +1822,7 @@ class Simulator {
   std::array<unsigned, 3> grid_;   // the launch's grid for them
   int64_t slots_ = 0;              // split-K: the workspace's tile slots for them
   std::vector<rt::TensorMapSpec> maps_;  // the launch's tensor maps for them (map())
+  std::map<std::pair<int, int64_t>, rt::TensorMapSpec> group_maps_;  // pointer arrays: (operand, group) -> map
   GlobalTensor a_, b_, c_, bias_, d_;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;

@@ -36,6 +36,10 @@ struct SimulateOptions {
   // Contiguous groups: batch + 1 row offsets (the kernel's args.group_offsets); empty: M split
   // evenly, group g from row g * M / batch.
   std::vector<int64_t> group_offsets;
+  // Pointer-array groups: M, N, K of each group (3 per group, the kernel's args.group_sizes), each
+  // at most the planned size (the simulator's tensors hold the planned sizes per group); empty:
+  // every group of the planned sizes.
+  std::vector<int64_t> group_sizes;
 };
 
 struct SimulationReport {

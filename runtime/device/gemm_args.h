@@ -23,6 +23,27 @@ struct GgGemmArgs {
   long long stride_a, stride_b, stride_c, stride_d;  // elements between matrices (0: one for all)
   const int* group_rows;                   // masked groups: the rows in use of each of the batch's matrices
   const int* group_offsets;                // contiguous: batch + 1 row offsets of A and D; varlen_k: of K
+  // Pointer-array groups: GG_GROUP_MAP_SLOTS tensor maps per group (slot = operand: A, B, C, D),
+  // written by the launch's map builder, and each group's M, N, K (3 ints per group).
+  const GgTensorMap* group_maps;
+  const int* group_sizes;
+};
+
+#define GG_GROUP_MAP_SLOTS 4
+
+// The map builder's one parameter (pointer-array groups): per operand slot, a template map (box,
+// swizzle, element type; its address, sizes and stride are replaced), a device array of one
+// pointer per group (nullptr: the slot is unused) and one of leading dimensions in elements; whether
+// the stored matrix is transposed (an MN-major A or B: its rows run along K) and its element bytes.
+struct GgGroupMapArgs {
+  GgTensorMap templates[GG_GROUP_MAP_SLOTS];
+  const void* const* pointers[GG_GROUP_MAP_SLOTS];
+  const long long* lds[GG_GROUP_MAP_SLOTS];
+  int transposed[GG_GROUP_MAP_SLOTS];
+  int elem_bytes[GG_GROUP_MAP_SLOTS];
+  const int* sizes;     // M, N, K of each group
+  int groups;
+  GgTensorMap* maps;    // out: GG_GROUP_MAP_SLOTS * groups
 };
 
 #endif  // GG_GEMM_ARGS_H

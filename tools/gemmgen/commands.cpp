@@ -142,6 +142,7 @@ int cmd_run(const Args& args, Io io) {
   if (auto repeat = args.at_most("repeat", kMaxRepeats)) options.repeat = static_cast<int>(*repeat);
   options.group_rows = group_rows_flag(args, s.definition());
   options.group_offsets = group_offsets_flag(args, s.definition());
+  options.group_sizes = group_shapes_flag(args, s.definition());
   LowerOptions lowering;
   lowering.limits = limits_of(s);
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
@@ -317,6 +318,7 @@ int cmd_simulate(const Args& args, Io io) {
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
   options.group_rows = group_rows_flag(args, s.definition());
   options.group_offsets = group_offsets_flag(args, s.definition());
+  options.group_sizes = group_shapes_flag(args, s.definition());
   check_simulate_budget(s.definition(), args);
   std::vector<int64_t> at_m = args.positive_list("at-m", kMaxSizesPerRun);
   if (at_m.empty() && args.has("expected-m")) at_m.push_back(args.positive("m").value_or(kDefaultExtent));

@@ -177,9 +177,11 @@ std::vector<FlagSpec> problem_flags() {
                           "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most)"},
       {"group-k", "LIST", "variable-K groups: each group's rows of K in A and B, one after another (K in all at most), "
                           "comma-separated, random:SEED or file:PATH"},
+      {"group-n", "LIST", "pointer-array groups: each group's N (0..N each), comma-separated, random:SEED or file:PATH"},
       {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m), contiguous "
-                           "(groups of rows of one A and D, each with its own B) or varlen_k (groups of K ranges of "
-                           "one A and B, each its own D)"},
+                           "(groups of rows of one A and D, each with its own B), varlen_k (groups of K ranges of "
+                           "one A and B, each its own D) or pointer_array (groups with their own pointers, sizes and "
+                           "leading dimensions; --group-m, --group-n and --group-k give each group's M, N and K)"},
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
@@ -203,7 +205,8 @@ std::optional<ProblemSource> source_flag(const Args& args) {
     if (*v == "masked") return ProblemSource::Masked;
     if (*v == "contiguous") return ProblemSource::Contiguous;
     if (*v == "varlen_k") return ProblemSource::VarlenK;
-    usage_error("--source " + *v + ": expected dense, masked, contiguous or varlen_k");
+    if (*v == "pointer_array") return ProblemSource::PointerArray;
+    usage_error("--source " + *v + ": expected dense, masked, contiguous, varlen_k or pointer_array");
   }
   if (args.has("group-m")) return ProblemSource::Masked;
   if (args.has("group-k")) return ProblemSource::VarlenK;
@@ -249,8 +252,8 @@ std::vector<int64_t> group_sizes(const Args& args, const std::string& flag, int6
       throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + " rows, more than " +
                                              extent + "=" + std::to_string(most) + " in all");
     if (v > most)
-      throw_user_error("bad-group-rows", "--group-m: a group of " + std::to_string(v) + " rows in a buffer of M=" +
-                                             std::to_string(most) + " rows per group; legal is 0.." + std::to_string(most));
+      throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + " in a buffer of " + extent +
+                                             "=" + std::to_string(most) + " per group; legal is 0.." + std::to_string(most));
     rows.push_back(v);
   }
   if (static_cast<int64_t>(rows.size()) != groups)
@@ -264,6 +267,22 @@ std::vector<int64_t> group_sizes(const Args& args, const std::string& flag, int6
 std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t most) {
   if (!args.has("group-m")) return std::vector<int64_t>(static_cast<size_t>(groups), most);
   return group_sizes(args, "group-m", groups, most, false);
+}
+
+std::vector<int64_t> group_shapes_flag(const Args& args, const Definition& def) {
+  if (def.problem_source() != ProblemSource::PointerArray) return {};
+  // Each group's M, N and K: --group-m, --group-n, --group-k (each at most the planned size, which
+  // the buffers of `simulate` hold), every group of the planned sizes where a flag is absent.
+  const int64_t groups = def.batch();
+  const auto sizes = [&](const char* flag, int64_t most, const char* extent) {
+    if (!args.has(flag)) return std::vector<int64_t>(static_cast<size_t>(groups), most);
+    return group_sizes(args, flag, groups, most, false, extent);
+  };
+  const std::vector<int64_t> m = sizes("group-m", args.positive("m").value_or(def.m()), "M"),
+                             n = sizes("group-n", def.n(), "N"), k = sizes("group-k", def.k(), "K");
+  std::vector<int64_t> out;
+  for (size_t g = 0; g < size_t(groups); ++g) out.insert(out.end(), {m[g], n[g], k[g]});
+  return out;
 }
 
 std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def) {

@@ -33,6 +33,9 @@ std::vector<int64_t> group_rows_flag(const Args& args, int64_t groups, int64_t m
 // CompileError `bad-group-rows` for sizes past M in all.
 // Variable-K groups (--source varlen_k, --group-k): the same along K.
 std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def);
+// Pointer-array groups: each group's M, N and K, 3 per group (--group-m, --group-n, --group-k; the
+// planned sizes where absent); empty for other sources. CompileError `bad-group-rows`.
+std::vector<int64_t> group_shapes_flag(const Args& args, const Definition& def);
 std::vector<int64_t> group_offsets_flag(const Args& args, ProblemSource source, int64_t groups, int64_t extent);
 // --source, or masked where --group-m is given; nullopt where neither says.
 std::optional<ProblemSource> source_flag(const Args& args);
