@@ -203,7 +203,7 @@ class NestBuilder {
   // store a batched D or C, or for split-K's slot (contiguous groups share A, C and D: a consumer
   // that only stores needs no batch).
   bool role_reads_batch() const {
-    if (!role_) return true;
+    if (!role_ || p_.pointer_array) return true;  // pointer arrays: the group picks the maps of every box
     const auto batched = [&](rt::Operand o) { return rt::stored_matrix(p_.layouts, o, p_.m, p_.n, p_.k).batches > 1; };
     bool reads = false;
     if (role_->issues_loads)

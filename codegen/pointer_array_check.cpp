@@ -51,6 +51,13 @@ std::vector<int64_t> group_sizes_or_planned(const std::vector<int64_t>& given, c
   std::vector<int64_t> sizes = given;
   for (int64_t g = int64_t(given.size()) / 3; g < def.batch(); ++g) sizes.insert(sizes.end(), {def.m(), def.n(), def.k()});
   sizes.resize(size_t(3 * def.batch()));
+  const int out_bytes = dtype_bytes(def.output_dtype());
+  for (int64_t g = 0; g < def.batch(); ++g)
+    if (const int64_t n = sizes[size_t(3 * g + 1)]; n > 0 && (n * out_bytes) % 16 != 0)
+      throw_user_error("bad-group-rows",
+                       "pointer-array group " + std::to_string(g) + " has N=" + std::to_string(n) + ": a row of its D is " +
+                           std::to_string(n * out_bytes) + " bytes, and a TMA store writes a row's last 16-byte piece "
+                           "whole (past N); each group's N must be a multiple of " + std::to_string(16 / out_bytes));
   return sizes;
 }
 

@@ -318,6 +318,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     // A thread's units mostly move forward through the walk, so each search starts there.
     lets.push_back(mutable_let("unit_group", imm(0)));
     lets.push_back(mutable_let("group_first", imm(0)));
+    if (p_.pointer_array) lets.push_back(mutable_let("acquired_group", imm(-1)));  // whose maps this thread acquired
   }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p_.multicast_a || p_.multicast_b) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
@@ -375,9 +376,12 @@ WorkUnitExprs WorkUnits::unit() const {
       u.lets.push_back(let("group_m_tiles", ceil_div(group_size(var("unit_group"), 0), imm(p_.tile_m))));
       u.lets.push_back(let("group_n_tiles", ceil_div(group_size(var("unit_group"), 1), imm(p_.tile_n))));
       u.lets.push_back(let("k_tiles", ceil_div(group_size(var("unit_group"), 2), imm(p_.tile_k))));
+      // Once per group a thread's units enter (the fence waits for the maps to reach the
+      // tensor-map proxy; units of one group follow each other in the walk).
       auto acquire = std::make_shared<AcquireGroupMaps>();
       acquire->group = var("unit_group");
-      u.lets.push_back(acquire);
+      u.lets.push_back(if_then((var("unit_group") == var("acquired_group")) == imm(0),
+                               block({acquire, assign("acquired_group", var("unit_group"))})));
     } else {
       u.m_tile = var("virtual_m") - var("group_first");
     }

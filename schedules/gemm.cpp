@@ -307,4 +307,19 @@ void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offse
   launch_grouped(o, m, kPlannedK, a, b, d, m, n, k_total, nullptr, group_offsets);
 }
 
+void gemm_pointer_array(const GroupedPointers& arrays, int64_t groups, const GemmOptions& options,
+                        std::array<int64_t, 3> planned) {
+  check_groups("gemm_pointer_array", groups < 1, std::to_string(groups) + " groups; legal is at least one",
+               arrays.a && arrays.b && arrays.d ? arrays.sizes : nullptr,
+               "a device array is null; a, b, d (one pointer per group) and sizes (M, N, K per group) are required");
+  GemmOptions o = grouped_options(options, ProblemSource::PointerArray, groups);
+  o.layout.a = options.layout.a;  // every group's A and B lie alike
+  o.layout.b = options.layout.b;
+  for (int64_t& size : planned) size = size > 0 ? size : 4096;
+  const rt::LoadedKernel& kernel = cached_kernel(planned[0], planned[1], planned[2], o);
+  rt::GemmProblem problem = caller_problem(kernel, nullptr, nullptr, nullptr, planned[0], planned[1], planned[2], o);
+  problem.groups = {arrays.a, arrays.b, arrays.d, arrays.sizes, arrays.lda, arrays.ldb, arrays.ldd};
+  kernel.launch(problem, o.stream);
+}
+
 }  // namespace gg

@@ -7,6 +7,7 @@
 //   gg::gemm(d_a, d_b, d_d, m, n, k, {.in = gg::DType::F16, .out = gg::DType::F32});
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -120,5 +121,27 @@ void gemm_contiguous(const void* a, const void* b, void* d, const int* group_off
 // offset outside 0..k_total reads as the nearer end and a range ending before its start is empty.
 void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
                    int64_t n, int64_t k_total, const GemmOptions& options = {});
+
+// Pointer-array grouped GEMM (CUTLASS's ptr-array grouped GEMM, cublasGemmGroupedBatchedEx): for
+// each of `groups` groups g, D_g = alpha * A_g * B_g^T with M_g, N_g, K_g = sizes[3g..3g+2] and
+// A_g = a[g] [M_g, K_g] (lda[g] elements between rows; MN-major when options.layout.a says),
+// B_g = b[g] [N_g, K_g] (ldb[g]), D_g = d[g] [M_g, N_g] row-major (ldd[g]). Every array is device
+// memory of `groups` entries, read on the device at run time (a null lda, ldb or ldd: dense), so
+// a CUDA graph can replay it as the pointers and sizes change; the launch writes each group's
+// tensor maps on the device first. Pointers and leading dimensions must meet TMA's 16-byte
+// alignment; a negative size reads as 0; a group with no K stores zeros. One kernel serves every
+// set of sizes: it is planned for `planned` M, N, K (0: 4096 each), the sizes a group is expected
+// to have.
+struct GroupedPointers {
+  const void* const* a = nullptr;
+  const void* const* b = nullptr;
+  void* const* d = nullptr;
+  const int* sizes = nullptr;
+  const long long* lda = nullptr;
+  const long long* ldb = nullptr;
+  const long long* ldd = nullptr;
+};
+void gemm_pointer_array(const GroupedPointers& groups_arrays, int64_t groups, const GemmOptions& options = {},
+                        std::array<int64_t, 3> planned = {0, 0, 0});
 
 }  // namespace gg

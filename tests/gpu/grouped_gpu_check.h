@@ -30,10 +30,11 @@ inline std::vector<int64_t> random_offsets(int64_t groups, int64_t rows, uint64_
   return offsets;
 }
 
-// `def`'s problem (its groups' arrays in `base`) for v7, v8 and auto, random and exact; prints a
+// `def`'s problem (its groups' arrays in `base`) for v7, v8 and auto (or `schedules`), random and exact; prints a
 // line per run and checks each passed.
-inline void check_grouped_families(const char* kind, const char* what, const Definition& def, const CheckOptions& base) {
-  for (const char* schedule : {"v7", "v8", "auto"}) {
+inline void check_grouped_families(const char* kind, const char* what, const Definition& def, const CheckOptions& base,
+                                   const std::vector<const char*>& schedules = {"v7", "v8", "auto"}) {
+  for (const char* schedule : schedules) {
     GemmOptions o;
     o.layout = problem_layout(def);
     o.schedule = schedule;

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <random>
 
+#include "codegen/pointer_array_check.h"
 #include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -282,7 +283,7 @@ std::vector<int64_t> group_shapes_flag(const Args& args, const Definition& def) 
                              n = sizes("group-n", def.n(), "N"), k = sizes("group-k", def.k(), "K");
   std::vector<int64_t> out;
   for (size_t g = 0; g < size_t(groups); ++g) out.insert(out.end(), {m[g], n[g], k[g]});
-  return out;
+  return group_sizes_or_planned(out, def);  // checks each N
 }
 
 std::vector<int64_t> group_offsets_flag(const Args& args, const Definition& def) {
