@@ -7,6 +7,7 @@
 #include "codegen/device_helpers.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "runtime/device/gemm_args.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/hash.h"
 #include "runtime/jit.h"
@@ -122,7 +123,65 @@ std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayout
   return os.str();
 }
 
+// Pointer-array groups: the host entry encodes the template maps, runs the map builder over the
+// caller's device arrays and launches a full wave of the kernel.
+std::string pointer_array_host_entry(const Kernel& k, const std::string& fn) {
+  const auto& L = k.launch;
+  std::ostringstream os;
+  os << "#if !defined(__CUDACC_RTC__)\n"
+     << "#pragma nv_diag_suppress 177  // helpers a kernel without tensor maps leaves unused\n"
+     << embed("host_entry.cuh") << "#pragma nv_diag_default 177\n\n"
+     << "// Launches " << k.name << " on `groups` pointer-array groups: a, b and d are device arrays of one\n"
+     << "// pointer per group, group_sizes (device) holds M, N, K of each group, lda, ldb and ldd (device;\n"
+     << "// nullptr: dense) their leading dimensions in elements. group_maps is device memory for\n"
+     << "// " << GG_GROUP_MAP_SLOTS << " * groups tensor maps (" << GG_GROUP_MAP_SLOTS * sizeof(GgTensorMap)
+     << " bytes a group), written on the device before the kernel reads\n"
+     << "// them; it must not be shared by launches in flight. Each group's N must make its D rows whole\n"
+     << "// 16-byte pieces; pointers and leading dimensions must meet TMA's 16-byte alignment.\n"
+     << "extern \"C\" int " << fn << "(const void* const* a, const void* const* b, void* const* d,\n"
+     << "    const int* group_sizes, const long long* lda, const long long* ldb, const long long* ldd, long long groups,\n"
+     << "    GgTensorMap* group_maps, cudaStream_t stream) {\n"
+     << "  if (groups < 1 || a == nullptr || b == nullptr || d == nullptr || group_sizes == nullptr || group_maps == nullptr) {\n"
+     << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << " needs at least one group and its device arrays\\n\");\n"
+     << "    return -1;\n  }\n"
+     << "  GgGroupMapArgs maps = {};\n"
+     << "  maps.groups = (int)groups;\n  maps.sizes = group_sizes;\n  maps.maps = group_maps;\n";
+  for (const auto& t : L.tensor_maps) {
+    const int slot = static_cast<int>(t.operand);
+    const char* name = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b" : "d";
+    const bool transposed = t.operand == rt::Operand::A ? L.layouts.a_mn_major
+                            : t.operand == rt::Operand::B ? L.layouts.b_mn_major : L.layouts.d_column_major;
+    os << "  {  // " << name << ": the template (box, swizzle, type); each group's address, sizes and pitch replace its own\n"
+       << "    const gg::host::TensorMapDesc desc = {" << host_elem(t.elem) << ", " << t.box_rows << "ull, " << t.box_cols
+       << "ull, " << t.box_cols << "ull, 1ull, 0ull, " << t.box_rows << "u, " << t.box_cols << "u, "
+       << static_cast<int>(t.swizzle) << ", 0};\n"
+       << "    const int status = gg::host::encode_tensor_map(&maps.templates[" << slot << "], group_maps, desc, \""
+       << k.name << "\", \"" << name << "\");\n"
+       << "    if (status != 0) return status;\n"
+       << "    maps.pointers[" << slot << "] = (const void* const*)" << name << ";\n"
+       << "    maps.lds[" << slot << "] = ld" << name << ";\n"
+       << "    maps.transposed[" << slot << "] = " << transposed << ";\n"
+       << "    maps.elem_bytes[" << slot << "] = " << rt::elem_bytes(t.elem) << ";\n  }\n";
+  }
+  os << "  " << k.name << "_group_maps<<<(unsigned)((groups * " << GG_GROUP_MAP_SLOTS << " + 127) / 128), 128, 0, stream>>>(maps);\n"
+     << "  if (cudaGetLastError() != cudaSuccess) return -1;\n"
+     << "  GgGemmArgs args = {};\n"
+     << "  args.batch = groups; args.alpha = 1.0f; args.beta = 0.0f;\n"
+     << "  args.group_maps = group_maps;\n  args.group_sizes = group_sizes;\n";
+  const auto dim = [](unsigned x, unsigned y, unsigned z) {
+    return "dim3(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
+  };
+  const rt::RuntimeSizes& sizes = L.sizes;
+  os << "  // a full wave: the units follow the groups' sizes, which only the device reads\n"
+     << "  return static_cast<int>(gg::host::launch_kernel(reinterpret_cast<const void*>(" << k.name << "), \""
+     << k.name << "\", " << dim(unsigned(sizes.max_clusters) * L.cluster[0], L.cluster[1], L.cluster[2]) << ", "
+     << dim(L.block[0], L.block[1], L.block[2]) << ", " << dim(L.cluster[0], L.cluster[1], L.cluster[2]) << ", "
+     << L.dynamic_smem_bytes << "u, args, stream));\n}\n#endif  // !__CUDACC_RTC__\n";
+  return os.str();
+}
+
 std::string host_entry(const Kernel& k, const std::string& fn) {
+  if (k.launch.pointer_array) return pointer_array_host_entry(k, fn);
   const KernelPlan& p = k.plan;
   const auto& L = k.launch;
   const rt::RuntimeSizes& sizes = L.sizes;

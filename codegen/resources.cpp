@@ -242,7 +242,10 @@ std::string ResourceSummary::to_string() const {
          << "neighbouring tiles (they load zeros for their peers' multicast and store nothing)";
   } else
     os << ", one per tile (" << grid.tiles << " tiles)";
-  if (grid.batches > 1 && grid.source != ProblemSource::Dense)
+  if (grid.source == ProblemSource::PointerArray)
+    os << "; " << grid.batches << " pointer-array groups of the planned sizes (a launch runs a full wave: each group's "
+       << "tiles are counted on the device)";
+  else if (grid.batches > 1 && grid.source != ProblemSource::Dense)
     os << "; " << grid.batches << " " << problem_source_name(grid.source)
        << " groups, whose tiles in use a persistent loop walks (the count above bounds them)";
   else if (grid.batches > 1)

@@ -635,6 +635,10 @@ std::string describe_runtime_sizes(const rt::LaunchSpec& launch) {
     if (c.n_divisor) t += " x ceil(" + name(false) + "/" + std::to_string(c.n_divisor) + ")";
     return t;
   };
+  if (launch.pointer_array)
+    return "sizes: each group's M, N and K read at run time (args.group_sizes) and its tensor maps written on the "
+           "device (args.group_maps): one kernel serves every set of sizes and pointers; a launch runs the map builder, "
+           "then a full wave of " + std::to_string(r.max_clusters * launch.cluster[0]) + " CTAs\n";
   std::string out = "sizes: ";
   if (r.m && r.n) out += name(true) + " and " + name(false);
   else out += name(r.m);
