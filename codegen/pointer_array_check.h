@@ -1,6 +1,6 @@
 #pragma once
 // gemm_check for pointer-array groups: every group in allocations of its own (a padded leading
-// dimension on every other group), the device arrays of pointers, sizes and leading dimensions a
+// dimension on every other group, but in timed runs), the device arrays of pointers, sizes and leading dimensions a
 // caller passes, one cuBLAS call per group and an fp64 reference per group; D's padding between a
 // group's rows must stay poison.
 #include <cstdint>

@@ -140,6 +140,16 @@ for w in ('const int k_row0', 'const int k_end', 'const int k_tiles', 'gg::dev::
 out += ["```cuda", "// gemmgen emit " + " ".join(VARLEN)] + keys + ["```", ""]
 sim = [l for l in run(['simulate'] + VARLEN + ['--sms', '3']).splitlines() if l.startswith(('simulate', '  output'))]
 out += ["```", "$ gemmgen simulate " + " ".join(VARLEN) + " --sms 3"] + sim + ["```", ""]
+POINTER_ARRAY = ("A **pointer-array grouped** problem (CUTLASS's ptr-array grouped GEMM, cuBLAS's grouped batched call: `source=pointer_array`, `--group-m/--group-n/--group-k`, `gg::gemm_pointer_array`) gives every group its own A, B and D pointers, M, N, K and leading dimensions, all in device arrays, so no tensor map the host encodes can address them. The launch first runs a small *map builder* (`<kernel>_group_maps`): one thread per group and operand copies a template map the host encoded (box, swizzle, element type) and rewrites its address, sizes and row pitch with `tensormap.replace`. The kernel walks every group's tiles (its m tiles times its n tiles, summed from the size array), finds a unit's group with the same cursor search, takes the schedule's tile order over the group's own grid of tiles, and sends every box through the group's map, whose bounds clip the group's edges; each thread fences a group's maps (`acquire_group_maps`) once when its units enter that group. A group with no K stores zeros.")
+out += ["### Pointer-array groups", "", POINTER_ARRAY, ""]
+POINTER = ['--schedule', 'v8', '--m', '256', '--n', '256', '--k', '256', '--batch', '5', '--source', 'pointer_array', '--group-m', '256,0,1,130,77', '--group-n', '256,128,8,200,136', '--group-k', '256,64,1,0,100']
+emitted = run(['emit'] + POINTER).splitlines()
+keys = []
+for w in ('const int group_tile', 'const int group_m_tiles', 'const int k_tiles', 'gg::dev::acquire_group_maps', 'gg::dev::tma_load_2d((smem_A', 'gg::dev::tma_store_2d(', '_group_maps(const __grid_constant__'):
+    keys += [l.strip() for l in emitted if w in l][:1]
+out += ["```cuda", "// gemmgen emit " + " ".join(POINTER)] + keys + ["```", ""]
+sim = [l for l in run(['simulate'] + POINTER + ['--sms', '3']).splitlines() if l.startswith(('simulate', '  output'))]
+out += ["```", "$ gemmgen simulate " + " ".join(POINTER) + " --sms 3"] + sim + ["```", ""]
 SIM = ['--schedule', 'v10', '--m', '256', '--n', '512', '--k', '256', '--at-m', '1,7,333']
 sim = [l for l in run(['simulate'] + SIM).splitlines() if l.startswith('simulate')]
 out += ["```", "$ gemmgen simulate " + " ".join(SIM)] + sim + ["```", ""]

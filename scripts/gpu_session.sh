@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,race]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -14,6 +14,7 @@
 # time launched at many M (run --at-m, the GPU tests, emitted .cu host entries), timed at each
 # against cuBLAS, under compute-sanitizer. masked: masked grouped GEMM checked (GPU tests) and
 # timed against cuBLAS's strided batch over M_max, half full and full, under compute-sanitizer.
+# contiguous, varlen, pointer: those grouped sources' GPU tests, sanitizers and speed.
 # race: racecheck on our kernels alone (the emitted .cu programs of pack_devbin.sh, which run no
 # cuBLAS: CUDA 13's racecheck fails with a kernel filter when cuBLAS runs beside), and `run
 # --repeat 20` / `--bench` with a padded D (--ldd) on v8, v10 and auto.
@@ -218,6 +219,25 @@ if has varlen; then
       --schedule auto --m 256 --n 384 --k 1000 --a-major m --b-major n --batch 6 --source varlen_k --group-k 0,1,63,199,0,600 >"${TMPDIR:-/tmp}/san.txt" 2>&1
     echo "sanitize varlen_k $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
   done 2>&1 | tee -a "$OUT/varlen.log"
+fi
+
+if has pointer; then
+  # pointer-array groups: GPU tests from a cold cache, a ragged run under the sanitizers, and the
+  # speed of 8 large and 64 small groups against a loop of cuBLAS calls (one per group)
+  GEMMGEN_CACHE_DIR=$(mktemp -d) timeout 420 "$BIN/test_gpu" -tc="pointer-array*,gg::gemm_pointer_array*" >"$OUT/pointer_tests.log" 2>&1
+  grep -v ": ok$" "$OUT/pointer_tests.log" | tail -30 | tee "$OUT/pointer.log"
+  ragged="--m 700 --n 384 --k 264 --batch 7 --source pointer_array --group-m 700,0,130,1,129,333,65 --group-n 384,384,0,8,200,384,104 --group-k 264,264,64,1,0,8,263"
+  for tool in memcheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run --schedule auto $ragged >"${TMPDIR:-/tmp}/san.txt" 2>&1
+    echo "sanitize pointer_array $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+  done 2>&1 | tee -a "$OUT/pointer.log"
+  for spec in "8 4096 4096 7168" "64 256 4096 7168" "8 4096 7168 2048"; do
+    set -- $spec
+    line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $2 --n $3 --k $4 --batch $1 --source pointer_array --bench --reps 20 --json 2>&1 | tail -1)
+    echo "pointer_array ${1} x ${2}x${3}x${4} $line"
+    line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $2 --n $3 --k $4 --batch $1 --bench --reps 20 --json 2>&1 | tail -1)
+    echo "dense batch ${1} x ${2}x${3}x${4} $line"
+  done 2>&1 | tee -a "$OUT/pointer.log" | cut -c1-400
 fi
 
 if has race; then

@@ -26,3 +26,25 @@ TEST_CASE("gemm_masked, gemm_contiguous and gemm_varlen_k: host-side refusals, e
   check_error([&] { gemm_varlen_k(nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); }, "bad-group-rows",
               "gemm_varlen_k: group_offsets is null; it holds the groups' offsets of K (device memory, groups + 1 ints)");
 }
+
+TEST_CASE("gemm_pointer_array: host-side refusals, each with its message") {
+  int fake = 0;
+  void* pointer = &fake;
+  const void* input = &fake;
+  GroupedPointers arrays;
+  arrays.a = &input;  // never read: each call is refused first
+  arrays.b = &input;
+  arrays.d = &pointer;
+  arrays.sizes = &fake;
+  check_error([&] { gemm_pointer_array(arrays, 0); }, "bad-group-rows", "gemm_pointer_array: 0 groups; legal is at least one");
+  for (int missing = 0; missing < 4; ++missing) {
+    GroupedPointers partial = arrays;
+    if (missing == 0) partial.a = nullptr;
+    if (missing == 1) partial.b = nullptr;
+    if (missing == 2) partial.d = nullptr;
+    if (missing == 3) partial.sizes = nullptr;
+    check_error([&] { gemm_pointer_array(partial, 3); }, "bad-group-rows",
+                "gemm_pointer_array: a device array is null; a, b, d (one pointer per group) and sizes (M, N, K per group) "
+                "are required");
+  }
+}

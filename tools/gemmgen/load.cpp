@@ -175,10 +175,11 @@ std::vector<FlagSpec> problem_flags() {
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},
       {"expected-m", "M", "plan the kernel for this M (it reads the real M, --m, at run time): a masked group's expected rows"},
       {"group-m", "LIST", "groups' rows, comma-separated, random:SEED or file:PATH: masked, each batch matrix's rows in use "
-                          "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most)"},
-      {"group-k", "LIST", "variable-K groups: each group's rows of K in A and B, one after another (K in all at most), "
-                          "comma-separated, random:SEED or file:PATH"},
+                          "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most); "
+                          "pointer arrays, each group's M (0..M each)"},
       {"group-n", "LIST", "pointer-array groups: each group's N (0..N each), comma-separated, random:SEED or file:PATH"},
+      {"group-k", "LIST", "variable-K groups: each group's rows of K in A and B, one after another (K in all at most); "
+                          "pointer arrays, each group's K (0..K each); comma-separated, random:SEED or file:PATH"},
       {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m), contiguous "
                            "(groups of rows of one A and D, each with its own B), varlen_k (groups of K ranges of "
                            "one A and B, each its own D) or pointer_array (groups with their own pointers, sizes and "
@@ -252,9 +253,12 @@ std::vector<int64_t> group_sizes(const Args& args, const std::string& flag, int6
     if (v > most && sum_to)
       throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + " rows, more than " +
                                              extent + "=" + std::to_string(most) + " in all");
-    if (v > most)
-      throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + " in a buffer of " + extent +
-                                             "=" + std::to_string(most) + " per group; legal is 0.." + std::to_string(most));
+    if (v > most) {
+      const std::string unit = extent == "N" ? " columns" : " rows";
+      throw_user_error("bad-group-rows", "--" + flag + ": a group of " + std::to_string(v) + unit + " in a buffer of " +
+                                             extent + "=" + std::to_string(most) + unit + " per group; legal is 0.." +
+                                             std::to_string(most));
+    }
     rows.push_back(v);
   }
   if (static_cast<int64_t>(rows.size()) != groups)
