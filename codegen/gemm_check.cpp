@@ -192,14 +192,21 @@ void compile_check_builds(const EmittedKernel& e) {
   rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{});
 }
 
-namespace {
+std::string judge_errors(CheckReport& r, const std::vector<double>& mine, const std::vector<double>& ref,
+                         const std::vector<double>& theirs, DType out, bool exact) {
+  r.error_vs_host = rt::relative_frobenius_error(mine, ref);
+  r.cublas_error_vs_host = rt::relative_frobenius_error(theirs, ref);
+  r.error_vs_cublas = rt::relative_frobenius_error(mine, theirs);
+  r.bound = error_bound(out);
+  std::ostringstream why;
+  if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
+  if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
+    why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
+  if (exact && !(r.error_vs_cublas == 0.0)) why << "exact mode: result differs from cuBLAS; ";
+  return why.str();
+}
 
-// One launch of a loaded kernel on the problem `def` (the kernel's own definition, or the same
-// GEMM at other sizes the kernel reads at run time), judged and optionally timed.
-CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
-                         const CheckOptions& o) {
-  if (def.problem_source() == ProblemSource::PointerArray) return check_pointer_array(e, kernel, def, o);
-  const std::string arch(target_name(e.plan.target));
+CheckReport launch_report(const EmittedKernel& e, const rt::LoadedKernel& kernel, const Definition& def) {
   CheckReport r;
   r.kernel_name = e.kernel_name;
   r.launch = kernel.describe();
@@ -211,6 +218,18 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   r.n = def.n();
   r.k = def.k();
   r.batch = def.batch();
+  return r;
+}
+
+namespace {
+
+// One launch of a loaded kernel on the problem `def` (the kernel's own definition, or the same
+// GEMM at other sizes the kernel reads at run time), judged and optionally timed.
+CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
+                         const CheckOptions& o) {
+  if (def.problem_source() == ProblemSource::PointerArray) return check_pointer_array(e, kernel, def, o);
+  const std::string arch(target_name(e.plan.target));
+  CheckReport r = launch_report(e, kernel, def);
   const Node& mm = def.matmul_node();
   Operands a = make_input(def, def.node(mm.operands[0]), o.exact, o.seed);
   Operands b = make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
@@ -377,21 +396,13 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
       }
     }
   }
-  r.error_vs_host = rt::relative_frobenius_error(mine, ref);
-  r.cublas_error_vs_host = rt::relative_frobenius_error(theirs, ref);
-  r.error_vs_cublas = rt::relative_frobenius_error(mine, theirs);
-  r.bound = error_bound(def.output_dtype());
-
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
   if (padding_written)
     why << padding_written << (masked       ? " elements between D's rows or past a masked group's tiles overwritten; "
                                : contiguous ? " elements of D's rows in no group or between its rows overwritten; "
                                             : " elements between D's rows (leading dimension) overwritten; ");
-  if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
-  if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
-    why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
-  if (o.exact && !(r.error_vs_cublas == 0.0)) why << "exact mode: result differs from cuBLAS; ";
+  why << judge_errors(r, mine, ref, theirs, def.output_dtype(), o.exact);
   // The same inputs must give the same bits every time: a race shows up as a launch that differs.
   for (int i = 0; i < o.repeat; ++i) {
     rt::fill_poison(d);

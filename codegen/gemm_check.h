@@ -11,6 +11,10 @@
 #include "codegen/emit.h"
 #include "runtime/jit.h"
 
+namespace gg::rt {
+class LoadedKernel;
+}
+
 namespace gg {
 
 struct CheckOptions {
@@ -71,6 +75,15 @@ struct CheckReport {
 // `c` is the [M,N] C input (when the epilogue reads it) and `bias` the bias vector.
 double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
                       const std::vector<float>& bias);
+
+// Fills the report's errors (vs fp64, cuBLAS's own vs fp64, vs cuBLAS) and bound from the checked
+// values, and returns why they fail ("" when within the bound, at most 2x cuBLAS's own error and,
+// `exact`, equal to cuBLAS).
+std::string judge_errors(CheckReport& r, const std::vector<double>& mine, const std::vector<double>& ref,
+                         const std::vector<double>& theirs, DType out, bool exact);
+
+// A report's launch facts (kernel, grid, resident CTAs, device, sizes) before a check fills it.
+CheckReport launch_report(const EmittedKernel& e, const rt::LoadedKernel& kernel, const Definition& def);
 
 // The relative Frobenius bound for an output dtype: f16 1e-3, bf16 4e-3, f32 1e-5.
 double error_bound(DType out);

@@ -9,7 +9,6 @@
 #include "runtime/cuda_error.h"
 #include "runtime/device_buffer.h"
 #include "runtime/device_info.h"
-#include "runtime/error_metrics.h"
 #include "runtime/host_reference.h"
 #include "runtime/timing.h"
 
@@ -66,17 +65,7 @@ std::vector<int64_t> group_sizes_or_planned(const std::vector<int64_t>& given, c
 CheckReport check_pointer_array(const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
                                 const CheckOptions& o) {
   GG_INTERNAL_CHECK(def.problem_source() == ProblemSource::PointerArray, "not a pointer-array problem");
-  CheckReport r;
-  r.kernel_name = e.kernel_name;
-  r.launch = kernel.describe();
-  r.device = rt::device_info().name;
-  r.m = def.m();
-  r.n = def.n();
-  r.k = def.k();
-  r.batch = def.batch();
-  const auto grid = rt::launch_grid(e.launch, def.m(), def.n());
-  r.grid_ctas = grid[0] * grid[1] * grid[2];
-  r.resident_ctas = kernel.max_resident_ctas();
+  CheckReport r = launch_report(e, kernel, def);
   const Node& mm = def.matmul_node();
   const bool a_mn = stored_transposed(def, def.node(mm.operands[0])), b_mn = stored_transposed(def, def.node(mm.operands[1]));
   const rt::ElemType in = runtime_elem(def.input_dtype()), out = runtime_elem(def.output_dtype());
@@ -178,17 +167,10 @@ CheckReport check_pointer_array(const EmittedKernel& e, rt::LoadedKernel& kernel
         theirs.push_back(want_cublas[at]);
       }
   }
-  r.error_vs_host = rt::relative_frobenius_error(mine, ref);
-  r.cublas_error_vs_host = rt::relative_frobenius_error(theirs, ref);
-  r.error_vs_cublas = rt::relative_frobenius_error(mine, theirs);
-  r.bound = error_bound(def.output_dtype());
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
   if (padding_written) why << padding_written << " elements between a group's rows of D (its ldd) overwritten; ";
-  if (!(r.error_vs_host <= r.bound)) why << "error vs fp64 reference " << r.error_vs_host << " > bound " << r.bound << "; ";
-  if (!(r.error_vs_host <= 2 * r.cublas_error_vs_host + 1e-7))
-    why << "error vs fp64 reference " << r.error_vs_host << " > 2x cuBLAS's own " << r.cublas_error_vs_host << "; ";
-  if (o.exact && !(r.error_vs_cublas == 0.0)) why << "exact mode: result differs from cuBLAS; ";
+  why << judge_errors(r, mine, ref, theirs, def.output_dtype(), o.exact);
   for (int i = 0; i < o.repeat; ++i) {  // the same bits every launch
     for (auto& buffer : d) rt::fill_poison(buffer);
     kernel.launch_and_wait(problem);

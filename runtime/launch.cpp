@@ -230,7 +230,7 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
   args.workspace = workspace_;
   if (spec_.pointer_array) {  // each group's maps: written by the map builder (make_group_map_args)
-    const GemmProblem::GroupArrays& g = problem.groups;
+    const GroupArrays& g = problem.groups;
     if (g.a == nullptr || g.b == nullptr || g.d == nullptr || g.sizes == nullptr)
       throw CudaError(describe() + ": the kernel computes pointer-array groups and needs device arrays of each "
                       "group's A, B and D pointers and its sizes (GemmProblem::groups)");
@@ -307,7 +307,7 @@ GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) con
     } catch (const CudaError& error) {
       throw CudaError(describe() + ": " + error.what());
     }
-    const GemmProblem::GroupArrays& g = problem.groups;
+    const GroupArrays& g = problem.groups;
     out.pointers[slot] = spec.operand == Operand::A   ? g.a
                          : spec.operand == Operand::B ? g.b
                                                       : const_cast<const void* const*>(g.d);

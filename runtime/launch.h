@@ -33,20 +33,10 @@ struct GemmProblem {
   // C and D being [group_offsets[g], group_offsets[g + 1]); variable-K groups (varlen_k): group g's
   // rows of K in A and B. The kernel reads it at run time.
   const int* group_offsets = nullptr;
-  // Pointer-array groups (LaunchSpec::pointer_array): device arrays of one entry per group
-  // (layouts.batch of them): each group's A, B and D, its M, N and K (3 ints per group; a negative
-  // size reads as 0), and the leading dimensions of its A, B and D in elements (nullptr: dense). A
-  // launch writes every group's tensor maps on the device before the kernel reads them. Pointers
-  // and leading dimensions must meet TMA's alignment (16-byte addresses and row pitches).
-  struct GroupArrays {
-    const void* const* a = nullptr;
-    const void* const* b = nullptr;
-    void* const* d = nullptr;
-    const int* sizes = nullptr;
-    const long long* lda = nullptr;
-    const long long* ldb = nullptr;
-    const long long* ldd = nullptr;
-  } groups;
+  // Pointer-array groups (LaunchSpec::pointer_array): the groups' device arrays (layouts.batch
+  // entries each). A launch writes every group's tensor maps on the device before the kernel reads
+  // them.
+  GroupArrays groups;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

@@ -38,6 +38,20 @@ struct TensorMapSpec {
   bool row_limited = false;
 };
 
+// Pointer-array groups' device arrays, one entry per group: each group's A, B and D, its M, N and
+// K (3 ints per group; a negative size reads as 0) and the leading dimensions of its A, B and D in
+// elements (nullptr: dense). Pointers and leading dimensions must meet TMA's alignment (16-byte
+// addresses and row pitches), and each N must make D's rows whole 16-byte pieces.
+struct GroupArrays {
+  const void* const* a = nullptr;
+  const void* const* b = nullptr;
+  void* const* d = nullptr;
+  const int* sizes = nullptr;
+  const long long* lda = nullptr;
+  const long long* ldb = nullptr;
+  const long long* ldd = nullptr;
+};
+
 // How the problem's matrices lie in memory. Logical A is [M,K], B [N,K], C and D [M,N]; a
 // K-major A lies at a[b * stride_a + m * lda + k], an MN-major one at a[b * stride_a + k * lda +
 // m] (B likewise with n); a row-major D at d[b * stride_d + m * ldd + n], a column-major one at

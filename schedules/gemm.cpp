@@ -318,7 +318,7 @@ void gemm_pointer_array(const GroupedPointers& arrays, int64_t groups, const Gem
   for (int64_t& size : planned) size = size > 0 ? size : 4096;
   const rt::LoadedKernel& kernel = cached_kernel(planned[0], planned[1], planned[2], o);
   rt::GemmProblem problem = caller_problem(kernel, nullptr, nullptr, nullptr, planned[0], planned[1], planned[2], o);
-  problem.groups = {arrays.a, arrays.b, arrays.d, arrays.sizes, arrays.lda, arrays.ldb, arrays.ldd};
+  problem.groups = arrays;
   kernel.launch(problem, o.stream);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dsl/definition.h"
+#include "runtime/launch_spec.h"
 #include "schedules/auto_schedule.h"
 
 namespace gg {
@@ -129,18 +130,12 @@ void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offse
 // memory of `groups` entries, read on the device at run time (a null lda, ldb or ldd: dense), so
 // a CUDA graph can replay it as the pointers and sizes change; the launch writes each group's
 // tensor maps on the device first. Pointers and leading dimensions must meet TMA's 16-byte
-// alignment; a negative size reads as 0; a group with no K stores zeros. One kernel serves every
+// alignment and each N_g must make D's rows whole 16-byte pieces (a multiple of 8 for 16-bit
+// output; a TMA store writes a row's last piece whole); a negative size reads as 0; a group with no
+// K stores zeros. One kernel serves every
 // set of sizes: it is planned for `planned` M, N, K (0: 4096 each), the sizes a group is expected
 // to have.
-struct GroupedPointers {
-  const void* const* a = nullptr;
-  const void* const* b = nullptr;
-  void* const* d = nullptr;
-  const int* sizes = nullptr;
-  const long long* lda = nullptr;
-  const long long* ldb = nullptr;
-  const long long* ldd = nullptr;
-};
+using GroupedPointers = rt::GroupArrays;
 void gemm_pointer_array(const GroupedPointers& groups_arrays, int64_t groups, const GemmOptions& options = {},
                         std::array<int64_t, 3> planned = {0, 0, 0});
 
