@@ -255,11 +255,14 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // 2-CTA clusters at 4096 x 7168 and 534 against 522 at 7168 x 2048; 8 variable-K groups 761
   // against 742. (The pair's CTAs wait on each other's releases across units whose rows and k
   // loops differ; masked groups measured the same either way.)
+  // Masked groups too, on an H100 (2026-11-26, the plan with and without its 2-CTA cluster
+  // sharing A, one process each): full groups of 1 x 1024 and 2 x 512 rows at N x K = 4096 x 7168
+  // and 7168 x 2048 ran 0.94-0.96x cuBLAS's strided batch clustered and 0.98-1.00x without; half
+  // full, 1.02-1.64x either way.
   // Pointer-array groups lower without a cluster, ping-pong or split-K (each group its own maps and K).
   const bool pointer_array = def.problem_source() == ProblemSource::PointerArray;
-  const bool grouped_rows_or_k = def.problem_source() == ProblemSource::Contiguous ||
-                                 def.problem_source() == ProblemSource::VarlenK || pointer_array;
-  const bool multicast_pays = compute_bound(def, limits) && !grouped_rows_or_k;
+  const bool grouped = def.problem_source() != ProblemSource::Dense;
+  const bool multicast_pays = compute_bound(def, limits) && !grouped;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
   const auto add = [&](AutoParams p) {
