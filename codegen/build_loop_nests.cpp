@@ -43,11 +43,13 @@ class NestBuilder {
     StmtPtr skipped = dealt && p_.ping_pong ? block({take_turn(), pass_turn()}) : nullptr;
     StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body, skipped);
     std::vector<StmtPtr> coords = u.lets;
+    if (u.acquire_maps && (!role_ || role_->issues_loads)) coords.push_back(u.acquire_maps);
     coords.push_back(let("m_tile", u.m_tile));
     coords.push_back(let("n_tile", u.n_tile));
     if (u.m_first) coords.push_back(let("m_row0", u.m_first));  // a contiguous group's rows
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
-    if (u.batch && role_reads_batch()) coords.push_back(let("batch", u.batch, "long long"));
+    // (A pointer-array group only picks its maps: an int.)
+    if (u.batch && role_reads_batch()) coords.push_back(let("batch", u.batch, p_.pointer_array ? "int" : "long long"));
     if (u.split && !p_.split_k_tail) coords.push_back(let("split", u.split));
     if (!units_.persistent()) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));

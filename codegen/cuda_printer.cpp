@@ -149,7 +149,10 @@ class CudaPrinter : public Visitor {
          smem(n.src) + ", " + tma_coords(n.row, n.col, n.batch) + ");");
   }
   void visit_AcquireGroupMaps(const AcquireGroupMaps& n) override {
-    line("gg::dev::acquire_group_maps(args.group_maps, " + to_c(n.group) + ");");
+    if (n.operand)
+      line("gg::dev::acquire_group_map(" + map_address(*n.operand, n.group) + ");");
+    else
+      line("gg::dev::acquire_group_maps(args.group_maps, " + to_c(n.group) + ");");
   }
   void visit_BulkCommit(const BulkCommit&) override { line("gg::dev::bulk_commit_group();"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override {
@@ -449,6 +452,9 @@ class CudaPrinter : public Visitor {
     line("float " + n.dst + "[" + num(n.columns) + "];");
     line("gg::dev::tmem_load_32x32b_x" + num(n.columns) + "(gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) +
          ", " + to_c(n.column) + "), " + n.dst + ");");
+    if (n.zero_when)
+      line("if (" + to_c(n.zero_when) + ") for (int i = 0; i < " + num(n.columns) + "; ++i) " + n.dst +
+           "[i] = 0.0f;  // no MMA wrote the accumulator");
   }
 
   // Split-K: the workspace holds [slots][splits][per_thread][threads] floats, then the tickets.

@@ -342,7 +342,9 @@ class Dumper : public Visitor {
     line("TmaStore " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
          batch_text(n.batch) + " <- " + smem(n.src));
   }
-  void visit_AcquireGroupMaps(const AcquireGroupMaps& n) override { line("AcquireGroupMaps group=" + to_c(n.group)); }
+  void visit_AcquireGroupMaps(const AcquireGroupMaps& n) override {
+    line("AcquireGroupMaps group=" + to_c(n.group) + (n.operand ? " " + tensor_map_field(*n.operand) : ""));
+  }
   void visit_BulkCommit(const BulkCommit&) override { line("BulkCommit"); }
   void visit_BulkWaitRead(const BulkWaitRead& n) override { line("BulkWaitRead " + std::to_string(n.pending)); }
   void visit_SyncCopyTile(const SyncCopyTile& n) override {
@@ -438,7 +440,7 @@ class Dumper : public Visitor {
   }
   void visit_TmemLoad(const TmemLoad& n) override {
     line("TmemLoad 32x32b.x" + std::to_string(n.columns) + " " + n.dst + " <- " + n.base + " lane=" + to_c(n.lane) +
-         " column=" + to_c(n.column));
+         " column=" + to_c(n.column) + (n.zero_when ? " zero when " + to_c(n.zero_when) : ""));
   }
 };
 

@@ -7,6 +7,7 @@
 // X-macro below: the visitor, mutator and printers have one handler per node.
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -199,9 +200,13 @@ struct TmaStore : NodeOf<NodeKind::TmaStore> {
   ExprPtr row, col, batch;
   ExprPtr group;  // as TmaLoad's
 };
-// Pointer-array groups: makes group `group`'s tensor maps, written by the map builder before the
-// launch, visible to this thread's TMA (fence.proxy.tensormap acquire); before its first use.
-struct AcquireGroupMaps : NodeOf<NodeKind::AcquireGroupMaps> { ExprPtr group; };
+// Pointer-array groups: makes group `group`'s tensor maps (all, or `operand`'s only), written by the
+// map builder before the launch, visible to this thread's TMA (fence.proxy.tensormap acquire);
+// before their first use.
+struct AcquireGroupMaps : NodeOf<NodeKind::AcquireGroupMaps> {
+  ExprPtr group;
+  std::optional<rt::Operand> operand;
+};
 struct BulkCommit : NodeOf<NodeKind::BulkCommit> {};
 struct BulkWaitRead : NodeOf<NodeKind::BulkWaitRead> { int pending = 0; };
 // All threads copy a rows x cols tile (row-major, cols contiguous, 16-byte chunks) from a
@@ -421,6 +426,9 @@ struct TmemLoad : NodeOf<NodeKind::TmemLoad> {
   std::string dst = "acc_t", base = "tmem_base";
   ExprPtr lane, column;
   int columns = 32;
+  // Where set and true, no MMA wrote the accumulator for this unit (a group with no K): the values
+  // are zeros, whatever an earlier unit left in TMEM.
+  ExprPtr zero_when;
 };
 // True when `s` holds a tcgen05 or TMEM node (the kernel needs the sm_100a helpers).
 bool uses_tcgen05(const StmtPtr& s);

@@ -115,6 +115,12 @@ class LowerWrite : public Mutator {
     store->cols = static_cast<int>(st_.cols);
     store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
     std::vector<StmtPtr> stores;
+    if (p_.pointer_array) {  // the storing thread acquires the group's D map before its boxes
+      auto acquire = std::make_shared<AcquireGroupMaps>();
+      acquire->group = tensor_map_group(p_, w.batch);
+      acquire->operand = rt::Operand::D;
+      stores.push_back(acquire);
+    }
     for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaStore>();
       t->map = rt::Operand::D;

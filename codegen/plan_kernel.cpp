@@ -282,8 +282,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.varlen_k = def.problem_source() == ProblemSource::VarlenK;
   if (p.varlen_k && def.swapped()) not_lowered("variable-K groups in the swapped orientation");
   if (p.varlen_k && s.split_k_of() > 1) not_lowered("variable-K groups with split_k (each group has its own K)");
-  if (p.varlen_k && p.accumulator == Place::Tmem)
-    not_lowered("variable-K groups on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
   if (p.varlen_k)
     for (int id : def.matmul_node().operands)
       if (def.node(id).layout != Layout::MNMajor)
@@ -302,8 +300,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       refuse("with ping-pong consumers (a consumer passes over the other's units, whose k tiles follow their own "
              "group's K)");
     if (s.cluster_dims()) refuse("in a cluster (each CTA of a cluster would need its own group's maps for a shared box)");
-    if (p.accumulator == Place::Tmem)
-      refuse("on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
     if (def.output_layout() == OutputLayout::ColumnMajor)
       refuse("with a column-major D (its tiles are stored from registers, through a pointer per group)");
     for (int id : def.epilogue())

@@ -380,8 +380,8 @@ WorkUnitExprs WorkUnits::unit() const {
       // tensor-map proxy; units of one group follow each other in the walk).
       auto acquire = std::make_shared<AcquireGroupMaps>();
       acquire->group = var("unit_group");
-      u.lets.push_back(if_then((var("unit_group") == var("acquired_group")) == imm(0),
-                               block({acquire, assign("acquired_group", var("unit_group"))})));
+      u.acquire_maps = if_then((var("unit_group") == var("acquired_group")) == imm(0),
+                               block({acquire, assign("acquired_group", var("unit_group"))}));
     } else {
       u.m_tile = var("virtual_m") - var("group_first");
     }

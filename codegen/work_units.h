@@ -38,6 +38,9 @@ struct WorkUnitExprs {
   // Variable-K groups: the unit's first row of K in A and B and the row its loads stop before
   // (its group's K range); nullptr: k tile * tile_k, and K.
   kir::ExprPtr k_row0, k_end;
+  // Pointer-array groups: the unit's group's tensor maps acquired, once per group a thread's units
+  // enter; for the roles that load (a store acquires its own map before it, lower_epilogue).
+  kir::StmtPtr acquire_maps;
 };
 
 class WorkUnits {

@@ -68,7 +68,7 @@ struct Warp {
   std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
   int last_mma = 0;           // the id of the last tcgen05.mma this warp issued (0: none)
   int64_t cluster_arrived_in = -1, cluster_seen = -1;  // cluster barrier phases: arrived in, waited for
-  std::set<int64_t> acquired_groups;  // pointer arrays: groups whose maps this warp acquired
+  std::set<std::pair<int64_t, int>> acquired_maps;  // pointer arrays: (group, operand) maps this warp acquired
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
 };
 
@@ -173,14 +173,16 @@ class Simulator {
             std::to_string(p_.layouts.batch) + " groups");
       return {&map(op), 0};
     }
-    if (!w.acquired_groups.count(g))
+    if (!w.acquired_maps.count({g, static_cast<int>(op)}))
       error(std::string(what) + " of " + tensor_map_field(op) + " through group " + std::to_string(g) +
             "'s map before the warp acquired the group's maps (AcquireGroupMaps: the map builder's writes may not be "
             "visible to the tensor-map proxy)");
     return {&group_map(op, g), g};
   }
   bool exec(Warp& w, Frame&, const AcquireGroupMaps& n) {
-    w.acquired_groups.insert(eval(w, n.group));
+    const int64_t g = eval(w, n.group);
+    for (rt::Operand op : {rt::Operand::A, rt::Operand::B, rt::Operand::C, rt::Operand::D})
+      if (!n.operand || *n.operand == op) w.acquired_maps.insert({g, static_cast<int>(op)});
     return true;
   }
 
@@ -1396,6 +1398,10 @@ class Simulator {
       return true;
     }
     std::vector<float>& regs = w.acc[n.dst];
+    if (n.zero_when && eval(w, n.zero_when)) {  // no MMA for this unit: zeros, TMEM unread
+      regs.assign(size_t(kWarpSize) * size_t(n.columns), 0.0f);
+      return true;
+    }
     regs.assign(size_t(kWarpSize) * size_t(n.columns), std::nanf(""));
     std::map<int32_t, bool> checked;  // per writer: in flight, or its commit not observed
     for (int lane = 0; lane < kWarpSize; ++lane)

@@ -12,12 +12,15 @@ static __device__ __forceinline__ const GgTensorMap* group_map(const GgTensorMap
   return maps + group * GG_GROUP_MAP_SLOTS + slot;
 }
 
+// Before this thread's first TMA through `map` (one group's map in the array).
+static __device__ __forceinline__ void acquire_group_map(const GgTensorMap* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory");
+}
+
 // Before this thread's first TMA through group `group`'s maps.
 static __device__ __forceinline__ void acquire_group_maps(const GgTensorMap* maps, long long group) {
 #pragma unroll
-  for (int slot = 0; slot < GG_GROUP_MAP_SLOTS; ++slot)
-    asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(group_map(maps, group, slot))
-                 : "memory");
+  for (int slot = 0; slot < GG_GROUP_MAP_SLOTS; ++slot) acquire_group_map(group_map(maps, group, slot));
 }
 
 // The map of operand `slot` of group `group`: the template with the group's pointer, its stored

@@ -48,6 +48,8 @@ TEST_CASE("pointer-array groups: every kernel family computes each group's own s
       {"v8", tutorial_schedule(8, def)},
       {"v9 without its cluster", without_cluster(tutorial_schedule(9, def))},
       {"v8, A and B MN-major", tutorial_schedule(8, pointer_array(5, 256, 256, 256, mn_major))},
+      {"v8 on sm_100a (TMEM: a group with no K stores zeros, not what an earlier unit left)",
+       tutorial_schedule(8, def, Target::Sm100a)},
       {"auto", plan_gemm(256, 256, 256, [] {
          GemmOptions o;
          o.layout.batch = 5;
@@ -96,6 +98,30 @@ TEST_CASE("pointer-array groups: planted bugs in the maps' group, their acquire,
   // A group's k tiles one short: its last rows of K left out of the product.
   CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_tiles", -1), s.definition(), o).passed);
   CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
+  // A store without its own acquire of the group's D map.
+  Kernel store_unfenced = good;
+  Plant drop_store([](const StmtPtr& n) -> std::optional<StmtPtr> {
+    const auto* a = as<AcquireGroupMaps>(n);
+    if (a && a->operand) return block({});
+    return std::nullopt;
+  });
+  store_unfenced.body = drop_store.mutate(store_unfenced.body);
+  REQUIRE(drop_store.planted > 0);
+  CHECK_FALSE(simulate_kernel(store_unfenced, s.definition(), o).passed);
+}
+
+TEST_CASE("pointer-array and variable-K groups on sm_100a: a unit with no k tiles stores zeros, not stale TMEM") {
+  const Schedule s = tutorial_schedule(8, pointer_array(4, 256, 256, 256), Target::Sm100a);
+  const Kernel good = lowered_on(s, 2);
+  SimulateOptions o;
+  o.group_sizes = {256, 256, 256, 200, 256, 0, 128, 128, 64, 256, 256, 0};  // two groups with no K
+  REQUIRE(simulate_kernel(good, s.definition(), o).passed);
+  // Without the zeroing the unit reads what the CTA's earlier unit left in TMEM.
+  Kernel stale = good;
+  Plant keep(rewrite<TmemLoad>([](TmemLoad& l) { l.zero_when = nullptr; }, [](const TmemLoad& l) { return l.zero_when != nullptr; }));
+  stale.body = keep.mutate(stale.body);
+  REQUIRE(keep.planted > 0);
+  CHECK_FALSE(simulate_kernel(stale, s.definition(), o).passed);
 }
 
 TEST_CASE("pointer-array groups: what is not lowered says so; the text form round-trips the source") {
@@ -105,8 +131,6 @@ TEST_CASE("pointer-array groups: what is not lowered says so; the text form roun
   check_error([&] { lower(tutorial_schedule(10, def)); }, "not-lowered", "pointer-array groups in a cluster");
   check_error([&] { lower(ping_pong_schedule(def)); }, "not-lowered", "pointer-array groups with ping-pong consumers");
   check_error([&] { lower(tutorial_schedule(8, def).split_k(2)); }, "not-lowered", "pointer-array groups with split_k");
-  check_error([&] { lower(tutorial_schedule(8, def, Target::Sm100a)); }, "not-lowered",
-              "pointer-array groups on sm_100a (a group with no K would store a TMEM accumulator no MMA wrote)");
   ProblemLayout column_major = problem_layout(def);
   column_major.d = OutputLayout::ColumnMajor;
   check_error([&] { lower(tutorial_schedule(8, make_definition(128, 128, 256, DType::BF16, DType::BF16, {}, column_major))); },

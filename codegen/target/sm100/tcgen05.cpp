@@ -134,6 +134,8 @@ StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store) {
     load->lane = imm(kLanesPerWarp) * (var("warp") % imm(4));  // the warp's own quarter of the lanes
     load->column = imm(int64_t(set) * t.tile_n) + first;
     load->columns = chunk;
+    // A unit with no k tiles (variable K, pointer arrays) ran no MMA: its accumulator is zeros.
+    if (p.k_per_unit()) load->zero_when = var("k_tiles") == imm(0);
     auto part = std::make_shared<EpilogueStore>(store);
     part->accumulator = load->dst;
     part->fragment = Fragment::TmemLanes;
