@@ -523,6 +523,7 @@ std::string format_report(const CheckReport& r) {
     os << "time:              " << r.ms << " ms, " << r.tflops << " TFLOP/s\n"
        << "cuBLAS:            " << r.cublas_ms << " ms, " << r.cublas_tflops << " TFLOP/s\n"
        << "ratio to cuBLAS:   " << r.tflops / r.cublas_tflops << "\n";
+  if (r.ms > 0 && !r.baseline.empty()) os << "baseline:          " << r.baseline << "\n";
   if (r.jit_compile_ms > 0)
     os << "jit:               first use " << r.jit_codegen_ms + r.jit_compile_ms + r.jit_load_ms << " ms (codegen "
        << r.jit_codegen_ms << " + NVRTC " << r.jit_compile_ms << " + module load " << r.jit_load_ms
@@ -552,7 +553,7 @@ std::string format_report_json(const CheckReport& r) {
      << ", \"resident_ctas\": " << r.resident_ctas << ", \"repeats\": " << r.repeats
      << ", \"jit_codegen_ms\": " << r.jit_codegen_ms << ", \"jit_compile_ms\": " << r.jit_compile_ms
      << ", \"jit_load_ms\": " << r.jit_load_ms << ", \"jit_cached_ms\": " << r.jit_cached_ms
-     << ", \"launch_host_us\": " << r.launch_host_us << ", \"repeats_differing\": " << r.repeats_differing << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
+     << ", \"baseline\": \"" << r.baseline << "\", \"launch_host_us\": " << r.launch_host_us << ", \"repeats_differing\": " << r.repeats_differing << ", \"ratio\": " << (r.cublas_tflops > 0 ? r.tflops / r.cublas_tflops : 0)
      << ", \"passed\": " << (r.passed ? "true" : "false") << "}";
   return os.str();
 }

@@ -58,6 +58,9 @@ struct CheckReport {
   bool passed = false;
   std::string verdict;       // why it failed, or "ok"
   double ms = 0, cublas_ms = 0, tflops = 0, cublas_tflops = 0;  // when benchmarked
+  // What cublas_ms timed where a problem has more than one cuBLAS baseline (pointer-array groups:
+  // the faster of a loop of calls and cublasGemmGroupedBatchedEx); "" for the usual one.
+  std::string baseline;
   // When benchmarked and NVML answers: the SM clock (MHz) and board power (W) under a burst of
   // our kernel right after the timed runs; 0 when unknown.
   unsigned sm_clock_mhz = 0;

@@ -312,7 +312,7 @@ std::string Definition::to_string() const {
   if (source_ == ProblemSource::Contiguous)
     os << "contiguous groups: " << batch_ << " sharing A's and D's " << m()
        << " rows, each group's first and last row read at run time, each times its own B\n";
-  if (runtime_m_ || runtime_n_)
+  if ((runtime_m_ || runtime_n_) && source_ != ProblemSource::PointerArray)  // (said above for pointer arrays)
     os << "read at run time:" << (runtime_m_ ? " M" : "") << (runtime_n_ ? " N" : "") << " (planned for M=" << m()
        << " N=" << n() << ")\n";
   for (int id : topological_order()) {

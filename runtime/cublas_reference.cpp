@@ -90,4 +90,46 @@ void CublasReference::gemm(const void* a, const void* b, void* d, ElemType in_ty
                what);
 }
 
+void CublasReference::gemm_grouped(const std::vector<GroupedProblem>& groups, ElemType in_type, ElemType out_type,
+                                   bool a_mn_major, bool b_mn_major, void** pointers, cudaStream_t stream) {
+  // Column-major, as gemm() above: each row-major D is D^T = B A^T, one group of one problem each.
+  std::vector<cublasOperation_t> op_b, op_a;
+  std::vector<int> rows, cols, ks, ld_b, ld_a, ld_d, one;
+  std::vector<const void*> firsts, seconds;
+  std::vector<void*> outs;
+  std::vector<float> alphas, betas;
+  for (const GroupedProblem& g : groups) {
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
+    op_b.push_back(b_mn_major ? CUBLAS_OP_N : CUBLAS_OP_T);
+    op_a.push_back(a_mn_major ? CUBLAS_OP_T : CUBLAS_OP_N);
+    rows.push_back(to_int(g.n, "N"));
+    cols.push_back(to_int(g.m, "M"));
+    ks.push_back(to_int(g.k, "K"));
+    ld_b.push_back(to_int(g.ldb, "ldb"));
+    ld_a.push_back(to_int(g.lda, "lda"));
+    ld_d.push_back(to_int(g.ldd, "ldd"));
+    one.push_back(1);
+    firsts.push_back(g.b);
+    seconds.push_back(g.a);
+    outs.push_back(g.d);
+    alphas.push_back(1.0f);
+    betas.push_back(0.0f);
+  }
+  const int count = static_cast<int>(one.size());
+  if (count == 0) return;
+  // The pointer arrays live on the device: every B, then every A, then every D.
+  std::vector<const void*> all(firsts);
+  all.insert(all.end(), seconds.begin(), seconds.end());
+  all.insert(all.end(), outs.begin(), outs.end());
+  check_cuda(cudaMemcpyAsync(pointers, all.data(), all.size() * sizeof(void*), cudaMemcpyHostToDevice, stream),
+             "copying the grouped call's pointers");
+  const void* const* device_b = const_cast<const void* const*>(pointers);
+  check_cublas(cublas_api().set_stream(handle_, stream), "cublasSetStream");
+  check_cublas(cublas_api().gemm_grouped_batched_ex(
+                   handle_, op_b.data(), op_a.data(), rows.data(), cols.data(), ks.data(), alphas.data(), device_b,
+                   cuda_type(in_type), ld_b.data(), device_b + count, cuda_type(in_type), ld_a.data(), betas.data(),
+                   pointers + 2 * count, cuda_type(out_type), ld_d.data(), count, one.data(), CUBLAS_COMPUTE_32F),
+               "cublasGemmGroupedBatchedEx (" + std::to_string(count) + " groups)");
+}
+
 }  // namespace gg::rt

@@ -59,6 +59,7 @@ CublasApi load_cublas() {
   resolve(lib, api.status_string, "cublasGetStatusString");
   resolve(lib, api.gemm_ex, "cublasGemmEx");
   resolve(lib, api.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+  resolve(lib, api.gemm_grouped_batched_ex, "cublasGemmGroupedBatchedEx");
   return api;
 }
 

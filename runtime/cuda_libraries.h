@@ -22,6 +22,7 @@ struct CublasApi {
                                             const void*, const void*, cudaDataType, int, long long, const void*,
                                             cudaDataType, int, long long, const void*, void*, cudaDataType, int,
                                             long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  decltype(&::cublasGemmGroupedBatchedEx) gemm_grouped_batched_ex = nullptr;
 };
 
 struct NvrtcApi {
