@@ -110,6 +110,15 @@ TEST_CASE("pointer-array groups: planted bugs in the maps' group, their acquire,
   CHECK_FALSE(simulate_kernel(store_unfenced, s.definition(), o).passed);
 }
 
+TEST_CASE("pointer-array groups: a negative size on the device reads as 0 (the documented behaviour of a bad array)") {
+  const Schedule s = tutorial_schedule(8, pointer_array(3, 256, 256, 256));
+  const Kernel k = lowered_on(s, 2);
+  SimulateOptions o;
+  o.group_sizes = {-5, 256, 256, 200, -1, 256, 100, 64, -300};  // no rows; no columns; no K (zeros stored)
+  const SimulationReport r = simulate_kernel(k, s.definition(), o);
+  CHECK_MESSAGE(r.passed, r.to_string());
+}
+
 TEST_CASE("pointer-array and variable-K groups on sm_100a: a unit with no k tiles stores zeros, not stale TMEM") {
   const Schedule s = tutorial_schedule(8, pointer_array(4, 256, 256, 256), Target::Sm100a);
   const Kernel good = lowered_on(s, 2);
