@@ -314,7 +314,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     lets.push_back(for_loop("scan", imm(0), imm(p_.layouts.batch),
                             assign("walk_tiles", var("walk_tiles") + group_tiles(var("scan"))),
                             p_.pointer_array ? "the tiles of every group" : "the m tiles in use of every group"));
-    // The search cursor: the group of this thread's last unit and the walk's first m tile of it.
+    // The search cursor: the group of this thread's last unit and the walk's first (m) tile of it.
     // A thread's units mostly move forward through the walk, so each search starts there.
     lets.push_back(mutable_let("unit_group", imm(0)));
     lets.push_back(mutable_let("group_first", imm(0)));
@@ -370,8 +370,7 @@ WorkUnitExprs WorkUnits::unit() const {
                                  "forward past the groups before this unit's"));
     u.batch = var("unit_group");
     if (p_.pointer_array) {
-      // The unit's tile in its group's own grid of tiles, and its group's k tiles; the group's maps
-      // (written before the launch) made visible to this thread's TMA.
+      // The unit's tile in its group's own grid of tiles, and its group's k tiles.
       u.lets.push_back(let("group_tile", var("tile") - var("group_first")));
       u.lets.push_back(let("group_m_tiles", ceil_div(group_size(var("unit_group"), 0), imm(p_.tile_m))));
       u.lets.push_back(let("group_n_tiles", ceil_div(group_size(var("unit_group"), 1), imm(p_.tile_n))));

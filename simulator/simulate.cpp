@@ -870,6 +870,12 @@ class Simulator {
   bool exec(Warp& w, Frame&, const TmaStore& n) {
     const auto [map_of_box, batch] = box_map(w, n.map, n.group, n.batch, "TMA store");
     const rt::TensorMapSpec& m = *map_of_box;
+    // Measured on an H100: a store through a map whose rows end mid 16-byte piece writes the whole
+    // piece, past the map's columns (which this model's clipping would hide).
+    if ((int64_t(m.cols) * rt::elem_bytes(m.elem)) % 16 != 0)
+      error("a TMA store of " + tensor_map_field(n.map) + " through a map of " + std::to_string(m.cols) +
+            " columns, rows of " + std::to_string(int64_t(m.cols) * rt::elem_bytes(m.elem)) +
+            " bytes: the hardware writes a row's last 16-byte piece whole, past the map's columns");
     const int64_t box_bytes = int64_t(m.box_rows) * m.box_cols * rt::elem_bytes(m.elem);
     for (int t = 0; t < w.threads(); ++t) {
       PendingStore st;

@@ -119,6 +119,16 @@ TEST_CASE("pointer-array groups: a negative size on the device reads as 0 (the d
   CHECK_MESSAGE(r.passed, r.to_string());
 }
 
+TEST_CASE("pointer-array groups: a group whose N ends mid 16-byte piece is the simulator's error, as on the hardware") {
+  const Schedule s = tutorial_schedule(8, pointer_array(2, 256, 256, 256));
+  SimulateOptions o;
+  o.group_sizes = {256, 256, 256, 128, 100, 64};  // 100 bf16 columns: 200-byte rows
+  const SimulationReport r = simulate_kernel(lowered_on(s, 2), s.definition(), o);
+  CHECK_FALSE(r.passed);
+  CHECK(r.to_string().find("through a map of 100 columns, rows of 200 bytes: the hardware writes a row's last 16-byte "
+                           "piece whole") != std::string::npos);
+}
+
 TEST_CASE("pointer-array and variable-K groups on sm_100a: a unit with no k tiles stores zeros, not stale TMEM") {
   const Schedule s = tutorial_schedule(8, pointer_array(4, 256, 256, 256), Target::Sm100a);
   const Kernel good = lowered_on(s, 2);
