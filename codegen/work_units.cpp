@@ -525,7 +525,8 @@ std::pair<int64_t, int64_t> group_span(const std::vector<int64_t>& offsets, int6
 }
 
 std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
-                                     std::array<int64_t, 3> grid, int64_t k, int64_t m, int64_t n) {
+                                     std::array<int64_t, 3> grid, int64_t k, int64_t m, int64_t n,
+                                     const std::vector<int64_t>& group_sizes) {
   const WorkUnits units(s, p);
   std::map<std::string, int64_t> vars = {{"blockIdx.x", block[0]}, {"blockIdx.y", block[1]},
                                          {"blockIdx.z", block[2]}, {"gridDim.x", grid[0]},
@@ -533,10 +534,11 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
                                          {"args.m", m ? m : p.m}, {"args.n", n ? n : p.n}, {"args.k", k}};
   for (int64_t b = 0; p.masked && b < p.layouts.batch; ++b)  // every masked group full
     vars[element_name("args.group_rows", b)] = m ? m : p.m;
-  for (int64_t g = 0; p.pointer_array && g < p.layouts.batch; ++g) {  // every group of the planned sizes
-    vars[element_name("args.group_sizes", 3 * g)] = m ? m : p.m;
-    vars[element_name("args.group_sizes", 3 * g + 1)] = n ? n : p.n;
-    vars[element_name("args.group_sizes", 3 * g + 2)] = k;
+  for (int64_t g = 0; p.pointer_array && g < p.layouts.batch; ++g) {  // the given sizes, else the planned ones
+    const std::array<int64_t, 3> planned = {m ? m : p.m, n ? n : p.n, k};
+    for (size_t d = 0; d < 3; ++d)
+      vars[element_name("args.group_sizes", 3 * g + int64_t(d))] =
+          size_t(3 * g) + d < group_sizes.size() ? group_sizes[size_t(3 * g) + d] : planned[d];
   }
   if (p.contiguous || p.varlen_k) {  // groups of equal rows (contiguous) or K (variable K)
     const std::vector<int64_t> offsets = group_offsets_or_even({}, p.layouts.batch, p.varlen_k ? k : m ? m : p.m);

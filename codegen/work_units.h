@@ -137,8 +137,10 @@ struct WorkUnit {
 };
 // The units the CTA at `block` (blockIdx) of a grid of `grid` CTAs walks, in order, for a K of
 // `k` (the kernel reads it from its arguments) and an M and N (0: the plan's; a kernel that reads
-// them at run time serves others), every masked group full. Evaluates WorkUnits' expressions.
+// them at run time serves others), every masked group full; pointer-array groups of
+// `group_sizes` (M, N, K per group; empty: every group M x N x k). Evaluates WorkUnits' expressions.
 std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std::array<int64_t, 3> block,
-                                     std::array<int64_t, 3> grid, int64_t k, int64_t m = 0, int64_t n = 0);
+                                     std::array<int64_t, 3> grid, int64_t k, int64_t m = 0, int64_t n = 0,
+                                     const std::vector<int64_t>& group_sizes = {});
 
 }  // namespace gg

@@ -1,7 +1,8 @@
 // The tile scheduler's work units, enumerated on the host from the expressions the kernel
 // evaluates: over all CTAs of the grid, every output tile of every batch matrix is computed once
 // (once per split, the splits covering K without gaps or overlap), whatever produced the units:
-// a batch, a cluster's pairs, split-K, split-K on the last wave, the Hilbert order.
+// a batch, a cluster's pairs, split-K, split-K on the last wave, the Hilbert order, pointer-array
+// groups of ragged sizes (each group's own tile grid once).
 #include <doctest/doctest.h>
 
 #include <map>
@@ -120,6 +121,37 @@ TEST_CASE("work units: split_k tail gives the whole waves all of K and the last 
       CHECK(units[i].k_tiles == 4);  // ceil(10 / 3)
       CHECK(units[i].handed_on);
       CHECK(units[i].k_first == units[i].split * 4);
+    }
+  }
+}
+
+TEST_CASE("work units: pointer-array groups walk every tile of each group's own grid once, with the group's k tiles") {
+  ProblemLayout l;
+  l.batch = 5;
+  l.source = ProblemSource::PointerArray;
+  const Definition def = make_definition(512, 512, 512, DType::BF16, DType::BF16, {}, l);
+  // M, N, K per group: full, no rows, no columns, no K, ragged
+  const std::vector<int64_t> sizes = {512, 512, 512, 0, 256, 128, 300, 0, 64, 130, 200, 0, 77, 392, 100};
+  for (const Schedule& s : {tutorial_schedule(8, def), tutorial_schedule(6, def)}) {
+    const Kernel k = lower(s);
+    const KernelPlan& p = k.plan;
+    for (int64_t ctas : {1, 3, 7, 132}) {
+      CAPTURE(ctas);
+      std::map<std::tuple<int64_t, int64_t, int64_t>, int> seen;
+      for (int64_t x = 0; x < ctas; ++x)
+        for (const WorkUnit& u : cta_work_units(s, p, {x, 0, 0}, {ctas, 1, 1}, p.k, 0, 0, sizes)) {
+          const int64_t gm = sizes[size_t(3 * u.batch)], gn = sizes[size_t(3 * u.batch + 1)],
+                        gk = sizes[size_t(3 * u.batch + 2)];
+          CHECK(u.m_tile * p.tile_m < gm);  // inside its group's own tiles
+          CHECK(u.n_tile * p.tile_n < gn);
+          CHECK(u.k_tiles == (gk + p.tile_k - 1) / p.tile_k);
+          ++seen[{u.batch, u.m_tile, u.n_tile}];
+        }
+      int64_t tiles = 0;
+      for (int64_t g = 0; g < 5; ++g)
+        tiles += (sizes[size_t(3 * g)] + p.tile_m - 1) / p.tile_m * ((sizes[size_t(3 * g + 1)] + p.tile_n - 1) / p.tile_n);
+      CHECK(seen.size() == size_t(tiles));
+      for (const auto& [tile, count] : seen) CHECK_MESSAGE(count == 1, "tile visited " << count << " times");
     }
   }
 }
