@@ -238,6 +238,7 @@ if has pointer; then
     line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $2 --n $3 --k $4 --batch $1 --bench --reps 20 --json 2>&1 | tail -1)
     echo "dense batch ${1} x ${2}x${3}x${4} $line"
   done 2>&1 | tee -a "$OUT/pointer.log" | cut -c1-400
+  [ -f scripts/grouped_baselines.py ] && timeout 300 python3 scripts/grouped_baselines.py pointer 2>&1 | tee -a "$OUT/pointer.log"
 fi
 
 if has race; then
