@@ -150,7 +150,8 @@ LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
       workspace_bytes_(std::exchange(other.workspace_bytes_, 0)),
       group_maps_function_(std::exchange(other.group_maps_function_, nullptr)),
       group_maps_(std::exchange(other.group_maps_, nullptr)),
-      group_maps_groups_(std::exchange(other.group_maps_groups_, 0)) {}
+      group_maps_groups_(std::exchange(other.group_maps_groups_, 0)),
+      group_map_templates_(std::exchange(other.group_map_templates_, std::nullopt)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
@@ -165,6 +166,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
     group_maps_function_ = std::exchange(other.group_maps_function_, nullptr);
     group_maps_ = std::exchange(other.group_maps_, nullptr);
     group_maps_groups_ = std::exchange(other.group_maps_groups_, 0);
+    group_map_templates_ = std::exchange(other.group_map_templates_, std::nullopt);
   }
   return *this;
 }
@@ -285,35 +287,42 @@ void LoadedKernel::reserve_group_maps(int64_t groups) const {
 }
 
 GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) const {
-  GgGroupMapArgs out{};
   const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
   reserve_group_maps(l.batch);
+  if (!group_map_templates_) {  // encoded once: they depend on the kernel alone
+    GgGroupMapArgs templates{};
+    for (const TensorMapSpec& spec : spec_.tensor_maps) {
+      const auto slot = static_cast<size_t>(spec.operand);
+      // The box, swizzle and element type; its address, sizes and row pitch are each group's
+      // (written on the device), here a valid placeholder over the maps' own allocation.
+      TensorMapSpec t = spec;
+      t.rows = spec.box_rows;
+      t.cols = spec.box_cols;
+      t.row_stride = spec.box_cols;
+      t.batches = 1;
+      t.batch_stride = 0;
+      t.transposed = stored_matrix(l, spec.operand, problem.m, problem.n, problem.k).transposed;
+      try {
+        templates.templates[slot] = encode_tensor_map(t, group_maps_);
+      } catch (const CudaError& error) {
+        throw CudaError(describe() + ": " + error.what());
+      }
+      templates.transposed[slot] = t.transposed ? 1 : 0;
+      templates.elem_bytes[slot] = elem_bytes(spec.elem);
+    }
+    group_map_templates_ = templates;
+  }
+  GgGroupMapArgs out = *group_map_templates_;
   out.groups = static_cast<int>(l.batch);
   out.sizes = problem.groups.sizes;
   out.maps = group_maps_;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     const auto slot = static_cast<size_t>(spec.operand);
-    // The template: the box, swizzle and element type; its address, sizes and row pitch are each
-    // group's (written on the device), here a valid placeholder over the maps' own allocation.
-    TensorMapSpec t = spec;
-    t.rows = spec.box_rows;
-    t.cols = spec.box_cols;
-    t.row_stride = spec.box_cols;
-    t.batches = 1;
-    t.batch_stride = 0;
-    t.transposed = stored_matrix(l, spec.operand, problem.m, problem.n, problem.k).transposed;
-    try {
-      out.templates[slot] = encode_tensor_map(t, group_maps_);
-    } catch (const CudaError& error) {
-      throw CudaError(describe() + ": " + error.what());
-    }
     const GroupArrays& g = problem.groups;
     out.pointers[slot] = spec.operand == Operand::A   ? g.a
                          : spec.operand == Operand::B ? g.b
                                                       : const_cast<const void* const*>(g.d);
     out.lds[slot] = spec.operand == Operand::A ? g.lda : spec.operand == Operand::B ? g.ldb : g.ldd;
-    out.transposed[slot] = t.transposed ? 1 : 0;
-    out.elem_bytes[slot] = elem_bytes(spec.elem);
   }
   return out;
 }

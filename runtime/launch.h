@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "runtime/device/gemm_args.h"
@@ -102,6 +103,7 @@ class LoadedKernel {
   CUfunction group_maps_function_ = nullptr;
   mutable GgTensorMap* group_maps_ = nullptr;
   mutable int64_t group_maps_groups_ = 0;
+  mutable std::optional<GgGroupMapArgs> group_map_templates_;  // the templates, encoded at the first launch
   void reserve_group_maps(int64_t groups) const;
   void launch_group_maps(const GgGroupMapArgs& args, cudaStream_t stream) const;
 };
