@@ -177,7 +177,8 @@ std::vector<FlagSpec> problem_flags() {
       {"group-m", "LIST", "groups' rows, comma-separated, random:SEED or file:PATH: masked, each batch matrix's rows in use "
                           "(0..M each); contiguous, each group's rows of A and D, one after another (M in all at most); "
                           "pointer arrays, each group's M (0..M each)"},
-      {"group-n", "LIST", "pointer-array groups: each group's N (0..N each), comma-separated, random:SEED or file:PATH"},
+      {"group-n", "LIST", "pointer-array groups: each group's N (0..N each, D's rows whole 16-byte pieces), "
+                          "comma-separated, random:SEED (drawn to such N) or file:PATH"},
       {"group-k", "LIST", "variable-K groups: each group's rows of K in A and B, one after another (K in all at most); "
                           "pointer arrays, each group's K (0..K each); comma-separated, random:SEED or file:PATH"},
       {"source", "SOURCE", "where the batch's matrices come from: dense, masked (the default with --group-m), contiguous "
@@ -284,7 +285,12 @@ std::vector<int64_t> group_shapes_flag(const Args& args, const Definition& def) 
     return group_sizes(args, flag, groups, most, false, extent);
   };
   const std::vector<int64_t> m = sizes("group-m", args.positive("m").value_or(def.m()), "M"),
-                             n = sizes("group-n", def.n(), "N"), k = sizes("group-k", def.k(), "K");
+                             k = sizes("group-k", def.k(), "K");
+  std::vector<int64_t> n = sizes("group-n", def.n(), "N");
+  // random:SEED draws each N down to a whole 16-byte row end of D (the rule group_sizes_or_planned
+  // checks); a list must keep it itself.
+  if (args.value("group-n").value_or("").rfind("random:", 0) == 0)
+    for (int64_t& cols : n) cols -= cols % (16 / dtype_bytes(def.output_dtype()));
   std::vector<int64_t> out;
   for (size_t g = 0; g < size_t(groups); ++g) out.insert(out.end(), {m[g], n[g], k[g]});
   return group_sizes_or_planned(out, def);  // checks each N
