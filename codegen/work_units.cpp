@@ -591,7 +591,7 @@ std::vector<WorkUnit> cta_work_units(const Schedule& s, const KernelPlan& p, std
 }
 
 std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt::LaunchSpec& launch) {
-  const auto& g = launch.grid;
+  const auto g = rt::launch_grid(launch, p.m, p.n);  // the planned problem's (pointer arrays: a full wave)
   const std::array<int64_t, 3> grid = {g[0], g[1], g[2]};
   const auto unit_text = [&](const WorkUnit& u) {
     std::string t = "(";
