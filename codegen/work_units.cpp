@@ -364,7 +364,8 @@ WorkUnitExprs WorkUnits::unit() const {
                       ", and its first tile in the walk")};
     if (!p_.pointer_array) u.lets.push_back(let("virtual_m", grid_unit_.m_tile));
     u.lets.push_back(search_loop("back", imm(0), groups, var(walked) < var("group_first"), back,
-                                 "back to the group this unit's tile is in or after"));
+                                 std::string("back to the group this unit's ") +
+                                     (p_.pointer_array ? "tile" : "m tile") + " is in or after"));
     u.lets.push_back(search_loop("scan", var("unit_group"), groups,
                                  var(walked) >= var("group_first") + group_tiles(var("scan")), forward,
                                  "forward past the groups before this unit's"));
