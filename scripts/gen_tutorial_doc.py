@@ -110,46 +110,43 @@ out += ["```diff", body[body.index('directives (+'):end].rstrip(), "```", ""]
 changed = [l for l in body[end:].splitlines() if l.startswith(('+', '-'))]
 if changed:
     out += ["Resources and checks that change:", "", "```diff"] + changed + ["```", ""]
+def emitted_keys(args, words):
+    """The first line of `gemmgen emit ARGS` holding each word, as a ```cuda block."""
+    emitted = run(['emit'] + args).splitlines()
+    keys = []
+    for w in words:
+        keys += [l.strip() for l in emitted if w in l][:1]
+    return ["```cuda", "// gemmgen emit " + " ".join(args)] + keys + ["```", ""]
+
+
+def simulated(args, sms):
+    """`gemmgen simulate ARGS --sms SMS`'s verdict and output lines, as a ``` block."""
+    extra = ['--sms', str(sms)]
+    sim = [l for l in run(['simulate'] + args + extra).splitlines() if l.startswith(('simulate', '  output'))]
+    return ["```", "$ gemmgen simulate " + " ".join(args + extra)] + sim + ["```", ""]
+
+
 GROUPS = ("Every kernel above reads M at run time (the default `compiled=nk`, DeepGEMM's `compiled_dims`): its tile counts along m are expressions of `args.m`, so one compiled kernel serves every M and a serving loop with a new M at each step compiles nothing new. What the kernel does is a list of **work units**: one trip of a CTA's tile loop, the output tile (batch matrix, m tile, n tile), the k tiles it runs (first and count) and its split-K share (`codegen/work_units.h`). Batches, split-K and split-K on the last wave are ways of producing units; the persistent loop walks them grid-strided, and the pipeline keeps a running count of the k tiles that passed through it (`k_done`), so units may run different k loops. A **masked grouped** problem (MoE decode: `source=masked`, `--group-m`, `gg::gemm_masked`) makes each matrix of the batch a group whose rows in use the kernel reads from a device array: a persistent loop walks only the groups' m tiles in use, one group after another (their count summed from the array at kernel start), and each unit finds its group by passing the groups before it, so no unit is skipped and the work spreads evenly over the grid however the groups are filled; a grid of tiles instead skips a unit whose m tile starts past its group's rows (it runs no k tiles, so the roles' running counts stay in step). Each thread keeps a cursor of its last unit's group and the walk's first m tile of it (`unit_group`, `group_first`) and searches from there, back over groups past the unit (a tile order may revisit earlier m tiles) and forward over groups before it, so a unit costs the groups it moves past, not all of them. `explain` lists the units and how a launch sizes them; `emit` shows the walk; `simulate --at-m` runs the one lowered kernel at several M.")
 CONTIGUOUS = ("A **contiguous grouped** problem (MoE forward: `source=contiguous`, `--source contiguous --group-m`, `gg::gemm_contiguous`) walks the same way, but its groups are rows of one A and one D: group g holds the rows between two offsets of a device array, times its own B[g]. A unit's rows start at its group's first row (`m_row0`), so A's TMA box starts mid-matrix, and its store stops at the group's last row: D's tensor map is *row-limited*, a second row dimension as long as the store box over a base a box before D, addressed (column, box rows - rows kept, first row + rows kept), so the hardware's own bounds check drops the rows of the box that belong to the next group. No group is padded to the tile, any group may hold 0 rows, and no row outside the groups is written.")
 out += ["## Beyond one problem: one kernel for every M, and masked groups", "", GROUPS, ""]
 MASKED = ['--schedule', 'v7', '--m', '256', '--n', '256', '--k', '512', '--batch', '3', '--group-m', '0,200,256']
 lines = [l for l in run(['explain'] + MASKED).splitlines() if l.lstrip().startswith(('masked groups', 'work units', 'sizes:'))]
 out += ["```", "$ gemmgen explain " + " ".join(MASKED)] + lines + ["```", ""]
-emitted = run(['emit'] + MASKED).splitlines()
-keys = []
-for w in ('int walk_tiles', 'const int virtual_m', 'for (int back', 'for (int scan = unit_group', 'const int m_tile', 'const long long batch'):
-    keys += [l.strip() for l in emitted if w in l][:1]
-out += ["```cuda", "// gemmgen emit " + " ".join(MASKED)] + keys + ["```", ""]
+out += emitted_keys(MASKED, ('int walk_tiles', 'const int virtual_m', 'for (int back', 'for (int scan = unit_group', 'const int m_tile', 'const long long batch'))
 out += ["### Contiguous groups", "", CONTIGUOUS, ""]
 CONTIG = ['--schedule', 'v8', '--m', '700', '--n', '256', '--k', '512', '--batch', '4', '--source', 'contiguous', '--group-m', '0,1,329,300']
-emitted = run(['emit'] + CONTIG).splitlines()
-keys = []
-for w in ('const int group_row0', 'const int group_end', 'const int m_row0', 'gg::dev::tma_load_2d(', 'tma_store_3d(&args.map_d'):
-    keys += [l.strip() for l in emitted if w in l][:1]
-out += ["```cuda", "// gemmgen emit " + " ".join(CONTIG)] + keys + ["```", ""]
-sim = [l for l in run(['simulate'] + CONTIG + ['--sms', '4']).splitlines() if l.startswith(('simulate', '  output'))]
-out += ["```", "$ gemmgen simulate " + " ".join(CONTIG) + " --sms 4"] + sim + ["```", ""]
+out += emitted_keys(CONTIG, ('const int group_row0', 'const int group_end', 'const int m_row0', 'gg::dev::tma_load_2d(', 'tma_store_3d(&args.map_d'))
+out += simulated(CONTIG, 4)
 VARLEN_K = ("A **variable-K grouped** problem (MoE weight gradients: `source=varlen_k`, `--group-k`, `gg::gemm_varlen_k`) groups K instead: each group's D is the product of its range of rows of K of one A and one B, both MN-major (the tokens are their rows). Its units are an ordinary batch's (D's matrices), but each binds its own k loop: it starts at its range's first row (`k_row0`) and its last k tile's boxes stop at the range's end through A's and B's row-limited maps, which read the rows past it as zero, so no group's product picks up its neighbour's tokens. A group with no rows of K runs no k tiles and stores zeros.")
 out += ["### Variable-K groups", "", VARLEN_K, ""]
 VARLEN = ['--schedule', 'v8', '--m', '256', '--n', '256', '--k', '512', '--a-major', 'm', '--b-major', 'n', '--batch', '5', '--source', 'varlen_k', '--group-k', '0,1,63,200,248']
-emitted = run(['emit'] + VARLEN).splitlines()
-keys = []
-for w in ('const int k_row0', 'const int k_end', 'const int k_tiles', 'gg::dev::tma_load_3d((smem_A'):
-    keys += [l.strip() for l in emitted if w in l][:1]
-out += ["```cuda", "// gemmgen emit " + " ".join(VARLEN)] + keys + ["```", ""]
-sim = [l for l in run(['simulate'] + VARLEN + ['--sms', '3']).splitlines() if l.startswith(('simulate', '  output'))]
-out += ["```", "$ gemmgen simulate " + " ".join(VARLEN) + " --sms 3"] + sim + ["```", ""]
+out += emitted_keys(VARLEN, ('const int k_row0', 'const int k_end', 'const int k_tiles', 'gg::dev::tma_load_3d((smem_A'))
+out += simulated(VARLEN, 3)
 POINTER_ARRAY = ("A **pointer-array grouped** problem (CUTLASS's ptr-array grouped GEMM, cuBLAS's grouped batched call: `source=pointer_array`, `--group-m/--group-n/--group-k`, `gg::gemm_pointer_array`) gives every group its own A, B and D pointers, M, N, K and leading dimensions, all in device arrays, so no tensor map the host encodes can address them. The launch first runs a small *map builder* (`<kernel>_group_maps`): one thread per group and operand copies a template map the host encoded (box, swizzle, element type) and rewrites its address, sizes and row pitch with `tensormap.replace`. The kernel walks every group's tiles (its m tiles times its n tiles, summed from the size array), finds a unit's group with the same cursor search, takes the schedule's tile order over the group's own grid of tiles, and sends every box through the group's map, whose bounds clip the group's edges; the loading thread fences a group's maps (`acquire_group_maps`) once when its units enter that group, and the storing thread fences D's map before its boxes. A group with no K stores zeros; a group's N must make D's rows whole 16-byte pieces, since a TMA store writes a row's last piece whole.")
 out += ["### Pointer-array groups", "", POINTER_ARRAY, ""]
 POINTER = ['--schedule', 'v8', '--m', '256', '--n', '256', '--k', '256', '--batch', '5', '--source', 'pointer_array', '--group-m', '256,0,1,130,77', '--group-n', '256,128,8,200,136', '--group-k', '256,64,1,0,100']
-emitted = run(['emit'] + POINTER).splitlines()
-keys = []
-for w in ('const int group_tile', 'const int group_m_tiles', 'const int k_tiles', 'gg::dev::acquire_group_maps', 'gg::dev::tma_load_2d((smem_A', 'gg::dev::tma_store_2d(', '_group_maps(const __grid_constant__'):
-    keys += [l.strip() for l in emitted if w in l][:1]
-out += ["```cuda", "// gemmgen emit " + " ".join(POINTER)] + keys + ["```", ""]
-sim = [l for l in run(['simulate'] + POINTER + ['--sms', '3']).splitlines() if l.startswith(('simulate', '  output'))]
-out += ["```", "$ gemmgen simulate " + " ".join(POINTER) + " --sms 3"] + sim + ["```", ""]
+out += emitted_keys(POINTER, ('const int group_tile', 'const int group_m_tiles', 'const int k_tiles', 'gg::dev::acquire_group_maps', 'gg::dev::tma_load_2d((smem_A', 'gg::dev::tma_store_2d(', '_group_maps(const __grid_constant__'))
+out += simulated(POINTER, 3)
 SIM = ['--schedule', 'v10', '--m', '256', '--n', '512', '--k', '256', '--at-m', '1,7,333']
 sim = [l for l in run(['simulate'] + SIM).splitlines() if l.startswith('simulate')]
 out += ["```", "$ gemmgen simulate " + " ".join(SIM)] + sim + ["```", ""]
