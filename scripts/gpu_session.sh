@@ -25,6 +25,16 @@ OUT=${OUT:-devout}
 mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
+# memcheck and synccheck on our kernels of one `gemmgen run` (LABEL names it in the log line).
+sanitize_run() {
+  local label=$1
+  shift
+  for tool in memcheck synccheck; do
+    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run "$@" \
+      >"${TMPDIR:-/tmp}/san.txt" 2>&1
+    echo "sanitize $label $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
+  done
+}
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
@@ -137,11 +147,7 @@ if has sizes; then
   timeout 300 "$BIN/test_gpu" -tc="*one loaded kernel*,*shares one kernel*" 2>&1 | tail -4 | tee -a "$OUT/sizes.log"
   for spec in "v10 1000 2048 512" "auto 256 256 8192"; do
     set -- $spec
-    for tool in memcheck synccheck; do
-      timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
-        --schedule $1 --m $2 --n $3 --k $4 --at-m 1,77,700 >"${TMPDIR:-/tmp}/san.txt" 2>&1
-      echo "sanitize sizes $1 $2x$3x$4 $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
-    done
+    sanitize_run "sizes $1 $2x$3x$4" --schedule $1 --m $2 --n $3 --k $4 --at-m 1,77,700
   done 2>&1 | tee -a "$OUT/sizes.log"
 fi
 
@@ -166,11 +172,8 @@ if has masked; then
       done
     done
   done 2>&1 | tee -a "$OUT/masked.log" | cut -c1-300
-  for tool in memcheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
-      --schedule auto --m 256 --n 512 --k 512 --batch 6 --group-m 0,1,127,128,129,256 >"${TMPDIR:-/tmp}/san.txt" 2>&1
-    echo "sanitize masked $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
-  done 2>&1 | tee -a "$OUT/masked.log"
+  sanitize_run masked --schedule auto --m 256 --n 512 --k 512 --batch 6 --group-m 0,1,127,128,129,256 2>&1 |
+    tee -a "$OUT/masked.log"
 fi
 
 if has contiguous; then
@@ -190,11 +193,8 @@ if has contiguous; then
       echo "contiguous ${g}x$m $fill N=$n K=$k $line"
     done
   done 2>&1 | tee -a "$OUT/contiguous.log" | cut -c1-400
-  for tool in memcheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
-      --schedule auto --m 700 --n 512 --k 512 --batch 6 --source contiguous --group-m 0,1,127,128,129,300 >"${TMPDIR:-/tmp}/san.txt" 2>&1
-    echo "sanitize contiguous $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
-  done 2>&1 | tee -a "$OUT/contiguous.log"
+  sanitize_run contiguous --schedule auto --m 700 --n 512 --k 512 --batch 6 --source contiguous \
+    --group-m 0,1,127,128,129,300 2>&1 | tee -a "$OUT/contiguous.log"
   [ -f scripts/grouped_baselines.py ] && timeout 300 python3 scripts/grouped_baselines.py 2>&1 | tee -a "$OUT/contiguous.log"
 fi
 
@@ -214,11 +214,8 @@ if has varlen; then
       echo "varlen_k ${g} $fill M=$m N=$n K=16384 $line"
     done
   done 2>&1 | tee -a "$OUT/varlen.log" | cut -c1-400
-  for tool in memcheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run \
-      --schedule auto --m 256 --n 384 --k 1000 --a-major m --b-major n --batch 6 --source varlen_k --group-k 0,1,63,199,0,600 >"${TMPDIR:-/tmp}/san.txt" 2>&1
-    echo "sanitize varlen_k $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
-  done 2>&1 | tee -a "$OUT/varlen.log"
+  sanitize_run varlen_k --schedule auto --m 256 --n 384 --k 1000 --a-major m --b-major n --batch 6 --source varlen_k \
+    --group-k 0,1,63,199,0,600 2>&1 | tee -a "$OUT/varlen.log"
 fi
 
 if has pointer; then
@@ -227,10 +224,7 @@ if has pointer; then
   GEMMGEN_CACHE_DIR=$(mktemp -d) timeout 420 "$BIN/test_gpu" -tc="pointer-array*,gg::gemm_pointer_array*" >"$OUT/pointer_tests.log" 2>&1
   grep -v ": ok$" "$OUT/pointer_tests.log" | tail -30 | tee "$OUT/pointer.log"
   ragged="--m 700 --n 384 --k 264 --batch 7 --source pointer_array --group-m 700,0,130,1,129,333,65 --group-n 384,384,0,8,200,384,104 --group-k 264,264,64,1,0,8,263"
-  for tool in memcheck synccheck; do
-    timeout 240 compute-sanitizer --tool $tool --kernel-name kns=gg_gemm --error-exitcode 9 "$BIN/gemmgen" run --schedule auto $ragged >"${TMPDIR:-/tmp}/san.txt" 2>&1
-    echo "sanitize pointer_array $tool rc=$? $(tail -2 "${TMPDIR:-/tmp}/san.txt" | tr '\n' ' ')"
-  done 2>&1 | tee -a "$OUT/pointer.log"
+  sanitize_run pointer_array --schedule auto $ragged 2>&1 | tee -a "$OUT/pointer.log"
   for spec in "8 4096 4096 7168" "64 256 4096 7168" "8 4096 7168 2048"; do
     set -- $spec
     line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --m $2 --n $3 --k $4 --batch $1 --source pointer_array --bench --reps 20 --json 2>&1 | tail -1)
