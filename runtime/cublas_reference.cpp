@@ -18,6 +18,8 @@ cudaDataType_t cuda_type(ElemType type) {
     case ElemType::F16: return CUDA_R_16F;
     case ElemType::BF16: return CUDA_R_16BF;
     case ElemType::F32: return CUDA_R_32F;
+    case ElemType::E4M3: return CUDA_R_8F_E4M3;
+    case ElemType::E5M2: return CUDA_R_8F_E5M2;
   }
   return CUDA_R_32F;
 }

@@ -155,6 +155,8 @@ uint32_t poison_bits(ElemType type) {
     case ElemType::F32: return 0x7FBADBADu;
     case ElemType::BF16: return 0x7FBAu;
     case ElemType::F16: return 0x7DBAu;
+    case ElemType::E4M3:
+    case ElemType::E5M2: return 0x7Fu;  // NaN in both FP8 formats
   }
   return 0;
 }

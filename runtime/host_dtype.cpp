@@ -24,6 +24,8 @@ double round_to_format(double x, int mantissa_bits, int min_exponent, double max
 
 constexpr double kBf16Max = 3.38953138925153547590470800371487866880e+38;  // (2 - 2^-7) * 2^127
 constexpr double kF16Max = 65504.0;
+constexpr double kE4m3Max = 448.0;    // 1.75 * 2^8; e4m3 has no infinity (S.1111.111 is NaN)
+constexpr double kE5m2Max = 57344.0;  // 1.75 * 2^15
 
 }  // namespace
 
@@ -32,6 +34,12 @@ double round_to(ElemType type, double x) {
     case ElemType::F32: return static_cast<double>(static_cast<float>(x));
     case ElemType::BF16: return round_to_format(x, 7, -126, kBf16Max);
     case ElemType::F16: return round_to_format(x, 10, -14, kF16Max);
+    // Past the largest finite value: e4m3 has no infinity and saturates as cvt's .satfinite does.
+    case ElemType::E4M3: {
+      const double r = round_to_format(x, 3, -6, kE4m3Max);
+      return std::isinf(r) && std::isfinite(x) ? std::copysign(kE4m3Max, x) : r;
+    }
+    case ElemType::E5M2: return round_to_format(x, 2, -14, kE5m2Max);
   }
   return x;
 }

@@ -4,13 +4,26 @@
 
 namespace gg::rt {
 
-int elem_bytes(ElemType t) { return t == ElemType::F32 ? 4 : 2; }
+int elem_bytes(ElemType t) {
+  switch (t) {
+    case ElemType::F32: return 4;
+    case ElemType::F16:
+    case ElemType::BF16: return 2;
+    case ElemType::E4M3:
+    case ElemType::E5M2: return 1;
+  }
+  return 0;
+}
+
+bool elem_is_fp8(ElemType t) { return t == ElemType::E4M3 || t == ElemType::E5M2; }
 
 const char* elem_name(ElemType t) {
   switch (t) {
     case ElemType::F16: return "f16";
     case ElemType::BF16: return "bf16";
     case ElemType::F32: return "f32";
+    case ElemType::E4M3: return "e4m3";
+    case ElemType::E5M2: return "e5m2";
   }
   return "?";
 }

@@ -9,10 +9,12 @@
 
 namespace gg::rt {
 
-enum class ElemType { F16, BF16, F32 };
+// E4M3 and E5M2: FP8 operands (OCP formats; e4m3 saturates at 448 and has no infinity).
+enum class ElemType { F16, BF16, F32, E4M3, E5M2 };
 
 int elem_bytes(ElemType t);
-const char* elem_name(ElemType t);  // "f16", "bf16", "f32"
+const char* elem_name(ElemType t);  // "f16", "bf16", "f32", "e4m3", "e5m2"
+bool elem_is_fp8(ElemType t);
 
 enum class Swizzle { None, B32, B64, B128 };
 

@@ -17,6 +17,8 @@ CUtensorMapDataType data_type(ElemType elem) {
     case ElemType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case ElemType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case ElemType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ElemType::E4M3:
+    case ElemType::E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // TMA moves bytes; wgmma reads them as FP8
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
