@@ -33,6 +33,8 @@ std::vector<uint8_t> encode(ElemType type, const std::vector<float>& values) {
     for (size_t i = first; i < last; ++i) {
       if (type == ElemType::F32) {
         std::memcpy(&bytes[i * width], &values[i], width);
+      } else if (elem_is_fp8(type)) {
+        bytes[i] = type == ElemType::E4M3 ? e4m3_bits(values[i]) : e5m2_bits(values[i]);
       } else {
         const uint16_t bits = type == ElemType::BF16 ? bf16_bits(values[i]) : f16_bits(values[i]);
         std::memcpy(&bytes[i * width], &bits, width);
@@ -49,6 +51,8 @@ std::vector<float> decode(ElemType type, const std::vector<uint8_t>& bytes) {
     for (size_t i = first; i < last; ++i) {
       if (type == ElemType::F32) {
         std::memcpy(&values[i], &bytes[i * width], width);
+      } else if (elem_is_fp8(type)) {
+        values[i] = type == ElemType::E4M3 ? e4m3_value(bytes[i]) : e5m2_value(bytes[i]);
       } else {
         uint16_t bits = 0;
         std::memcpy(&bits, &bytes[i * width], width);

@@ -82,4 +82,59 @@ float f16_value(uint16_t bits) {
   return static_cast<float>(negative ? -value : value);
 }
 
+namespace {
+
+// Bits of an already rounded finite value in a binary format with `mantissa_bits` fraction bits and
+// exponent bias `bias` (the smallest normal is 2^(1 - bias)).
+uint8_t fp8_bits(double rounded, bool negative, int mantissa_bits, int bias) {
+  const auto sign = static_cast<uint8_t>(negative ? 0x80 : 0);
+  const double magnitude = std::fabs(rounded);
+  if (magnitude < std::ldexp(1.0, 1 - bias)) {  // subnormal or zero: multiples of 2^(1 - bias - mantissa_bits)
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::ldexp(magnitude, bias - 1 + mantissa_bits)));
+  }
+  int exponent = 0;
+  const double fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent
+  const int biased = exponent - 1 + bias;
+  const auto mantissa = static_cast<int>(std::ldexp(fraction * 2.0 - 1.0, mantissa_bits));
+  return static_cast<uint8_t>(sign | (biased << mantissa_bits) | mantissa);
+}
+
+double fp8_value(uint8_t bits, int mantissa_bits, int bias) {
+  const int exponent_field = (bits & 0x7F) >> mantissa_bits;
+  const int mantissa = bits & ((1 << mantissa_bits) - 1);
+  const double magnitude = exponent_field == 0
+                               ? std::ldexp(mantissa, 1 - bias - mantissa_bits)
+                               : std::ldexp((1 << mantissa_bits) + mantissa, exponent_field - bias - mantissa_bits);
+  return (bits & 0x80) != 0 ? -magnitude : magnitude;
+}
+
+}  // namespace
+
+uint8_t e4m3_bits(float x) {
+  if (std::isnan(x)) return 0x7F;
+  // round_to saturates finite values; an infinity saturates too, as cvt's .satfinite does.
+  const double rounded = std::isinf(x) ? std::copysign(kE4m3Max, x) : round_to(ElemType::E4M3, x);
+  return fp8_bits(rounded, std::signbit(x), 3, 7);
+}
+
+float e4m3_value(uint8_t bits) {
+  if ((bits & 0x7F) == 0x7F) return std::numeric_limits<float>::quiet_NaN();  // S.1111.111, the only NaN
+  return static_cast<float>(fp8_value(bits, 3, 7));
+}
+
+uint8_t e5m2_bits(float x) {
+  if (std::isnan(x)) return 0x7F;
+  const double rounded = round_to(ElemType::E5M2, x);
+  if (std::isinf(rounded)) return std::signbit(x) ? 0xFC : 0x7C;
+  return fp8_bits(rounded, std::signbit(x), 2, 15);
+}
+
+float e5m2_value(uint8_t bits) {
+  if ((bits & 0x7C) == 0x7C) {  // exponent all ones: infinity or NaN, as in IEEE formats
+    if ((bits & 0x03) != 0) return std::numeric_limits<float>::quiet_NaN();
+    return (bits & 0x80) != 0 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  }
+  return static_cast<float>(fp8_value(bits, 2, 15));
+}
+
 }  // namespace gg::rt

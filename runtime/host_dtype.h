@@ -1,5 +1,5 @@
 #pragma once
-// Host-side conversions between float/double and the 16-bit storage formats, with
+// Host-side conversions between float/double and the 16- and 8-bit storage formats, with
 // round-to-nearest-even as the GPU's cvt.rn does. Used to prepare inputs and to round
 // references the way a kernel's output is rounded.
 #include <cstdint>
@@ -15,5 +15,12 @@ uint16_t bf16_bits(float x);
 float bf16_value(uint16_t bits);
 uint16_t f16_bits(float x);
 float f16_value(uint16_t bits);
+
+// FP8 (OCP): e4m3 saturates to +-448 as cvt.rn.satfinite does (infinities too), NaN -> 0x7F;
+// e5m2 overflows to infinity (0x7C, 0xFC), NaN -> 0x7F.
+uint8_t e4m3_bits(float x);
+float e4m3_value(uint8_t bits);
+uint8_t e5m2_bits(float x);
+float e5m2_value(uint8_t bits);
 
 }  // namespace gg::rt
