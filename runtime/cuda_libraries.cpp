@@ -63,6 +63,27 @@ CublasApi load_cublas() {
   return api;
 }
 
+CublasLtApi load_cublaslt() {
+  const Library lib =
+      open_library("libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR), "cuBLASLt, the FP8 reference GEMM");
+  CublasLtApi api;
+  resolve(lib, api.create, "cublasLtCreate");
+  resolve(lib, api.destroy, "cublasLtDestroy");
+  resolve(lib, api.version, "cublasLtGetVersion");
+  resolve(lib, api.status_name, "cublasLtGetStatusName");
+  resolve(lib, api.matmul_desc_create, "cublasLtMatmulDescCreate");
+  resolve(lib, api.matmul_desc_destroy, "cublasLtMatmulDescDestroy");
+  resolve(lib, api.matmul_desc_set_attribute, "cublasLtMatmulDescSetAttribute");
+  resolve(lib, api.matrix_layout_create, "cublasLtMatrixLayoutCreate");
+  resolve(lib, api.matrix_layout_destroy, "cublasLtMatrixLayoutDestroy");
+  resolve(lib, api.preference_create, "cublasLtMatmulPreferenceCreate");
+  resolve(lib, api.preference_destroy, "cublasLtMatmulPreferenceDestroy");
+  resolve(lib, api.preference_set_attribute, "cublasLtMatmulPreferenceSetAttribute");
+  resolve(lib, api.algo_get_heuristic, "cublasLtMatmulAlgoGetHeuristic");
+  resolve(lib, api.matmul, "cublasLtMatmul");
+  return api;
+}
+
 NvrtcApi load_nvrtc() {
   const Library lib = open_library("libnvrtc.so." + std::to_string(CUDART_VERSION / 1000), "NVRTC, the JIT compiler");
   NvrtcApi api;
@@ -84,6 +105,11 @@ NvrtcApi load_nvrtc() {
 
 const CublasApi& cublas_api() {
   static const CublasApi api = load_cublas();
+  return api;
+}
+
+const CublasLtApi& cublaslt_api() {
+  static const CublasLtApi api = load_cublaslt();
   return api;
 }
 

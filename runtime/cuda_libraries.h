@@ -1,8 +1,9 @@
 #pragma once
-// cuBLAS and NVRTC, opened with dlopen at their first use instead of linked. Linked, they (and
-// cuBLASLt, which cuBLAS needs) are mapped and relocated before main() of every program, so
-// `gemmgen --help` paid for a JIT and a reference GEMM it never runs. Only the functions gemmgen
-// calls are resolved; their types come from the toolkit's headers.
+// cuBLAS, cuBLASLt and NVRTC, opened with dlopen at their first use instead of linked. Linked, they
+// are mapped and relocated before main() of every program, so `gemmgen --help` paid for a JIT and
+// a reference GEMM it never runs. Only the functions gemmgen calls are resolved; their types come
+// from the toolkit's headers.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <nvrtc.h>
 
@@ -25,6 +26,24 @@ struct CublasApi {
   decltype(&::cublasGemmGroupedBatchedEx) gemm_grouped_batched_ex = nullptr;
 };
 
+// cuBLASLt, for the FP8 references (runtime/cublaslt_reference.h).
+struct CublasLtApi {
+  decltype(&::cublasLtCreate) create = nullptr;
+  decltype(&::cublasLtDestroy) destroy = nullptr;
+  decltype(&::cublasLtGetVersion) version = nullptr;
+  decltype(&::cublasLtGetStatusName) status_name = nullptr;
+  decltype(&::cublasLtMatmulDescCreate) matmul_desc_create = nullptr;
+  decltype(&::cublasLtMatmulDescDestroy) matmul_desc_destroy = nullptr;
+  decltype(&::cublasLtMatmulDescSetAttribute) matmul_desc_set_attribute = nullptr;
+  decltype(&::cublasLtMatrixLayoutCreate) matrix_layout_create = nullptr;
+  decltype(&::cublasLtMatrixLayoutDestroy) matrix_layout_destroy = nullptr;
+  decltype(&::cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+  decltype(&::cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
+  decltype(&::cublasLtMatmulPreferenceSetAttribute) preference_set_attribute = nullptr;
+  decltype(&::cublasLtMatmulAlgoGetHeuristic) algo_get_heuristic = nullptr;
+  decltype(&::cublasLtMatmul) matmul = nullptr;
+};
+
 struct NvrtcApi {
   const char* (*error_string)(nvrtcResult) = nullptr;
   nvrtcResult (*version)(int*, int*) = nullptr;
@@ -43,6 +62,7 @@ struct NvrtcApi {
 // Opened and resolved on the first call (thread-safe); CudaError naming the library, the
 // places looked in and the loader's reason when it cannot be opened or lacks a function.
 const CublasApi& cublas_api();
+const CublasLtApi& cublaslt_api();
 const NvrtcApi& nvrtc_api();
 
 }  // namespace gg::rt

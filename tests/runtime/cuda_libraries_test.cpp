@@ -1,4 +1,4 @@
-// cuBLAS and NVRTC are opened at their first use. Opening resolves every function gemmgen calls
+// cuBLAS, cuBLASLt and NVRTC are opened at their first use. Opening resolves every function gemmgen calls
 // or throws, so a misspelled symbol shows here, without a GPU, not first on a GPU machine.
 #include "runtime/cuda_libraries.h"
 
@@ -12,6 +12,12 @@ TEST_CASE("cuBLAS opens at first use with every function gemmgen calls") {
   REQUIRE_NOTHROW(cublas_api());
   CHECK(std::string(cublas_api().status_string(CUBLAS_STATUS_NOT_INITIALIZED)) !=
         cublas_api().status_string(CUBLAS_STATUS_SUCCESS));
+}
+
+TEST_CASE("cuBLASLt opens at first use with every function gemmgen calls") {
+  REQUIRE_NOTHROW(cublaslt_api());
+  CHECK(cublaslt_api().version() / 10000 == CUBLAS_VER_MAJOR);
+  CHECK(std::string(cublaslt_api().status_name(CUBLAS_STATUS_NOT_SUPPORTED)) == "CUBLAS_STATUS_NOT_SUPPORTED");
 }
 
 TEST_CASE("NVRTC opens at first use with every function gemmgen calls") {
