@@ -173,7 +173,7 @@ TEST_CASE("cuBLASLt block-scaled FP8 is exact on small integers with power-of-tw
   CHECK(wrong == 0);
 }
 
-TEST_CASE("cuBLASLt block-scaled FP8 with M a multiple of 4 but not of 8; other M refused with a reason") {
+TEST_CASE("cuBLASLt block-scaled FP8 with M a multiple of 4 but not of 8 (other M refused with a reason)") {
   const gg::rt::CublasLtFp8 lt;
   const Problem p = blockscaled(Shape{132, 256, 512});
   gg::rt::DeviceBuffer d(ElemType::BF16, 132 * 256);

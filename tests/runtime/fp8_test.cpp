@@ -101,7 +101,7 @@ TEST_CASE("e4m3 saturates at 448; e5m2 overflows to infinity") {
   CHECK(e5m2_bits(std::numeric_limits<float>::quiet_NaN()) == 0x7F);
 }
 
-TEST_CASE("FP8 random fills are in range and representable; their poison is a NaN") {
+TEST_CASE("FP8 random fills are in range and representable and their poison is a NaN") {
   for (ElemType type : {ElemType::E4M3, ElemType::E5M2}) {
     CAPTURE(gg::rt::elem_name(type));
     const auto values = gg::rt::random_uniform_values(type, 4096, 7);
