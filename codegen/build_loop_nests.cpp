@@ -136,6 +136,7 @@ class NestBuilder {
     auto c = std::make_shared<ComputeTile>();
     c->stage = imm(0);
     if (p_.accumulator == Place::Tmem) c->k_index = k_tile();  // the tile's first MMA overwrites TMEM
+    if (p_.fp8.promote) c->k_block = unit_.k_first ? unit_.k_first + k_tile() : k_tile();  // its scale factors
     return c;
   }
 

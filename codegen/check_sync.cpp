@@ -794,9 +794,15 @@ class StructureCheck : public Visitor {
                         u.what + " " + u.buffer + " uses tensor map " + u.map + ": operand " + operand_letter(u.map) +
                             "'s tiles and operand " + operand_letter(u.buffer) + "'s buffer");
   }
-  // The shared layout is [atoms][rows][swizzle bytes]: each box is one swizzle atom wide.
+  // The shared layout is [atoms][rows][swizzle bytes]: each box is one swizzle atom wide (A's
+  // FP8 scale factors are one unswizzled row per stage).
   void check_boxes() const {
     for (const auto& t : f_.launch.tensor_maps) {
+      if (t.operand == rt::Operand::ScaleA) {
+        GG_INTERNAL_CHECK(t.swizzle == rt::Swizzle::None && t.box_rows == 1,
+                          "the tensor map of A's scale factors moves other boxes than one unswizzled row");
+        continue;
+      }
       const int64_t row_bytes = int64_t(t.box_cols) * rt::elem_bytes(t.elem);
       GG_INTERNAL_CHECK(row_bytes == swizzle_of(t.swizzle),
                         "the tensor map of operand " + std::string(rt::operand_name(t.operand)) + " has boxes " +

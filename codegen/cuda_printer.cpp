@@ -226,8 +226,39 @@ class CudaPrinter : public Visitor {
     const bool transposed = n.a_layout.mn_major || n.b_layout.mn_major;
     const std::string trans =
         transposed ? "<" + num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + ">" : "";
-    line("gg::dev::" + wgmma_wrapper_name(n) + trans + "(" +
-         n.accumulator + "[" + to_c(n.block) + "], " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", 1u);");
+    line("gg::dev::" + wgmma_wrapper_name(n) + trans + "(" + n.accumulator + "[" + to_c(n.block) + "], " +
+         desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", " +
+         (n.accumulate ? "unsigned(" + to_c(n.accumulate) + ")" : std::string("1u")) + ");");
+  }
+  // The fragment's rows and columns are wgmma's (kir::PromoteAccumulator); column factors switch
+  // from lo to hi at an 8-column group, since an 8-column group never straddles a 128-column block.
+  void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
+    line("{");
+    ++depth;
+    line("// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor");
+    line("const float sb_lo = " + (n.col_lo ? "args.scale_b[" + to_c(n.col_lo) + "]" : std::string("1.0f")) + ";");
+    line("const float sb_hi = " + (n.col_hi ? "args.scale_b[" + to_c(n.col_hi) + "]" : std::string("1.0f")) + ";");
+    line("const int sb_split = " + (n.col_split ? to_c(n.col_split) : num(8 * n.regs)) + ";");
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(n.blocks) + "; ++b) {");
+    line("  #pragma unroll");
+    line("  for (int h = 0; h < 2; ++h) {");
+    line("    const int row = " + to_c(n.row0) + " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h;");
+    line("    const float sa = " +
+         (n.row_scales ? "__uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * row))"
+                       : std::string("1.0f")) + ";");
+    line("    const float s_lo = sa * sb_lo, s_hi = sa * sb_hi;");
+    line("    #pragma unroll");
+    line("    for (int j = 0; j < " + num(n.regs / 4) + "; ++j) {");
+    line("      const float s = 8 * j < sb_split ? s_lo : s_hi;");
+    line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + n.from + "[b][4 * j + 2 * h], s, " + n.into + "[b][4 * j + 2 * h]);");
+    line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + n.from + "[b][4 * j + 2 * h + 1], s, " + n.into +
+         "[b][4 * j + 2 * h + 1]);");
+    line("    }");
+    line("  }");
+    line("}");
+    --depth;
+    line("}");
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }
   void visit_WgmmaWait(const WgmmaWait& n) override {

@@ -1,5 +1,6 @@
 #include "codegen/insert_mbarriers.h"
 
+#include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
 #include "dsl/error.h"
 
@@ -59,7 +60,14 @@ class LowerStageSync : public Mutator {
       if (multicast) arrive->cta = imm(cta);
       arrivals.push_back(arrive);
     }
-    return elect_one(block(arrivals), var("warpgroup") * imm(4));
+    StmtPtr release = elect_one(block(arrivals), var("warpgroup") * imm(4));
+    if (!p_.fp8.scale_a) return release;
+    // FP8: every warp read the stage's scale factors (the promotion's ld.shared); the warpgroup's
+    // one arrival stands for its four warps once they all met.
+    auto met = std::make_shared<NamedBarrierSync>();
+    met->id = imm(kStagingBarrier) + (p_.consumer_warpgroups > 1 ? var("consumer") : imm(0));
+    met->threads = kWarpgroupThreads;
+    return block({met, release});
   }
 
  private:

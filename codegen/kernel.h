@@ -36,7 +36,17 @@ struct PipelinePlan {
   bool drain_at_exit = false;
 };
 
-// One operand the pipeline's stages carry (A and B today; FP8's scale factors are to join them):
+// FP8 operands: each k tile's MMAs accumulate into a second accumulator that is then promoted
+// into the fp32 one, times the k block's scale factors (kir::PromoteAccumulator).
+struct Fp8Plan {
+  bool promote = false;
+  // A's factors per row and k block travel with the operands (the ScaleA stage buffer, one TMA box
+  // per stage); B's per 128 x 128 block are read from args.scale_b, [n_blocks][k_blocks].
+  bool scale_a = false, scale_b = false;
+  int64_t k_blocks = 0, n_blocks = 0;
+};
+
+// One operand the pipeline's stages carry (A and B, and an FP8 A's scale factors):
 // its tensor map slot and pointer field, its stage buffer and layout, the work unit's coordinate
 // its rows follow and the problem extent that bounds them, and whether a cluster multicasts it.
 // The loads, the transaction bytes and the checks run over the list.
@@ -130,9 +140,10 @@ struct KernelPlan {
   // split_k ... tail: only the tiles past the persistent grid's last whole wave are split.
   bool split_k_tail = false;
   kir::SplitKWorkspace workspace;
+  Fp8Plan fp8;
 };
 
-// The runtime's element type for a (non-reserved) dtype.
+// The runtime's element type for a dtype.
 rt::ElemType runtime_elem(DType t);
 
 // The role that computes (the consumer, or the only role).
@@ -149,6 +160,9 @@ kir::ExprPtr consumer_band(const KernelPlan& p);
 // The tiled tensor map of `operand` (its stored matrix as plan.layouts has it) landing in (or
 // read from) `layout`: its box is one swizzle atom wide and the layout's box rows tall.
 rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
+// The map of an FP8 A's scale factors (rt::Operand::ScaleA: k blocks as rows of M fp32 values)
+// whose box is one stage of `layout`: one k block's factors of a tile's rows, unswizzled.
+rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, const SmemTileLayout& layout);
 // A box of a row-limited map (TensorMapSpec::row_limited) that keeps only its rows before row
 // `row_end`: its (row, third) coordinates become (box_rows - kept, first row + kept), kept the box
 // rows before row_end (none when the box starts at or past it). The coordinates given are the

@@ -46,6 +46,7 @@ std::string buffer_name(Buffer b) {
     case Buffer::A: return "smem_A";
     case Buffer::B: return "smem_B";
     case Buffer::D: return "smem_D";
+    case Buffer::ScaleA: return "smem_SA";
   }
   return "?";
 }
@@ -63,6 +64,7 @@ std::string barrier_name(Barrier b) {
 std::string tmem_slot_name() { return "tmem_slot"; }
 
 std::string tensor_map_field(rt::Operand o) {
+  if (o == rt::Operand::ScaleA) return "map_scale_a";
   std::string letter = rt::operand_name(o);
   return "map_" + std::string(1, static_cast<char>(letter[0] - 'A' + 'a'));
 }
@@ -304,6 +306,7 @@ class Dumper : public Visitor {
   }
   void visit_ComputeTile(const ComputeTile& n) override {
     line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight) +
+         (n.k_block ? " k_block=" + to_c(n.k_block) : "") +
          (n.k_index ? " k_index=" + to_c(n.k_index) : ""));
   }
   void visit_FinishCompute(const FinishCompute& n) override {
@@ -381,10 +384,17 @@ class Dumper : public Visitor {
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     line("WgmmaIssue m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." +
          n.dtype + " " + n.accumulator + "[" + to_c(n.block) + "] a=" + smem(n.a) + " " + layout(n.a_layout) +
-         " b=" + smem(n.b) + " " + layout(n.b_layout));
+         " b=" + smem(n.b) + " " + layout(n.b_layout) + (n.accumulate ? " accumulate=" + to_c(n.accumulate) : ""));
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("WgmmaCommit"); }
   void visit_WgmmaWait(const WgmmaWait& n) override { line("WgmmaWait " + std::to_string(n.pending)); }
+  void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
+    line("PromoteAccumulator " + n.into + " += " + n.from + "[" + std::to_string(n.blocks) + "][" +
+         std::to_string(n.regs) + "] row0=" + to_c(n.row0) + (n.row_scales ? " row scales " + smem(*n.row_scales) : "") +
+         (n.col_lo ? " col scales args.scale_b[" + to_c(n.col_lo) + "] before column " + to_c(n.col_split) +
+                         ", args.scale_b[" + to_c(n.col_hi) + "] after"
+                   : ""));
+  }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     std::string ops;
     for (const auto& op : n.ops) ops += " op" + std::to_string(int(op.kind)) + "(" + std::to_string(op.scalar) + "," + op.operand_type + ")";

@@ -25,7 +25,7 @@ namespace gg::kir {
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(AcquireGroupMaps) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
-  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(EpilogueStore)                       \
+  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(PromoteAccumulator) X(EpilogueStore)   \
   X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
@@ -63,9 +63,10 @@ struct BarrierRef {
   ExprPtr index;
 };
 
-// The shared-memory buffers statements address: operand A's and B's stages, the output staging.
-enum class Buffer { A, B, D };
-std::string buffer_name(Buffer b);  // the symbol the kernel declares: "smem_A", "smem_B", "smem_D"
+// The shared-memory buffers statements address: operand A's and B's stages, the output staging,
+// and an FP8 A's scale factors per stage.
+enum class Buffer { A, B, D, ScaleA };
+std::string buffer_name(Buffer b);  // the symbol the kernel declares: "smem_A", "smem_B", "smem_D", "smem_SA"
 
 // A byte offset into a shared-memory buffer.
 struct SmemRef {
@@ -134,7 +135,9 @@ struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; bo
 // groups of MMAs (this one included) may still run when it ends. `k_index`: which k tile of the
 // output tile this is (0 for its first; nullptr: not known, the accumulator is zeroed apart) --
 // an accumulator in TMEM is not zeroed, the tile's first MMA overwrites it.
-struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index; };
+// `k_block`: the k tile's index along K (a split's share counted in; nullptr: k_index), whose scale
+// factors an FP8 promotion applies.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index, k_block; };
 // Abstract: wait until every MMA issued so far has completed. `tiles_done` (nullptr: 0): output
 // tiles this role finished before, for the phase of a per-tile completion barrier.
 struct FinishCompute : NodeOf<NodeKind::FinishCompute> { ExprPtr tiles_done; };
@@ -259,12 +262,13 @@ struct SmemDescOffsets {
   int64_t leading = 16, stride = 0;
 };
 SmemDescOffsets smem_desc_offsets(const WgmmaLayout& l);
-// One wgmma.mma_async m64nNk16 of one warpgroup; A and B from shared-memory descriptors.
+// One wgmma.mma_async m64nNk16 (k32 for FP8) of one warpgroup; A and B from shared-memory descriptors.
 struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
   int m = 64, n = 0, k = 16;
-  std::string dtype;             // "bf16" or "f16"
+  std::string dtype;             // "bf16", "f16", "e4m3" or "e5m2"
   std::string accumulator;       // name[block]
   ExprPtr block;
+  ExprPtr accumulate;            // nonzero: D += A * B; zero: D = A * B (nullptr: accumulate)
   SmemRef a, b;                  // start of the 64 x 16 A slice and the N x 16 B slice
   WgmmaLayout a_layout, b_layout;
 };
@@ -273,6 +277,19 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
 std::string wgmma_wrapper_name(const WgmmaIssue& n);
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
+// FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
+// each register of this thread's wgmma fragment is added into `into` times its row's and its
+// column's scale factor. Register i of block b holds tile row row0 + 64 b + 16 (warp % 4) +
+// lane / 4 + 8 ((i / 2) % 2) and column 8 (i / 4) + 2 (lane % 4) + i % 2. Row factors: fp32 in
+// shared memory, tile row r's at `row_scales` + 4 r (none: 1). Column factors: args.scale_b[col_lo]
+// for the tile's columns before `col_split`, args.scale_b[col_hi] from there on (none: 1).
+struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
+  std::string from = "acc_k", into = "acc";
+  int blocks = 1, regs = 0;
+  ExprPtr row0;
+  std::optional<SmemRef> row_scales;
+  ExprPtr col_lo, col_hi, col_split;
+};
 
 // An epilogue op applied to each accumulator value in registers.
 struct EpilogueOp {

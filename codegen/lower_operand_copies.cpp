@@ -23,8 +23,27 @@ class LowerCopies : public Mutator {
     return out;
   }
 
+  // A's scale factors of the tile's rows for the stage's k block: one unswizzled box of tile m
+  // fp32 values at (row: k block, column: the tile's first row).
+  StmtPtr scale_load(const LoadTile& l, const StagedOperand& operand) const {
+    GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "A's scale factors by TMA, one k block per k tile");
+    BarrierRef bar{Barrier::Full, l.stage};
+    auto expect = std::make_shared<MbarrierArriveExpectTx>();
+    expect->bar = bar;
+    expect->bytes = operand.smem.bytes();
+    auto load = std::make_shared<TmaLoad>();
+    load->map = l.operand;
+    load->dst = {operand.buffer, l.stage * imm(operand.smem.bytes())};
+    load->row = l.k_first ? l.k_first + l.k_tile : l.k_tile;
+    load->col = l.first ? l.first : l.tile * imm(operand.smem.mn_extent());
+    load->bar = bar;
+    StmtPtr issue = block({expect, load});
+    return elected_ ? issue : elect_one(issue);
+  }
+
   StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {
     const StagedOperand& operand = p_.operand(l->operand);
+    if (l->operand == rt::Operand::ScaleA) return scale_load(*l, operand);
     const SmemTileLayout& layout = operand.smem;
     const int64_t tile_rows = layout.rows;
     SmemRef dst{operand.buffer, l->stage * imm(layout.bytes())};
@@ -106,7 +125,8 @@ Kernel lower_operand_copies(Kernel k) {
     GG_INTERNAL_CHECK(p.stage_bytes() == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
     for (const StagedOperand& o : p.operands) {
-      k.launch.tensor_maps.push_back(tiled_tensor_map(p, o.operand, o.smem));
+      k.launch.tensor_maps.push_back(o.operand == rt::Operand::ScaleA ? scale_tensor_map(p, o.smem)
+                                                                      : tiled_tensor_map(p, o.operand, o.smem));
       k.launch.tensor_maps.back().row_limited = p.varlen_k;  // a group's loads stop at its K range's end
     }
   }

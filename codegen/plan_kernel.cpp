@@ -1,5 +1,7 @@
 #include "codegen/plan_kernel.h"
 
+#include <numeric>
+
 #include "codegen/resources.h"
 #include "codegen/work_units.h"
 #include "codegen/target/sm90/wgmma.h"
@@ -45,7 +47,9 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
     if (op == s.definition().node(ops[0]).name) p.multicast_a = true;
     else p.multicast_b = true;
   }
-  for (StagedOperand& o : p.operands) o.multicast = o.operand == rt::Operand::A ? p.multicast_a : p.multicast_b;
+  // (A's scale factors are each CTA's own: its tile's rows.)
+  for (StagedOperand& o : p.operands)
+    o.multicast = o.operand == rt::Operand::A ? p.multicast_a : o.operand == rt::Operand::B && p.multicast_b;
   if (!p.multicast_a && !p.multicast_b) return;
   if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
   if (p.cluster.y != 1 || p.cluster.z != 1)
@@ -63,6 +67,46 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
     not_lowered("multicast of a " + std::to_string(rows) + "-row tile over " + std::to_string(p.cluster_size) +
                 " CTAs (each loads a slice of whole 8-row swizzle groups: rows a multiple of " +
                 std::to_string(8 * p.cluster_size) + ")");
+}
+
+// FP8 operands (DeepGEMM's recipe): A's factors per row and 128 of K staged by TMA (MN-major, as
+// DeepGEMM lays them out), B's per 128 x 128 block read by the consumers, each k tile promoted.
+void plan_fp8(const Schedule& s, KernelPlan& p) {
+  const Definition& def = s.definition();
+  if (!dtype_is_fp8(p.in)) return;
+  const std::string in(dtype_name(p.in));
+  if (p.target != Target::Sm90a)
+    not_lowered(in + " operands on " + std::string(target_name(p.target)) + " (Blackwell's block-scaled tcgen05.mma "
+                "takes UE8M0 factors per 32 elements of K, a later step)");
+  if (!p.tma_load) not_lowered(in + " operands with synchronous copies (cache_read A and B tma)");
+  p.fp8.promote = true;
+  p.fp8.k_blocks = ceil_div(p.k, kScaleBlock);
+  p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
+  const Node* sa = def.scale_of(def.matmul_node().operands[0]);
+  const Node* sb = def.scale_of(def.matmul_node().operands[1]);
+  if (sa && (sa->granularity != ScaleGranularity::Block1x128 || sa->layout != Layout::MNMajor))
+    not_lowered("A's scale factors per " + std::string(scale_granularity_name(sa->granularity)) +
+                (sa->shape.size() == 2 && sa->layout == Layout::KMajor ? " K-major" : "") +
+                " (lowered: per 1x128, MN-major as DeepGEMM lays them out)");
+  if (sb && (sb->granularity != ScaleGranularity::Block128x128 || sb->layout != Layout::KMajor))
+    not_lowered("B's scale factors per " + std::string(scale_granularity_name(sb->granularity)) +
+                (sb->shape.size() == 2 && sb->layout == Layout::MNMajor ? " MN-major" : "") +
+                " (lowered: per 128x128 block, K-major)");
+  p.fp8.scale_a = sa != nullptr;
+  p.fp8.scale_b = sb != nullptr;
+  if (!sa && !sb) return;
+  if (p.tile_k != kScaleBlock)
+    not_lowered("a k tile of " + std::to_string(p.tile_k) + " with scale factors per 128 of K (each k tile's "
+                "promotion applies one k block's factors: tile k 128)");
+  if (def.problem_source() != ProblemSource::Dense || def.batch() > 1 || def.swapped())
+    not_lowered("FP8 scale factors with a batch, groups or the swapped orientation (one dense problem for now)");
+  if (p.runtime_n) not_lowered("FP8 scale factors with N read at run time");
+  // A tile's columns meet at most two 128-column blocks of B's factors (an 8-column group never
+  // straddles one): the tile starts at most 128 - gcd(tile n, 128) columns into a block.
+  const int64_t g = std::gcd(int64_t(p.tile_n), kScaleBlock);
+  if (sb && kScaleBlock - g + p.tile_n > 2 * kScaleBlock)
+    not_lowered("a tile of " + std::to_string(p.tile_n) + " columns with B's factors per 128x128 block (a tile meets "
+                "three blocks of factors; the promotion reads two)");
 }
 
 void plan_pipeline(KernelPlan& p) {
@@ -84,7 +128,8 @@ void plan_pipeline(KernelPlan& p) {
   if (!p.warp_specialized) return;
   pl.empty_barriers = true;
   pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
-  pl.mma_in_flight = 1;
+  // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
+  pl.mma_in_flight = p.fp8.promote ? 0 : 1;
   pl.drain_at_exit = readers > 1;
 }
 
@@ -119,8 +164,10 @@ rt::ElemType runtime_elem(DType t) {
     case DType::F16: return rt::ElemType::F16;
     case DType::BF16: return rt::ElemType::BF16;
     case DType::F32: return rt::ElemType::F32;
-    default: GG_INTERNAL_CHECK(false, "no runtime element type for " + std::string(dtype_name(t)));
+    case DType::E4M3: return rt::ElemType::E4M3;
+    case DType::E5M2: return rt::ElemType::E5M2;
   }
+  GG_INTERNAL_CHECK(false, "no runtime element type for " + std::string(dtype_name(t)));
 }
 
 namespace {
@@ -209,6 +256,21 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   return t;
 }
 
+rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, const SmemTileLayout& layout) {
+  const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, rt::Operand::ScaleA, p.m, p.n, p.k);
+  rt::TensorMapSpec t;
+  t.operand = rt::Operand::ScaleA;
+  t.elem = rt::ElemType::F32;
+  t.transposed = true;
+  t.rows = p.runtime_m ? 0 : static_cast<uint64_t>(stored.rows);  // resolved at each launch
+  t.cols = p.runtime_m ? 0 : static_cast<uint64_t>(stored.cols);
+  t.row_stride = static_cast<uint64_t>(stored.row_stride);
+  t.box_rows = 1;
+  t.box_cols = static_cast<uint32_t>(layout.mn_extent());
+  t.swizzle = rt::Swizzle::None;
+  return t;
+}
+
 void limit_box_rows(kir::ExprPtr& row, kir::ExprPtr& third, const kir::ExprPtr& row_end, int64_t box_rows) {
   GG_INTERNAL_CHECK(third == nullptr, "a row-limited box has no matrix coordinate");
   const kir::ExprPtr rows = kir::imm(box_rows);
@@ -225,6 +287,7 @@ kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::E
     case rt::Operand::B: return batch * layout_value(p, &rt::MatrixLayouts::stride_b, "args.stride_b");
     case rt::Operand::C: return batch * layout_value(p, &rt::MatrixLayouts::stride_c, "args.stride_c");
     case rt::Operand::D: return batch * layout_value(p, &rt::MatrixLayouts::stride_d, "args.stride_d");
+    case rt::Operand::ScaleA: return nullptr;  // one matrix of factors
   }
   return nullptr;
 }
@@ -374,6 +437,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   bool a_tma = a_read == CopyMethod::Tma, b_tma = b_read == CopyMethod::Tma;
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
+  plan_fp8(s, p);
+  if (p.fp8.scale_a)  // staged beside A: the producer's TMA box per stage, counted in its bytes
+    p.operands.push_back({rt::Operand::ScaleA, kir::Buffer::ScaleA, *analysis.scale_a, "m_tile", "args.m", "scale_a",
+                          nullptr, "", false});
   if (p.varlen_k && !p.tma_load)
     not_lowered("variable-K groups with synchronous copies (a group's K range stops a TMA box; cache_read A and B tma)");
   if (p.pointer_array && !p.tma_load)

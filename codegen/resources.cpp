@@ -75,6 +75,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
          r.stages * a_tile.bytes(), 1024, a_tile.bytes());
   region(kir::buffer_name(kir::Buffer::B), def.node(mma_operands[1]).name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
          r.stages * b_tile.bytes(), 1024, b_tile.bytes());
+  if (auto sa = scale_a_layout(s))  // TMA writes 128-byte aligned boxes
+    region(kir::buffer_name(kir::Buffer::ScaleA), def.node(mma_operands[0]).name + "'s scale factors",
+           x_join({r.stages, sa->row_bytes / 4, 4}, "B"), r.stages * sa->bytes(), 128, sa->bytes());
   if (staged_out) {
     // Per consumer warpgroup (when several) and per buffer (when several): rows x cols x bytes.
     std::string formula;
@@ -115,10 +118,14 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
   // themselves (never the producer) around the staging of an output tile.
   r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and stage release without roles)"});
-  if (staged_out)
+  const bool promotes_scaled = ws && scale_a_layout(s).has_value();  // FP8: warps meet before a release
+  if (staged_out || promotes_scaled)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kStagingBarrier + c, kWarpgroupThreads,
-                                  "consumer " + std::to_string(c) + ": its staging buffer free, then written"});
+                                  "consumer " + std::to_string(c) + ": " +
+                                      (staged_out ? "its staging buffer free, then written" : "") +
+                                      (staged_out && promotes_scaled ? "; " : "") +
+                                      (promotes_scaled ? "its warps read a stage's scale factors" : "")});
   if (ping_pong)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kTurnBarrier + c, 2 * kWarpgroupThreads,

@@ -13,7 +13,7 @@ std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits
   const int consumers = s.consumer_warpgroups();
   // Accumulator registers per thread: the tile's fp32 elements over the threads that share it.
   auto accumulator = [&](int sharing_threads) {
-    const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N);
+    const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N) * (promotes_fp8(s) ? 2 : 1);
     return acc_place == Place::Registers ? static_cast<int>(ceil_div(elements, sharing_threads)) : 0;
   };
   std::vector<RoleShape> roles;
@@ -54,6 +54,21 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   const auto& shared = s.multicast_operands();
   if (!l.mn_major && std::find(shared.begin(), shared.end(), name) != shared.end())
     if (auto c = s.cluster_dims()) l.box_rows = l.rows / std::max(1, c->x * c->y * c->z);
+  return l;
+}
+
+bool promotes_fp8(const Schedule& s) { return dtype_is_fp8(s.definition().input_dtype()); }
+
+std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {
+  const Definition& def = s.definition();
+  const Node* scales = def.scale_of(def.matmul_node().operands[0]);
+  if (!scales || scales->granularity != ScaleGranularity::Block1x128) return std::nullopt;
+  SmemTileLayout l;
+  l.mn_major = true;  // its row runs along M
+  l.elem_bytes = 4;
+  l.rows = 1;
+  l.row_bytes = s.domain().tile_extent(Root::M) * 4;
+  l.box_rows = 1;
   return l;
 }
 

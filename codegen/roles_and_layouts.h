@@ -3,6 +3,7 @@
 // The schedule analysis (analyze_schedule.h) holds them; the resource summary, explain's loop
 // nests and the kernel plan are built from these values instead of deriving their own.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,5 +73,13 @@ struct StagingShape {
   int count() const { return owners * buffers; }  // buffers in the CTA, each with its C barrier
 };
 StagingShape staging_shape(const Schedule& s);
+
+// FP8 operands (DeepGEMM's promotion): WGMMA's FP8 accumulation keeps fewer bits than fp32, so
+// each k tile's MMAs go to a second accumulator of the tile's size, added into the fp32 one
+// (times the k block's scale factors) after the tile.
+bool promotes_fp8(const Schedule& s);
+// An FP8 A scaled per row and 128 of K: a stage holds its factors for the tile's rows and the
+// stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.
+std::optional<SmemTileLayout> scale_a_layout(const Schedule& s);
 
 }  // namespace gg

@@ -30,6 +30,24 @@ void check_epilogue_scalar(std::string_view op, const char* what, double v) {
   }
 }
 
+std::string_view scale_granularity_name(ScaleGranularity g) {
+  switch (g) {
+    case ScaleGranularity::PerTensor: return "tensor";
+    case ScaleGranularity::PerRow: return "row";
+    case ScaleGranularity::Block1x128: return "1x128";
+    case ScaleGranularity::Block128x128: return "128x128";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled scale granularity");
+}
+
+ScaleGranularity parse_scale_granularity(std::string_view name) {
+  for (auto g : {ScaleGranularity::PerTensor, ScaleGranularity::PerRow, ScaleGranularity::Block1x128,
+                 ScaleGranularity::Block128x128})
+    if (scale_granularity_name(g) == name) return g;
+  throw_user_error("bad-scale", "unknown scale granularity '" + std::string(name) +
+                   "': legal are tensor, row, 1x128 (per row and 128 of K) and 128x128 (per block)");
+}
+
 std::string_view op_name(OpKind k) {
   switch (k) {
     case OpKind::Input: return "input";
@@ -105,6 +123,40 @@ Tensor Definition::input(const std::string& name, std::vector<int64_t> shape, DT
   n.shape = std::move(shape);
   n.layout = layout;
   return add(std::move(n));
+}
+
+Tensor Definition::scale_input(const std::string& name, Tensor operand, ScaleGranularity granularity,
+                               Layout layout) {
+  const Node& op = checked(operand, "scale_input");
+  if (op.kind != OpKind::Input || op.shape.size() != 2 || !dtype_is_fp8(op.dtype))
+    throw_user_error("bad-scale", "scale_input '" + name + "': '" + op.name + "' is not an FP8 (e4m3, e5m2) 2-D input; "
+                     "scale factors belong to FP8 MMA operands");
+  if (scale_of(op.id))
+    throw_user_error("bad-scale", "scale_input '" + name + "': '" + op.name + "' already has scale factors ('" +
+                     scale_of(op.id)->name + "')");
+  const auto blocks = [](int64_t extent) { return (extent + kScaleBlock - 1) / kScaleBlock; };
+  const int64_t rows = op.shape[0], k_blocks = blocks(op.shape[1]);
+  std::vector<int64_t> shape;
+  switch (granularity) {
+    case ScaleGranularity::PerTensor: shape = {1}; break;
+    case ScaleGranularity::PerRow: shape = {rows}; break;
+    case ScaleGranularity::Block1x128: shape = {rows, k_blocks}; break;
+    case ScaleGranularity::Block128x128: shape = {blocks(rows), k_blocks}; break;
+  }
+  const int operand_id = op.id;
+  Tensor t = input(name, shape, DType::F32, shape.size() == 2 ? layout : Layout::KMajor);
+  Node& n = nodes_[size_t(t.id())];
+  n.scales = operand_id;
+  n.granularity = granularity;
+  // DeepGEMM's TMA-aligned MN-major layout: each k block's factors start 16 bytes apart.
+  if (shape.size() == 2 && layout == Layout::MNMajor && shape[0] % 4 != 0) n.ld = shape[0] + 4 - shape[0] % 4;
+  return t;
+}
+
+const Node* Definition::scale_of(int operand_id) const {
+  for (const Node& n : nodes_)
+    if (n.scales == operand_id) return &n;
+  return nullptr;
 }
 
 Tensor Definition::matmul(Tensor a, Tensor b) {
@@ -323,6 +375,8 @@ std::string Definition::to_string() const {
       for (size_t i = 0; i < n.shape.size(); ++i) os << (i ? "," : "") << n.shape[i];
       os << "]" << (n.shape.size() == 2 ? (n.layout == Layout::KMajor ? " k-major" : " mn-major") : "");
       if (n.ld > 0) os << " ld=" << n.ld;
+      if (n.scales >= 0)
+        os << " scales " << node(n.scales).name << " per " << scale_granularity_name(n.granularity);
       if (batch_ > 1 && n.batch_stride >= 0) os << " batch_stride=" << n.batch_stride;
     } else {
       os << "(";
@@ -359,6 +413,8 @@ ProblemLayout problem_layout(const Definition& def) {
   l.runtime_m = def.runtime_m();
   l.runtime_n = def.runtime_n();
   l.source = def.problem_source();
+  if (const Node* sa = def.scale_of(a.id)) l.scale_a = sa->granularity;
+  if (const Node* sb = def.scale_of(b.id)) l.scale_b = sb->granularity;
   return l;
 }
 
@@ -402,6 +458,8 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.stride_b >= 0) parts.push_back("stride_b=" + std::to_string(l.stride_b));
   if (l.stride_d >= 0) parts.push_back("stride_d=" + std::to_string(l.stride_d));
   if (l.source != ProblemSource::Dense) parts.push_back(std::string(problem_source_name(l.source)) + " groups");
+  if (l.scale_a) parts.push_back("A scaled per " + std::string(scale_granularity_name(*l.scale_a)));
+  if (l.scale_b) parts.push_back("B scaled per " + std::string(scale_granularity_name(*l.scale_b)));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -431,6 +489,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.d = l.d == OutputLayout::RowMajor ? OutputLayout::ColumnMajor : OutputLayout::RowMajor;
   s.runtime_m = l.runtime_n;
   s.runtime_n = l.runtime_m;
+  s.scale_a = l.scale_b;
+  s.scale_b = l.scale_a;
   return s;
 }
 
@@ -441,6 +501,8 @@ std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int
   def.set_batch(l.batch);
   if (l.stride_a >= 0) def.set_batch_stride(a, l.stride_a);
   if (l.stride_b >= 0) def.set_batch_stride(b, l.stride_b);
+  if (l.scale_a) def.scale_input("SA", a, *l.scale_a, Layout::MNMajor);
+  if (l.scale_b) def.scale_input("SB", b, *l.scale_b, Layout::KMajor);
   return {a, b};
 }
 

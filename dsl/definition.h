@@ -2,6 +2,7 @@
 // The tensor-expression IR: what to compute. Inputs A[M,K] and B[N,K], their product with
 // fp32 accumulation, then elementwise epilogue ops, held as a DAG (dsl/graph).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,6 +39,15 @@ std::string_view problem_source_name(ProblemSource s);
 
 enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
 
+// How finely an FP8 operand's scale factors vary (DeepGEMM's recipe: activations per 1 x 128,
+// weights per 128 x 128): one for the tensor, one per row (of M for A, N for B), one per row and
+// 128 elements of K, one per 128 x 128 block. The operand's value is its FP8 element times the
+// factor of the element's row and k block.
+enum class ScaleGranularity { PerTensor, PerRow, Block1x128, Block128x128 };
+std::string_view scale_granularity_name(ScaleGranularity g);  // "tensor", "row", "1x128", "128x128"
+ScaleGranularity parse_scale_granularity(std::string_view name);  // CompileError `bad-scale`
+inline constexpr int64_t kScaleBlock = 128;  // elements of K (and rows, 128 x 128) one factor covers
+
 // How the output [M,N] lies in memory: rows contiguous (D[m * N + n]) or columns contiguous
 // (D[n * M + m]). A column-major output is what computing D^T = B * A^T in place of D needs.
 enum class OutputLayout { RowMajor, ColumnMajor };
@@ -63,6 +73,11 @@ struct Node {
   double scalar = 0.0;           // Scale: alpha; AddScaled: beta
   BiasAlong bias_along = BiasAlong::Cols;
   std::vector<int> operands;     // node ids, in order
+  // A scale input (Definition::scale_input): the FP8 operand it scales (-1: not a scale) and how
+  // finely. Its shape is [rows or row blocks, k blocks]; MN-major stores the k blocks as rows
+  // (DeepGEMM's TMA-aligned layout: rows padded to 4 floats), K-major stores a row's k blocks together.
+  int scales = -1;
+  ScaleGranularity granularity = ScaleGranularity::Block1x128;
 };
 
 class Definition;
@@ -97,6 +112,13 @@ class Definition {
   Tensor gelu(Tensor x);  // tanh form
   Tensor silu(Tensor x);
   Tensor cast(Tensor x, DType to);
+  // The fp32 scale factors of FP8 input `operand` (A or B, before or after the matmul), at
+  // `granularity`, laid out as `layout` says. CompileError `bad-scale` for an operand that is not
+  // an FP8 2-D input or already has scales.
+  Tensor scale_input(const std::string& name, Tensor operand, ScaleGranularity granularity,
+                     Layout layout = Layout::MNMajor);
+  // The scale input of operand `operand_id`; nullptr when it has none (its factor is 1).
+  const Node* scale_of(int operand_id) const;
   void set_output(Tensor out, OutputLayout layout = OutputLayout::RowMajor);
   OutputLayout output_layout() const { return output_layout_; }
   // A strided view: `ld` elements from one stored row of `t` (an input or the output) to the
@@ -224,6 +246,9 @@ struct ProblemLayout {
   bool runtime_m = true, runtime_n = false;
   // masked: `batch` groups of at most M rows each; contiguous: `batch` groups sharing M rows
   ProblemSource source = ProblemSource::Dense;
+  // FP8 operands' scale factors (nullopt: none, a factor of 1), laid out as DeepGEMM does: A's
+  // ("SA") MN-major, B's ("SB") K-major.
+  std::optional<ScaleGranularity> scale_a{}, scale_b{};
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.

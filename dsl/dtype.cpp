@@ -19,7 +19,7 @@ DType parse_dtype(std::string_view name) {
   for (DType t : {DType::F16, DType::BF16, DType::F32, DType::E4M3, DType::E5M2})
     if (dtype_name(t) == name) return t;
   throw_user_error("unknown-dtype", "unknown dtype '" + std::string(name) + "': legal dtypes are f16, bf16, f32 "
-                   "(e4m3 and e5m2 are reserved for FP8)");
+                   "(e4m3 and e5m2 for FP8 operands)");
 }
 
 int dtype_bytes(DType t) {
@@ -33,6 +33,6 @@ int dtype_bytes(DType t) {
   GG_INTERNAL_CHECK(false, "unhandled dtype");
 }
 
-bool dtype_is_reserved(DType t) { return t == DType::E4M3 || t == DType::E5M2; }
+bool dtype_is_fp8(DType t) { return t == DType::E4M3 || t == DType::E5M2; }
 
 }  // namespace gg

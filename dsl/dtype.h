@@ -4,12 +4,12 @@
 
 namespace gg {
 
-// Element types. e4m3/e5m2 are reserved: they parse, and using them is a CompileError until FP8 lands.
+// Element types. e4m3 and e5m2 (FP8) are MMA operand types only: A and B, never C, bias or the output.
 enum class DType { F16, BF16, F32, E4M3, E5M2 };
 
 std::string_view dtype_name(DType t);
 DType parse_dtype(std::string_view name);  // CompileError `unknown-dtype`
 int dtype_bytes(DType t);
-bool dtype_is_reserved(DType t);
+bool dtype_is_fp8(DType t);
 
 }  // namespace gg

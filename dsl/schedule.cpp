@@ -1,5 +1,7 @@
 #include "dsl/schedule.h"
 
+#include <algorithm>
+
 #include "dsl/error.h"
 #include "targets/mma_shapes.h"
 
@@ -52,17 +54,17 @@ std::string directive_name(const Directive& d) {
 
 Schedule::Schedule(Definition def) : def_(std::move(def)) {
   def_.output();  // a schedule needs a complete definition
-  if (dtype_is_reserved(def_.input_dtype()) || dtype_is_reserved(def_.output_dtype()))
-    throw_user_error("reserved-dtype", "dtype " + std::string(dtype_name(dtype_is_reserved(def_.input_dtype())
-                                                                              ? def_.input_dtype()
-                                                                              : def_.output_dtype())) +
-                     " is reserved for FP8 block scaling, which is not implemented yet; use f16 or bf16");
-  for (int id = 0; id < def_.size(); ++id)  // C and bias inputs too: the epilogue cannot load FP8 either
-    if (const Node& n = def_.node(id); n.kind == OpKind::Input && dtype_is_reserved(n.dtype))
-      throw_user_error("reserved-dtype", "input '" + n.name + "': dtype " + std::string(dtype_name(n.dtype)) +
-                       " is reserved for FP8 block scaling, which is not implemented yet; use f16, bf16 or f32");
+  if (dtype_is_fp8(def_.output_dtype()))
+    throw_user_error("fp8-operand", "the output is " + std::string(dtype_name(def_.output_dtype())) +
+                     "; FP8 is an MMA operand type (A and B): the output is f16, bf16 or f32");
+  const auto& mma_operands = def_.matmul_node().operands;
+  for (int id = 0; id < def_.size(); ++id)  // C and bias: the epilogue has no FP8 loads
+    if (const Node& n = def_.node(id); n.kind == OpKind::Input && dtype_is_fp8(n.dtype) &&
+                                       std::find(mma_operands.begin(), mma_operands.end(), id) == mma_operands.end())
+      throw_user_error("fp8-operand", "input '" + n.name + "': dtype " + std::string(dtype_name(n.dtype)) +
+                       " is an MMA operand type (A and B); C and bias are f16, bf16 or f32");
   if (def_.input_dtype() == DType::F32)
-    throw_user_error("operand-dtype", "operands A and B are f32; the tensor cores take f16 or bf16 operands");
+    throw_user_error("operand-dtype", "operands A and B are f32; the tensor cores take f16, bf16, e4m3 or e5m2 operands");
   domain_ = Domain(def_.m(), def_.n(), def_.k());
 }
 
@@ -317,6 +319,11 @@ void check_mma_shape(int m, int n, int k, Target target) {
 Schedule& Schedule::mma(int m, int n, int k, Target target) {
   if (mma_shape()) throw_user_error("duplicate-directive", "mma: the instruction shape is already chosen");
   check_mma_shape(m, n, k, target);
+  const DType in = def_.input_dtype();
+  if (k * dtype_bytes(in) != 32)  // one instruction reads 32 bytes of K
+    throw_user_error("mma-shape", "mma m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k) + ": " +
+                     std::string(dtype_name(in)) + " operands take k" + std::to_string(32 / dtype_bytes(in)) +
+                     " (one instruction reads 32 bytes of K)");
   record(MmaD{m, n, k, target});
   return *this;
 }

@@ -48,6 +48,7 @@ const void* base_pointer(Operand operand, const GemmProblem& problem) {
     case Operand::B: return problem.b;
     case Operand::C: return problem.c;
     case Operand::D: return problem.d;
+    case Operand::ScaleA: return problem.scale_a;
   }
   return nullptr;
 }
@@ -58,6 +59,7 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
     case Operand::B: return &args.map_b;
     case Operand::C: return &args.map_c;
     case Operand::D: return &args.map_d;
+    case Operand::ScaleA: return &args.map_scale_a;
   }
   return nullptr;
 }
@@ -67,7 +69,7 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
   const StoredMatrix stored = stored_matrix(problem.layouts, spec.operand, problem.m, problem.n, problem.k);
   const bool is_input = spec.operand == Operand::A || spec.operand == Operand::B;
-  const ElemType elem = is_input ? problem.in_type : problem.out_type;
+  const ElemType elem = spec.operand == Operand::ScaleA ? ElemType::F32 : is_input ? problem.in_type : problem.out_type;
   const std::string which = std::string("tensor map for operand ") + operand_name(spec.operand);
   if (spec.elem != elem) {
     throw CudaError(which + " is " + elem_name(spec.elem) + " but the problem's operand is " + elem_name(elem));
@@ -198,6 +200,8 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   args.c = problem.c;
   args.d = problem.d;
   args.bias = problem.bias;
+  args.scale_a = problem.scale_a;
+  args.scale_b = problem.scale_b;
   args.m = problem.m;
   args.n = problem.n;
   args.k = problem.k;

@@ -38,6 +38,10 @@ struct GemmProblem {
   // entries each). A launch writes every group's tensor maps on the device before the kernel reads
   // them.
   GroupArrays groups;
+  // FP8 operands' fp32 scale factors (nullptr: none): A's per row and 128 of K, MN-major
+  // ([ceil(K/128)][M rounded up to 4]); B's per 128 x 128 block, K-major ([ceil(N/128)][ceil(K/128)]).
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

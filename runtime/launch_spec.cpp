@@ -64,6 +64,15 @@ MatrixLayouts caller_layouts(const LaunchSpec& spec) {
 }
 
 StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_t m, int64_t n, int64_t k) {
+  if (operand == Operand::ScaleA) {
+    StoredMatrix s;
+    s.transposed = true;
+    s.rows = (k + 127) / 128;
+    s.cols = m;
+    s.row_stride = (m + 3) / 4 * 4;
+    s.batches = 1;
+    return s;
+  }
   const MatrixLayouts l = resolve_layouts(layouts, m, n, k);
   const bool input = operand == Operand::A || operand == Operand::B;
   const int64_t major = operand == Operand::B ? n : m, minor = input ? k : n;
@@ -74,6 +83,7 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
     case Operand::B: s.transposed = l.b_mn_major, s.row_stride = l.ldb, stride = l.stride_b; break;
     case Operand::C: s.transposed = l.d_column_major, s.row_stride = l.ldc, stride = l.stride_c; break;
     case Operand::D: s.transposed = l.d_column_major, s.row_stride = l.ldd, stride = l.stride_d; break;
+    case Operand::ScaleA: break;  // (above)
   }
   s.rows = s.transposed ? minor : major;
   s.cols = s.transposed ? major : minor;

@@ -18,8 +18,10 @@ bool elem_is_fp8(ElemType t);
 
 enum class Swizzle { None, B32, B64, B128 };
 
-// Which GgGemmArgs slot (runtime/device/gemm_args.h) a tensor map or pointer belongs to.
-enum class Operand { A, B, C, D };
+// Which GgGemmArgs slot (runtime/device/gemm_args.h) a tensor map or pointer belongs to. ScaleA:
+// an FP8 A's fp32 scale factors per row and 128 of K, stored MN-major (k blocks as rows of M
+// factors, 16-byte aligned: DeepGEMM's TMA-aligned layout).
+enum class Operand { A, B, C, D, ScaleA };
 
 // A tiled tensor map over a stored matrix of `rows` x `cols` elements, `cols` contiguous, rows
 // `row_stride` elements apart; with `batches` > 1 a third dimension of matrices `batch_stride`
@@ -71,6 +73,7 @@ MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int6
 // How one operand of an M x N x K problem is stored, as a tensor map describes it: rows x cols
 // (cols contiguous; transposed: an MN-major A or B, a column-major C or D), rows `row_stride`
 // elements apart, `batches` matrices `batch_stride` apart (one when broadcast).
+// ScaleA: ceil(K / 128) rows of M factors, rows M rounded up to 4 apart.
 struct StoredMatrix {
   bool transposed = false;
   int64_t rows = 0, cols = 0, row_stride = 0, batches = 1, batch_stride = 0;

@@ -57,6 +57,7 @@ const char* operand_name(Operand operand) {
     case Operand::B: return "B";
     case Operand::C: return "C";
     case Operand::D: return "D";
+    case Operand::ScaleA: return "A's scales";
   }
   return "?";
 }

@@ -162,7 +162,7 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   Schedule s(def);
   s.tile(p.tile_m, p.tile_n, p.tile_k);
   for (int op : def.epilogue()) s.inline_op(def.node(op).name);
-  s.mma(64, static_cast<int>(p.tile_n), 16, target);
+  s.mma(64, static_cast<int>(p.tile_n), 32 / dtype_bytes(s.definition().input_dtype()), target);
   s.bind("k_o", Binding::Serial);
   s.bind("m_o", Binding::BlockY);
   s.bind("n_o", Binding::BlockX);

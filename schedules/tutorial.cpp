@@ -10,11 +10,15 @@ namespace {
 
 // v1: one 128x128x64 tile; operands reach shared memory by a synchronous copy (the default
 // without cache_read), one MMA instruction shape, the epilogue applied in the writeback.
-// v10 builds on a 128x256 tile instead (see two_consumers).
+// v10 builds on a 128x256 tile instead (see two_consumers). A k tile is one 128-byte row of
+// each operand (64 bf16 or f16 elements, 128 FP8 ones: one scale block), an MMA 32 bytes of K.
+// FP8's promotion holds a second accumulator of the tile: half the columns keep the registers.
 void one_tile(Schedule& s, Target target, int64_t tile_n) {
-  s.tile(128, tile_n, 64);
+  const int in_bytes = dtype_bytes(s.definition().input_dtype());
+  if (dtype_is_fp8(s.definition().input_dtype())) tile_n /= 2;
+  s.tile(128, tile_n, 128 / in_bytes);
   for (int op : s.definition().epilogue()) s.inline_op(s.definition().node(op).name);
-  s.mma(64, static_cast<int>(tile_n), 16, target);
+  s.mma(64, static_cast<int>(tile_n), 32 / in_bytes, target);
 }
 
 void k_loop(Schedule& s) { s.bind("k_o", Binding::Serial); }

@@ -32,6 +32,8 @@ float decode(rt::ElemType t, const uint8_t* p) {
     std::memcpy(&v, p, 4);
     return v;
   }
+  if (t == rt::ElemType::E4M3) return rt::e4m3_value(*p);
+  if (t == rt::ElemType::E5M2) return rt::e5m2_value(*p);
   uint16_t bits;
   std::memcpy(&bits, p, 2);
   return t == rt::ElemType::BF16 ? rt::bf16_value(bits) : rt::f16_value(bits);
@@ -40,6 +42,10 @@ float decode(rt::ElemType t, const uint8_t* p) {
 void encode(rt::ElemType t, float v, uint8_t* p) {
   if (t == rt::ElemType::F32) {
     std::memcpy(p, &v, 4);
+    return;
+  }
+  if (t == rt::ElemType::E4M3 || t == rt::ElemType::E5M2) {
+    *p = t == rt::ElemType::E4M3 ? rt::e4m3_bits(v) : rt::e5m2_bits(v);
     return;
   }
   uint16_t bits = t == rt::ElemType::BF16 ? rt::bf16_bits(v) : rt::f16_bits(v);

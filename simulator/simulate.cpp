@@ -238,9 +238,45 @@ class Simulator {
       if (n.kind == OpKind::AddScaled) input(c_, in, m_, n_), c_name_ = in.name;
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? m_ : n_), bias_name_ = in.name;
     }
+    make_scales(seed);
     d_.elem = runtime_elem(p_.out);
     d_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd, layouts_.batch,
                 layouts_.batch > 1 ? layouts_.stride_d : 0);
+  }
+
+  void make_scales(uint64_t seed) {
+    const gg::Node& mm = def_.matmul_node();
+    k_blocks_ = (p_.k + kScaleBlock - 1) / kScaleBlock;
+    const auto powers = [&](size_t count) {
+      std::vector<float> v = rt::small_integer_values(count, seed++);
+      for (float& x : v) x = std::ldexp(1.0f, int(x));  // 2^-2 .. 2^2
+      return v;
+    };
+    if (def_.scale_of(mm.operands[0])) {
+      const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
+      scale_a_.elem = rt::ElemType::F32;
+      scale_a_.allocate(s.rows, s.cols, s.row_stride, 1, 0);
+      const std::vector<float> v = powers(size_t(s.rows * s.cols));
+      for (int64_t kb = 0; kb < s.rows; ++kb)
+        for (int64_t i = 0; i < s.cols; ++i) scale_a_.set(kb, i, v[size_t(kb * s.cols + i)]);
+    }
+    if (def_.scale_of(mm.operands[1])) scale_b_ = powers(size_t((n_ + kScaleBlock - 1) / kScaleBlock * k_blocks_));
+  }
+  // The factor of A's row i and B's row j at element kk of K (1 without scales).
+  double scale_a_at(int64_t i, int64_t kk) const {
+    return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i)) : 1.0;
+  }
+  double scale_b_at(int64_t j, int64_t kk) const {
+    return scale_b_.empty() ? 1.0 : double(scale_b_[size_t(j / kScaleBlock * k_blocks_ + kk / kScaleBlock)]);
+  }
+  // args.scale_b[index] as the kernel reads it.
+  float scale_b(int64_t index) {
+    if (index < 0 || index >= int64_t(scale_b_.size())) {
+      error("args.scale_b[" + std::to_string(index) + "] read, outside B's " + std::to_string(scale_b_.size()) +
+            " scale factors");
+      return 0.0f;
+    }
+    return scale_b_[size_t(index)];
   }
 
   // The launch's tensor maps, with the extents a kernel that reads sizes at run time leaves to the
@@ -262,7 +298,16 @@ class Simulator {
       if (t.operand == op) return t;
     GG_INTERNAL_CHECK(false, "the kernel uses tensor map " + tensor_map_field(op) + " but the launch encodes none");
   }
-  GlobalTensor& tensor(rt::Operand op) { return op == rt::Operand::A ? a_ : op == rt::Operand::B ? b_ : op == rt::Operand::C ? c_ : d_; }
+  GlobalTensor& tensor(rt::Operand op) {
+    switch (op) {
+      case rt::Operand::A: return a_;
+      case rt::Operand::B: return b_;
+      case rt::Operand::C: return c_;
+      case rt::Operand::D: return d_;
+      case rt::Operand::ScaleA: return scale_a_;
+    }
+    return d_;
+  }
 
   const SmemBuffer& buffer(const std::string& name) {
     for (const auto& b : p_.smem)
@@ -1019,15 +1064,16 @@ class Simulator {
   // kk at 2 kk bytes. MN-major: row kk starts kk * swizzle_bytes in, index mn in swizzle atom
   // mn / W (W = swizzle_bytes / 2 elements) at atom_bytes per atom, 2 (mn % W) bytes into the row.
   // The hardware swizzles the resulting address.
-  static int64_t operand_address(const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
-    return element_address(l.swizzle_bytes, l.mn_major, l.atom_bytes, 8 * l.swizzle_bytes, start, mn, kk);
+  static int64_t operand_address(const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk, int64_t eb = 2) {
+    return element_address(l.swizzle_bytes, l.mn_major, l.atom_bytes, 8 * l.swizzle_bytes, start, mn, kk, eb);
   }
   // The same through the fields a descriptor gives (wgmma's and tcgen05's agree on them): the
   // swizzle; the leading byte offset, MN-major the distance between swizzle atoms along M or N; the
   // stride byte offset, between 8-row groups (K-major: 8 rows of M or N, MN-major: 8 rows of k).
+  // (`eb`: element bytes; MN-major operands are 16-bit, as only they have the transpose.)
   static int64_t element_address(int sb, bool mn_major, int64_t lbo, int64_t sbo, int64_t start, int64_t mn,
-                                 int64_t kk) {
-    if (!mn_major) return sim::swizzled(start + mn / 8 * sbo + mn % 8 * sb + kk * 2, sb);
+                                 int64_t kk, int64_t eb = 2) {
+    if (!mn_major) return sim::swizzled(start + mn / 8 * sbo + mn % 8 * sb + kk * eb, sb);
     const int64_t w = sb / 2;
     return sim::swizzled(start + mn / w * lbo + kk / 8 * sbo + kk % 8 * sb + mn % w * 2, sb);
   }
@@ -1079,7 +1125,8 @@ class Simulator {
   void mma_quarter(Warp& w, const WgmmaIssue& issue) {
     ++r_.wgmmas;
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
-    const auto elem = issue.dtype == "bf16" ? rt::ElemType::BF16 : rt::ElemType::F16;
+    const rt::ElemType elem = runtime_elem(parse_dtype(issue.dtype));
+    const int64_t eb = rt::elem_bytes(elem), K = issue.k;
     const int quarter = w.index % kWarpsPerWarpgroup;
     // The operands as their descriptors lay them out, not as the node says.
     const auto a_layout = described(w, issue.a, issue.a_layout, "wgmma A operand");
@@ -1091,7 +1138,7 @@ class Simulator {
     const int64_t a = smem_offset(w, n.a, operand_extent(n.a_layout, 64), "wgmma A operand", n.a_layout.swizzle_bytes);
     const int64_t b = smem_offset(w, n.b, operand_extent(n.b_layout, n.n), "wgmma B operand", n.b_layout.swizzle_bytes);
     auto element = [&](const WgmmaLayout& l, int64_t start, int64_t mn, int64_t kk) {
-      return sim::decode(elem, cta.smem.bytes.data() + operand_address(l, start, mn, kk));
+      return sim::decode(elem, cta.smem.bytes.data() + operand_address(l, start, mn, kk, eb));
     };
     std::string what = "wgmma of warp " + std::to_string(w.index);
     const int owner = w.index / kWarpsPerWarpgroup * kWarpsPerWarpgroup;  // groups belong to the warpgroup
@@ -1109,17 +1156,53 @@ class Simulator {
       error("wgmma accumulates into block " + std::to_string(block) + " of an accumulator that does not hold it");
       return;
     }
-    float av[16][16], bv[256][16];
+    if (K * eb != 32) {
+      error("wgmma k" + std::to_string(K) + " of " + issue.dtype + " operands (an instruction reads 32 bytes of K)");
+      return;
+    }
+    float av[16][32], bv[256][32];
     for (int i = 0; i < 16; ++i)
-      for (int kk = 0; kk < 16; ++kk) av[i][kk] = element(n.a_layout, a, quarter * 16 + i, kk);
+      for (int kk = 0; kk < K; ++kk) av[i][kk] = element(n.a_layout, a, quarter * 16 + i, kk);
     for (int64_t j = 0; j < N; ++j)
-      for (int kk = 0; kk < 16; ++kk) bv[j][kk] = element(n.b_layout, b, j, kk);
+      for (int kk = 0; kk < K; ++kk) bv[j][kk] = element(n.b_layout, b, j, kk);
+    const bool accumulate = !n.accumulate || eval(w, n.accumulate) != 0;
     for (int i = 0; i < 16; ++i)
       for (int64_t j = 0; j < N; ++j) {
         float sum = 0;
-        for (int kk = 0; kk < 16; ++kk) sum += av[i][kk] * bv[j][kk];
-        acc[static_cast<size_t>((block * 16 + i) * N + j)] += sum;
+        for (int kk = 0; kk < K; ++kk) sum += av[i][kk] * bv[j][kk];
+        float& d = acc[static_cast<size_t>((block * 16 + i) * N + j)];
+        d = accumulate ? d + sum : sum;
       }
+  }
+  // Each warp promotes its 16 rows of each block: (row, column) as the node's fragment says.
+  bool exec(Warp& w, Frame&, const PromoteAccumulator& n) {
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    auto& from = w.acc[n.from];
+    auto& into = w.acc[n.into];
+    const int64_t N = 2 * n.regs, quarter = w.index % kWarpsPerWarpgroup;
+    if (from.size() != into.size() || int64_t(into.size()) != n.blocks * 16 * N) {
+      error("promotion between accumulators of other shapes than " + std::to_string(n.blocks) + " x 64 x " +
+            std::to_string(N));
+      return true;
+    }
+    const int64_t row0 = eval(w, n.row0);
+    const float sb_lo = n.col_lo ? scale_b(eval(w, n.col_lo)) : 1.0f, sb_hi = n.col_hi ? scale_b(eval(w, n.col_hi)) : 1.0f;
+    const int64_t split = n.col_split ? eval(w, n.col_split) : N;
+    const int64_t scales = n.row_scales ? smem_offset(w, *n.row_scales, 4 * (row0 + 64 * n.blocks), "promotion's row factors", 4) : 0;
+    for (int64_t b = 0; b < n.blocks; ++b)
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t row = row0 + 64 * b + 16 * quarter + i;
+        float sa = 1.0f;
+        if (n.row_scales) {
+          async_read_check(w.cta, scales + 4 * row, scales + 4 * row + 4, "promotion's row factor", &w);
+          std::memcpy(&sa, cta.smem.bytes.data() + scales + 4 * row, 4);
+        }
+        for (int64_t j = 0; j < N; ++j) {
+          const auto at = static_cast<size_t>((b * 16 + i) * N + j);
+          into[at] += from[at] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));
+        }
+      }
+    return true;
   }
   bool exec(Warp& w, Frame&, const WgmmaCommit&) {
     ++w.wgmma_groups;
@@ -1771,7 +1854,8 @@ class Simulator {
         return;
       }
       double acc = 0;
-      for (int64_t kk = k_lo; kk < k_hi; ++kk) acc += double(av.at(b, i, kk)) * bv.at(b, j, kk);
+      for (int64_t kk = k_lo; kk < k_hi; ++kk)
+        acc += double(av.at(b, i, kk)) * bv.at(b, j, kk) * scale_a_at(i, kk) * scale_b_at(j, kk);
       double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
       double got = d_.get(di, dj, b);
       bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
@@ -1836,6 +1920,12 @@ class Simulator {
   std::vector<rt::TensorMapSpec> maps_;  // the launch's tensor maps for them (map())
   std::map<std::pair<int, int64_t>, rt::TensorMapSpec> group_maps_;  // pointer arrays: (operand, group) -> map
   GlobalTensor a_, b_, c_, bias_, d_;
+  // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block,
+  // stored as the ScaleA map reads them; B's per 128 x 128 block, [n blocks][k blocks] as
+  // args.scale_b (empty without).
+  GlobalTensor scale_a_;
+  std::vector<float> scale_b_;
+  int64_t k_blocks_ = 0;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;
   std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)

@@ -10,6 +10,7 @@ struct alignas(128) GgTensorMap {  // CUDA 13 aligns CUtensorMap to 128 bytes
 
 struct GgGemmArgs {
   GgTensorMap map_a, map_b, map_c, map_d;  // filled for the operands LaunchSpec lists
+  GgTensorMap map_scale_a;                 // FP8: A's scale factors, [ceil(K/128)][M rounded up to 4] fp32
   const void* a;                           // [M, K]: a[b * stride_a + m * lda + k] (MN-major: k * lda + m)
   const void* b;                           // [N, K]: b[b * stride_b + n * ldb + k] (MN-major: k * ldb + n)
   const void* c;                           // [M, N] as D, ldc and stride_c; read when beta != 0
@@ -27,6 +28,9 @@ struct GgGemmArgs {
   // written by the launch's map builder, and each group's M, N, K (3 ints per group).
   const GgTensorMap* group_maps;
   const int* group_sizes;
+  // FP8 scale factors: A's (also through map_scale_a) and B's per 128 x 128 block, [ceil(N/128)][ceil(K/128)].
+  const float* scale_a;
+  const float* scale_b;
 };
 
 #define GG_GROUP_MAP_SLOTS 4

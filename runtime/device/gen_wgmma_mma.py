@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes wgmma_mma.cuh: wgmma.mma_async m64nNk16 with fp32 accumulators and A, B
-from shared-memory descriptors, for every N that is a multiple of 8 up to 256 and
-for bf16 and f16 inputs. The register operand lists are too long to write by hand.
+"""Writes wgmma_mma.cuh: wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3, e5m2)
+with fp32 accumulators and A, B from shared-memory descriptors, for every N that is a
+multiple of 8 up to 256. The register operand lists are too long to write by hand.
 
 Each wrapper stands alone in its own section ("// @section NAME" .. "// @end-section"),
 so an emitted kernel can carry only the wrappers it issues (rt::device_header_with_sections).
@@ -10,7 +10,8 @@ Run from anywhere: python3 runtime/device/gen_wgmma_mma.py (rewrites the file be
 """
 import pathlib
 
-INPUT_TYPES = ("bf16", "f16")
+INPUT_TYPES = ("bf16", "f16", "e4m3", "e5m2")
+FP8_TYPES = ("e4m3", "e5m2")
 WIDTHS = range(8, 257, 8)
 
 HEADER = """\
@@ -21,7 +22,8 @@ HEADER = """\
 // wgmma_m64n<N>k16_f32_<in>(d, desc_a, desc_b, scale_d): D[64xN] (+)= A[64x16] * B[16xN]
 // for one warpgroup, A and B read from shared memory through descriptors
 // (make_smem_desc in smem_desc.h). scale_d == 0 overwrites d, otherwise accumulates.
-// TransA / TransB select MN-major operands (0: K-major). Accumulator fragment: thread
+// TransA / TransB select MN-major operands (0: K-major). FP8 (e4m3, e5m2) wrappers are
+// m64n<N>k32 and K-major only: the transpose exists for 16-bit operands alone. Accumulator fragment: thread
 // t of the warpgroup holds d[i] at row 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2),
 // column 8 * (i / 4) + 2 * (t % 4) + i % 2.
 // Each wrapper is one section, from "// @section <name>" to "// @end-section", and needs no
@@ -43,24 +45,28 @@ def chunks(items, size):
 def function(n, in_type):
     count = n // 2
     desc_a, desc_b, scale_d, trans_a, trans_b = (count + i for i in range(5))
-    name = f"wgmma_m64n{n}k16_f32_{in_type}"
+    fp8 = in_type in FP8_TYPES
+    k = 32 if fp8 else 16
+    name = f"wgmma_m64n{n}k{k}_f32_{in_type}"
     # The accumulator registers, 16 to a string literal, and their operands, 8 to a line.
     regs = ', "\n      "'.join(", ".join(f"%{i}" for i in part) for part in chunks(range(count), 16))
     operands = ",\n        ".join(", ".join(f'"+f"(d[{i}])' for i in part) for part in chunks(range(count), 8))
+    template = "" if fp8 else "template <int TransA = 0, int TransB = 0>\n"
+    tail = "accumulate, 1, 1" if fp8 else f"accumulate, 1, 1, %{trans_a}, %{trans_b}"
+    inputs = '"l"(desc_a), "l"(desc_b), "r"(scale_d)' + ("" if fp8 else ', "n"(TransA), "n"(TransB)')
     return f"""// @section {name}
-template <int TransA = 0, int TransB = 0>
-static __device__ __forceinline__ void {name}(
+{template}static __device__ __forceinline__ void {name}(
     float (&d)[{count}], unsigned long long desc_a, unsigned long long desc_b, unsigned scale_d) {{
   asm volatile(
       "{{\\n"
       ".reg .pred accumulate;\\n"
       "setp.ne.b32 accumulate, %{scale_d}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{in_type}.{in_type} {{"
+      "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{in_type}.{in_type} {{"
       "{regs}"
-      "}}, %{desc_a}, %{desc_b}, accumulate, 1, 1, %{trans_a}, %{trans_b};\\n"
+      "}}, %{desc_a}, %{desc_b}, {tail};\\n"
       "}}\\n"
       : {operands}
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
+      : {inputs});
 }}
 // @end-section
 """

@@ -16,6 +16,8 @@ AccumulatorShape accumulator_shape(const KernelPlan& p) {
 
 namespace {
 
+constexpr const char* kPromoted = "acc_k";  // FP8: a k tile's own accumulator
+
 class SelectWgmma : public Mutator {
  public:
   explicit SelectWgmma(const KernelPlan& p) : p_(p) {}
@@ -31,7 +33,7 @@ class SelectWgmma : public Mutator {
     auto issue = std::make_shared<WgmmaIssue>();
     issue->m = kWgmmaM;
     issue->n = p_.mma.n;
-    issue->k = kWgmmaK;
+    issue->k = mma_k();
     issue->dtype = std::string(dtype_name(p_.in));
     issue->accumulator = "acc";
     issue->block = var("mb");
@@ -40,8 +42,13 @@ class SelectWgmma : public Mutator {
     issue->b = {Buffer::B, c->stage * imm(b.bytes()) + slice_offset(b, imm(0))};
     issue->a_layout = mma_operand_layout(a);
     issue->b_layout = mma_operand_layout(b);
-    StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / kWgmmaK), issue, "k steps of the MMA shape", true);
+    if (p_.fp8.promote) {
+      issue->accumulator = kPromoted;
+      issue->accumulate = var("kk") >= imm(1);  // the k tile's first step overwrites
+    }
+    StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / mma_k()), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
+    if (p_.fp8.promote) return promoted(*c, blocks);
     // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets
     // this one overlap the next k step's wait for its stage.
     auto wait = std::make_shared<WgmmaWait>();
@@ -52,7 +59,42 @@ class SelectWgmma : public Mutator {
 
   // Where k step kk's slice starting at M or N index `mn` begins within a stage.
   ExprPtr slice_offset(const SmemTileLayout& l, const ExprPtr& mn) const {
-    return k_step_offset(l, mn, kWgmmaK, dtype_bytes(p_.in));
+    return k_step_offset(l, mn, mma_k(), dtype_bytes(p_.in));
+  }
+  // K per instruction: 32 bytes of it (16 bf16 or f16 elements, 32 FP8 ones).
+  int mma_k() const { return 32 / dtype_bytes(p_.in); }
+
+  // FP8: the k tile's MMAs into their own accumulator, waited for, then added into the fp32
+  // one times the k block's factors: A's of each row from the stage, B's of the tile's (at most
+  // two) 128-column blocks from args.scale_b.
+  StmtPtr promoted(const ComputeTile& c, const StmtPtr& mmas) const {
+    const AccumulatorShape shape = accumulator_shape(p_);
+    auto decl = std::make_shared<AccumulatorDecl>();
+    decl->name = kPromoted;
+    decl->blocks = shape.blocks;
+    decl->regs = shape.regs;
+    auto wait = std::make_shared<WgmmaWait>();
+    wait->pending = 0;
+    auto promote = std::make_shared<PromoteAccumulator>();
+    promote->from = kPromoted;
+    promote->into = "acc";
+    promote->blocks = shape.blocks;
+    promote->regs = shape.regs;
+    promote->row0 = consumer_band(p_) * imm(shape.blocks * kWgmmaM);
+    if (p_.fp8.scale_a) {
+      const StagedOperand& sa = p_.operand(rt::Operand::ScaleA);
+      promote->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes())};
+    }
+    if (p_.fp8.scale_b) {
+      GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
+      const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
+      const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
+      promote->col_lo = min(block, last) * row + c.k_block;
+      promote->col_hi = min(block + imm(1), last) * row + c.k_block;
+      promote->col_split = imm(kScaleBlock) - n0 % imm(kScaleBlock);
+    }
+    return block({decl, accumulator_fence(kPromoted), std::make_shared<WgmmaFence>(), mmas,
+                  std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted), promote});
   }
 
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {
@@ -62,10 +104,10 @@ class SelectWgmma : public Mutator {
   }
 
   // The accumulator registers pinned in place around the asynchronous MMAs (AccumulatorFence).
-  StmtPtr accumulator_fence() const {
+  StmtPtr accumulator_fence(const char* name = "acc") const {
     const auto shape = accumulator_shape(p_);
     auto fence = std::make_shared<AccumulatorFence>();
-    fence->name = "acc";
+    fence->name = name;
     fence->blocks = shape.blocks;
     fence->regs = shape.regs;
     return fence;
