@@ -63,7 +63,9 @@ std::string layouts_text(const Definition& def) {
   return t;
 }
 
-int host_elem(rt::ElemType t) { return t == rt::ElemType::F16 ? 0 : t == rt::ElemType::BF16 ? 1 : 2; }
+int host_elem(rt::ElemType t) {
+  return rt::elem_is_fp8(t) ? 3 : t == rt::ElemType::F16 ? 0 : t == rt::ElemType::BF16 ? 1 : 2;
+}
 
 // C text for the emitted host entry's values that follow the sizes: `m`, `n` and `k` are its
 // arguments (in the kernel's orientation once a swapped entry has exchanged them).
@@ -205,7 +207,12 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
                         "A and D.\n" : "")
      << (L.varlen_k ? "// Variable-K groups: group_offsets (device memory, batch + 1 ints) bounds each group's rows of K "
                       "in A and B.\n" : "")
+     << (p.fp8.scale_a || p.fp8.scale_b
+             ? "// FP8 scale factors (device memory): scale_a per row and 128 of K, [ceil(K/128)][M rounded up to 4];\n"
+               "// scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)].\n"
+             : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
+     << (p.fp8.scale_a || p.fp8.scale_b ? "    const float* scale_a, const float* scale_b,\n" : "")
      << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
      << (L.contiguous || L.varlen_k ? "const int* group_offsets, " : "")
      << "cudaStream_t stream) {\n";
@@ -230,6 +237,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << (L.masked ? "  args.group_rows = group_rows;\n" : "")
+     << (p.fp8.scale_a || p.fp8.scale_b ? "  args.scale_a = scale_a; args.scale_b = scale_b;\n" : "")
      << (L.contiguous || L.varlen_k ? "  args.group_offsets = group_offsets;\n" : "")
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
@@ -249,6 +257,14 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
        << "    if (cudaMemset(workspace, 0, needed) != cudaSuccess) return -1;\n"
        << "    workspace_bytes = needed;\n  }\n  args.workspace = workspace;\n";
   for (const auto& t : L.tensor_maps) {
+    if (t.operand == rt::Operand::ScaleA) {  // rt::stored_matrix's rule: k blocks as rows of M factors
+      os << "  {\n    const gg::host::TensorMapDesc desc = {2, (unsigned long long)((k + 127) / 128), (unsigned long long)m, "
+            "(unsigned long long)((m + 3) / 4 * 4), 1ull, 0ull, 1u, "
+         << t.box_cols << "u, 0, 0};\n"
+         << "    const int status = gg::host::encode_tensor_map(&args.map_scale_a, scale_a, desc, \"" << k.name
+         << "\", \"scale_a\");\n    if (status != 0) return status;\n  }\n";
+      continue;
+    }
     const char* slot = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b"
                        : t.operand == rt::Operand::C ? "c" : "d";
     os << "  {\n    const gg::host::TensorMapDesc desc = " << tensor_map_desc_c(t, L.layouts, slot) << ";\n"

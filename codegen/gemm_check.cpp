@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "codegen/fp8_check.h"
 #include "codegen/pointer_array_check.h"
 #include "codegen/work_units.h"
 #include "dsl/error.h"
@@ -228,6 +229,7 @@ namespace {
 CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
                          const CheckOptions& o) {
   if (def.problem_source() == ProblemSource::PointerArray) return check_pointer_array(e, kernel, def, o);
+  if (dtype_is_fp8(def.input_dtype())) return check_fp8(e, kernel, def, o);
   const std::string arch(target_name(e.plan.target));
   CheckReport r = launch_report(e, kernel, def);
   const Node& mm = def.matmul_node();

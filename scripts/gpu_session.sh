@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -247,4 +247,29 @@ if has race; then
       echo "padded-ldd $s $mode: $r"
     done
   done 2>&1 | tee -a "$OUT/race.log"
+fi
+
+if has fp8; then
+  # FP8 with DeepGEMM's factors (A per 1x128, B per 128x128): edge shapes checked exactly and on
+  # random data against fp64 and cuBLASLt's block-scaled FP8, the warp-specialized steps and auto
+  # under the sanitizers, then DeepGEMM's dense shapes timed against cuBLASLt in the same process.
+  for s in ${FP8_SCHEDULES:-auto v10 v8}; do
+    for shape in "128 128 128" "1 112 128" "200 264 384" "129 264 640" "4096 4096 4096" "64 7168 2048"; do
+      set -- $shape
+      for mode in "" "--exact" "--out-dtype f32"; do
+        line=$(timeout 120 "$BIN/gemmgen" run --schedule $s --dtype e4m3 --m $1 --n $2 --k $3 $mode --json 2>&1 | tail -1)
+        echo "fp8 $s $1x$2x$3 ${mode:-random} $line"
+      done
+    done
+  done 2>&1 | tee "$OUT/fp8_check.log" | grep -v '"passed": true' || true
+  echo "fp8 check: $(grep -c '"passed": true' "$OUT/fp8_check.log") passed of $(wc -l <"$OUT/fp8_check.log")"
+  sanitize_run fp8_v10 --schedule v10 --dtype e4m3 --m 200 --n 264 --k 640
+  sanitize_run fp8_auto --schedule auto --dtype e4m3 --m 129 --n 7168 --k 2048
+  for m in ${FP8_MS:-64 128 4096}; do
+    for nk in "2112 7168" "24576 1536" "32768 512" "7168 16384" "4096 7168" "7168 2048"; do
+      set -- $nk
+      line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --dtype e4m3 --m $m --n $1 --k $2 --bench --json 2>&1 | tail -1)
+      echo "fp8 bench ${m}x$1x$2 $line"
+    done
+  done 2>&1 | tee "$OUT/fp8_bench.log"
 fi

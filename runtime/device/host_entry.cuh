@@ -14,7 +14,7 @@
 namespace gg::host {
 
 // Values as in gemmgen's runtime/launch_spec.h.
-enum ElemKind { kElemF16 = 0, kElemBF16 = 1, kElemF32 = 2 };
+enum ElemKind { kElemF16 = 0, kElemBF16 = 1, kElemF32 = 2, kElemFp8 = 3 };  // FP8: TMA moves bytes
 enum SwizzleKind { kSwizzleNone = 0, kSwizzle32B = 1, kSwizzle64B = 2, kSwizzle128B = 3 };
 
 // A tiled tensor map over stored rows x cols matrices, cols contiguous, rows row_stride elements
@@ -58,8 +58,8 @@ static int encode_tensor_map(GgTensorMap* out, const void* base, const TensorMap
     return -1;
   }
   const CUtensorMapDataType types[] = {CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                                       CU_TENSOR_MAP_DATA_TYPE_FLOAT32};
-  const unsigned long long elem_bytes[] = {2, 2, 4};
+                                       CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_UINT8};
+  const unsigned long long elem_bytes[] = {2, 2, 4, 1};
   const CUtensorMapSwizzle swizzles[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
                                          CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B};
   const unsigned long long pitch = desc.row_stride * elem_bytes[desc.elem];

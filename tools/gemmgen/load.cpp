@@ -37,7 +37,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   else if (file.dtype) p.in = *file.dtype;
   if (auto d = args.value("out-dtype")) p.out = parse_dtype(*d);
   else if (file.out) p.out = *file.out;
-  else p.out = p.in;
+  else p.out = dtype_is_fp8(p.in) ? DType::BF16 : p.in;  // FP8 is an operand type only
   if (auto d = args.value("d-major")) p.layout.d = parse_d_major(*d);
   else if (file.d_layout) p.layout.d = *file.d_layout;
   if (auto a = args.value("a-major")) p.layout.a = parse_operand_major(*a, "A", "m");
@@ -62,6 +62,15 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   }
   if (auto source = source_flag(args)) p.layout.source = *source;
   else if (file.source) p.layout.source = *file.source;
+  // FP8 operands take DeepGEMM's factors unless told otherwise: A per 1x128, B per 128x128.
+  const auto scale = [&](const char* flag, ScaleGranularity fp8_default) -> std::optional<ScaleGranularity> {
+    const auto v = args.value(flag);
+    if (v && *v == "none") return std::nullopt;
+    if (v) return parse_scale_granularity(*v);
+    return dtype_is_fp8(p.in) ? std::optional(fp8_default) : std::nullopt;
+  };
+  p.layout.scale_a = scale("scale-a", ScaleGranularity::Block1x128);
+  p.layout.scale_b = scale("scale-b", ScaleGranularity::Block128x128);
   return p;
 }
 
@@ -161,8 +170,10 @@ std::vector<FlagSpec> problem_flags() {
       {"m", "M", "rows of A and D (default 8192)"},
       {"n", "N", "rows of B, columns of D (default 8192)"},
       {"k", "K", "the reduction extent (default 8192)"},
-      {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
-      {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
+      {"dtype", "DTYPE", "operand dtype: bf16 (default), f16, e4m3 or e5m2"},
+      {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype; bf16 for FP8)"},
+      {"scale-a", "GRAN", "FP8: A's scale factors per 1x128 (default), tensor, row, 128x128 or none"},
+      {"scale-b", "GRAN", "FP8: B's scale factors per 128x128 (default), tensor, row, 1x128 or none"},
       {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
       {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
       {"d-major", "n|m", "D's contiguous dimension: n (row-major, default) or m (column-major)"},
