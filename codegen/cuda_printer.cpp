@@ -230,14 +230,17 @@ class CudaPrinter : public Visitor {
          desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", " +
          (n.accumulate ? "unsigned(" + to_c(n.accumulate) + ")" : std::string("1u")) + ");");
   }
+  void visit_LoadColumnScales(const LoadColumnScales& n) override {
+    line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = __ldg(args.scale_b + " + to_c(n.hi) +
+         ");  // B's factors, loaded while the MMAs run");
+  }
   // The fragment's rows and columns are wgmma's (kir::PromoteAccumulator); column factors switch
   // from lo to hi at an 8-column group, since an 8-column group never straddles a 128-column block.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("{");
     ++depth;
     line("// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor");
-    line("const float sb_lo = " + (n.col_lo ? "args.scale_b[" + to_c(n.col_lo) + "]" : std::string("1.0f")) + ";");
-    line("const float sb_hi = " + (n.col_hi ? "args.scale_b[" + to_c(n.col_hi) + "]" : std::string("1.0f")) + ";");
+    if (!n.col_split) line("const float sb_lo = 1.0f, sb_hi = 1.0f;");
     line("const int sb_split = " + (n.col_split ? to_c(n.col_split) : num(8 * n.regs)) + ";");
     line("#pragma unroll");
     line("for (int b = 0; b < " + num(n.blocks) + "; ++b) {");

@@ -156,7 +156,7 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
     }
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
-  why << judge_errors(r, mine, ref, lt_values, def.output_dtype(), o.exact);
+  why << judge_errors(r, mine, ref, lt_values, def.output_dtype(), o.exact, def.input_dtype());
   const double diff = rt::deepgemm_diff(mine, ref);
   if (!(diff <= 1e-3)) why << "DeepGEMM's diff " << diff << " > 1e-3; ";
   r.baseline = theirs.empty() ? no_baseline : baseline->describe();

@@ -391,9 +391,10 @@ class Dumper : public Visitor {
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("PromoteAccumulator " + n.into + " += " + n.from + "[" + std::to_string(n.blocks) + "][" +
          std::to_string(n.regs) + "] row0=" + to_c(n.row0) + (n.row_scales ? " row scales " + smem(*n.row_scales) : "") +
-         (n.col_lo ? " col scales args.scale_b[" + to_c(n.col_lo) + "] before column " + to_c(n.col_split) +
-                         ", args.scale_b[" + to_c(n.col_hi) + "] after"
-                   : ""));
+         (n.col_split ? " col scales sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : ""));
+  }
+  void visit_LoadColumnScales(const LoadColumnScales& n) override {
+    line("LoadColumnScales sb_lo = args.scale_b[" + to_c(n.lo) + "], sb_hi = args.scale_b[" + to_c(n.hi) + "]");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     std::string ops;

@@ -25,7 +25,8 @@ namespace gg::kir {
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(AcquireGroupMaps) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
-  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(PromoteAccumulator) X(EpilogueStore)   \
+  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadColumnScales) X(PromoteAccumulator)  \
+  X(EpilogueStore)                                                                             \
   X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
@@ -277,18 +278,22 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
 std::string wgmma_wrapper_name(const WgmmaIssue& n);
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
+// FP8: B's scale factors of a k tile's (at most two) 128-column blocks, args.scale_b[lo] and
+// args.scale_b[hi], into the thread's `sb_lo` and `sb_hi` before the tile's MMAs, so the global
+// loads' latency passes while the MMAs run; the promotion after them reads the two.
+struct LoadColumnScales : NodeOf<NodeKind::LoadColumnScales> { ExprPtr lo, hi; };
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its
 // column's scale factor. Register i of block b holds tile row row0 + 64 b + 16 (warp % 4) +
 // lane / 4 + 8 ((i / 2) % 2) and column 8 (i / 4) + 2 (lane % 4) + i % 2. Row factors: fp32 in
-// shared memory, tile row r's at `row_scales` + 4 r (none: 1). Column factors: args.scale_b[col_lo]
-// for the tile's columns before `col_split`, args.scale_b[col_hi] from there on (none: 1).
+// shared memory, tile row r's at `row_scales` + 4 r (none: 1). Column factors: where `col_split`
+// is set, sb_lo (LoadColumnScales) for the tile's columns before it, sb_hi from there on (else 1).
 struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   std::string from = "acc_k", into = "acc";
   int blocks = 1, regs = 0;
   ExprPtr row0;
   std::optional<SmemRef> row_scales;
-  ExprPtr col_lo, col_hi, col_split;
+  ExprPtr col_split;
 };
 
 // An epilogue op applied to each accumulator value in registers.

@@ -62,6 +62,7 @@ struct Warp {
   std::string blocked;
   std::map<std::string, std::vector<float>> acc;  // per block: 16 rows (this warp's) x N
   std::map<std::string, int> acc_n;
+  std::optional<std::pair<float, float>> column_scales;  // FP8: B's factors (LoadColumnScales)
   int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
@@ -1174,6 +1175,10 @@ class Simulator {
         d = accumulate ? d + sum : sum;
       }
   }
+  bool exec(Warp& w, Frame&, const LoadColumnScales& n) {
+    w.column_scales = std::pair<float, float>{scale_b(eval(w, n.lo)), scale_b(eval(w, n.hi))};
+    return true;
+  }
   // Each warp promotes its 16 rows of each block: (row, column) as the node's fragment says.
   bool exec(Warp& w, Frame&, const PromoteAccumulator& n) {
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
@@ -1186,7 +1191,11 @@ class Simulator {
       return true;
     }
     const int64_t row0 = eval(w, n.row0);
-    const float sb_lo = n.col_lo ? scale_b(eval(w, n.col_lo)) : 1.0f, sb_hi = n.col_hi ? scale_b(eval(w, n.col_hi)) : 1.0f;
+    if (n.col_split && !w.column_scales) {
+      error("promotion with B's factors before their LoadColumnScales");
+      return true;
+    }
+    const auto [sb_lo, sb_hi] = n.col_split ? *w.column_scales : std::pair<float, float>{1.0f, 1.0f};
     const int64_t split = n.col_split ? eval(w, n.col_split) : N;
     const int64_t scales = n.row_scales ? smem_offset(w, *n.row_scales, 4 * (row0 + 64 * n.blocks), "promotion's row factors", 4) : 0;
     for (int64_t b = 0; b < n.blocks; ++b)

@@ -85,16 +85,22 @@ class SelectWgmma : public Mutator {
       const StagedOperand& sa = p_.operand(rt::Operand::ScaleA);
       promote->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes())};
     }
+    std::vector<StmtPtr> out;
     if (p_.fp8.scale_b) {
       GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
-      promote->col_lo = min(block, last) * row + c.k_block;
-      promote->col_hi = min(block + imm(1), last) * row + c.k_block;
+      auto load = std::make_shared<LoadColumnScales>();
+      load->lo = min(block, last) * row + c.k_block;
+      load->hi = min(block + imm(1), last) * row + c.k_block;
+      out.push_back(load);
       promote->col_split = imm(kScaleBlock) - n0 % imm(kScaleBlock);
     }
-    return block({decl, accumulator_fence(kPromoted), std::make_shared<WgmmaFence>(), mmas,
-                  std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted), promote});
+    for (StmtPtr s : {StmtPtr(decl), accumulator_fence(kPromoted), StmtPtr(std::make_shared<WgmmaFence>()), mmas,
+                      StmtPtr(std::make_shared<WgmmaCommit>()), StmtPtr(wait), accumulator_fence(kPromoted),
+                      StmtPtr(promote)})
+      out.push_back(s);
+    return block(out);
   }
 
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>&) override {
