@@ -221,6 +221,7 @@ RoleView whole_cta(const Facts& f) { return {"(outside the warp roles)", 0, f.ct
 // warp expression names across the role's warpgroups (`warpgroup * 4`: one per warpgroup; a
 // constant: one; a warp outside the role: none).
 int64_t elections(const ElectOne& e, const RoleView& role, const Env& env) {
+  if (e.each_warp) return role.end_warp() - role.first_warp();
   std::set<int64_t> warps;
   for (int wg = role.first; wg < role.first + role.warpgroups; ++wg) {
     Env at = env;
@@ -990,8 +991,8 @@ class RoleRun : public Visitor {
   // (sm_100a: the thread issuing the tile's MMAs for the role) it only observes: what its MMAs and
   // commits do to the accumulator this warpgroup reads, in the order the role's barriers give.
   void visit_ElectOne(const ElectOne& e) override {
-    const int64_t warp = must(e.warp, "the warp of an ElectOne");
     const int64_t first = env_.vars.at("warpgroup") * 4;
+    const int64_t warp = e.each_warp ? first : must(e.warp, "the warp of an ElectOne");  // the traced warp's
     const bool outer = foreign_;
     foreign_ = foreign_ || warp < first || warp >= first + 4;
     ++elected_;

@@ -82,7 +82,8 @@ class CudaPrinter : public Visitor {
     close();
   }
   void visit_ElectOne(const ElectOne& e) override {
-    open("if (threadIdx.x / 32 == " + to_c(e.warp) + " && gg::dev::elect_one_sync())");
+    open(e.each_warp ? std::string("if (gg::dev::elect_one_sync())")
+                     : "if (threadIdx.x / 32 == " + to_c(e.warp) + " && gg::dev::elect_one_sync())");
     visit(e.body);
     close();
   }
@@ -230,37 +231,37 @@ class CudaPrinter : public Visitor {
          desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ", " +
          (n.accumulate ? "unsigned(" + to_c(n.accumulate) + ")" : std::string("1u")) + ");");
   }
-  void visit_LoadColumnScales(const LoadColumnScales& n) override {
-    line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = __ldg(args.scale_b + " + to_c(n.hi) +
-         ");  // B's factors, loaded while the MMAs run");
+  // The fragment's rows are wgmma's (kir::PromoteAccumulator).
+  void visit_LoadScaleFactors(const LoadScaleFactors& n) override {
+    if (n.lo)
+      line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = " +
+           (n.hi ? "__ldg(args.scale_b + " + to_c(n.hi) + ")" : std::string("sb_lo")) + ";  // B's factors");
+    if (!n.row_scales) return;
+    line("float sa[" + num(n.blocks) + "][2];  // A's factors of this thread's rows");
+    line("#pragma unroll");
+    line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+    line("  #pragma unroll");
+    line("  for (int h = 0; h < 2; ++h)");
+    line("    sa[b][h] = __uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * (" + to_c(n.row0) +
+         " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h)));");
   }
-  // The fragment's rows and columns are wgmma's (kir::PromoteAccumulator); column factors switch
-  // from lo to hi at an 8-column group, since an 8-column group never straddles a 128-column block.
+  // An 8-column group never straddles a 128-column block: its factor is sb_lo or sb_hi.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
-    line("{");
-    ++depth;
     line("// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor");
-    if (!n.col_split) line("const float sb_lo = 1.0f, sb_hi = 1.0f;");
-    line("const int sb_split = " + (n.col_split ? to_c(n.col_split) : num(8 * n.regs)) + ";");
     line("#pragma unroll");
     line("for (int b = 0; b < " + num(n.blocks) + "; ++b) {");
     line("  #pragma unroll");
     line("  for (int h = 0; h < 2; ++h) {");
-    line("    const int row = " + to_c(n.row0) + " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h;");
-    line("    const float sa = " +
-         (n.row_scales ? "__uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * row))"
-                       : std::string("1.0f")) + ";");
-    line("    const float s_lo = sa * sb_lo, s_hi = sa * sb_hi;");
+    const std::string sa = n.row_scaled ? "sa[b][h]" : "1.0f";
+    if (n.col_split) line("    const float s_lo = " + sa + " * sb_lo, s_hi = " + sa + " * sb_hi;");
     line("    #pragma unroll");
     line("    for (int j = 0; j < " + num(n.regs / 4) + "; ++j) {");
-    line("      const float s = 8 * j < sb_split ? s_lo : s_hi;");
+    line("      const float s = " + (n.col_split ? "8 * j < " + to_c(n.col_split) + " ? s_lo : s_hi" : sa) + ";");
     line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + n.from + "[b][4 * j + 2 * h], s, " + n.into + "[b][4 * j + 2 * h]);");
     line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + n.from + "[b][4 * j + 2 * h + 1], s, " + n.into +
          "[b][4 * j + 2 * h + 1]);");
     line("    }");
     line("  }");
-    line("}");
-    --depth;
     line("}");
   }
   void visit_WgmmaCommit(const WgmmaCommit&) override { line("gg::dev::wgmma_commit_group();"); }

@@ -66,7 +66,7 @@ class CollectHelpers : public Visitor {
   void visit_WgmmaFence(const WgmmaFence&) override { headers.insert("wgmma.cuh"); }
   void visit_WgmmaCommit(const WgmmaCommit&) override { headers.insert("wgmma.cuh"); }
   void visit_WgmmaWait(const WgmmaWait&) override { headers.insert("wgmma.cuh"); }
-  void visit_PromoteAccumulator(const PromoteAccumulator&) override { headers.insert("smem.cuh"); }  // ld_shared_u32
+  void visit_LoadScaleFactors(const LoadScaleFactors&) override { headers.insert("smem.cuh"); }  // ld_shared_u32
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     headers.insert({"smem_desc.h", "wgmma_mma.cuh"});  // make_smem_desc, the wrapper
     wrappers.insert(wgmma_wrapper_name(n));

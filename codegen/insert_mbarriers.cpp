@@ -1,6 +1,5 @@
 #include "codegen/insert_mbarriers.h"
 
-#include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
 #include "dsl/error.h"
 
@@ -60,14 +59,10 @@ class LowerStageSync : public Mutator {
       if (multicast) arrive->cta = imm(cta);
       arrivals.push_back(arrive);
     }
-    StmtPtr release = elect_one(block(arrivals), var("warpgroup") * imm(4));
-    if (!p_.fp8.scale_a) return release;
-    // FP8: every warp read the stage's scale factors (the promotion's ld.shared); the warpgroup's
-    // one arrival stands for its four warps once they all met.
-    auto met = std::make_shared<NamedBarrierSync>();
-    met->id = imm(kStagingBarrier) + (p_.consumer_warpgroups > 1 ? var("consumer") : imm(0));
-    met->threads = kWarpgroupThreads;
-    return block({met, release});
+    // FP8 with A's factors: each warp read the stage itself (LoadScaleFactors' ld.shared), so each
+    // warp releases it.
+    if (p_.pipeline.release_per_warp) return elect_one_each_warp(block(arrivals));
+    return elect_one(block(arrivals), var("warpgroup") * imm(4));
   }
 
  private:

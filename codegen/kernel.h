@@ -27,7 +27,10 @@ struct PipelinePlan {
   // stage's readers are done (else a CTA barrier releases it).
   bool empty_barriers = false;
   int full_arrivals = 2;          // one arrive.expect_tx per operand load of a fill
-  int empty_arrivals = 0;         // one per consumer warpgroup of every CTA reading the stage
+  int empty_arrivals = 0;         // one per consumer warpgroup (or warp) of every CTA reading the stage
+  // Each consumer warp releases a stage (it read the stage with its own loads: FP8's factors of A),
+  // not one thread of each consumer warpgroup.
+  bool release_per_warp = false;
   int64_t tx_bytes = 0;           // bytes landing in one stage of one CTA (multicast slices from peers included)
   int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
   // Peers' consumers release this CTA's stages (multicast), so a CTA may not exit while their

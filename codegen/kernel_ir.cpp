@@ -132,6 +132,14 @@ StmtPtr elect_one(StmtPtr body, ExprPtr warp) {
   return e;
 }
 
+StmtPtr elect_one_each_warp(StmtPtr body) {
+  auto e = std::make_shared<ElectOne>();
+  e->body = std::move(body);
+  e->warp = imm(0);
+  e->each_warp = true;
+  return e;
+}
+
 StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body) {
   auto r = std::make_shared<WarpRole>();
   r->role = std::move(role);
@@ -265,7 +273,7 @@ class Dumper : public Visitor {
     }
   }
   void visit_ElectOne(const ElectOne& e) override {
-    line("elect one thread of warp " + to_c(e.warp));
+    line(e.each_warp ? std::string("elect one thread of each warp") : "elect one thread of warp " + to_c(e.warp));
     nested(e.body);
   }
   void visit_WarpRole(const WarpRole& r) override {
@@ -390,11 +398,15 @@ class Dumper : public Visitor {
   void visit_WgmmaWait(const WgmmaWait& n) override { line("WgmmaWait " + std::to_string(n.pending)); }
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("PromoteAccumulator " + n.into + " += " + n.from + "[" + std::to_string(n.blocks) + "][" +
-         std::to_string(n.regs) + "] row0=" + to_c(n.row0) + (n.row_scales ? " row scales " + smem(*n.row_scales) : "") +
-         (n.col_split ? " col scales sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : ""));
+         std::to_string(n.regs) + "]" + (n.row_scaled ? " x sa" : "") +
+         (n.col_split ? " x sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : ""));
   }
-  void visit_LoadColumnScales(const LoadColumnScales& n) override {
-    line("LoadColumnScales sb_lo = args.scale_b[" + to_c(n.lo) + "], sb_hi = args.scale_b[" + to_c(n.hi) + "]");
+  void visit_LoadScaleFactors(const LoadScaleFactors& n) override {
+    line("LoadScaleFactors" +
+         (n.lo ? " sb_lo = args.scale_b[" + to_c(n.lo) + "] sb_hi = " + (n.hi ? "args.scale_b[" + to_c(n.hi) + "]" : "sb_lo")
+               : std::string()) +
+         (n.row_scales ? " sa[" + std::to_string(n.blocks) + "][2] from " + smem(*n.row_scales) + " row0=" + to_c(n.row0)
+                       : std::string()));
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     std::string ops;

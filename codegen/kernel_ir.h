@@ -25,7 +25,7 @@ namespace gg::kir {
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(AcquireGroupMaps) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
-  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadColumnScales) X(PromoteAccumulator)  \
+  X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadScaleFactors) X(PromoteAccumulator)  \
   X(EpilogueStore)                                                                             \
   X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
@@ -103,8 +103,8 @@ struct For : NodeOf<NodeKind::For> {
 };
 struct If : NodeOf<NodeKind::If> { ExprPtr cond; StmtPtr then_body; StmtPtr else_body; };
 // One elected lane of warp `warp` (of the block) runs `body` (elect.sync); the other
-// threads skip it.
-struct ElectOne : NodeOf<NodeKind::ElectOne> { StmtPtr body; ExprPtr warp; };
+// threads skip it. `each_warp`: one elected lane of every warp that reaches it (warp unused).
+struct ElectOne : NodeOf<NodeKind::ElectOne> { StmtPtr body; ExprPtr warp; bool each_warp = false; };
 // The code warpgroups [first_warpgroup, first_warpgroup + warpgroups) of the block run.
 struct WarpRole : NodeOf<NodeKind::WarpRole> {
   std::string role;  // "producer", "consumer", "all"
@@ -278,21 +278,27 @@ struct WgmmaIssue : NodeOf<NodeKind::WgmmaIssue> {
 std::string wgmma_wrapper_name(const WgmmaIssue& n);
 struct WgmmaCommit : NodeOf<NodeKind::WgmmaCommit> {};
 struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
-// FP8: B's scale factors of a k tile's (at most two) 128-column blocks, args.scale_b[lo] and
-// args.scale_b[hi], into the thread's `sb_lo` and `sb_hi` before the tile's MMAs, so the global
-// loads' latency passes while the MMAs run; the promotion after them reads the two.
-struct LoadColumnScales : NodeOf<NodeKind::LoadColumnScales> { ExprPtr lo, hi; };
+// FP8: a k tile's scale factors into registers before its MMAs, so their loads' latency passes
+// while the MMAs run (and the promotion after reads registers only): B's of the tile's (at most
+// two) 128-column blocks, args.scale_b[lo] and args.scale_b[hi] (hi nullptr: the tile meets one
+// block) into `sb_lo` and `sb_hi`, where `lo` is set; A's of the thread's fragment rows from the
+// stage (tile row r's at `row_scales` + 4 r) into `sa[b][h]`, rows as PromoteAccumulator's.
+struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
+  ExprPtr lo, hi;
+  std::optional<SmemRef> row_scales;
+  ExprPtr row0;
+  int blocks = 1;
+};
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its
 // column's scale factor. Register i of block b holds tile row row0 + 64 b + 16 (warp % 4) +
-// lane / 4 + 8 ((i / 2) % 2) and column 8 (i / 4) + 2 (lane % 4) + i % 2. Row factors: fp32 in
-// shared memory, tile row r's at `row_scales` + 4 r (none: 1). Column factors: where `col_split`
-// is set, sb_lo (LoadColumnScales) for the tile's columns before it, sb_hi from there on (else 1).
+// lane / 4 + 8 ((i / 2) % 2) and column 8 (i / 4) + 2 (lane % 4) + i % 2. The factors are
+// LoadScaleFactors' registers: sa[b][h] where `row_scaled` (else 1); where `col_split` is set,
+// sb_lo for the tile's columns before it and sb_hi from there on (else 1).
 struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   std::string from = "acc_k", into = "acc";
   int blocks = 1, regs = 0;
-  ExprPtr row0;
-  std::optional<SmemRef> row_scales;
+  bool row_scaled = false;
   ExprPtr col_split;
 };
 
@@ -474,6 +480,7 @@ StmtPtr let(std::string name, ExprPtr value, std::string type = "int");
 StmtPtr mutable_let(std::string name, ExprPtr value, std::string type = "int");
 StmtPtr assign(std::string name, ExprPtr value);
 StmtPtr elect_one(StmtPtr body, ExprPtr warp = nullptr);  // warp 0 by default
+StmtPtr elect_one_each_warp(StmtPtr body);
 StmtPtr warp_role(std::string role, int first_warpgroup, int warpgroups, StmtPtr body);
 // Where the running warpgroup starts a loop and how far it steps: `begin` and `step`, or for a
 // dealt loop its own share (begin + dealt_by * step, dealt * step).

@@ -127,7 +127,9 @@ void plan_pipeline(KernelPlan& p) {
   }
   if (!p.warp_specialized) return;
   pl.empty_barriers = true;
-  pl.empty_arrivals = warpgroups_per_tile(p) * readers;  // a ping-pong stage has one consumer reading it
+  pl.release_per_warp = p.fp8.scale_a;
+  // a ping-pong stage has one consumer reading it
+  pl.empty_arrivals = warpgroups_per_tile(p) * readers * (pl.release_per_warp ? kWarpgroupThreads / 32 : 1);
   // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
   pl.mma_in_flight = p.fp8.promote ? 0 : 1;
   pl.drain_at_exit = readers > 1;

@@ -118,14 +118,10 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- named barriers: 0 is __syncthreads; the warpgroups that compute sync among
   // themselves (never the producer) around the staging of an output tile.
   r.named_barriers.push_back({0, r.threads, "__syncthreads: all warpgroups (setup, and stage release without roles)"});
-  const bool promotes_scaled = ws && scale_a_layout(s).has_value();  // FP8: warps meet before a release
-  if (staged_out || promotes_scaled)
+  if (staged_out)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kStagingBarrier + c, kWarpgroupThreads,
-                                  "consumer " + std::to_string(c) + ": " +
-                                      (staged_out ? "its staging buffer free, then written" : "") +
-                                      (staged_out && promotes_scaled ? "; " : "") +
-                                      (promotes_scaled ? "its warps read a stage's scale factors" : "")});
+                                  "consumer " + std::to_string(c) + ": its staging buffer free, then written"});
   if (ping_pong)
     for (int c = 0; c < consumers; ++c)
       r.named_barriers.push_back({kTurnBarrier + c, 2 * kWarpgroupThreads,

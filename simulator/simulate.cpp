@@ -62,7 +62,8 @@ struct Warp {
   std::string blocked;
   std::map<std::string, std::vector<float>> acc;  // per block: 16 rows (this warp's) x N
   std::map<std::string, int> acc_n;
-  std::optional<std::pair<float, float>> column_scales;  // FP8: B's factors (LoadColumnScales)
+  std::optional<std::pair<float, float>> column_scales;  // FP8: B's factors (LoadScaleFactors)
+  std::vector<float> row_scales;  // FP8: A's factors of the warp's 16 rows of each block (LoadScaleFactors)
   int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
@@ -553,7 +554,7 @@ class Simulator {
       case NodeKind::ElectOne: {
         if (f.entered) return leave(w);
         const auto& e = *static_cast<const ElectOne*>(n);
-        if (w.index != eval(w, e.warp)) return enter(w, f, nullptr);
+        if (!e.each_warp && w.index != eval(w, e.warp)) return enter(w, f, nullptr);
         f.elected = true;
         ++w.elect_depth;
         return enter(w, f, e.body.get());
@@ -1175,37 +1176,44 @@ class Simulator {
         d = accumulate ? d + sum : sum;
       }
   }
-  bool exec(Warp& w, Frame&, const LoadColumnScales& n) {
-    w.column_scales = std::pair<float, float>{scale_b(eval(w, n.lo)), scale_b(eval(w, n.hi))};
+  // The warp's 16 rows of each block (rows as the fragment's) and B's factors, into its registers.
+  bool exec(Warp& w, Frame&, const LoadScaleFactors& n) {
+    if (n.lo) {
+      const float lo = scale_b(eval(w, n.lo));
+      w.column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
+    }
+    if (!n.row_scales) return true;
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    const int64_t row0 = eval(w, n.row0), quarter = w.index % kWarpsPerWarpgroup;
+    const int64_t at = smem_offset(w, *n.row_scales, 4 * (row0 + 64 * n.blocks), "the row factors' load", 4);
+    w.row_scales.assign(size_t(n.blocks * 16), 0.0f);
+    for (int64_t b = 0; b < n.blocks; ++b)
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t byte = at + 4 * (row0 + 64 * b + 16 * quarter + i);
+        async_read_check(w.cta, byte, byte + 4, "the row factors' load", &w);
+        std::memcpy(&w.row_scales[size_t(b * 16 + i)], cta.smem.bytes.data() + byte, 4);
+      }
     return true;
   }
   // Each warp promotes its 16 rows of each block: (row, column) as the node's fragment says.
   bool exec(Warp& w, Frame&, const PromoteAccumulator& n) {
-    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
     auto& from = w.acc[n.from];
     auto& into = w.acc[n.into];
-    const int64_t N = 2 * n.regs, quarter = w.index % kWarpsPerWarpgroup;
+    const int64_t N = 2 * n.regs;
     if (from.size() != into.size() || int64_t(into.size()) != n.blocks * 16 * N) {
       error("promotion between accumulators of other shapes than " + std::to_string(n.blocks) + " x 64 x " +
             std::to_string(N));
       return true;
     }
-    const int64_t row0 = eval(w, n.row0);
-    if (n.col_split && !w.column_scales) {
-      error("promotion with B's factors before their LoadColumnScales");
+    if ((n.col_split && !w.column_scales) || (n.row_scaled && int64_t(w.row_scales.size()) != n.blocks * 16)) {
+      error("promotion with scale factors no LoadScaleFactors loaded");
       return true;
     }
     const auto [sb_lo, sb_hi] = n.col_split ? *w.column_scales : std::pair<float, float>{1.0f, 1.0f};
     const int64_t split = n.col_split ? eval(w, n.col_split) : N;
-    const int64_t scales = n.row_scales ? smem_offset(w, *n.row_scales, 4 * (row0 + 64 * n.blocks), "promotion's row factors", 4) : 0;
     for (int64_t b = 0; b < n.blocks; ++b)
       for (int64_t i = 0; i < 16; ++i) {
-        const int64_t row = row0 + 64 * b + 16 * quarter + i;
-        float sa = 1.0f;
-        if (n.row_scales) {
-          async_read_check(w.cta, scales + 4 * row, scales + 4 * row + 4, "promotion's row factor", &w);
-          std::memcpy(&sa, cta.smem.bytes.data() + scales + 4 * row, 4);
-        }
+        const float sa = n.row_scaled ? w.row_scales[size_t(b * 16 + i)] : 1.0f;
         for (int64_t j = 0; j < N; ++j) {
           const auto at = static_cast<size_t>((b * 16 + i) * N + j);
           into[at] += from[at] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));

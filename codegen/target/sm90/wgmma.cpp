@@ -80,22 +80,31 @@ class SelectWgmma : public Mutator {
     promote->into = "acc";
     promote->blocks = shape.blocks;
     promote->regs = shape.regs;
-    promote->row0 = consumer_band(p_) * imm(shape.blocks * kWgmmaM);
+    auto factors = std::make_shared<LoadScaleFactors>();
+    factors->blocks = shape.blocks;
+    factors->row0 = consumer_band(p_) * imm(shape.blocks * kWgmmaM);
     if (p_.fp8.scale_a) {
       const StagedOperand& sa = p_.operand(rt::Operand::ScaleA);
-      promote->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes())};
+      factors->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes())};
+      promote->row_scaled = true;
     }
-    std::vector<StmtPtr> out;
     if (p_.fp8.scale_b) {
       GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
-      auto load = std::make_shared<LoadColumnScales>();
-      load->lo = min(block, last) * row + c.k_block;
-      load->hi = min(block + imm(1), last) * row + c.k_block;
-      out.push_back(load);
-      promote->col_split = imm(kScaleBlock) - n0 % imm(kScaleBlock);
+      factors->lo = min(block, last) * row + c.k_block;
+      // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
+      // the split between two blocks' factors is known here; else it follows the tile.
+      if (p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0) {
+        promote->col_split = imm(std::min<int64_t>(p_.tile_n, kScaleBlock));
+        if (p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + c.k_block;
+      } else {
+        promote->col_split = imm(kScaleBlock) - n0 % imm(kScaleBlock);
+        factors->hi = min(block + imm(1), last) * row + c.k_block;
+      }
     }
+    std::vector<StmtPtr> out;
+    if (factors->lo || factors->row_scales) out.push_back(factors);
     for (StmtPtr s : {StmtPtr(decl), accumulator_fence(kPromoted), StmtPtr(std::make_shared<WgmmaFence>()), mmas,
                       StmtPtr(std::make_shared<WgmmaCommit>()), StmtPtr(wait), accumulator_fence(kPromoted),
                       StmtPtr(promote)})
