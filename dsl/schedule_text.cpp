@@ -286,7 +286,8 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
-         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array]");
+         "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array] "
+         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -357,9 +358,14 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
                  : value == "varlen_k"      ? ProblemSource::VarlenK
                  : value == "pointer_array" ? ProblemSource::PointerArray
                                             : ProblemSource::Dense;
+    } else if (key == "scale_a" || key == "scale_b") {
+      auto& slot = key == "scale_a" ? p.scale_a : p.scale_b;
+      if (slot) l.fail(std::string(key) + " is given twice");
+      if (value != "none") parse_scale_granularity(value);  // bad-scale, at this line
+      slot = std::string(value);
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
-             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source");
+             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source, scale_a, scale_b");
   }
 }
 
@@ -483,6 +489,10 @@ std::string print_schedule(const Schedule& s) {
   if (swapped) os << " orientation=swapped";
   if (compiled_dims_text(l) != compiled_dims_text(ProblemLayout{})) os << " compiled=" << compiled_dims_text(l);
   if (l.source != ProblemSource::Dense) os << " source=" << problem_source_name(l.source);
+  // An FP8 problem says both, "none" included: a reader's default for FP8 is DeepGEMM's factors.
+  if (dtype_is_fp8(def.input_dtype()) || l.scale_a || l.scale_b)
+    os << " scale_a=" << (l.scale_a ? scale_granularity_name(*l.scale_a) : "none")
+       << " scale_b=" << (l.scale_b ? scale_granularity_name(*l.scale_b) : "none");
   os << "\n";
   if (swapped)
     os << "# computed as D^T = B * A^T: the directives schedule the swapped problem (M'=" << def.m() << " N'=" << def.n()

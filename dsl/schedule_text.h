@@ -57,6 +57,9 @@ struct ProblemSpec {
   std::optional<bool> swapped;  // orientation=swapped: computed as D^T = B * A^T (Definition::swapped)
   std::optional<std::string> compiled;  // compiled=nk: the sizes not named are read at run time
   std::optional<ProblemSource> source;  // source=masked: the batch's matrices are masked groups
+  // scale_a=1x128, scale_b=128x128 (or tensor, row, none): FP8 operands' scale factors, as
+  // parse_scale_granularity spells them; "none" for no factors.
+  std::optional<std::string> scale_a, scale_b;
   bool operator==(const ProblemSpec&) const = default;
 };
 

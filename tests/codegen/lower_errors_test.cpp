@@ -220,3 +220,47 @@ TEST_CASE("tile-size") {
   check_error([] { validate_schedule(Schedule(gemm(64, 64, 131072)).inline_op("cast").mma(64, 64, 16, Target::Sm90a)); },
               "tile-size", "the CTA tile is 64 x 64 x 131072 (m x n x k)");
 }
+
+TEST_CASE("not-lowered: FP8 operands and their scale factors") {
+  const auto fp8 = [](std::optional<ScaleGranularity> a, std::optional<ScaleGranularity> b, int64_t n = 1024) {
+    ProblemLayout l;
+    l.scale_a = a;
+    l.scale_b = b;
+    return make_definition(1024, n, 1024, DType::E4M3, DType::BF16, {}, l);
+  };
+  const auto deepgemm = [&] { return fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block128x128); };
+  // Blackwell's block-scaled MMA is another instruction with other factors.
+  Schedule blackwell = tutorial_schedule(10, deepgemm());
+  blackwell.retarget(Target::Sm100a);
+  check_not_lowered(blackwell, "e4m3 operands on sm_100a (Blackwell's block-scaled tcgen05.mma takes UE8M0 factors per "
+                               "32 elements of K, a later step)");
+  check_not_lowered(tutorial_schedule(3, deepgemm()), "e4m3 operands with synchronous copies (cache_read A and B tma)");
+  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::PerRow, ScaleGranularity::Block128x128)),
+                    "A's scale factors per row (lowered: per 1x128, MN-major as DeepGEMM lays them out)");
+  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
+                    "B's scale factors per 1x128 (lowered: per 128x128 block, K-major)");
+  // A k tile of 64 FP8 elements meets half a block of factors.
+  Schedule k64(deepgemm());
+  k64.tile(64, 64, 64);
+  k64.inline_op("cast");
+  k64.mma(64, 64, 32, Target::Sm90a);
+  k64.bind("k_o", Binding::Serial);
+  k64.bind("m_o", Binding::BlockY);
+  k64.bind("n_o", Binding::BlockX);
+  k64.cache_read("A", CopyMethod::Tma);
+  k64.cache_read("B", CopyMethod::Tma);
+  check_not_lowered(k64, "a k tile of 64 with scale factors per 128 of K (each k tile's promotion applies one k block's "
+                         "factors: tile k 128)");
+  // A 152-column tile can start 120 columns into a block of B's factors and meet three.
+  Schedule wide(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216));
+  wide.tile(64, 152, 128);
+  wide.inline_op("cast");
+  wide.mma(64, 152, 32, Target::Sm90a);
+  wide.bind("k_o", Binding::Serial);
+  wide.bind("n_o", Binding::BlockX);
+  wide.bind("m_o", Binding::BlockY);
+  wide.cache_read("A", CopyMethod::Tma);
+  wide.cache_read("B", CopyMethod::Tma);
+  check_not_lowered(wide, "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
+                          "factors; the promotion reads two)");
+}

@@ -37,7 +37,7 @@ constexpr int64_t kHuge = int64_t(1) << 62;
 
 TEST_CASE("unknown-dtype") {
   check_error([] { parse_dtype("f8"); }, "unknown-dtype",
-              "unknown dtype 'f8': legal dtypes are f16, bf16, f32 (e4m3 and e5m2 are reserved for FP8)");
+              "unknown dtype 'f8': legal dtypes are f16, bf16, f32 (e4m3 and e5m2 for FP8 operands)");
 }
 
 TEST_CASE("unknown-binding") {
@@ -373,11 +373,21 @@ TEST_CASE("multicast-without-cluster") {
 
 TEST_CASE("mma-shape") {
   check_error([] { tiled().mma(64, 100, 16, Target::Sm90a); }, "mma-shape",
-              "mma m64n100k16: sm_90a has no such instruction; legal is wgmma m64nNk16 with N a multiple of 8 in "
-              "8..256 (f16/bf16 operands)");
+              "mma m64n100k16: sm_90a has no such instruction; legal is wgmma m64nNk16 (f16/bf16 operands) or "
+              "m64nNk32 (e4m3/e5m2) with N a multiple of 8 in 8..256");
+  // One instruction reads 32 bytes of K: k16 for 16-bit operands, k32 for FP8.
+  check_error([] { tiled().mma(64, 128, 32, Target::Sm90a); }, "mma-shape",
+              "mma m64n128k32: bf16 operands take k16 (one instruction reads 32 bytes of K)");
+  check_error(
+      [] {
+        Schedule s(make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16));
+        s.tile(128, 128, 128);
+        s.mma(64, 128, 16, Target::Sm90a);
+      },
+      "mma-shape", "mma m64n128k16: e4m3 operands take k32 (one instruction reads 32 bytes of K)");
   check_error([] { tiled().mma(32, 128, 16, Target::Sm100a); }, "mma-shape",
               "mma m32n128k16: sm_100a has no such instruction; legal is tcgen05.mma with M 64, 128 (one CTA) or 256 "
-              "(a CTA pair), N a multiple of 16 in 16..256, K 16");
+              "(a CTA pair), N a multiple of 16 in 16..256, K 16 (f16/bf16) or 32 (e4m3/e5m2)");
   // Retargeting re-checks the instruction: m128 exists on sm_100a only.
   Schedule s = tiled().mma(128, 128, 16, Target::Sm100a);
   check_error([&] { s.retarget(Target::Sm90a); }, "mma-shape", "mma m128n128k16: sm_90a has no such instruction");
@@ -386,11 +396,9 @@ TEST_CASE("mma-shape") {
 
 // ---- the definition a schedule is built on ---------------------------------------------
 
-TEST_CASE("reserved-dtype") {
-  check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16)); }, "reserved-dtype",
-              "dtype e4m3 is reserved for FP8 block scaling, which is not implemented yet; use f16 or bf16");
-  check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::BF16, DType::E5M2)); }, "reserved-dtype",
-              "dtype e5m2 is reserved for FP8 block scaling");
+TEST_CASE("fp8-operand") {
+  check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::BF16, DType::E5M2)); }, "fp8-operand",
+              "the output is e5m2; FP8 is an MMA operand type (A and B): the output is f16, bf16 or f32");
   // An FP8 epilogue input is refused too (the epilogue has no FP8 loads).
   check_error(
       [] {
@@ -400,13 +408,47 @@ TEST_CASE("reserved-dtype") {
         d.set_output(d.cast(d.add_scaled(d.matmul(a, b), c, 1.0), DType::BF16));
         Schedule s(d);
       },
-      "reserved-dtype",
-      "input 'C': dtype e4m3 is reserved for FP8 block scaling, which is not implemented yet; use f16, bf16 or f32");
+      "fp8-operand", "input 'C': dtype e4m3 is an MMA operand type (A and B); C and bias are f16, bf16 or f32");
+  // FP8 operands themselves are taken.
+  CHECK_NOTHROW(Schedule(make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16)));
+}
+
+TEST_CASE("bad-scale") {
+  check_error([] { parse_scale_granularity("1x64"); }, "bad-scale",
+              "unknown scale granularity '1x64': legal are tensor, row, 1x128 (per row and 128 of K) and 128x128 (per "
+              "block)");
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 256}, DType::BF16);
+        d.scale_input("SA", a, ScaleGranularity::Block1x128);
+      },
+      "bad-scale", "scale_input 'SA': 'A' is not an FP8 (e4m3, e5m2) 2-D input; scale factors belong to FP8 MMA operands");
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 256}, DType::E4M3);
+        d.scale_input("SA", a, ScaleGranularity::Block1x128);
+        d.scale_input("SA2", a, ScaleGranularity::PerRow);
+      },
+      "bad-scale", "scale_input 'SA2': 'A' already has scale factors ('SA')");
+  // The shapes the granularities give a [200, 300] operand: ceil(300 / 128) = 3 k blocks.
+  Definition d;
+  Tensor a = d.input("A", {200, 300}, DType::E4M3);
+  Tensor b = d.input("B", {300, 300}, DType::E4M3);
+  const Node sa = d.scale_input("SA", a, ScaleGranularity::Block1x128).node();
+  CHECK(sa.shape == std::vector<int64_t>{200, 3});
+  CHECK(sa.ld == 0);  // MN-major rows of 200 factors are 16-byte multiples already: dense
+  Tensor ragged = d.input("A2", {201, 300}, DType::E4M3);
+  CHECK(d.scale_input("SA3", ragged, ScaleGranularity::Block1x128).node().ld == 204);  // TMA-aligned
+  const Node sb = d.scale_input("SB", b, ScaleGranularity::Block128x128, Layout::KMajor).node();
+  CHECK(sb.shape == std::vector<int64_t>{3, 3});
+  CHECK(d.scale_of(a.id())->name == "SA");
 }
 
 TEST_CASE("operand-dtype") {
   check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::F32, DType::F32)); }, "operand-dtype",
-              "operands A and B are f32; the tensor cores take f16 or bf16 operands");
+              "operands A and B are f32; the tensor cores take f16, bf16, e4m3 or e5m2 operands");
 }
 
 TEST_CASE("foreign-tensor") {

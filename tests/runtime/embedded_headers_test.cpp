@@ -37,7 +37,8 @@ TEST_CASE("asking for a header that is not embedded throws") {
 
 TEST_CASE("a header's sections: the named ones kept in the header's order, the rest of the text whole") {
   // wgmma_mma.cuh: one section per wrapper, every N of the sm_90a table (8..256 step 8) for bf16
-  // and f16, and nothing else in the file but the preamble and the closing lines.
+  // and f16 (k16) and e4m3 and e5m2 (k32), and nothing else in the file but the preamble and the
+  // closing lines.
   const std::string full(gg::rt::device_header_source("wgmma_mma.cuh"));
   const std::string none = gg::rt::device_header_with_sections("wgmma_mma.cuh", {});
   CHECK(none.find("wgmma.mma_async") == std::string::npos);
@@ -45,7 +46,8 @@ TEST_CASE("a header's sections: the named ones kept in the header's order, the r
   CHECK(none.find("#endif  // GG_DEV_WGMMA_MMA_CUH") != std::string::npos);
   std::vector<std::string> all;
   for (int n = 8; n <= 256; n += 8)
-    for (const char* type : {"bf16", "f16"}) all.push_back("wgmma_m64n" + std::to_string(n) + "k16_f32_" + type);
+    for (const char* type : {"bf16", "f16", "e4m3", "e5m2"})
+      all.push_back("wgmma_m64n" + std::to_string(n) + (type[0] == 'e' ? "k32_f32_" : "k16_f32_") + type);
   CHECK(gg::rt::device_header_with_sections("wgmma_mma.cuh", all) == full);
 
   const std::string two =

@@ -7,6 +7,7 @@
 
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
+#include "planted_bugs.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
@@ -28,6 +29,74 @@ TEST_CASE("fp8: the tutorial's warp-specialized steps simulate exactly with both
     CAPTURE(step);
     const Schedule s = tutorial_schedule(step, fp8(200, 264, 384));
     const SimulationReport r = simulate(s);
+    INFO(r.to_string());
+    CHECK(r.passed);
+  }
+}
+
+namespace {
+
+// v10 on FP8 with a bug planted in its lowered IR: the simulator's verdict.
+SimulationReport planted(const gg::testing::Plant::Fn& bug, int* count = nullptr) {
+  const Schedule s = tutorial_schedule(10, fp8(200, 264, 384));
+  Kernel k = lower(s);
+  gg::testing::Plant plant(bug);
+  k.body = plant.mutate(k.body);
+  if (count) *count = plant.planted;
+  return simulate_kernel(k, s.definition());
+}
+
+
+}  // namespace
+
+TEST_CASE("fp8: planted bugs in the scale factors and the promotion are caught by the simulator") {
+  using namespace gg::kir;
+  using gg::testing::drop;
+  using gg::testing::rewrite;
+  int count = 0;
+  SUBCASE("the unplanted kernel passes") { CHECK(planted([](const StmtPtr&) { return std::nullopt; }).passed); }
+  SUBCASE("B's factor of the wrong k block") {
+    const SimulationReport r = planted(rewrite<LoadScaleFactors>([](LoadScaleFactors& n) {
+                                         if (n.lo) n.lo = n.lo + imm(1);
+                                       }),
+                                       &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+    CHECK(r.mismatches > 0);
+  }
+  SUBCASE("A's factors of the wrong row") {
+    const SimulationReport r =
+        planted(rewrite<LoadScaleFactors>([](LoadScaleFactors& n) { n.row0 = n.row0 + imm(1); }), &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+  }
+  SUBCASE("the promotion skipped") {
+    const SimulationReport r = planted(drop<PromoteAccumulator>(), &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+    CHECK(r.mismatches > 0);
+  }
+  SUBCASE("A's factors missing from the stage's transaction bytes") {
+    // The full barrier then completes when A and B landed, before the factors' box: the consumers
+    // read a stage whose factors may not have landed.
+    const SimulationReport r = planted(drop<MbarrierArriveExpectTx>([](const MbarrierArriveExpectTx& n) {
+                                         return n.bytes == 512;  // one stage of 128 rows' fp32 factors
+                                       }),
+                                       &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+  }
+  SUBCASE("a k tile's first MMA accumulating into the previous tile's promoted values") {
+    const SimulationReport r = planted(rewrite<WgmmaIssue>([](WgmmaIssue& n) { n.accumulate = nullptr; }), &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+  }
+}
+
+TEST_CASE("fp8: without scale factors, e5m2, and an f32 output, the kernels simulate exactly") {
+  for (const Definition& def : {fp8(128, 128, 256, false, false), fp8(200, 136, 384, true, false, DType::E5M2),
+                                fp8(64, 256, 128, false, true)}) {
+    const SimulationReport r = simulate(tutorial_schedule(8, def));
     INFO(r.to_string());
     CHECK(r.passed);
   }

@@ -63,14 +63,15 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   if (auto source = source_flag(args)) p.layout.source = *source;
   else if (file.source) p.layout.source = *file.source;
   // FP8 operands take DeepGEMM's factors unless told otherwise: A per 1x128, B per 128x128.
-  const auto scale = [&](const char* flag, ScaleGranularity fp8_default) -> std::optional<ScaleGranularity> {
-    const auto v = args.value(flag);
+  const auto scale = [&](const char* flag, const std::optional<std::string>& in_file,
+                         ScaleGranularity fp8_default) -> std::optional<ScaleGranularity> {
+    const std::optional<std::string> v = args.value(flag) ? std::optional<std::string>(*args.value(flag)) : in_file;
     if (v && *v == "none") return std::nullopt;
     if (v) return parse_scale_granularity(*v);
     return dtype_is_fp8(p.in) ? std::optional(fp8_default) : std::nullopt;
   };
-  p.layout.scale_a = scale("scale-a", ScaleGranularity::Block1x128);
-  p.layout.scale_b = scale("scale-b", ScaleGranularity::Block128x128);
+  p.layout.scale_a = scale("scale-a", file.scale_a, ScaleGranularity::Block1x128);
+  p.layout.scale_b = scale("scale-b", file.scale_b, ScaleGranularity::Block128x128);
   return p;
 }
 
