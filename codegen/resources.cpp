@@ -112,6 +112,8 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
 
   // ---- threads and registers
   r.roles = roles;
+  for (const auto& role : roles)
+    if (promotes_fp8(s) && role.computes) r.promotion_regs = role.accumulator_regs / 2;
   r.threads = total_threads(roles);
   for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 
@@ -221,6 +223,9 @@ std::string ResourceSummary::to_string() const {
     os << "    " << role.name << ": " << role.warpgroups << " warpgroup(s) x 128 threads x " << role.regs
        << " regs" << (role.declared ? " (setmaxnreg)" : " (per-thread cap)");
     if (role.accumulator_regs > 0) os << ", accumulator " << role.accumulator_regs << " fp32 regs/thread";
+    if (role.accumulator_regs > 0 && promotion_regs > 0)
+      os << " (" << promotion_regs << " of them the FP8 promotion's: each k tile of " << tile_k
+         << " accumulates apart, then adds in times its scale factors)";
     os << "\n";
   }
   os << "  barriers: " << mbarrier_count << " mbarrier(s)";

@@ -238,6 +238,23 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);
 }
 
+void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
+              int64_t k, const GemmOptions& options) {
+  GemmOptions o = options;
+  if (!dtype_is_fp8(o.in)) o.in = DType::E4M3;  // the default bf16 means "not said" here
+  if (o.layout.source != ProblemSource::Dense || o.layout.batch > 1)
+    throw_user_error("not-lowered", "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this "
+                     "code generator does not lower it yet (one dense FP8 problem)");
+  // A pointer given means DeepGEMM's factors unless the layout names others; none means a factor of 1.
+  o.layout.scale_a = scale_a ? o.layout.scale_a.value_or(ScaleGranularity::Block1x128) : std::optional<ScaleGranularity>();
+  o.layout.scale_b = scale_b ? o.layout.scale_b.value_or(ScaleGranularity::Block128x128) : std::optional<ScaleGranularity>();
+  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
+  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
+  problem.scale_a = scale_a;
+  problem.scale_b = scale_b;
+  kernel.launch(problem, o.stream);
+}
+
 namespace {
 
 // What a grouped entry point plans with: the caller's dtypes, alpha, target and stream; the

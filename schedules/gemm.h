@@ -89,6 +89,15 @@ std::string pick_schedule(const Definition& def, Target target = Target::Sm90a);
 // is no GPU or CUDA refuses a call.
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 
+// FP8 GEMM with DeepGEMM's fine-grained scaling (its fp8_gemm_nt): D[M,N] = A[M,K] * B[N,K]^T with
+// A and B e4m3 (options.in, or e5m2) and K-major, each element times its scale factor: scale_a
+// per row and 128 of K, [ceil(K/128)][M rounded up to 4] fp32 (DeepGEMM's MN-major TMA-aligned
+// layout), scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)] fp32; a null factor pointer
+// means a factor of 1. D is options.out (bf16 by default; f16, f32). Every k tile of 128 is
+// promoted into fp32 (WGMMA's FP8 accumulation keeps about 14 bits). Device pointers, 16-byte
+// aligned; asynchronous on options.stream.
+void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
+              int64_t k, const GemmOptions& options = {});
 // Masked grouped GEMM (DeepGEMM's m_grouped_gemm_nt_masked, MoE decode): for each of `groups`
 // groups g, D[g][0:rows_g, :] = alpha * A[g][0:rows_g, :] * B[g]^T with A [groups, m_max, K],
 // B [groups, N, K] and D [groups, m_max, N] dense, and rows_g = group_rows[g] (device memory, one

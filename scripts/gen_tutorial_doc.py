@@ -150,4 +150,16 @@ out += simulated(POINTER, 3)
 SIM = ['--schedule', 'v10', '--m', '256', '--n', '512', '--k', '256', '--at-m', '1,7,333']
 sim = [l for l in run(['simulate'] + SIM).splitlines() if l.startswith('simulate')]
 out += ["```", "$ gemmgen simulate " + " ".join(SIM)] + sim + ["```", ""]
+FP8 = ("## FP8 with fine-grained scaling: promotion\n\n"
+       "With `--dtype e4m3` (or e5m2) the operands are FP8 and each has fp32 **scale factors** (DeepGEMM's recipe, DeepSeek-V3's training format): A one per row and 128 elements of K, B one per 128 x 128 block (`--scale-a`, `--scale-b`; the definition's `scale_input`). "
+       "An element's value is its FP8 byte times its factor. A WGMMA reads 32 bytes of K per instruction, so an FP8 MMA is m64nNk32, and a k tile of 128 elements is one 128-byte row: one k block of factors. "
+       "The tensor cores accumulate FP8 products with about 14 bits of precision, not fp32's 24, so the kernel does not let them run over all of K: each k tile's MMAs go into a second accumulator (`acc_k`, its first instruction overwriting it), the consumer waits for them and **promotes**: `acc += acc_k * sa[row] * sb[column block]` in fp32 registers. "
+       "That second accumulator is where the registers go: a consumer holds twice its share of the tile, which is why the tutorial's FP8 steps use half the columns (v10: 128 x 128, 64 + 64 fp32 registers per thread). "
+       "A's factors travel with the stage (one TMA box of the tile's 128 rows of fp32 factors beside A and B, counted in the stage's transaction bytes); B's, one or two per tile, are loaded from global memory before the MMAs so the load's latency passes under them. Each consumer warp reads its rows' factors itself, so each warp releases the stage.")
+out += [FP8, ""]
+FP8_ARGS = ['--schedule', 'v10', '--dtype', 'e4m3', '--m', '256', '--n', '256', '--k', '384']
+lines = [l for l in run(['explain'] + FP8_ARGS).splitlines() if 'promotion' in l or "scale factors" in l]
+out += ["```", "$ gemmgen explain " + " ".join(FP8_ARGS)] + lines + ["```", ""]
+out += emitted_keys(FP8_ARGS, ('const float sb_lo', 'sa[b][h] = ', 'gg::dev::wgmma_m64n128k32_f32_e4m3(', 'acc[b][4 * j + 2 * h] = fmaf', 'if (gg::dev::elect_one_sync())'))
+out += simulated(FP8_ARGS, 2)
 open('docs/tutorial.md', 'w').write("\n".join(out))
