@@ -239,28 +239,23 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
                     "A's scale factors per row (lowered: per 1x128, MN-major as DeepGEMM lays them out)");
   check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
                     "B's scale factors per 1x128 (lowered: per 128x128 block, K-major)");
+  // A grid of TMA-loaded tiles of the given shape (v4 without the staged store).
+  const auto grid = [](const Definition& def, int64_t tile_n, int64_t tile_k) {
+    Schedule s(def);
+    s.tile(64, tile_n, tile_k);
+    s.inline_op("cast");
+    s.mma(64, static_cast<int>(tile_n), 32, Target::Sm90a);
+    s.bind("k_o", Binding::Serial);
+    s.bind("m_o", Binding::BlockY);
+    s.bind("n_o", Binding::BlockX);
+    s.cache_read("A", CopyMethod::Tma);
+    s.cache_read("B", CopyMethod::Tma);
+    return s;
+  };
   // A k tile of 64 FP8 elements meets half a block of factors.
-  Schedule k64(deepgemm());
-  k64.tile(64, 64, 64);
-  k64.inline_op("cast");
-  k64.mma(64, 64, 32, Target::Sm90a);
-  k64.bind("k_o", Binding::Serial);
-  k64.bind("m_o", Binding::BlockY);
-  k64.bind("n_o", Binding::BlockX);
-  k64.cache_read("A", CopyMethod::Tma);
-  k64.cache_read("B", CopyMethod::Tma);
-  check_not_lowered(k64, "a k tile of 64 with scale factors per 128 of K (each k tile's promotion applies one k block's "
-                         "factors: tile k 128)");
+  check_not_lowered(grid(deepgemm(), 64, 64), "a k tile of 64 with scale factors per 128 of K (each k tile's promotion "
+                                              "applies one k block's factors: tile k 128)");
   // A 152-column tile can start 120 columns into a block of B's factors and meet three.
-  Schedule wide(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216));
-  wide.tile(64, 152, 128);
-  wide.inline_op("cast");
-  wide.mma(64, 152, 32, Target::Sm90a);
-  wide.bind("k_o", Binding::Serial);
-  wide.bind("n_o", Binding::BlockX);
-  wide.bind("m_o", Binding::BlockY);
-  wide.cache_read("A", CopyMethod::Tma);
-  wide.cache_read("B", CopyMethod::Tma);
-  check_not_lowered(wide, "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
+  check_not_lowered(grid(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216), 152, 128), "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
                           "factors; the promotion reads two)");
 }

@@ -9,24 +9,14 @@
 #include <vector>
 
 #include "runtime/device_buffer.h"
+#include "fp8_testing.h"
 #include "runtime/fp8_quantize.h"
 
 using gg::rt::ElemType;
 using gg::rt::Fp8QuantizeOptions;
 using gg::rt::ScaleLayout;
 
-namespace {
-
-// Magnitudes that change from block to block, so every scale differs from its neighbours.
-std::vector<float> varied_values(int64_t rows, int64_t cols, uint64_t seed) {
-  std::vector<float> x = gg::rt::random_uniform_values(ElemType::F32, static_cast<size_t>(rows * cols), seed);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      x[static_cast<size_t>(r * cols + c)] *= std::ldexp(1.0f, static_cast<int>((r * 7 + c / 128 * 3) % 9) - 4);
-  return x;
-}
-
-}  // namespace
+using gg::testing::varied_values;
 
 TEST_CASE("scales rearranged as cuBLASLt reads them: VEC128 [K/128][M], BLK128x128 [N/128][K/128 padded to 4]") {
   const int64_t rows = 130, cols = 640;  // 5 K blocks: BLK128x128 rows padded to 8

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fp8_testing.h"
 #include "runtime/device_buffer.h"
 #include "runtime/error_metrics.h"
 #include "runtime/host_dtype.h"
@@ -17,17 +18,9 @@ using gg::rt::Fp8QuantizeOptions;
 using gg::rt::Granularity;
 using gg::rt::ScaleLayout;
 
-namespace {
+using gg::testing::varied_values;
 
-// Uniform values whose magnitude changes from block to block (factor 2^-4 .. 2^4), so a scale
-// read from the wrong block is far off.
-std::vector<float> varied_values(int64_t rows, int64_t cols, uint64_t seed) {
-  std::vector<float> x = gg::rt::random_uniform_values(ElemType::F32, static_cast<size_t>(rows * cols), seed);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      x[static_cast<size_t>(r * cols + c)] *= std::ldexp(1.0f, static_cast<int>((r * 7 + c / 128 * 3) % 9) - 4);
-  return x;
-}
+namespace {
 
 float fp8_value(ElemType type, uint8_t bits) {
   return type == ElemType::E4M3 ? gg::rt::e4m3_value(bits) : gg::rt::e5m2_value(bits);
