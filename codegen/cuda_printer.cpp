@@ -248,8 +248,10 @@ class CudaPrinter : public Visitor {
   // An 8-column group never straddles a 128-column block: its factor is sb_lo or sb_hi.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor");
+    const std::string from = n.block ? n.from + "[0]" : n.from + "[b]";
     line("#pragma unroll");
-    line("for (int b = 0; b < " + num(n.blocks) + "; ++b) {");
+    line(n.block ? "for (int b = " + to_c(n.block) + "; b == " + to_c(n.block) + "; ++b) {  // one block (a wave)"
+                 : "for (int b = 0; b < " + num(n.blocks) + "; ++b) {");
     line("  #pragma unroll");
     line("  for (int h = 0; h < 2; ++h) {");
     const std::string sa = n.row_scaled ? "sa[b][h]" : "1.0f";
@@ -257,8 +259,8 @@ class CudaPrinter : public Visitor {
     line("    #pragma unroll");
     line("    for (int j = 0; j < " + num(n.regs / 4) + "; ++j) {");
     line("      const float s = " + (n.col_split ? "8 * j < " + to_c(n.col_split) + " ? s_lo : s_hi" : sa) + ";");
-    line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + n.from + "[b][4 * j + 2 * h], s, " + n.into + "[b][4 * j + 2 * h]);");
-    line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + n.from + "[b][4 * j + 2 * h + 1], s, " + n.into +
+    line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + from + "[4 * j + 2 * h], s, " + n.into + "[b][4 * j + 2 * h]);");
+    line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + from + "[4 * j + 2 * h + 1], s, " + n.into +
          "[b][4 * j + 2 * h + 1]);");
     line("    }");
     line("  }");

@@ -398,7 +398,7 @@ class Dumper : public Visitor {
   void visit_WgmmaWait(const WgmmaWait& n) override { line("WgmmaWait " + std::to_string(n.pending)); }
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("PromoteAccumulator " + n.into + " += " + n.from + "[" + std::to_string(n.blocks) + "][" +
-         std::to_string(n.regs) + "]" + (n.row_scaled ? " x sa" : "") +
+         std::to_string(n.regs) + "]" + (n.block ? " block " + to_c(n.block) : "") + (n.row_scaled ? " x sa" : "") +
          (n.col_split ? " x sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : ""));
   }
   void visit_LoadScaleFactors(const LoadScaleFactors& n) override {

@@ -295,9 +295,12 @@ struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
 // lane / 4 + 8 ((i / 2) % 2) and column 8 (i / 4) + 2 (lane % 4) + i % 2. The factors are
 // LoadScaleFactors' registers: sa[b][h] where `row_scaled` (else 1); where `col_split` is set,
 // sb_lo for the tile's columns before it and sb_hi from there on (else 1).
+// `block` set: one 64-row block (a wave, DeepGEMM's WAVE_BLOCK_M): `from` holds that block alone
+// (from[0]) and is added into into[block].
 struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   std::string from = "acc_k", into = "acc";
   int blocks = 1, regs = 0;
+  ExprPtr block;
   bool row_scaled = false;
   ExprPtr col_split;
 };

@@ -12,9 +12,13 @@ std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits
   if (auto w = s.write_of(def.matmul_node().name)) acc_place = w->place;
   const int consumers = s.consumer_warpgroups();
   // Accumulator registers per thread: the tile's fp32 elements over the threads that share it.
+  // FP8 adds the promotion's accumulator: one 64-row block per warpgroup (several blocks are
+  // promoted in waves).
   auto accumulator = [&](int sharing_threads) {
-    const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N) * (promotes_fp8(s) ? 2 : 1);
-    return acc_place == Place::Registers ? static_cast<int>(ceil_div(elements, sharing_threads)) : 0;
+    const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N);
+    const int64_t blocks = std::max<int64_t>(1, dom.tile_extent(Root::M) / (64 * s.warpgroups_per_tile()));
+    const int64_t share = ceil_div(elements, sharing_threads);
+    return acc_place == Place::Registers ? static_cast<int>(share + (promotes_fp8(s) ? share / blocks : 0)) : 0;
   };
   std::vector<RoleShape> roles;
   if (auto ws = s.warp_roles()) {

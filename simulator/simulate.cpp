@@ -1200,7 +1200,8 @@ class Simulator {
     auto& from = w.acc[n.from];
     auto& into = w.acc[n.into];
     const int64_t N = 2 * n.regs;
-    if (from.size() != into.size() || int64_t(into.size()) != n.blocks * 16 * N) {
+    const int64_t from_blocks = n.block ? 1 : n.blocks;
+    if (int64_t(from.size()) != from_blocks * 16 * N || int64_t(into.size()) != n.blocks * 16 * N) {
       error("promotion between accumulators of other shapes than " + std::to_string(n.blocks) + " x 64 x " +
             std::to_string(N));
       return true;
@@ -1211,12 +1212,18 @@ class Simulator {
     }
     const auto [sb_lo, sb_hi] = n.col_split ? *w.column_scales : std::pair<float, float>{1.0f, 1.0f};
     const int64_t split = n.col_split ? eval(w, n.col_split) : N;
-    for (int64_t b = 0; b < n.blocks; ++b)
+    const int64_t first = n.block ? eval(w, n.block) : 0, last = n.block ? first + 1 : n.blocks;
+    if (first < 0 || last > n.blocks) {
+      error("promotion into block " + std::to_string(first) + " of " + std::to_string(n.blocks));
+      return true;
+    }
+    for (int64_t b = first; b < last; ++b)
       for (int64_t i = 0; i < 16; ++i) {
         const float sa = n.row_scaled ? w.row_scales[size_t(b * 16 + i)] : 1.0f;
         for (int64_t j = 0; j < N; ++j) {
           const auto at = static_cast<size_t>((b * 16 + i) * N + j);
-          into[at] += from[at] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));
+          const auto src = static_cast<size_t>(((n.block ? 0 : b) * 16 + i) * N + j);
+          into[at] += from[src] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));
         }
       }
     return true;

@@ -69,9 +69,12 @@ class SelectWgmma : public Mutator {
   // two) 128-column blocks from args.scale_b.
   StmtPtr promoted(const ComputeTile& c, const StmtPtr& mmas) const {
     const AccumulatorShape shape = accumulator_shape(p_);
+    // Several 64-row blocks per warpgroup are promoted one at a time (waves, as DeepGEMM does): each
+    // block's MMAs into the one promotion accumulator, waited for and promoted before the next's.
+    const bool waves = shape.blocks > 1;
     auto decl = std::make_shared<AccumulatorDecl>();
     decl->name = kPromoted;
-    decl->blocks = shape.blocks;
+    decl->blocks = waves ? 1 : shape.blocks;
     decl->regs = shape.regs;
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = 0;
@@ -105,10 +108,30 @@ class SelectWgmma : public Mutator {
     }
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales) out.push_back(factors);
-    for (StmtPtr s : {StmtPtr(decl), accumulator_fence(kPromoted), StmtPtr(std::make_shared<WgmmaFence>()), mmas,
-                      StmtPtr(std::make_shared<WgmmaCommit>()), StmtPtr(wait), accumulator_fence(kPromoted),
-                      StmtPtr(promote)})
-      out.push_back(s);
+    out.push_back(decl);
+    if (!waves) {
+      for (StmtPtr s : {accumulator_fence(kPromoted, shape.blocks), StmtPtr(std::make_shared<WgmmaFence>()),
+                        mmas, StmtPtr(std::make_shared<WgmmaCommit>()), StmtPtr(wait),
+                        accumulator_fence(kPromoted, shape.blocks), StmtPtr(promote)})
+        out.push_back(s);
+      return block(out);
+    }
+    // The block loop (mb) keeps its A slices; its MMAs go to the promotion accumulator's one block.
+    const For* blocks_loop = as<For>(mmas);
+    GG_INTERNAL_CHECK(blocks_loop != nullptr, "the k tile's MMAs are a loop over row blocks");
+    struct OneBlock : Mutator {
+      StmtPtr mutate_WgmmaIssue(const std::shared_ptr<const WgmmaIssue>& w) override {
+        auto copy = std::make_shared<WgmmaIssue>(*w);
+        copy->block = imm(0);
+        return copy;
+      }
+    } one_block;
+    promote->block = var(blocks_loop->var);
+    auto wave = std::make_shared<For>(*blocks_loop);
+    wave->origin = "64-row blocks of this warpgroup, each promoted in turn (waves)";
+    wave->body = block({accumulator_fence(kPromoted, 1), std::make_shared<WgmmaFence>(), one_block.mutate(blocks_loop->body),
+                        std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted, 1), promote});
+    out.push_back(wave);
     return block(out);
   }
 
@@ -119,11 +142,11 @@ class SelectWgmma : public Mutator {
   }
 
   // The accumulator registers pinned in place around the asynchronous MMAs (AccumulatorFence).
-  StmtPtr accumulator_fence(const char* name = "acc") const {
+  StmtPtr accumulator_fence(const char* name = "acc", int blocks = 0) const {
     const auto shape = accumulator_shape(p_);
     auto fence = std::make_shared<AccumulatorFence>();
     fence->name = name;
-    fence->blocks = shape.blocks;
+    fence->blocks = blocks > 0 ? blocks : shape.blocks;
     fence->regs = shape.regs;
     return fence;
   }
