@@ -101,3 +101,21 @@ TEST_CASE("fp8: without scale factors, e5m2, and an f32 output, the kernels simu
     CHECK(r.passed);
   }
 }
+
+TEST_CASE("fp8: waves (two row blocks per warpgroup promoted in turn), and a wave promoted into the wrong block") {
+  using namespace gg::kir;
+  const Schedule s = tutorial_schedule(8, fp8(256, 192, 384));  // 128x64 tiles, one consumer: two blocks
+  Kernel k = lower(s);
+  const SimulationReport clean = simulate_kernel(k, s.definition());
+  INFO(clean.to_string());
+  CHECK(clean.passed);
+  gg::testing::Plant plant(gg::testing::rewrite<PromoteAccumulator>([](PromoteAccumulator& n) {
+    REQUIRE(n.block != nullptr);
+    n.block = imm(0);
+  }));
+  k.body = plant.mutate(k.body);
+  CHECK(plant.planted > 0);
+  const SimulationReport r = simulate_kernel(k, s.definition());
+  CHECK_FALSE(r.passed);
+  CHECK(r.mismatches > 0);
+}
