@@ -45,6 +45,13 @@ void double_buffer(Schedule& s) { s.circular_buffer("k_o", pipeline_stages(k_tri
 
 void persistent_l2_order(Schedule& s) { s.persist("m_o", "n_o", Raster::RowMajor, 8); }
 
+// Each consumer stores its rows in subtiles one 128-byte swizzle atom wide through two buffers (one
+// where the tile is a single subtile wide: FP8's halved tiles).
+void atom_subtiles(Schedule& s) {
+  const int64_t cols = 128 / dtype_bytes(s.definition().output_dtype());
+  s.store_subtile(cols, s.domain().tile_extent(Root::N) > cols ? 2 : 1);
+}
+
 // Producer warpgroup trimmed to 40 registers, consumer raised to 232.
 void warp_roles(Schedule& s) { s.warp_specialize(40, 232); }
 
@@ -68,7 +75,7 @@ void cta_pair(Schedule& s) {
 void two_consumers(Schedule& s) {
   s.split("m_i", 64, "m_wg", "m_mma");
   s.bind("m_wg", Binding::Warpgroup);
-  s.store_subtile(128 / dtype_bytes(s.definition().output_dtype()), 2);
+  atom_subtiles(s);
   deep_pipeline(s);
 }
 
@@ -112,7 +119,7 @@ Schedule tutorial_schedule(int version, const Definition& def, Target target) {
 Schedule ping_pong_schedule(const Definition& def, Target target) {
   Schedule s = tutorial_schedule(9, def, target);
   s.ping_pong();
-  s.store_subtile(128 / dtype_bytes(def.output_dtype()), 2);
+  atom_subtiles(s);
   deep_pipeline(s);
   return s;
 }

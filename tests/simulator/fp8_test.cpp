@@ -24,10 +24,11 @@ Definition fp8(int64_t m, int64_t n, int64_t k, bool scale_a = true, bool scale_
 
 }  // namespace
 
-TEST_CASE("fp8: the tutorial's warp-specialized steps simulate exactly with both operands' scale factors") {
-  for (int step : {7, 8, 10}) {
+TEST_CASE("fp8: the tutorial's TMA steps and ping-pong simulate exactly with both operands' scale factors") {
+  for (int step = 4; step <= 11; ++step) {  // 11: ping-pong
     CAPTURE(step);
-    const Schedule s = tutorial_schedule(step, fp8(200, 264, 384));
+    const Definition def = fp8(200, 264, 384);
+    const Schedule s = step == 11 ? ping_pong_schedule(def) : tutorial_schedule(step, def);
     const SimulationReport r = simulate(s);
     INFO(r.to_string());
     CHECK(r.passed);

@@ -189,9 +189,7 @@ int cmd_bench(const Args& args, Io io) {
   if (!file) usage_error("bench needs --shapes FILE (lines 'M N K [label]'; benchmarks/shapes.txt is one)");
   const std::vector<BenchShape> shapes = parse_shapes(read_text_file(*file, "shapes file"), *file);
   GemmOptions gemm;
-  if (auto d = args.value("dtype")) gemm.in = parse_dtype(*d);
-  gemm.out = gemm.in;
-  if (auto d = args.value("out-dtype")) gemm.out = parse_dtype(*d);
+  apply_type_flags(args, gemm);
   if (auto a = args.value("a-major")) gemm.layout.a = parse_operand_major(*a, "A", "m");
   if (auto b = args.value("b-major")) gemm.layout.b = parse_operand_major(*b, "B", "n");
   if (auto c = args.value("compiled-dims")) set_compiled_dims(gemm.layout, *c);
@@ -383,11 +381,10 @@ const std::vector<Command>& commands() {
        cmd_run},
       {"bench",
        "time a schedule (or auto) against cuBLAS on every shape of a shapes file (needs a GPU)",
-       {{"shapes", "FILE", "shapes file: lines 'M N K [label]' (benchmarks/shapes.txt)"},
-        {"schedule", "NAME", "a built-in schedule, or auto (default): the one gg::gemm picks per shape"},
-        {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
-        {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
-        {"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
+       concat({{{"shapes", "FILE", "shapes file: lines 'M N K [label]' (benchmarks/shapes.txt)"},
+                {"schedule", "NAME", "a built-in schedule, or auto (default): the one gg::gemm picks per shape"}},
+               type_flags(),
+               {{"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
         {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
         {"batch", "B", "matrices (masked: groups) per shape (default 1)"},
@@ -398,22 +395,21 @@ const std::vector<Command>& commands() {
         {"expected-m", "M", "masked groups: plan each shape for this many rows per group"},
         {"reps", "N", "timed runs per shape, the median is reported (default 50, at most 10000)"},
         {"json", "FILE", "also write the results as JSON"},
-        {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}},
+        {"plot", "FILE", "also write an SVG chart of the ratio to cuBLAS per shape"}}}),
        cmd_bench},
       {"tune",
        "time auto's best configs per shape on the GPU and record the fastest, which auto then uses",
-       {{"shapes", "FILE", "shapes file: lines 'M N K [label]'; or one shape with --m, --n and --k"},
-        {"m", "M", "rows of A and D"},
-        {"n", "N", "rows of B, columns of D"},
-        {"k", "K", "the reduction extent"},
-        {"dtype", "DTYPE", "operand dtype: bf16 (default) or f16"},
-        {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype)"},
-        {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
+       concat({{{"shapes", "FILE", "shapes file: lines 'M N K [label]'; or one shape with --m, --n and --k"},
+                {"m", "M", "rows of A and D"},
+                {"n", "N", "rows of B, columns of D"},
+                {"k", "K", "the reduction extent"}},
+               type_flags(),
+               {{"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
         {"top", "N", "configs per orientation, the model's best first (default 6)"},
         {"reps", "N", "timed runs per config, the median is compared (default 30, at most 10000)"},
         {"json", "FILE", "also write every candidate's figures as JSON"},
-        {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}},
+        {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}}}),
        cmd_tune},
       {"jit",
        "time a first use's codegen and NVRTC compile on this CPU, disk cache bypassed (needs no GPU)",

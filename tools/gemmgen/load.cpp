@@ -26,6 +26,18 @@ struct Problem {
   ProblemLayout layout;
 };
 
+// An output dtype left unsaid: the operands' (bf16 for FP8, an operand type only).
+DType default_output(DType in) { return dtype_is_fp8(in) ? DType::BF16 : in; }
+
+// An FP8 operand's factors: the flag's, else the file's, else DeepGEMM's default; "none": no factors.
+std::optional<ScaleGranularity> scale_flag(const Args& args, const char* flag, const std::optional<std::string>& in_file,
+                                           DType in, ScaleGranularity fp8_default) {
+  const std::optional<std::string> v = args.value(flag) ? args.value(flag) : in_file;
+  if (v && *v == "none") return std::nullopt;
+  if (v) return parse_scale_granularity(*v);
+  return dtype_is_fp8(in) ? std::optional(fp8_default) : std::nullopt;
+}
+
 // Flags override the file's `problem` line, which overrides the defaults; the output dtype
 // defaults to the input dtype.
 Problem resolve_problem(const Args& args, const ProblemSpec& file) {
@@ -37,7 +49,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   else if (file.dtype) p.in = *file.dtype;
   if (auto d = args.value("out-dtype")) p.out = parse_dtype(*d);
   else if (file.out) p.out = *file.out;
-  else p.out = dtype_is_fp8(p.in) ? DType::BF16 : p.in;  // FP8 is an operand type only
+  else p.out = default_output(p.in);
   if (auto d = args.value("d-major")) p.layout.d = parse_d_major(*d);
   else if (file.d_layout) p.layout.d = *file.d_layout;
   if (auto a = args.value("a-major")) p.layout.a = parse_operand_major(*a, "A", "m");
@@ -62,18 +74,21 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   }
   if (auto source = source_flag(args)) p.layout.source = *source;
   else if (file.source) p.layout.source = *file.source;
-  // FP8 operands take DeepGEMM's factors unless told otherwise: A per 1x128, B per 128x128.
-  const auto scale = [&](const char* flag, const std::optional<std::string>& in_file,
-                         ScaleGranularity fp8_default) -> std::optional<ScaleGranularity> {
-    const std::optional<std::string> v = args.value(flag) ? std::optional<std::string>(*args.value(flag)) : in_file;
-    if (v && *v == "none") return std::nullopt;
-    if (v) return parse_scale_granularity(*v);
-    return dtype_is_fp8(p.in) ? std::optional(fp8_default) : std::nullopt;
-  };
-  p.layout.scale_a = scale("scale-a", file.scale_a, ScaleGranularity::Block1x128);
-  p.layout.scale_b = scale("scale-b", file.scale_b, ScaleGranularity::Block128x128);
+  p.layout.scale_a = scale_flag(args, "scale-a", file.scale_a, p.in, ScaleGranularity::Block1x128);
+  p.layout.scale_b = scale_flag(args, "scale-b", file.scale_b, p.in, ScaleGranularity::Block128x128);
   return p;
 }
+
+}  // namespace
+
+void apply_type_flags(const Args& args, GemmOptions& o) {
+  if (auto d = args.value("dtype")) o.in = parse_dtype(*d);
+  o.out = args.value("out-dtype") ? parse_dtype(*args.value("out-dtype")) : default_output(o.in);
+  o.layout.scale_a = scale_flag(args, "scale-a", std::nullopt, o.in, ScaleGranularity::Block1x128);
+  o.layout.scale_b = scale_flag(args, "scale-b", std::nullopt, o.in, ScaleGranularity::Block128x128);
+}
+
+namespace {
 
 Schedule from_file(const std::string& path, const Args& args) {
   std::string text = read_text_file(path, "schedule file");
@@ -166,15 +181,23 @@ std::vector<FlagSpec> schedule_flags() {
   };
 }
 
-std::vector<FlagSpec> problem_flags() {
+std::vector<FlagSpec> type_flags() {
   return {
-      {"m", "M", "rows of A and D (default 8192)"},
-      {"n", "N", "rows of B, columns of D (default 8192)"},
-      {"k", "K", "the reduction extent (default 8192)"},
       {"dtype", "DTYPE", "operand dtype: bf16 (default), f16, e4m3 or e5m2"},
       {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype; bf16 for FP8)"},
       {"scale-a", "GRAN", "FP8: A's scale factors per 1x128 (default), tensor, row, 128x128 or none"},
       {"scale-b", "GRAN", "FP8: B's scale factors per 128x128 (default), tensor, row, 1x128 or none"},
+  };
+}
+
+std::vector<FlagSpec> problem_flags() {
+  std::vector<FlagSpec> flags = {
+      {"m", "M", "rows of A and D (default 8192)"},
+      {"n", "N", "rows of B, columns of D (default 8192)"},
+      {"k", "K", "the reduction extent (default 8192)"},
+  };
+  for (FlagSpec& f : type_flags()) flags.push_back(std::move(f));
+  const std::vector<FlagSpec> rest = {
       {"a-major", "k|m", "A's contiguous dimension: k (default) or m"},
       {"b-major", "k|n", "B's contiguous dimension: k (default) or n"},
       {"d-major", "n|m", "D's contiguous dimension: n (row-major, default) or m (column-major)"},
@@ -200,6 +223,8 @@ std::vector<FlagSpec> problem_flags() {
       {"compiled-dims", "DIMS", "sizes the kernel has as constants: nk (default: M read at run time), mnk, mk, k"},
       {"arch", "ARCH", "sm_90a (default) or sm_100a"},
   };
+  flags.insert(flags.end(), rest.begin(), rest.end());
+  return flags;
 }
 
 std::optional<Target> arch_flag(const Args& args) {

@@ -18,6 +18,8 @@ constexpr int64_t kDefaultExtent = 8192;
 // --schedule/--schedule-file and the problem flags, for a command's flag table.
 std::vector<FlagSpec> schedule_flags();
 std::vector<FlagSpec> problem_flags();
+// --dtype, --out-dtype, --scale-a, --scale-b (apply_type_flags reads them).
+std::vector<FlagSpec> type_flags();
 
 // Masked groups (--group-m): each of the batch's matrices' rows in use, for a definition of masked
 // groups: a comma-separated list of `batch` values in 0..M, `random:SEED` (uniform in 0..M), or
@@ -39,6 +41,11 @@ std::vector<int64_t> group_shapes_flag(const Args& args, const Definition& def);
 std::vector<int64_t> group_offsets_flag(const Args& args, ProblemSource source, int64_t groups, int64_t extent);
 // --source, or masked where --group-m is given; nullopt where neither says.
 std::optional<ProblemSource> source_flag(const Args& args);
+
+// --dtype, --out-dtype, --scale-a and --scale-b over `o`'s values: the output defaults to the
+// operand dtype (bf16 for FP8), and FP8 operands to DeepGEMM's factors (A per 1x128, B per 128x128)
+// unless a flag says `none` or another granularity. CompileError `unknown-dtype`, `bad-scale`.
+void apply_type_flags(const Args& args, GemmOptions& o);
 
 // The schedule the flags name; usage error when neither or both sources are given.
 Schedule load_schedule(const Args& args);

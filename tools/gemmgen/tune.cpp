@@ -80,9 +80,7 @@ int cmd_tune(const Args& args, Io io) {
     shapes.push_back({*m, *n, *k, ""});
   }
   GemmOptions gemm;
-  if (auto d = args.value("dtype")) gemm.in = parse_dtype(*d);
-  gemm.out = gemm.in;
-  if (auto d = args.value("out-dtype")) gemm.out = parse_dtype(*d);
+  apply_type_flags(args, gemm);
   if (auto a = args.value("a-major")) gemm.layout.a = parse_operand_major(*a, "A", "m");
   if (auto b = args.value("b-major")) gemm.layout.b = parse_operand_major(*b, "B", "n");
   const int top = static_cast<int>(std::min<int64_t>(args.positive("top").value_or(6), 64));
