@@ -237,7 +237,13 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"
      << (L.masked ? "  args.group_rows = group_rows;\n" : "")
-     << (p.fp8.scale_a || p.fp8.scale_b ? "  args.scale_a = scale_a; args.scale_b = scale_b;\n" : "")
+     << (p.fp8.scale_a || p.fp8.scale_b
+             ? std::string("  if (") + (p.fp8.scale_a ? "scale_a == nullptr" : "") +
+                   (p.fp8.scale_a && p.fp8.scale_b ? " || " : "") + (p.fp8.scale_b ? "scale_b == nullptr" : "") +
+                   ") {\n    std::fprintf(stderr, \"gemmgen: kernel " + k.name +
+                   " reads FP8 scale factors; a scale pointer is null\\n\");\n    return -1;\n  }\n"
+                   "  args.scale_a = scale_a; args.scale_b = scale_b;\n"
+             : std::string())
      << (L.contiguous || L.varlen_k ? "  args.group_offsets = group_offsets;\n" : "")
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)

@@ -554,6 +554,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.contiguous = p.contiguous;
   k.launch.varlen_k = p.varlen_k;
   k.launch.pointer_array = p.pointer_array;
+  k.launch.reads_scale_b = p.fp8.scale_b;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

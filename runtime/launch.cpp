@@ -194,6 +194,13 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
 
 GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   const GemmProblem problem = swap_orientation(spec_, caller);
+  for (const TensorMapSpec& t : spec_.tensor_maps)
+    if (t.operand == Operand::ScaleA && problem.scale_a == nullptr)
+      throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, "
+                      "[ceil(K/128)][M rounded up to 4] fp32)");
+  if (spec_.reads_scale_b && problem.scale_b == nullptr)
+    throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
+                    "[ceil(N/128)][ceil(K/128)] fp32)");
   GgGemmArgs args{};
   args.a = problem.a;
   args.b = problem.b;

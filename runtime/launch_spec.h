@@ -146,6 +146,9 @@ struct LaunchSpec {
   // encoded from `tensor_maps`) into GgGemmArgs::group_maps, then the kernel, which reads each
   // group's M, N and K from GgGemmArgs::group_sizes. Its grid is a full wave.
   bool pointer_array = false;
+  // FP8: the kernel reads B's scale factors from GgGemmArgs::scale_b (A's, where it has them, go
+  // through the ScaleA tensor map), which a launch must pass.
+  bool reads_scale_b = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

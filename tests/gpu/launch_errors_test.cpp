@@ -68,3 +68,21 @@ TEST_CASE("a tensor map that cannot be encoded names the kernel and the operand"
   CHECK(contains(message, "operand B"));
   CHECK(contains(message, "base pointer is null"));
 }
+
+TEST_CASE("an FP8 kernel launched without its scale factors is refused before the launch") {
+  gg::rt::LaunchSpec spec;
+  spec.kernel_name = "noop";
+  spec.reads_scale_b = true;
+  const gg::rt::LoadedKernel kernel(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  const std::string b = error_of([&] { kernel.launch(gg::rt::GemmProblem{}); });
+  CAPTURE(b);
+  CHECK(contains(b, "the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
+                    "[ceil(N/128)][ceil(K/128)] fp32)"));
+  gg::rt::TensorMapSpec scales;
+  scales.operand = gg::rt::Operand::ScaleA;
+  spec.tensor_maps = {scales};
+  const gg::rt::LoadedKernel with_a(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  const std::string a = error_of([&] { with_a.launch(gg::rt::GemmProblem{}); });
+  CAPTURE(a);
+  CHECK(contains(a, "the kernel reads A's FP8 scale factors (GemmProblem::scale_a"));
+}
