@@ -112,9 +112,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
 
   // ---- threads and registers
   r.roles = roles;
-  for (const auto& role : roles)
-    if (promotes_fp8(s) && role.computes)
-      r.promotion_regs = int(r.tile_n / 2);  // one 64-row block of the tile's columns per thread
+  r.promotion_regs = promotion_regs(s);
   r.threads = total_threads(roles);
   for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 

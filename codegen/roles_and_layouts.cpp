@@ -12,13 +12,11 @@ std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits
   if (auto w = s.write_of(def.matmul_node().name)) acc_place = w->place;
   const int consumers = s.consumer_warpgroups();
   // Accumulator registers per thread: the tile's fp32 elements over the threads that share it.
-  // FP8 adds the promotion's accumulator: one 64-row block per warpgroup (several blocks are
-  // promoted in waves).
+  // FP8 adds the promotion's accumulator (promotion_regs).
   auto accumulator = [&](int sharing_threads) {
     const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N);
-    const int64_t blocks = std::max<int64_t>(1, dom.tile_extent(Root::M) / (64 * s.warpgroups_per_tile()));
-    const int64_t share = ceil_div(elements, sharing_threads);
-    return acc_place == Place::Registers ? static_cast<int>(share + (promotes_fp8(s) ? share / blocks : 0)) : 0;
+    return acc_place == Place::Registers ? static_cast<int>(ceil_div(elements, sharing_threads)) + promotion_regs(s)
+                                         : 0;
   };
   std::vector<RoleShape> roles;
   if (auto ws = s.warp_roles()) {
@@ -62,6 +60,10 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
 }
 
 bool promotes_fp8(const Schedule& s) { return dtype_is_fp8(s.definition().input_dtype()); }
+
+int promotion_regs(const Schedule& s) {
+  return promotes_fp8(s) ? static_cast<int>(64 * s.domain().tile_extent(Root::N) / kWarpgroupThreads) : 0;
+}
 
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {
   const Definition& def = s.definition();

@@ -78,6 +78,9 @@ StagingShape staging_shape(const Schedule& s);
 // each k tile's MMAs go to a second accumulator of the tile's size, added into the fp32 one
 // (times the k block's scale factors) after the tile.
 bool promotes_fp8(const Schedule& s);
+// The promotion accumulator's registers per thread: one 64-row block of the tile's columns over a
+// warpgroup's 128 threads (a warpgroup with several blocks promotes them in waves); 0 without FP8.
+int promotion_regs(const Schedule& s);
 // An FP8 A scaled per row and 128 of K: a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s);

@@ -45,6 +45,7 @@ class SelectWgmma : public Mutator {
     if (p_.fp8.promote) {
       issue->accumulator = kPromoted;
       issue->accumulate = var("kk") >= imm(1);  // the k tile's first step overwrites
+      if (shape.blocks > 1) issue->block = imm(0);  // waves: each row block in the one promotion block
     }
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / mma_k()), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
@@ -66,11 +67,12 @@ class SelectWgmma : public Mutator {
 
   // FP8: the k tile's MMAs into their own accumulator, waited for, then added into the fp32
   // one times the k block's factors: A's of each row from the stage, B's of the tile's (at most
-  // two) 128-column blocks from args.scale_b.
+  // two) 128-column blocks from args.scale_b. `mmas` is the loop over the warpgroup's row blocks.
   StmtPtr promoted(const ComputeTile& c, const StmtPtr& mmas) const {
     const AccumulatorShape shape = accumulator_shape(p_);
     // Several 64-row blocks per warpgroup are promoted one at a time (waves, as DeepGEMM does): each
-    // block's MMAs into the one promotion accumulator, waited for and promoted before the next's.
+    // block's MMAs into the one promotion accumulator (their issues say block 0), waited for and
+    // promoted before the next's.
     const bool waves = shape.blocks > 1;
     auto decl = std::make_shared<AccumulatorDecl>();
     decl->name = kPromoted;
@@ -97,40 +99,30 @@ class SelectWgmma : public Mutator {
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
       factors->lo = min(block, last) * row + c.k_block;
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
-      // the split between two blocks' factors is known here; else it follows the tile.
-      if (p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0) {
-        promote->col_split = imm(std::min<int64_t>(p_.tile_n, kScaleBlock));
-        if (p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + c.k_block;
-      } else {
-        promote->col_split = imm(kScaleBlock) - n0 % imm(kScaleBlock);
-        factors->hi = min(block + imm(1), last) * row + c.k_block;
-      }
+      // the split between two blocks' factors is known here; else it follows the tile. A tile
+      // within one block reads one factor.
+      const bool aligned = p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0;
+      promote->col_split = aligned ? imm(std::min<int64_t>(p_.tile_n, kScaleBlock)) : imm(kScaleBlock) - n0 % imm(kScaleBlock);
+      if (!aligned || p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + c.k_block;
     }
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales) out.push_back(factors);
     out.push_back(decl);
+    const auto k_tile = [&](const StmtPtr& issues) {
+      return block({accumulator_fence(kPromoted, decl->blocks), std::make_shared<WgmmaFence>(), issues,
+                    std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted, decl->blocks), promote});
+    };
     if (!waves) {
-      for (StmtPtr s : {accumulator_fence(kPromoted, shape.blocks), StmtPtr(std::make_shared<WgmmaFence>()),
-                        mmas, StmtPtr(std::make_shared<WgmmaCommit>()), StmtPtr(wait),
-                        accumulator_fence(kPromoted, shape.blocks), StmtPtr(promote)})
-        out.push_back(s);
+      out.push_back(k_tile(mmas));
       return block(out);
     }
-    // The block loop (mb) keeps its A slices; its MMAs go to the promotion accumulator's one block.
+    // The block loop (mb) keeps its A slices; each trip is a wave promoted into its block.
     const For* blocks_loop = as<For>(mmas);
     GG_INTERNAL_CHECK(blocks_loop != nullptr, "the k tile's MMAs are a loop over row blocks");
-    struct OneBlock : Mutator {
-      StmtPtr mutate_WgmmaIssue(const std::shared_ptr<const WgmmaIssue>& w) override {
-        auto copy = std::make_shared<WgmmaIssue>(*w);
-        copy->block = imm(0);
-        return copy;
-      }
-    } one_block;
     promote->block = var(blocks_loop->var);
     auto wave = std::make_shared<For>(*blocks_loop);
     wave->origin = "64-row blocks of this warpgroup, each promoted in turn (waves)";
-    wave->body = block({accumulator_fence(kPromoted, 1), std::make_shared<WgmmaFence>(), one_block.mutate(blocks_loop->body),
-                        std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted, 1), promote});
+    wave->body = k_tile(blocks_loop->body);
     out.push_back(wave);
     return block(out);
   }
