@@ -320,3 +320,22 @@ TEST_CASE("a directive that parses but cannot apply keeps its rule and gains the
   // Without line numbers the primitive's message is unchanged.
   check_error([&] { apply_directives(def, f.directives); }, "unknown-axis", "unknown axis 'q'");
 }
+
+TEST_CASE("an FP8 problem line names both operands' scale factors, and parses them back") {
+  ProblemLayout l;
+  l.scale_a = ScaleGranularity::Block1x128;
+  const Definition def = make_definition(256, 256, 384, DType::E4M3, DType::BF16, {}, l);
+  const std::string text = print_schedule(tutorial_schedule(10, def));
+  CAPTURE(text);
+  CHECK(text.find("problem m=256 n=256 k=384 dtype=e4m3 out=bf16 scale_a=1x128 scale_b=none\n") != std::string::npos);
+  const ScheduleFile file = parse_schedule_file(text);
+  CHECK(file.problem.scale_a == std::optional<std::string>("1x128"));
+  CHECK(file.problem.scale_b == std::optional<std::string>("none"));
+  // A bf16 problem has no factors to name.
+  CHECK(print_schedule(tutorial_schedule(10, make_definition(256, 256, 384, DType::BF16, DType::BF16))).find("scale_") ==
+        std::string::npos);
+  check_error([] { parse_schedule_file("problem m=64 scale_a=1x64\ntile 64 64 128"); }, "bad-scale",
+              "line 1: unknown scale granularity '1x64'");
+  check_error([] { parse_schedule_file("problem scale_b=128x128 scale_b=none\ntile 64 64 128"); }, "parse-error",
+              "scale_b is given twice");
+}

@@ -48,3 +48,15 @@ TEST_CASE("gemm_pointer_array: host-side refusals, each with its message") {
                 "are required");
   }
 }
+
+TEST_CASE("gemm_fp8: a batch or a grouped source is refused on the host, with its message") {
+  GemmOptions o;
+  o.layout.batch = 2;
+  check_error([&] { gemm_fp8(nullptr, nullptr, nullptr, nullptr, nullptr, 64, 128, 128, o); }, "not-lowered",
+              "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this code generator does "
+              "not lower it yet (one dense FP8 problem)");
+  o.layout.batch = 1;
+  o.layout.source = ProblemSource::Masked;
+  check_error([&] { gemm_fp8(nullptr, nullptr, nullptr, nullptr, nullptr, 64, 128, 128, o); }, "not-lowered",
+              "gemm_fp8 on a batch or grouped problem source");
+}
