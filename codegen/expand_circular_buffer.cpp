@@ -133,7 +133,11 @@ class ExpandRoleRings : public Mutator {
         auto n = std::make_shared<ComputeTile>(*c);
         n->stage = run % S;
         n->in_flight = lag;
+        if (pl_.release_in_compute) n->release = release(run % S);
         iteration.push_back(n);
+      } else if (as<ReleaseStage>(s) && pl_.release_in_compute) {
+        GG_INTERNAL_CHECK(lag == 0, "a release inside the compute cannot lag");
+        GG_INTERNAL_CHECK(computes, "a k loop's release before its compute");
       } else if (as<ReleaseStage>(s) && lag > 0) {
         iteration.push_back(if_then(k >= imm(lag), release((run - imm(lag)) % S)));
       } else {

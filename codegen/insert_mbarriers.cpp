@@ -44,6 +44,13 @@ class LowerStageSync : public Mutator {
     return out;
   }
 
+  StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
+    if (!c->release) return c;
+    auto n = std::make_shared<ComputeTile>(*c);
+    n->release = mutate(c->release);
+    return n;
+  }
+
   StmtPtr mutate_ReleaseStage(const std::shared_ptr<const ReleaseStage>& r) override {
     // A TMEM accumulator's MMAs release their stage themselves: select_mma makes the release the
     // issuing thread's tcgen05.commit onto the stage's empty barrier.

@@ -31,6 +31,9 @@ struct PipelinePlan {
   // Each consumer warp releases a stage (it read the stage with its own loads: FP8's factors of A),
   // not one thread of each consumer warpgroup.
   bool release_per_warp = false;
+  // FP8 promotion: a k tile's release rides on its ComputeTile, and the MMA selection places it
+  // after the MMAs' last wait, before the promotion (which reads registers only), as DeepGEMM does.
+  bool release_in_compute = false;
   int64_t tx_bytes = 0;           // bytes landing in one stage of one CTA (multicast slices from peers included)
   int mma_in_flight = 0;          // MMA groups left running after a k step: the release lags by this many
   // Peers' consumers release this CTA's stages (multicast), so a CTA may not exit while their

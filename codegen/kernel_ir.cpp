@@ -316,6 +316,10 @@ class Dumper : public Visitor {
     line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight) +
          (n.k_block ? " k_block=" + to_c(n.k_block) : "") +
          (n.k_index ? " k_index=" + to_c(n.k_index) : ""));
+    if (n.release) {
+      line("release once its MMAs are done:");
+      nested(n.release);
+    }
   }
   void visit_FinishCompute(const FinishCompute& n) override {
     line("FinishCompute" + (n.tiles_done ? " tiles_done=" + to_c(n.tiles_done) : std::string()));

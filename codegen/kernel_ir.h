@@ -138,7 +138,9 @@ struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; bo
 // an accumulator in TMEM is not zeroed, the tile's first MMA overwrites it.
 // `k_block`: the k tile's index along K (a split's share counted in; nullptr: k_index), whose scale
 // factors an FP8 promotion applies.
-struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index, k_block; };
+// `release` (PipelinePlan::release_in_compute): the stage's release, which the MMA selection places
+// once the MMAs reading the stage are done.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index, k_block; StmtPtr release; };
 // Abstract: wait until every MMA issued so far has completed. `tiles_done` (nullptr: 0): output
 // tiles this role finished before, for the phase of a per-tile completion barrier.
 struct FinishCompute : NodeOf<NodeKind::FinishCompute> { ExprPtr tiles_done; };

@@ -132,6 +132,7 @@ void plan_pipeline(KernelPlan& p) {
   pl.empty_arrivals = warpgroups_per_tile(p) * readers * (pl.release_per_warp ? kWarpgroupThreads / 32 : 1);
   // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
   pl.mma_in_flight = p.fp8.promote ? 0 : 1;
+  pl.release_in_compute = p.fp8.promote;
   pl.drain_at_exit = readers > 1;
 }
 

@@ -19,6 +19,12 @@ namespace gg {
 // 32 was too few: a 256x96 tile on one warpgroup (192 accumulator registers of the 255 cap)
 // spilled 28 bytes with an f32 staged epilogue (found by the fuzzer's nvcc sample).
 inline constexpr int kRegisterOverhead = 64;
+// FP8: the promotion's accumulator lives only in the k loop, where beside both accumulators a
+// thread keeps the k loop's addresses and scale factors; the epilogue after it has
+// kRegisterOverhead beside the fp32 accumulator alone. 40 is DeepGEMM's budget for its 256x128
+// tiles (192 accumulator registers of 232); ptxas compiles our 256x128 and 128x192 FP8 tiles at
+// 232 with no spills.
+inline constexpr int kPromotionLoopOverhead = 40;
 
 struct SmemItem {
   std::string symbol;   // the buffer's name in emitted code: "smem_A", "smem_B", "smem_D", "mbarriers"; empty for padding

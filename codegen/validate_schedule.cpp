@@ -413,6 +413,13 @@ void check_store_subtile(const Schedule& s, const StagingShape& st) {
                      "count dividing " + str(st.subtiles));
 }
 
+// Registers a thread needs at its peak: the k loop's (both accumulators beside the loop state) or
+// the epilogue's (the fp32 accumulator beside the epilogue's temporaries).
+int registers_needed(int accumulator_regs, int promotion_regs) {
+  if (promotion_regs == 0) return accumulator_regs + kRegisterOverhead;
+  return std::max(accumulator_regs + kPromotionLoopOverhead, accumulator_regs - promotion_regs + kRegisterOverhead);
+}
+
 void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {
   if (auto ws = s.warp_roles()) {
     int consumers = s.consumer_warpgroups();
@@ -425,7 +432,7 @@ void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLi
                            8 * 8));
   }
   for (const auto& role : r.roles) {
-    if (role.accumulator_regs == 0 || role.accumulator_regs + kRegisterOverhead <= role.regs) continue;
+    if (role.accumulator_regs == 0 || registers_needed(role.accumulator_regs, r.promotion_regs) <= role.regs) continue;
     std::string who = role.name == "all" ? "the " + str(role.warpgroups) + " warpgroup(s)"
                                          : "the " + str(role.warpgroups) + " consumer warpgroup(s)";
     std::string budget = role.declared ? "the " + str(role.regs) + " registers warp_specialize gives them"
@@ -435,7 +442,9 @@ void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLi
     const bool ping_pong = s.consumer_mode() == ConsumerMode::PingPong;
     throw_user_error("register-file", who + " hold a " + str(r.tile_m) + " x " + str(r.tile_n) +
                      " fp32 accumulator in registers" + (ping_pong ? " (ping-pong: each holds a whole tile)" : "") +
-                     ": " + str(role.accumulator_regs) + " per thread plus about " + str(kRegisterOverhead) +
+                     ": " + str(role.accumulator_regs) + " per thread" +
+                     (r.promotion_regs > 0 ? " (" + str(r.promotion_regs) + " of them the FP8 promotion's)" : "") +
+                     " plus about " + str(registers_needed(role.accumulator_regs, r.promotion_regs) - role.accumulator_regs) +
                      " for addresses and loop state, over " + budget +
                      (ping_pong ? "; use a smaller tile, or split each tile over the consumers instead of ping_pong"
                                 : "; split the tile over more consumer warpgroups (split m_i 64 m_wg m_mma; bind m_wg "

@@ -37,6 +37,11 @@ struct Rates {
   double ticket_s = 1e-6;
 };
 
+// FP8 operands run the tensor cores at twice the bf16 rate (1979 dense TFLOP/s on an H100 SXM).
+double mma_flops_per_sm(const Definition& def) {
+  return Rates{}.mma_flops_per_sm * (dtype_bytes(def.input_dtype()) == 1 ? 2.0 : 1.0);
+}
+
 // A narrow wgmma issues as often as a wide one for less work: the share of peak an N-wide
 // instruction reaches, by assumption N / (N + 32) (0.89 at 256, 0.67 at 64).
 double mma_efficiency(int64_t n) { return double(n) / double(n + 32); }
@@ -93,7 +98,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
-  const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (r.mma_flops_per_sm * mma_efficiency(p.tile_n)),
+  const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (mma_flops_per_sm(def) * mma_efficiency(p.tile_n)),
                                 row_bytes / load_rate);
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
@@ -125,7 +130,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
 // (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
 bool compute_bound(const Definition& def, const DeviceLimits& limits) {
   const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k());
-  return flops / (Rates{}.mma_flops_per_sm * limits.sms) >= dram_seconds(def);
+  return flops / (mma_flops_per_sm(def) * limits.sms) >= dram_seconds(def);
 }
 
 // A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
@@ -262,8 +267,18 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // Pointer-array groups lower without a cluster, ping-pong or split-K (each group its own maps and K).
   const bool pointer_array = def.problem_source() == ProblemSource::PointerArray;
   const bool grouped = def.problem_source() != ProblemSource::Dense;
-  const bool multicast_pays = compute_bound(def, limits) && !grouped;
+  // FP8 with promotion runs without a cluster: on an H100 (2026-11-26, four processes) 256x128 tiles
+  // ran 1101-1233 TFLOP/s at 4096 x 7168 x 16384 and 1180-1216 at 4096 x 4096 x 7168 unclustered,
+  // 1143-1194 and 1173-1203 sharing A in 2-CTA clusters (even within that shape's noise), and
+  // 1023-1174 and 1148-1186 sharing B: the pair's CTAs would only wait on each other's releases.
+  const bool promoted = problem_layout(def).scale_a.has_value() || problem_layout(def).scale_b.has_value();
+  const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
+  // FP8 with B's factors per 128 x 128 block: a tile whose columns meet two blocks at a column known
+  // only at run time picks each 8-column group's factor in the promotion. On an H100 (2026-11-26,
+  // one process) 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x
+  // 16384, 4096 x 4096 x 7168): only tiles on the blocks' grid are tried.
+  const bool scale_blocks_b = problem_layout(def).scale_b == ScaleGranularity::Block128x128;
   const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
   const auto add = [&](AutoParams p) {
     p.stages = 2;
@@ -281,6 +296,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     if ((tile_m > 64 && def.m() <= 64) || (tile_m > 128 && def.m() <= 128)) continue;
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
       if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
+      if (scale_blocks_b && tile_n % 128 != 0 && 128 % tile_n != 0) continue;
       // Two consumers' accumulators: at most 128 fp32 registers a thread (128x256, 256x128).
       if (tile_m * tile_n > 32768) break;
       // One 128-byte swizzle atom of K per k tile; narrow tiles (the swapped skinny M) also try 2

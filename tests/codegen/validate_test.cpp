@@ -286,6 +286,27 @@ TEST_CASE("register-file: a ping-pong consumer holds a whole tile") {
              "ping_pong");
 }
 
+TEST_CASE("register-file: FP8's promotion accumulator lives only in the k loop") {
+  // v10's 128x256 tile on FP8 with DeepGEMM's factors: 128 fp32 registers of the tile and 128 of a
+  // k tile's promotion, beside the k loop's 40: over 232. Its 256x128 (a row block per wave) fits.
+  ProblemLayout scaled;
+  scaled.scale_a = ScaleGranularity::Block1x128;
+  scaled.scale_b = ScaleGranularity::Block128x128;
+  const Definition fp8 = make_definition(4096, 4096, 4096, DType::E4M3, DType::BF16, {}, scaled);
+  const Schedule v10 = tutorial_schedule(10, fp8);
+  Schedule wide(fp8);
+  for (Directive d : v10.directives()) {
+    if (auto* t = std::get_if<TileD>(&d)) t->n = 256;
+    if (auto* m = std::get_if<MmaD>(&d)) m->n = 256;
+    wide.apply(d);
+  }
+  check_rule(wide, "register-file",
+             "the 2 consumer warpgroup(s) hold a 128 x 256 fp32 accumulator in registers: 256 per thread (128 of them "
+             "the FP8 promotion's) plus about 40 for addresses and loop state, over the 232 registers warp_specialize "
+             "gives them; split the tile over more consumer warpgroups (split m_i 64 m_wg m_mma; bind m_wg warpgroup) "
+             "or use a smaller tile");
+}
+
 TEST_CASE("smem-limit") {
   check_rule(tutorial_schedule(8, gemm(8192, 8192, 8192)).circular_buffer("k_o", 12), "smem-limit",
              "shared memory: the schedule needs 427200 bytes (A stages 12 x 128 x 64 x 2 B = 196608 + B stages 12 x "

@@ -8,6 +8,7 @@
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
@@ -119,4 +120,57 @@ TEST_CASE("fp8: waves (two row blocks per warpgroup promoted in turn), and a wav
   const SimulationReport r = simulate_kernel(k, s.definition());
   CHECK_FALSE(r.passed);
   CHECK(r.mismatches > 0);
+}
+
+namespace {
+
+// The M = 4096 plan's 256x128 tile (two consumers, two promotion waves each, 3 stages) at a size
+// the simulator runs: rows and columns past the tile, three k tiles.
+Schedule fp8_256x128(int cluster = 1) {
+  AutoParams p;
+  p.tile_m = 256;
+  p.tile_n = 128;
+  p.tile_k = 128;
+  p.stages = 3;
+  p.cluster = cluster;
+  p.multicast_a = true;
+  return auto_schedule(fp8(300, 264, 384), p);
+}
+
+}  // namespace
+
+TEST_CASE("fp8: a 256x128 tile releases each stage once its last wave's MMAs are done, before that wave's promotion") {
+  using namespace gg::kir;
+  for (int cluster : {1, 2}) {
+    CAPTURE(cluster);
+    const Schedule s = fp8_256x128(cluster);
+    Kernel k = lower(s);
+    const SimulationReport clean = simulate_kernel(k, s.definition());
+    INFO(clean.to_string());
+    CHECK(clean.passed);
+    // The release sits between the last wave's wait and its promotion (kernel IR order).
+    const std::string ir = dump(k.body);
+    const size_t promote = ir.rfind("PromoteAccumulator"), arrive = ir.rfind("MbarrierArrive empty_bar", promote);
+    CHECK(arrive != std::string::npos);
+    CHECK(ir.rfind("WgmmaWait", promote) < arrive);
+    // Planted: the release moved above the wave's wait, while its MMAs may still read the stage.
+    int moved = 0;
+    gg::testing::Plant plant([&](const StmtPtr& st) -> std::optional<StmtPtr> {
+      const Block* b = as<Block>(st);
+      if (!b) return std::nullopt;
+      std::vector<StmtPtr> body = b->body;
+      for (size_t i = 2; i < body.size(); ++i)
+        if (as<If>(body[i]) && as<WgmmaWait>(body[i - 2])) {
+          std::swap(body[i], body[i - 2]);
+          ++moved;
+          return block(body);
+        }
+      return std::nullopt;
+    });
+    k.body = plant.mutate(k.body);
+    REQUIRE(moved > 0);
+    const std::string error = gg::testing::sync_error(k);
+    INFO(error);
+    CHECK(error.find("the stage released early") != std::string::npos);
+  }
 }

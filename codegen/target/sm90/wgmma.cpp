@@ -108,12 +108,18 @@ class SelectWgmma : public Mutator {
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales) out.push_back(factors);
     out.push_back(decl);
-    const auto k_tile = [&](const StmtPtr& issues) {
-      return block({accumulator_fence(kPromoted, decl->blocks), std::make_shared<WgmmaFence>(), issues,
-                    std::make_shared<WgmmaCommit>(), wait, accumulator_fence(kPromoted, decl->blocks), promote});
+    // The stage is released once the MMAs reading it are done (the last wave's), before the
+    // promotion, which reads registers only.
+    const auto k_tile = [&](const StmtPtr& issues, const StmtPtr& release) {
+      std::vector<StmtPtr> steps = {accumulator_fence(kPromoted, decl->blocks), std::make_shared<WgmmaFence>(),
+                                    issues, std::make_shared<WgmmaCommit>(), wait,
+                                    accumulator_fence(kPromoted, decl->blocks)};
+      if (release) steps.push_back(release);
+      steps.push_back(promote);
+      return block(steps);
     };
     if (!waves) {
-      out.push_back(k_tile(mmas));
+      out.push_back(k_tile(mmas, c.release));
       return block(out);
     }
     // The block loop (mb) keeps its A slices; each trip is a wave promoted into its block.
@@ -122,7 +128,9 @@ class SelectWgmma : public Mutator {
     promote->block = var(blocks_loop->var);
     auto wave = std::make_shared<For>(*blocks_loop);
     wave->origin = "64-row blocks of this warpgroup, each promoted in turn (waves)";
-    wave->body = k_tile(blocks_loop->body);
+    const StmtPtr last_wave_release =
+        c.release ? if_then(var(blocks_loop->var) == imm(shape.blocks - 1), c.release) : nullptr;
+    wave->body = k_tile(blocks_loop->body, last_wave_release);
     out.push_back(wave);
     return block(out);
   }
