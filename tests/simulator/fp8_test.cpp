@@ -174,3 +174,15 @@ TEST_CASE("fp8: a 256x128 tile releases each stage once its last wave's MMAs are
     CHECK(error.find("the stage released early") != std::string::npos);
   }
 }
+
+TEST_CASE("fp8: split-K shares of uneven k tiles read B's factors inside the array") {
+  // K = 640: five k tiles in two shares of three; the second share's last k tile lies past K (its
+  // loads fill zeros) and reads the last k block's factor, not one past the array's end.
+  for (int splits : {2, 3}) {
+    CAPTURE(splits);
+    const Schedule s = tutorial_schedule(10, fp8(256, 264, 640)).split_k(splits);
+    const SimulationReport r = simulate(s);
+    INFO(r.to_string());
+    CHECK(r.passed);
+  }
+}

@@ -97,13 +97,16 @@ class SelectWgmma : public Mutator {
       GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
-      factors->lo = min(block, last) * row + c.k_block;
+      // A split-K share may run k tiles past K (their loads fill zeros, their MMAs add nothing):
+      // they read the last k block's factor, inside the array.
+      const ExprPtr k_block = min(c.k_block, imm(p_.fp8.k_blocks - 1));
+      factors->lo = min(block, last) * row + k_block;
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
       // the split between two blocks' factors is known here; else it follows the tile. A tile
       // within one block reads one factor.
       const bool aligned = p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0;
       promote->col_split = aligned ? imm(std::min<int64_t>(p_.tile_n, kScaleBlock)) : imm(kScaleBlock) - n0 % imm(kScaleBlock);
-      if (!aligned || p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + c.k_block;
+      if (!aligned || p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + k_block;
     }
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales) out.push_back(factors);
