@@ -136,7 +136,10 @@ class NestBuilder {
     auto c = std::make_shared<ComputeTile>();
     c->stage = imm(0);
     if (p_.accumulator == Place::Tmem) c->k_index = k_tile();  // the tile's first MMA overwrites TMEM
-    if (p_.fp8.promote) c->k_block = unit_.k_first ? unit_.k_first + k_tile() : k_tile();  // its scale factors
+    if (p_.fp8.promote) {  // its scale factors
+      c->k_block = unit_.k_first ? unit_.k_first + k_tile() : k_tile();
+      c->batch = batch();
+    }
     return c;
   }
 
@@ -212,6 +215,8 @@ class NestBuilder {
     if (role_->issues_loads)
       for (const StagedOperand& o : p_.operands) reads = reads || batched(o.operand);
     if (role_->computes) reads = reads || batched(rt::Operand::D) || batched(rt::Operand::C) || p_.split_k > 1;
+    // FP8: the promotion reads the unit's matrix's (or group's) factors of B
+    if (role_->computes && p_.fp8.scale_b) reads = reads || batched(rt::Operand::B);
     return reads;
   }
 

@@ -1,8 +1,10 @@
 #include "codegen/fp8_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "codegen/work_units.h"
 #include "dsl/error.h"
 #include "runtime/cublaslt_reference.h"
 #include "runtime/cuda_error.h"
@@ -18,46 +20,53 @@ namespace gg {
 
 namespace {
 
-// One FP8 operand [rows, K] (K-major) as the kernel reads it: its FP8 values (as floats, each
-// exactly representable), its factors in the kernel's layout (empty: a factor of 1), and what
-// they stand for.
+// One FP8 operand: `matrices` matrices [rows, K] (K-major), one after another, as the kernel reads
+// them: their FP8 values (as floats, each exactly representable), each matrix's factors in the
+// kernel's layout after the previous matrix's (empty: a factor of 1), and what they stand for.
 struct Fp8Operand {
+  int64_t rows = 0, k = 0, scales_per_matrix = 0;
   std::vector<float> values, scales;
-  std::vector<double> dequantized;  // values x factors, row-major
+  std::vector<double> dequantized;  // values x factors, row-major, matrix after matrix
   rt::DeviceBuffer buffer, scale_buffer;
 };
 
-Fp8Operand make_operand(int64_t rows, int64_t k, rt::ElemType type, std::optional<rt::Granularity> g,
-                        rt::ScaleLayout layout, bool exact, uint64_t seed) {
+Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType type,
+                        std::optional<rt::Granularity> g, rt::ScaleLayout layout, bool exact, uint64_t seed) {
   Fp8Operand o;
+  o.rows = rows;
+  o.k = k;
   const auto count = size_t(rows * k);
-  if (exact) {  // small integers, factors 2^-2 .. 2^2: every product and k block's sum is exact
-    o.values = rt::small_integer_values(count, seed);
-    if (g) {
-      o.scales.assign(size_t(rt::scale_count(*g, layout, rows, k)), 0.0f);
-      const std::vector<float> powers = rt::small_integer_values(o.scales.size(), seed + 100);
-      for (size_t i = 0; i < o.scales.size(); ++i) o.scales[i] = std::ldexp(1.0f, int(powers[i]));
+  o.scales_per_matrix = g ? rt::scale_count(*g, layout, rows, k) : 0;
+  for (int64_t mat = 0; mat < matrices; ++mat, seed += 1000) {
+    std::vector<float> values, scales;
+    if (exact) {  // small integers, factors 2^-2 .. 2^2: every product and k block's sum is exact
+      values = rt::small_integer_values(count, seed);
+      if (g) {
+        const std::vector<float> powers = rt::small_integer_values(size_t(o.scales_per_matrix), seed + 100);
+        for (float x : powers) scales.push_back(std::ldexp(1.0f, int(x)));
+      }
+    } else if (g) {  // DeepGEMM's recipe on uniform data in [-1, 1]
+      const std::vector<float> x = rt::random_uniform_values(rt::ElemType::F32, count, seed);
+      rt::Fp8QuantizeOptions q;
+      q.type = type;
+      q.layout = layout;
+      const rt::Fp8Quantized quantized = rt::quantize(x, rows, k, *g, q);
+      values.resize(count);
+      for (size_t i = 0; i < count; ++i)
+        values[i] = type == rt::ElemType::E4M3 ? rt::e4m3_value(quantized.values[i]) : rt::e5m2_value(quantized.values[i]);
+      scales = quantized.scales;
+    } else {
+      values = rt::random_uniform_values(type, count, seed);
     }
-  } else if (g) {  // DeepGEMM's recipe on uniform data in [-1, 1]
-    const std::vector<float> x = rt::random_uniform_values(rt::ElemType::F32, count, seed);
-    rt::Fp8QuantizeOptions q;
-    q.type = type;
-    q.layout = layout;
-    const rt::Fp8Quantized quantized = rt::quantize(x, rows, k, *g, q);
-    o.values.resize(count);
-    for (size_t i = 0; i < count; ++i)
-      o.values[i] = type == rt::ElemType::E4M3 ? rt::e4m3_value(quantized.values[i]) : rt::e5m2_value(quantized.values[i]);
-    o.scales = quantized.scales;
-  } else {
-    o.values = rt::random_uniform_values(type, count, seed);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        const double factor = g ? scales[size_t(rt::scale_index(*g, layout, rows, k, r, c))] : 1.0;
+        o.dequantized.push_back(double(values[size_t(r * k + c)]) * factor);
+      }
+    o.values.insert(o.values.end(), values.begin(), values.end());
+    o.scales.insert(o.scales.end(), scales.begin(), scales.end());
   }
-  o.dequantized.resize(count);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < k; ++c) {
-      const double factor = g ? o.scales[size_t(rt::scale_index(*g, layout, rows, k, r, c))] : 1.0;
-      o.dequantized[size_t(r * k + c)] = double(o.values[size_t(r * k + c)]) * factor;
-    }
-  o.buffer = rt::DeviceBuffer(type, count);
+  o.buffer = rt::DeviceBuffer(type, o.values.size());
   o.buffer.upload(o.values);
   if (g) {
     o.scale_buffer = rt::DeviceBuffer(rt::ElemType::F32, o.scales.size());
@@ -78,17 +87,53 @@ std::optional<rt::Granularity> granularity_of(const Definition& def, int operand
 
 CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const Definition& def,
                       const CheckOptions& o) {
-  GG_INTERNAL_CHECK(def.problem_source() == ProblemSource::Dense && def.batch() == 1 && !def.swapped(),
-                    "the FP8 check runs one dense problem");
+  const ProblemSource source = def.problem_source();
+  GG_INTERNAL_CHECK(!def.swapped() && (source == ProblemSource::Dense || source == ProblemSource::Masked ||
+                                       source == ProblemSource::Contiguous),
+                    "the FP8 check runs dense problems, batches, masked and contiguous groups");
   CheckReport r = launch_report(e, kernel, def);
   const rt::ElemType in = runtime_elem(def.input_dtype()), out = runtime_elem(def.output_dtype());
   const auto ga = granularity_of(def, 0), gb = granularity_of(def, 1);
-  Fp8Operand a = make_operand(r.m, r.k, in, ga, rt::ScaleLayout::MNMajor, o.exact, o.seed);
-  Fp8Operand b = make_operand(r.n, r.k, in, gb, rt::ScaleLayout::KMajor, o.exact, o.seed + 1);
-  rt::DeviceBuffer d(out, size_t(r.m * r.n));
+  const rt::MatrixLayouts layouts = rt::resolve_layouts(e.launch.layouts, r.m, r.n, r.k);
+  const auto matrices = [&](rt::Operand op) { return rt::stored_matrix(layouts, op, r.m, r.n, r.k).batches; };
+  Fp8Operand a = make_operand(matrices(rt::Operand::A), r.m, r.k, in, ga, rt::ScaleLayout::MNMajor, o.exact, o.seed);
+  Fp8Operand b = make_operand(matrices(rt::Operand::B), r.n, r.k, in, gb, rt::ScaleLayout::KMajor, o.exact, o.seed + 1);
+  const int64_t d_matrices = matrices(rt::Operand::D);
+  const auto d_index = [&](int64_t matrix, int64_t row, int64_t col) {
+    return (d_matrices > 1 ? matrix * layouts.stride_d : 0) + row * layouts.ldd + col;
+  };
+  const auto d_count = size_t(d_index(d_matrices - 1, r.m - 1, r.n - 1) + 1);
+  rt::DeviceBuffer d(out, d_count);
   rt::fill_poison(d);
 
+  // The products the kernel computes (as gemm_check's slices): a masked group's rows in use of its
+  // matrices, a contiguous group's rows of A and D times its B, each matrix of a batch.
+  struct Slice {
+    int64_t a, b, d;   // the matrices of A, B and D
+    int64_t row0, rows;
+  };
+  const bool masked = source == ProblemSource::Masked, contiguous = source == ProblemSource::Contiguous;
+  std::vector<int> rows_in_use;
+  std::vector<int64_t> offsets;
+  if (contiguous) offsets = group_offsets_or_even(o.group_offsets, def.batch(), r.m);
+  std::vector<Slice> slices;
+  for (int64_t g = 0; g < def.batch(); ++g) {
+    const auto pick = [&](rt::Operand op) { return matrices(op) > 1 ? g : 0; };
+    if (contiguous) {
+      const auto [start, end] = group_span(offsets, g, r.m);
+      slices.push_back({0, g, 0, start, end - start});
+    } else {
+      const int64_t used = masked && g < int64_t(o.group_rows.size()) ? std::clamp<int64_t>(o.group_rows[size_t(g)], 0, r.m) : r.m;
+      rows_in_use.push_back(int(masked && g < int64_t(o.group_rows.size()) ? o.group_rows[size_t(g)] : r.m));
+      slices.push_back({pick(rt::Operand::A), pick(rt::Operand::B), pick(rt::Operand::D), 0, used});
+    }
+  }
+  rt::DeviceInts group_rows(rows_in_use.empty() ? std::vector<int>{0} : rows_in_use);
+  rt::DeviceInts group_offsets(offsets.empty() ? std::vector<int>{0} : std::vector<int>(offsets.begin(), offsets.end()));
+
   rt::GemmProblem problem;
+  problem.group_rows = masked ? group_rows.data() : nullptr;
+  problem.group_offsets = contiguous ? group_offsets.data() : nullptr;
   problem.a = a.buffer.data();
   problem.b = b.buffer.data();
   problem.d = d.data();
@@ -97,69 +142,120 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
   problem.k = r.k;
   problem.in_type = in;
   problem.out_type = out;
-  problem.layouts = rt::resolve_layouts(e.launch.layouts, r.m, r.n, r.k);
+  problem.layouts = layouts;
   problem.scale_a = ga ? static_cast<const float*>(a.scale_buffer.data()) : nullptr;
   problem.scale_b = gb ? static_cast<const float*>(b.scale_buffer.data()) : nullptr;
   kernel.launch_and_wait(problem);
   const std::vector<float> ours = d.download();
-  for (float v : ours) r.unwritten += std::isnan(v);
+  // 1: an element the kernel must write; 2: one it may (a masked group's last tile past its rows
+  // in use); 0: one it must not touch (rows in no group, a masked group's tiles past its rows).
+  std::vector<char> is_element(d_count, 0);
+  for (const Slice& sl : slices) {
+    const int64_t tile_m = e.plan.tile_m;
+    const int64_t stored = masked ? std::min(r.m, (sl.rows + tile_m - 1) / tile_m * tile_m) : sl.rows;
+    for (int64_t i = sl.row0; i < sl.row0 + stored; ++i)
+      for (int64_t j = 0; j < r.n; ++j) is_element[size_t(d_index(sl.d, i, j))] = i < sl.row0 + sl.rows ? 1 : 2;
+  }
+  int64_t touched = 0;
+  for (size_t i = 0; i < d_count; ++i) {
+    if (is_element[i] == 1) r.unwritten += std::isnan(ours[i]);
+    if (is_element[i] == 0 && layouts.ldd == r.n) touched += !std::isnan(ours[i]);
+  }
 
-  // cuBLASLt on the same inputs: block-scaled where both operands have DeepGEMM's factors, one
-  // factor of 1 per tensor where neither has any. It needs M a multiple of 4 (block-scaled).
+  // cuBLASLt on the same inputs, one call per slice (the loop a caller without grouping runs):
+  // block-scaled where both operands have DeepGEMM's factors (a slice's A factors repacked for its
+  // rows; it needs rows a multiple of 4), one factor of 1 per tensor where neither has any.
   rt::CublasLtFp8 lt;
-  rt::DeviceBuffer theirs_d(out, size_t(r.m * r.n));
+  rt::DeviceBuffer theirs_d(out, d_count);
+  rt::fill_poison(theirs_d);
   rt::DeviceBuffer ones(rt::ElemType::F32, 1);
   ones.upload({1.0f});
-  rt::Fp8GemmOperands ops;
-  ops.a = a.buffer.data();
-  ops.b = b.buffer.data();
-  ops.d = theirs_d.data();
-  ops.m = r.m;
-  ops.n = r.n;
-  ops.k = r.k;
-  ops.a_type = ops.b_type = in;
-  ops.out_type = out;
-  std::optional<rt::Fp8Problem> baseline;
+  const int in_bytes = rt::elem_bytes(in), out_bytes = rt::elem_bytes(out);
+  std::vector<rt::DeviceBuffer> slice_scales;
+  std::vector<rt::Fp8Problem> baselines, ceilings;
+  std::vector<char> has_baseline(slices.size(), 0);
   std::string no_baseline;
+  const auto operands_of = [&](const Slice& sl) {
+    rt::Fp8GemmOperands ops;
+    ops.a = static_cast<const char*>(a.buffer.data()) + (sl.a * r.m + sl.row0) * r.k * in_bytes;
+    ops.b = static_cast<const char*>(b.buffer.data()) + sl.b * r.n * r.k * in_bytes;
+    ops.d = static_cast<char*>(theirs_d.data()) + d_index(sl.d, sl.row0, 0) * out_bytes;
+    ops.m = sl.rows;
+    ops.n = r.n;
+    ops.k = r.k;
+    ops.a_type = ops.b_type = in;
+    ops.out_type = out;
+    return ops;
+  };
   try {
-    if (ga && gb) {
-      ops.a_scales = static_cast<const float*>(a.scale_buffer.data());
-      ops.b_scales = static_cast<const float*>(b.scale_buffer.data());
-      baseline = lt.prepare_blockscaled(ops);
-    } else if (!ga && !gb) {
-      ops.a_scales = ops.b_scales = static_cast<const float*>(ones.data());
-      baseline = lt.prepare_per_tensor(ops);
-    } else {
-      no_baseline = "cuBLASLt has no FP8 GEMM with only one operand's factors";
+    if (layouts.ldd != r.n) throw std::invalid_argument("D's rows are padded (ldd != N)");
+    if (bool(ga) != bool(gb)) throw std::invalid_argument("cuBLASLt has no FP8 GEMM with only one operand's factors");
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const Slice& sl = slices[i];
+      if (sl.rows == 0) continue;
+      rt::Fp8GemmOperands ops = operands_of(sl);
+      if (ga) {
+        if (sl.rows % 4 != 0) throw std::invalid_argument("a group of " + std::to_string(sl.rows) + " rows (block-scaled cuBLASLt takes multiples of 4)");
+        // The slice's A factors as a matrix of its own rows: k blocks x rows (padded to 4).
+        const int64_t k_blocks = (r.k + 127) / 128, ld = (r.m + 3) / 4 * 4, packed_ld = (sl.rows + 3) / 4 * 4;
+        std::vector<float> packed(size_t(k_blocks * packed_ld), 0.0f);
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
+          for (int64_t row = 0; row < sl.rows; ++row)
+            packed[size_t(kb * packed_ld + row)] = a.scales[size_t(sl.a * a.scales_per_matrix + kb * ld + sl.row0 + row)];
+        slice_scales.emplace_back(rt::ElemType::F32, packed.size());
+        slice_scales.back().upload(packed);
+        ops.a_scales = static_cast<const float*>(slice_scales.back().data());
+        ops.b_scales = static_cast<const float*>(b.scale_buffer.data()) + sl.b * b.scales_per_matrix;
+        baselines.push_back(lt.prepare_blockscaled(ops));
+      } else {
+        ops.a_scales = ops.b_scales = static_cast<const float*>(ones.data());
+        baselines.push_back(lt.prepare_per_tensor(ops));
+      }
+      has_baseline[i] = 1;
     }
   } catch (const std::exception& ex) {
-    no_baseline = std::string("cuBLASLt refused the problem: ") + ex.what();
+    no_baseline = std::string("no cuBLASLt baseline: ") + ex.what();
+    baselines.clear();
+    std::fill(has_baseline.begin(), has_baseline.end(), 0);
   }
+  const auto run_baselines = [&] {
+    for (const rt::Fp8Problem& bl : baselines) bl.run();
+  };
   std::vector<float> theirs;
-  if (baseline) {
-    rt::fill_poison(theirs_d);
-    baseline->run();
+  if (!baselines.empty()) {
+    run_baselines();
     rt::check_cuda(cudaDeviceSynchronize(), "running cuBLASLt's FP8 GEMM");
     theirs = theirs_d.download();
   }
 
-  std::vector<float> a_ref(a.dequantized.begin(), a.dequantized.end()), b_ref(b.dequantized.begin(), b.dequantized.end());
-  const rt::HostReference host = rt::host_gemm_reference(a_ref, b_ref, r.m, r.n, r.k);
-  r.checked_rows = host.rows.size();
   std::vector<double> ref, mine, lt_values;
-  for (size_t i = 0; i < host.rows.size(); ++i)
-    for (int64_t col = 0; col < r.n; ++col) {
-      const auto at = size_t(host.rows[i] * r.n + col);
-      ref.push_back(host.values[i * size_t(r.n) + size_t(col)]);
-      mine.push_back(ours[at]);
-      lt_values.push_back(theirs.empty() ? ours[at] : theirs[at]);
-    }
+  for (size_t s_i = 0; s_i < slices.size(); ++s_i) {
+    const Slice& sl = slices[s_i];
+    if (sl.rows == 0) continue;
+    const auto part = [](const Fp8Operand& op, int64_t matrix, int64_t row0, int64_t rows) {
+      const auto first = op.dequantized.begin() + (matrix * op.rows + row0) * op.k;
+      return std::vector<float>(first, first + rows * op.k);
+    };
+    const rt::HostReference host =
+        rt::host_gemm_reference(part(a, sl.a, sl.row0, sl.rows), part(b, sl.b, 0, r.n), sl.rows, r.n, r.k);
+    r.checked_rows += host.rows.size();
+    for (size_t i = 0; i < host.rows.size(); ++i)
+      for (int64_t col = 0; col < r.n; ++col) {
+        const auto at = size_t(d_index(sl.d, sl.row0 + host.rows[i], col));
+        ref.push_back(host.values[i * size_t(r.n) + size_t(col)]);
+        mine.push_back(ours[at]);
+        lt_values.push_back(has_baseline[s_i] ? theirs[at] : ours[at]);
+      }
+  }
   std::ostringstream why;
   if (r.unwritten) why << r.unwritten << " output elements never written; ";
+  if (touched) why << touched << " elements of D in no group's rows or past a masked group's tiles overwritten; ";
   why << judge_errors(r, mine, ref, lt_values, def.output_dtype(), o.exact, def.input_dtype());
   const double diff = rt::deepgemm_diff(mine, ref);
   if (!(diff <= 1e-3)) why << "DeepGEMM's diff " << diff << " > 1e-3; ";
-  r.baseline = theirs.empty() ? no_baseline : baseline->describe();
+  r.baseline = baselines.empty() ? no_baseline
+                                 : baselines.front().describe() +
+                                       (baselines.size() > 1 ? " (a loop of " + std::to_string(baselines.size()) + " calls, one per group)" : "");
   for (int i = 0; i < o.repeat; ++i) {
     rt::fill_poison(d);
     kernel.launch_and_wait(problem);
@@ -170,21 +266,27 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
   r.verdict = why.str().empty() ? "ok" : why.str();
   r.passed = r.verdict == "ok";
 
-  if (o.bench && r.passed && baseline) {
+  // Timed: every slice's rows (as gemm_check counts a grouped problem's work) against the loop of
+  // cuBLASLt calls, interleaved.
+  if (o.bench && r.passed && !baselines.empty()) {
     const std::string arch(target_name(e.plan.target));
     rt::LoadedKernel timed(rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{}), e.launch);
-    const auto times = rt::interleaved_median_ms([&] { timed.launch(problem); }, [&] { baseline->run(); }, o.warmup,
-                                                 o.reps);
+    const auto times = rt::interleaved_median_ms([&] { timed.launch(problem); }, run_baselines, o.warmup, o.reps);
     r.ms = times.ours_ms;
     r.cublas_ms = times.reference_ms;
-    r.tflops = rt::tflops(r.m, r.n, r.k, r.ms);
-    r.cublas_tflops = rt::tflops(r.m, r.n, r.k, r.cublas_ms);
-    if (ga && gb) {  // the ceiling: cuBLASLt's FP8 with one factor per tensor
-      rt::Fp8GemmOperands flat = ops;
-      flat.a_scales = flat.b_scales = static_cast<const float*>(ones.data());
-      const rt::Fp8Problem per_tensor = lt.prepare_per_tensor(flat);
-      const double ms = rt::median_time_ms([&] { per_tensor.run(); }, o.warmup, o.reps);
-      r.baseline += "; per-tensor FP8 cuBLASLt " + std::to_string(rt::tflops(r.m, r.n, r.k, ms)) + " TFLOP/s";
+    double rows = 0;  // the rows in use (a masked group's rows past them are no work)
+    for (const Slice& sl : slices) rows += double(sl.rows);
+    r.tflops = rt::tflops(1, r.n, r.k, r.ms) * rows;
+    r.cublas_tflops = rt::tflops(1, r.n, r.k, r.cublas_ms) * rows;
+    if (ga && gb) {  // the ceiling: cuBLASLt's FP8 with one factor per tensor, the same loop
+      for (const Slice& sl : slices) {
+        if (sl.rows == 0) continue;
+        rt::Fp8GemmOperands flat = operands_of(sl);
+        flat.a_scales = flat.b_scales = static_cast<const float*>(ones.data());
+        ceilings.push_back(lt.prepare_per_tensor(flat));
+      }
+      const double ms = rt::median_time_ms([&] { for (const rt::Fp8Problem& c : ceilings) c.run(); }, o.warmup, o.reps);
+      r.baseline += "; per-tensor FP8 cuBLASLt " + std::to_string(rt::tflops(1, r.n, r.k, ms) * rows) + " TFLOP/s";
     }
   }
   return r;

@@ -314,7 +314,7 @@ class Dumper : public Visitor {
   }
   void visit_ComputeTile(const ComputeTile& n) override {
     line("ComputeTile stage=" + to_c(n.stage) + " in_flight=" + std::to_string(n.in_flight) +
-         (n.k_block ? " k_block=" + to_c(n.k_block) : "") +
+         (n.k_block ? " k_block=" + to_c(n.k_block) : "") + (n.batch ? " batch=" + to_c(n.batch) : "") +
          (n.k_index ? " k_index=" + to_c(n.k_index) : ""));
     if (n.release) {
       line("release once its MMAs are done:");

@@ -139,8 +139,14 @@ struct AcquireStage : NodeOf<NodeKind::AcquireStage> { ExprPtr stage, parity; bo
 // `k_block`: the k tile's index along K (a split's share counted in; nullptr: k_index), whose scale
 // factors an FP8 promotion applies.
 // `release` (PipelinePlan::release_in_compute): the stage's release, which the MMA selection places
-// once the MMAs reading the stage are done.
-struct ComputeTile : NodeOf<NodeKind::ComputeTile> { ExprPtr stage; int in_flight = 0; ExprPtr k_index, k_block; StmtPtr release; };
+// once the MMAs reading the stage are done. FP8: `k_block` and `batch` (the unit's matrix or group,
+// nullptr: one) pick B's factors.
+struct ComputeTile : NodeOf<NodeKind::ComputeTile> {
+  ExprPtr stage;
+  int in_flight = 0;
+  ExprPtr k_index, k_block, batch;
+  StmtPtr release;
+};
 // Abstract: wait until every MMA issued so far has completed. `tiles_done` (nullptr: 0): output
 // tiles this role finished before, for the phase of a per-tile completion barrier.
 struct FinishCompute : NodeOf<NodeKind::FinishCompute> { ExprPtr tiles_done; };

@@ -31,14 +31,22 @@ class LowerCopies : public Mutator {
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
     expect->bar = bar;
     expect->bytes = operand.smem.bytes();
-    auto load = std::make_shared<TmaLoad>();
-    load->map = l.operand;
-    load->dst = {operand.buffer, l.stage * imm(operand.smem.bytes())};
-    load->row = l.k_first ? l.k_first + l.k_tile : l.k_tile;
-    load->col = l.first ? l.first : l.tile * imm(operand.smem.mn_extent());
-    load->bar = bar;
-    StmtPtr issue = block({expect, load});
-    return elected_ ? issue : elect_one(issue);
+    // A contiguous group's rows start anywhere: its boxes from the 16-byte-aligned column before
+    // them (scale_a_layout's room; LoadScaleFactors reads past the shift), kScaleBoxCols each.
+    const ExprPtr col0 = l.first ? l.first / imm(4) * imm(4) : l.tile * imm(p_.tile_m);
+    const int64_t box_cols = p_.contiguous ? kScaleBoxCols : operand.smem.mn_extent();
+    std::vector<StmtPtr> issue = {expect};
+    for (int64_t box = 0; box < operand.smem.mn_extent() / box_cols; ++box) {
+      auto load = std::make_shared<TmaLoad>();
+      load->map = l.operand;
+      load->dst = {operand.buffer, l.stage * imm(operand.smem.bytes()) + imm(box * box_cols * 4)};
+      load->row = l.k_first ? l.k_first + l.k_tile : l.k_tile;
+      load->col = col0 + imm(box * box_cols);
+      load->bar = bar;
+      load->batch = tensor_map_batch(p_, l.operand, l.batch);  // a masked group's or batch's own factors
+      issue.push_back(load);
+    }
+    return elected_ ? block(issue) : elect_one(block(issue));
   }
 
   StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {

@@ -98,8 +98,13 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   if (p.tile_k != kScaleBlock)
     not_lowered("a k tile of " + std::to_string(p.tile_k) + " with scale factors per 128 of K (each k tile's "
                 "promotion applies one k block's factors: tile k 128)");
-  if (def.problem_source() != ProblemSource::Dense || def.batch() > 1 || def.swapped())
-    not_lowered("FP8 scale factors with a batch, groups or the swapped orientation (one dense problem for now)");
+  // Batches, masked and contiguous groups: each matrix of A and B has its own factors after the
+  // previous matrices' (contiguous groups share A and its factors). Pointer-array groups would need
+  // factor pointers per group, variable-K groups k blocks that start mid-block.
+  if (def.problem_source() == ProblemSource::PointerArray || def.problem_source() == ProblemSource::VarlenK ||
+      def.swapped())
+    not_lowered("FP8 scale factors with pointer-array or variable-K groups or in the swapped orientation (dense, "
+                "batched, masked and contiguous problems take them)");
   if (p.runtime_n) not_lowered("FP8 scale factors with N read at run time");
   // A tile's columns meet at most two 128-column blocks of B's factors (an 8-column group never
   // straddles one): the tile starts at most 128 - gcd(tile n, 128) columns into a block.
@@ -268,8 +273,12 @@ rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, const SmemTileLayout& la
   t.rows = p.runtime_m ? 0 : static_cast<uint64_t>(stored.rows);  // resolved at each launch
   t.cols = p.runtime_m ? 0 : static_cast<uint64_t>(stored.cols);
   t.row_stride = static_cast<uint64_t>(stored.row_stride);
+  t.batches = static_cast<uint64_t>(stored.batches);
+  t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
   t.box_rows = 1;
-  t.box_cols = static_cast<uint32_t>(layout.mn_extent());
+  // A contiguous group's stage (the tile's rows and 32 more, scale_a_layout) may pass TMA's 256
+  // elements per box: it is loaded in boxes of 32 factors, each 128 bytes.
+  t.box_cols = static_cast<uint32_t>(p.contiguous ? kScaleBoxCols : layout.mn_extent());
   t.swizzle = rt::Swizzle::None;
   return t;
 }

@@ -73,7 +73,12 @@ std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {
   l.mn_major = true;  // its row runs along M
   l.elem_bytes = 4;
   l.rows = 1;
-  l.row_bytes = s.domain().tile_extent(Root::M) * 4;
+  // A contiguous group's first row may lie anywhere, but a TMA box's first column must be 16-byte
+  // aligned (an unaligned one is an illegal instruction): its box starts at the aligned column at or
+  // before the row and holds 32 factors more (4 would do; 32 keeps each stage 128-byte aligned, as
+  // TMA's shared-memory destination must be).
+  const int64_t shift_room = def.problem_source() == ProblemSource::Contiguous ? kScaleBoxCols : 0;
+  l.row_bytes = (s.domain().tile_extent(Root::M) + shift_room) * 4;
   l.box_rows = 1;
   return l;
 }

@@ -84,5 +84,7 @@ int promotion_regs(const Schedule& s);
 // An FP8 A scaled per row and 128 of K: a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s);
+// A contiguous group's A factors travel in boxes of this many (128 bytes each; scale_a_layout).
+inline constexpr int64_t kScaleBoxCols = 32;
 
 }  // namespace gg

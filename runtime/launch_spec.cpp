@@ -70,7 +70,9 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
     s.rows = (k + 127) / 128;
     s.cols = m;
     s.row_stride = (m + 3) / 4 * 4;
-    s.batches = 1;
+    // One matrix of factors per matrix of A (masked groups, batches); contiguous groups share A's.
+    s.batches = stored_matrix(layouts, Operand::A, m, n, k).batches;
+    s.batch_stride = s.batches > 1 ? s.rows * s.row_stride : 0;
     return s;
   }
   const MatrixLayouts l = resolve_layouts(layouts, m, n, k);

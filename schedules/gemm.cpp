@@ -238,16 +238,26 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
   kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);
 }
 
-void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
-              int64_t k, const GemmOptions& options) {
-  GemmOptions o = options;
-  if (!dtype_is_fp8(o.in)) o.in = DType::E4M3;  // the default bf16 means "not said" here
-  if (o.layout.source != ProblemSource::Dense || o.layout.batch > 1)
-    throw_user_error("not-lowered", "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this "
-                     "code generator does not lower it yet (one dense FP8 problem)");
-  // A pointer given means DeepGEMM's factors unless the layout names others; none means a factor of 1.
+namespace {
+
+// FP8 operands (the default bf16 means "not said" here) and the factors the pointers stand for: a
+// pointer given means DeepGEMM's factors unless the layout names others; none means a factor of 1.
+GemmOptions fp8_options(GemmOptions o, const float* scale_a, const float* scale_b) {
+  if (!dtype_is_fp8(o.in)) o.in = DType::E4M3;
   o.layout.scale_a = scale_a ? o.layout.scale_a.value_or(ScaleGranularity::Block1x128) : std::optional<ScaleGranularity>();
   o.layout.scale_b = scale_b ? o.layout.scale_b.value_or(ScaleGranularity::Block128x128) : std::optional<ScaleGranularity>();
+  return o;
+}
+
+}  // namespace
+
+void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
+              int64_t k, const GemmOptions& options) {
+  if (options.layout.source != ProblemSource::Dense || options.layout.batch > 1)
+    throw_user_error("not-lowered", "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this "
+                     "code generator does not lower it yet (one dense FP8 problem; gemm_fp8_masked and "
+                     "gemm_fp8_contiguous take groups)");
+  const GemmOptions o = fp8_options(options, scale_a, scale_b);
   const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
   rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
   problem.scale_a = scale_a;
@@ -279,35 +289,73 @@ void check_groups(const std::string& entry, bool bad_count, const std::string& c
 // Launches the kernel planned for `planned_m` x n x `planned_k` on the caller's problem and the
 // groups' device array (masked: the rows in use; contiguous, variable K: the offsets).
 void launch_grouped(const GemmOptions& o, int64_t planned_m, int64_t planned_k, const void* a, const void* b, void* d,
-                    int64_t m, int64_t n, int64_t k, const int* group_rows, const int* group_offsets) {
+                    int64_t m, int64_t n, int64_t k, const int* group_rows, const int* group_offsets,
+                    const float* scale_a = nullptr, const float* scale_b = nullptr) {
   const rt::LoadedKernel& kernel = cached_kernel(planned_m, n, planned_k, o);
   rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
   problem.group_rows = group_rows;
   problem.group_offsets = group_offsets;
+  problem.scale_a = scale_a;
+  problem.scale_b = scale_b;
   kernel.launch(problem, o.stream);
+}
+
+}  // namespace
+
+namespace {
+
+// The masked and contiguous entry points, 16-bit or FP8 (`o` planned for the source; factor
+// pointers null for 16-bit operands): the host's refusals, then the launch.
+void masked_groups(const std::string& entry, const GemmOptions& o, const void* a, const float* scale_a, const void* b,
+                   const float* scale_b, void* d, const int* group_rows, int64_t groups, int64_t m_max, int64_t n,
+                   int64_t k, int64_t expected_m) {
+  check_groups(entry, groups < 1 || m_max < 1,
+               std::to_string(groups) + " groups of at most " + std::to_string(m_max) +
+                   " rows; legal is at least one group of one row",
+               group_rows, "group_rows is null; it holds each group's rows in use (device memory, one int per group)");
+  // Planned for the rows a group is expected to hold; the kernel serves any m_max.
+  launch_grouped(o, expected_m > 0 ? std::min(expected_m, m_max) : m_max, k, a, b, d, m_max, n, k, group_rows, nullptr,
+                 scale_a, scale_b);
+}
+
+void contiguous_groups(const std::string& entry, const GemmOptions& o, const void* a, const float* scale_a,
+                       const void* b, const float* scale_b, void* d, const int* group_offsets, int64_t groups,
+                       int64_t m, int64_t n, int64_t k, int64_t expected_m) {
+  check_groups(entry, groups < 1 || m < 1,
+               std::to_string(groups) + " groups sharing " + std::to_string(m) +
+                   " rows; legal is at least one group and one row",
+               group_offsets, "group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 ints)");
+  launch_grouped(o, expected_m > 0 ? expected_m : m, k, a, b, d, m, n, k, nullptr, group_offsets, scale_a, scale_b);
 }
 
 }  // namespace
 
 void gemm_masked(const void* a, const void* b, void* d, const int* group_rows, int64_t groups, int64_t m_max,
                  int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
-  check_groups("gemm_masked", groups < 1 || m_max < 1,
-               std::to_string(groups) + " groups of at most " + std::to_string(m_max) +
-                   " rows; legal is at least one group of one row",
-               group_rows, "group_rows is null; it holds each group's rows in use (device memory, one int per group)");
-  // Planned for the rows a group is expected to hold; the kernel serves any m_max.
-  launch_grouped(grouped_options(options, ProblemSource::Masked, groups),
-                 expected_m > 0 ? std::min(expected_m, m_max) : m_max, k, a, b, d, m_max, n, k, group_rows, nullptr);
+  masked_groups("gemm_masked", grouped_options(options, ProblemSource::Masked, groups), a, nullptr, b, nullptr, d,
+                group_rows, groups, m_max, n, k, expected_m);
 }
 
 void gemm_contiguous(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
                      int64_t n, int64_t k, const GemmOptions& options, int64_t expected_m) {
-  check_groups("gemm_contiguous", groups < 1 || m < 1,
-               std::to_string(groups) + " groups sharing " + std::to_string(m) +
-                   " rows; legal is at least one group and one row",
-               group_offsets, "group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 ints)");
-  launch_grouped(grouped_options(options, ProblemSource::Contiguous, groups), expected_m > 0 ? expected_m : m, k, a, b,
-                 d, m, n, k, nullptr, group_offsets);
+  contiguous_groups("gemm_contiguous", grouped_options(options, ProblemSource::Contiguous, groups), a, nullptr, b,
+                    nullptr, d, group_offsets, groups, m, n, k, expected_m);
+}
+
+void gemm_fp8_masked(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
+                     const int* group_rows, int64_t groups, int64_t m_max, int64_t n, int64_t k,
+                     const GemmOptions& options, int64_t expected_m) {
+  masked_groups("gemm_fp8_masked",
+                fp8_options(grouped_options(options, ProblemSource::Masked, groups), scale_a, scale_b), a, scale_a, b,
+                scale_b, d, group_rows, groups, m_max, n, k, expected_m);
+}
+
+void gemm_fp8_contiguous(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
+                         const int* group_offsets, int64_t groups, int64_t m, int64_t n, int64_t k,
+                         const GemmOptions& options, int64_t expected_m) {
+  contiguous_groups("gemm_fp8_contiguous",
+                    fp8_options(grouped_options(options, ProblemSource::Contiguous, groups), scale_a, scale_b), a,
+                    scale_a, b, scale_b, d, group_offsets, groups, m, n, k, expected_m);
 }
 
 void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,

@@ -98,6 +98,17 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
 // aligned; asynchronous on options.stream.
 void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
               int64_t k, const GemmOptions& options = {});
+// Grouped FP8 (DeepGEMM's m_grouped_fp8_gemm_nt_masked and ..._contiguous): gemm_masked and
+// gemm_contiguous below on FP8 operands with gemm_fp8's factors, one matrix of them per matrix of
+// A and B after the previous one's: masked, scale_a [groups][ceil(K/128)][m_max rounded up to 4];
+// contiguous, the groups share A and its factors [ceil(K/128)][m rounded up to 4]; scale_b
+// [groups][ceil(N/128)][ceil(K/128)] for both.
+void gemm_fp8_masked(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
+                     const int* group_rows, int64_t groups, int64_t m_max, int64_t n, int64_t k,
+                     const GemmOptions& options = {}, int64_t expected_m = 0);
+void gemm_fp8_contiguous(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
+                         const int* group_offsets, int64_t groups, int64_t m, int64_t n, int64_t k,
+                         const GemmOptions& options = {}, int64_t expected_m = 0);
 // Masked grouped GEMM (DeepGEMM's m_grouped_gemm_nt_masked, MoE decode): for each of `groups`
 // groups g, D[g][0:rows_g, :] = alpha * A[g][0:rows_g, :] * B[g]^T with A [groups, m_max, K],
 // B [groups, N, K] and D [groups, m_max, N] dense, and rows_g = group_rows[g] (device memory, one

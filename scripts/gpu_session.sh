@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -272,4 +272,32 @@ if has fp8; then
       echo "fp8 bench ${m}x$1x$2 $line"
     done
   done 2>&1 | tee "$OUT/fp8_bench.log"
+fi
+
+if has fp8grouped; then
+  # Grouped FP8 (DeepGEMM's m_grouped_fp8_gemm_nt_masked and ..._contiguous): the GPU tests, the
+  # sanitizers on both sources, then the issue's shapes timed against a loop of cuBLASLt's
+  # block-scaled calls (one per group) in the same process. FP8_CONTIGUOUS and FP8_MASKED:
+  # "groups rows" pairs separated by ';' (empty: none).
+  timeout 400 "$BIN/test_gpu" -tc="fp8 on the GPU: masked*,gg::gemm_fp8_masked*" >"$OUT/fp8_grouped_tests.log" 2>&1
+  grep -E "ERROR|THREW|test cases" "$OUT/fp8_grouped_tests.log" | head -20
+  sanitize_run fp8_masked --schedule auto --dtype e4m3 --source masked --batch 3 --m 200 --n 264 --k 640 --group-m 200,0,77
+  sanitize_run fp8_contiguous --schedule auto --dtype e4m3 --source contiguous --batch 4 --m 400 --n 264 --k 384
+  for nk in "4096 7168" "7168 2048"; do
+    set -- $nk
+    IFS=';' read -ra contiguous_groups <<<"${FP8_CONTIGUOUS-4 8192;8 4096}"
+    for gm in "${contiguous_groups[@]}"; do
+      set -- $1 $2 $gm
+      [ $# -eq 4 ] || continue
+      line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --dtype e4m3 --source contiguous --batch $3 --m $(($3 * $4)) --n $1 --k $2 --bench --json 2>&1 | tail -1)
+      echo "fp8 contiguous ${3}x$4 ${1}x$2 $line"
+    done
+    IFS=';' read -ra masked_groups <<<"${FP8_MASKED-1 1024;2 512;4 256}"
+    for gm in "${masked_groups[@]}"; do
+      set -- $1 $2 $gm
+      [ $# -eq 4 ] || continue
+      line=$(timeout 200 "$BIN/gemmgen" run --schedule auto --dtype e4m3 --source masked --batch $3 --m $4 --n $1 --k $2 --bench --json 2>&1 | tail -1)
+      echo "fp8 masked ${3}x$4 ${1}x$2 $line"
+    done
+  done 2>&1 | tee "$OUT/fp8_grouped_bench.log"
 fi

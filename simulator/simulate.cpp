@@ -254,22 +254,29 @@ class Simulator {
       for (float& x : v) x = std::ldexp(1.0f, int(x));  // 2^-2 .. 2^2
       return v;
     };
+    // One matrix of factors per matrix of A and of B (masked groups and batches; contiguous groups
+    // share A's), laid out as the kernel reads them.
     if (def_.scale_of(mm.operands[0])) {
       const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
       scale_a_.elem = rt::ElemType::F32;
-      scale_a_.allocate(s.rows, s.cols, s.row_stride, 1, 0);
-      const std::vector<float> v = powers(size_t(s.rows * s.cols));
-      for (int64_t kb = 0; kb < s.rows; ++kb)
-        for (int64_t i = 0; i < s.cols; ++i) scale_a_.set(kb, i, v[size_t(kb * s.cols + i)]);
+      scale_a_.allocate(s.rows, s.cols, s.row_stride, s.batches, s.batch_stride);
+      const std::vector<float> v = powers(size_t(s.batches * s.rows * s.cols));
+      for (int64_t b = 0; b < s.batches; ++b)
+        for (int64_t kb = 0; kb < s.rows; ++kb)
+          for (int64_t i = 0; i < s.cols; ++i) scale_a_.set(kb, i, v[size_t((b * s.rows + kb) * s.cols + i)], b);
     }
-    if (def_.scale_of(mm.operands[1])) scale_b_ = powers(size_t((n_ + kScaleBlock - 1) / kScaleBlock * k_blocks_));
+    b_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::B, m_, n_, p_.k).batches;
+    b_scale_blocks_ = (n_ + kScaleBlock - 1) / kScaleBlock * k_blocks_;
+    if (def_.scale_of(mm.operands[1])) scale_b_ = powers(size_t(b_scale_matrices_ * b_scale_blocks_));
   }
-  // The factor of A's row i and B's row j at element kk of K (1 without scales).
-  double scale_a_at(int64_t i, int64_t kk) const {
-    return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i)) : 1.0;
+  // The factor of A's row i and B's row j of matrix (or group) b at element kk of K (1 without scales).
+  double scale_a_at(int64_t b, int64_t i, int64_t kk) const {
+    return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0)) : 1.0;
   }
-  double scale_b_at(int64_t j, int64_t kk) const {
-    return scale_b_.empty() ? 1.0 : double(scale_b_[size_t(j / kScaleBlock * k_blocks_ + kk / kScaleBlock)]);
+  double scale_b_at(int64_t b, int64_t j, int64_t kk) const {
+    if (scale_b_.empty()) return 1.0;
+    const int64_t matrix = b_scale_matrices_ > 1 ? b : 0;
+    return double(scale_b_[size_t(matrix * b_scale_blocks_ + j / kScaleBlock * k_blocks_ + kk / kScaleBlock)]);
   }
   // args.scale_b[index] as the kernel reads it.
   float scale_b(int64_t index) {
@@ -850,6 +857,11 @@ class Simulator {
     const int64_t row = eval(w, n.row), col = eval(w, n.col), row_bytes = int64_t(m.box_cols) * eb;
     const int64_t box_bytes = int64_t(m.box_rows) * row_bytes;
     const int64_t bar = barrier_offset(w, n.bar);
+    // Measured on an H100 (a contiguous group's FP8 factors from an unaligned row): a box whose
+    // first column is not 16-byte aligned is an illegal instruction.
+    if ((col * eb) % 16 != 0)
+      error("a TMA load of " + tensor_map_field(n.map) + " at column " + std::to_string(col) + " (" +
+            std::to_string(col * eb) + " bytes into its row): a box's first column must be 16-byte aligned");
     std::vector<int> targets;
     if (n.multicast_mask == 0) targets.push_back(w.cta);
     for (int r = 0; r < 16; ++r)
@@ -860,6 +872,9 @@ class Simulator {
     for (int t = 0; t < w.threads(); ++t)
       for (int cta : targets) {
         int64_t dst = smem_offset(w, n.dst, box_bytes, "TMA load");
+        if (dst % 128 != 0)
+          error("a TMA load of " + tensor_map_field(n.map) + " into shared byte " + std::to_string(dst) +
+                ": a box's shared-memory destination must be 128-byte aligned");
         if (!barrier(cta, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
         check_published(w, cta, barrier(cta, bar), barrier_name(w, n.bar), "TMA load");
         PendingLoad load;
@@ -1879,7 +1894,7 @@ class Simulator {
       }
       double acc = 0;
       for (int64_t kk = k_lo; kk < k_hi; ++kk)
-        acc += double(av.at(b, i, kk)) * bv.at(b, j, kk) * scale_a_at(i, kk) * scale_b_at(j, kk);
+        acc += double(av.at(b, i, kk)) * bv.at(b, j, kk) * scale_a_at(b, i, kk) * scale_b_at(b, j, kk);
       double want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values));
       double got = d_.get(di, dj, b);
       bool ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
@@ -1949,6 +1964,7 @@ class Simulator {
   // args.scale_b (empty without).
   GlobalTensor scale_a_;
   std::vector<float> scale_b_;
+  int64_t b_scale_matrices_ = 1, b_scale_blocks_ = 0;  // B's matrices with factors, factors per matrix
   int64_t k_blocks_ = 0;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;

@@ -255,6 +255,15 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   // A k tile of 64 FP8 elements meets half a block of factors.
   check_not_lowered(grid(deepgemm(), 64, 64), "a k tile of 64 with scale factors per 128 of K (each k tile's promotion "
                                               "applies one k block's factors: tile k 128)");
+  // Factors per matrix are lowered for batches, masked and contiguous groups; not yet per pointer-array group.
+  ProblemLayout scaled;
+  scaled.scale_a = ScaleGranularity::Block1x128;
+  scaled.scale_b = ScaleGranularity::Block128x128;
+  scaled.source = ProblemSource::PointerArray;
+  scaled.batch = 4;
+  check_not_lowered(tutorial_schedule(8, make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16, {}, scaled)),
+                    "FP8 scale factors with pointer-array or variable-K groups or in the swapped orientation (dense, "
+                    "batched, masked and contiguous problems take them)");
   // A 152-column tile can start 120 columns into a block of B's factors and meet three.
   check_not_lowered(grid(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216), 152, 128), "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
                           "factors; the promotion reads two)");

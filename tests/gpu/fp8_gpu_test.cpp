@@ -104,3 +104,156 @@ TEST_CASE("gg::gemm_fp8: decode to large M, each against cuBLASLt's block-scaled
     CHECK(error <= 4e-3);
   }
 }
+
+namespace {
+
+gg::Definition fp8_groups(gg::ProblemSource source, int64_t groups, int64_t m, int64_t n, int64_t k,
+                          gg::DType out = gg::DType::BF16) {
+  gg::ProblemLayout l;
+  l.scale_a = gg::ScaleGranularity::Block1x128;
+  l.scale_b = gg::ScaleGranularity::Block128x128;
+  l.batch = groups;
+  l.source = source;
+  return gg::make_definition(m, n, k, gg::DType::E4M3, out, {}, l);
+}
+
+}  // namespace
+
+TEST_CASE("fp8 on the GPU: masked and contiguous groups and batches, each matrix with its own factors") {
+  struct Case {
+    const char* name;
+    gg::Definition def;
+    std::vector<int64_t> group_rows, group_offsets;
+  };
+  const std::vector<Case> cases = {
+      // full, empty, ragged groups; a tile past a group's rows untouched
+      {"masked", fp8_groups(gg::ProblemSource::Masked, 3, 200, 264, 640), {200, 0, 77}, {}},
+      {"masked, multiples of 4 (cuBLASLt compares each group)", fp8_groups(gg::ProblemSource::Masked, 4, 256, 384, 1152),
+       {256, 4, 0, 100}, {}},
+      // an empty group, groups of 3 and 190 rows; rows outside every group untouched
+      {"contiguous", fp8_groups(gg::ProblemSource::Contiguous, 4, 400, 264, 384), {}, {0, 0, 190, 193, 400}},
+      {"contiguous, multiples of 4", fp8_groups(gg::ProblemSource::Contiguous, 4, 512, 896, 1024), {}, {8, 136, 136, 300, 500}},
+      {"batch", fp8_groups(gg::ProblemSource::Dense, 3, 129, 264, 384), {}, {}},
+  };
+  for (const Case& c : cases)
+    for (const char* name : {"v8", "auto"})
+      for (bool exact : {false, true}) {
+        CAPTURE(c.name);
+        CAPTURE(name);
+        CAPTURE(exact);
+        const gg::Definition def =
+            exact ? fp8_groups(c.def.problem_source(), c.def.batch(), c.def.m(), c.def.n(), c.def.k(), gg::DType::F32) : c.def;
+        gg::CheckOptions o;
+        o.exact = exact;
+        o.repeat = 2;
+        o.group_rows = c.group_rows;
+        o.group_offsets = c.group_offsets;
+        const gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), o);
+        INFO(gg::format_report(r));
+        CHECK(r.passed);
+        CHECK(r.unwritten == 0);
+        if (exact) CHECK(r.error_vs_host == 0.0);
+      }
+}
+
+TEST_CASE("gg::gemm_fp8_masked and gg::gemm_fp8_contiguous against cuBLASLt's block-scaled FP8, group by group") {
+  const int64_t groups = 3, n = 384, k = 1024, m_max = 256;
+  gg::rt::CublasLtFp8 lt;
+  const auto quantize = [](int64_t rows, int64_t cols, gg::rt::Granularity g, gg::rt::ScaleLayout layout, uint64_t seed) {
+    const std::vector<float> x = gg::rt::random_uniform_values(gg::rt::ElemType::F32, size_t(rows * cols), seed);
+    gg::rt::Fp8QuantizeOptions q;
+    q.layout = layout;
+    return gg::rt::quantize(x, rows, cols, g, q);
+  };
+  // B and its factors per group, one after another.
+  std::vector<uint8_t> b_values;
+  std::vector<float> b_scales;
+  for (int64_t g = 0; g < groups; ++g) {
+    const gg::rt::Fp8Quantized q = quantize(n, k, gg::rt::Granularity::Block128x128, gg::rt::ScaleLayout::KMajor, 50 + g);
+    b_values.insert(b_values.end(), q.values.begin(), q.values.end());
+    b_scales.insert(b_scales.end(), q.scales.begin(), q.scales.end());
+  }
+  const gg::rt::DeviceBytes b(b_values), sb(b_scales);
+  const int64_t sb_per_group = int64_t(b_scales.size()) / groups;
+  // Each group's product by cuBLASLt on its own A rows and factors; `d_rows` is D's row of its first.
+  const auto compare = [&](const char* what, const gg::rt::DeviceBuffer& d, int64_t g, const gg::rt::Fp8Quantized& qa,
+                           int64_t d_row) {
+    CAPTURE(what);
+    CAPTURE(g);
+    const gg::rt::DeviceBytes a(qa.values), sa(qa.scales);
+    gg::rt::DeviceBuffer ref(gg::rt::ElemType::BF16, size_t(qa.rows * n));
+    gg::rt::Fp8GemmOperands ops;
+    ops.a = a.as<void>();
+    ops.b = b.as<char>() + g * n * k;
+    ops.d = ref.data();
+    ops.a_scales = sa.as<float>();
+    ops.b_scales = sb.as<float>() + g * sb_per_group;
+    ops.m = qa.rows;
+    ops.n = n;
+    ops.k = k;
+    lt.gemm_blockscaled(ops);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    const std::vector<float> all = d.download(), want = ref.download();
+    std::vector<double> mine(all.begin() + d_row * n, all.begin() + (d_row + qa.rows) * n), theirs(want.begin(), want.end());
+    for (double v : mine) REQUIRE_FALSE(std::isnan(v));
+    CHECK(gg::rt::relative_frobenius_error(mine, theirs) <= 4e-3);
+  };
+  gg::GemmOptions o;
+  o.in = gg::DType::E4M3;
+  SUBCASE("masked: A and its factors per group, rows in use 256, 0 and 100") {
+    const std::vector<int> rows = {256, 0, 100};
+    std::vector<gg::rt::Fp8Quantized> qa;
+    std::vector<uint8_t> a_values;
+    std::vector<float> a_scales;
+    for (int64_t g = 0; g < groups; ++g) {
+      qa.push_back(quantize(m_max, k, gg::rt::Granularity::Row1x128, gg::rt::ScaleLayout::MNMajor, 10 + g));
+      a_values.insert(a_values.end(), qa.back().values.begin(), qa.back().values.end());
+      a_scales.insert(a_scales.end(), qa.back().scales.begin(), qa.back().scales.end());
+    }
+    const gg::rt::DeviceBytes a(a_values), sa(a_scales);
+    const gg::rt::DeviceInts group_rows(rows);
+    gg::rt::DeviceBuffer d(gg::rt::ElemType::BF16, size_t(groups * m_max * n));
+    gg::rt::fill_poison(d);
+    gg::gemm_fp8_masked(a.as<void>(), sa.as<float>(), b.as<void>(), sb.as<float>(), d.data(), group_rows.data(), groups,
+                        m_max, n, k, o);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    for (int64_t g = 0; g < groups; ++g) {
+      if (rows[size_t(g)] == 0) continue;
+      // the group's first rows in use: the whole matrix quantized, compared on them
+      gg::rt::Fp8Quantized part = qa[size_t(g)];
+      part.rows = rows[size_t(g)];
+      part.values.resize(size_t(part.rows * k));
+      const int64_t ld = (m_max + 3) / 4 * 4, part_ld = (part.rows + 3) / 4 * 4;
+      std::vector<float> packed(size_t((k / 128) * part_ld), 0.0f);
+      for (int64_t kb = 0; kb < k / 128; ++kb)
+        for (int64_t r = 0; r < part.rows; ++r) packed[size_t(kb * part_ld + r)] = qa[size_t(g)].scales[size_t(kb * ld + r)];
+      part.scales = packed;
+      compare("masked", d, g, part, g * m_max);
+    }
+  }
+  SUBCASE("contiguous: the groups share A and its factors, offsets 0, 128, 128, 384") {
+    const std::vector<int> offsets = {0, 128, 128, 384};
+    const int64_t m = 384;
+    const gg::rt::Fp8Quantized qa = quantize(m, k, gg::rt::Granularity::Row1x128, gg::rt::ScaleLayout::MNMajor, 20);
+    const gg::rt::DeviceBytes a(qa.values), sa(qa.scales);
+    const gg::rt::DeviceInts group_offsets(offsets);
+    gg::rt::DeviceBuffer d(gg::rt::ElemType::BF16, size_t(m * n));
+    gg::rt::fill_poison(d);
+    gg::gemm_fp8_contiguous(a.as<void>(), sa.as<float>(), b.as<void>(), sb.as<float>(), d.data(), group_offsets.data(),
+                            groups, m, n, k, o);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t row0 = offsets[size_t(g)], rows = offsets[size_t(g) + 1] - row0;
+      if (rows == 0) continue;
+      gg::rt::Fp8Quantized part = qa;
+      part.rows = rows;
+      part.values.assign(qa.values.begin() + row0 * k, qa.values.begin() + (row0 + rows) * k);
+      const int64_t ld = (m + 3) / 4 * 4, part_ld = (rows + 3) / 4 * 4;
+      std::vector<float> packed(size_t((k / 128) * part_ld), 0.0f);
+      for (int64_t kb = 0; kb < k / 128; ++kb)
+        for (int64_t r = 0; r < rows; ++r) packed[size_t(kb * part_ld + r)] = qa.scales[size_t(kb * ld + row0 + r)];
+      part.scales = packed;
+      compare("contiguous", d, g, part, row0);
+    }
+  }
+}

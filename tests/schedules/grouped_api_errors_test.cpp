@@ -54,9 +54,25 @@ TEST_CASE("gemm_fp8: a batch or a grouped source is refused on the host, with it
   o.layout.batch = 2;
   check_error([&] { gemm_fp8(nullptr, nullptr, nullptr, nullptr, nullptr, 64, 128, 128, o); }, "not-lowered",
               "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this code generator does "
-              "not lower it yet (one dense FP8 problem)");
+              "not lower it yet (one dense FP8 problem; gemm_fp8_masked and gemm_fp8_contiguous take groups)");
   o.layout.batch = 1;
   o.layout.source = ProblemSource::Masked;
   check_error([&] { gemm_fp8(nullptr, nullptr, nullptr, nullptr, nullptr, 64, 128, 128, o); }, "not-lowered",
               "gemm_fp8 on a batch or grouped problem source");
+}
+
+TEST_CASE("gemm_fp8_masked and gemm_fp8_contiguous: host-side refusals, each with its message") {
+  int fake = 0;
+  const int* array = &fake;  // never read: each call is refused first
+  check_error([&] { gemm_fp8_masked(nullptr, nullptr, nullptr, nullptr, nullptr, array, 0, 64, 128, 128); },
+              "bad-group-rows", "gemm_fp8_masked: 0 groups of at most 64 rows; legal is at least one group of one row");
+  check_error([&] { gemm_fp8_masked(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); },
+              "bad-group-rows",
+              "gemm_fp8_masked: group_rows is null; it holds each group's rows in use (device memory, one int per group)");
+  check_error([&] { gemm_fp8_contiguous(nullptr, nullptr, nullptr, nullptr, nullptr, array, 4, 0, 128, 128); },
+              "bad-group-rows", "gemm_fp8_contiguous: 4 groups sharing 0 rows; legal is at least one group and one row");
+  check_error([&] { gemm_fp8_contiguous(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 4, 64, 128, 128); },
+              "bad-group-rows",
+              "gemm_fp8_contiguous: group_offsets is null; it holds the groups' row offsets (device memory, groups + 1 "
+              "ints)");
 }

@@ -126,7 +126,7 @@ namespace {
 
 // The M = 4096 plan's 256x128 tile (two consumers, two promotion waves each, 3 stages) at a size
 // the simulator runs: rows and columns past the tile, three k tiles.
-Schedule fp8_256x128(int cluster = 1) {
+Schedule fp8_256x128(int cluster = 1, const Definition& def = fp8(300, 264, 384)) {
   AutoParams p;
   p.tile_m = 256;
   p.tile_n = 128;
@@ -134,7 +134,7 @@ Schedule fp8_256x128(int cluster = 1) {
   p.stages = 3;
   p.cluster = cluster;
   p.multicast_a = true;
-  return auto_schedule(fp8(300, 264, 384), p);
+  return auto_schedule(def, p);
 }
 
 }  // namespace
@@ -184,5 +184,69 @@ TEST_CASE("fp8: split-K shares of uneven k tiles read B's factors inside the arr
     const SimulationReport r = simulate(s);
     INFO(r.to_string());
     CHECK(r.passed);
+  }
+}
+
+namespace {
+
+// FP8 with DeepGEMM's factors over `groups` matrices of a source: masked (A, B, D and A's
+// factors per group), contiguous (groups of A's rows sharing A and its factors, B per group) or a
+// plain batch.
+Definition fp8_grouped(ProblemSource source, int64_t groups, int64_t m, int64_t n, int64_t k) {
+  ProblemLayout l;
+  l.scale_a = ScaleGranularity::Block1x128;
+  l.scale_b = ScaleGranularity::Block128x128;
+  l.batch = groups;
+  l.source = source;
+  return make_definition(m, n, k, DType::E4M3, DType::BF16, {}, l);
+}
+
+SimulateOptions rows_of(ProblemSource source) {
+  SimulateOptions o;
+  if (source == ProblemSource::Masked) o.group_rows = {200, 0, 77};   // full, empty, ragged
+  if (source == ProblemSource::Contiguous) o.group_offsets = {0, 0, 190, 193, 400};  // empty, ragged, 3 rows
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("fp8: masked and contiguous groups and batches read each matrix's factors") {
+  using namespace gg::kir;
+  const std::vector<std::pair<ProblemSource, Definition>> cases = {
+      {ProblemSource::Masked, fp8_grouped(ProblemSource::Masked, 3, 200, 136, 640)},
+      {ProblemSource::Contiguous, fp8_grouped(ProblemSource::Contiguous, 4, 400, 264, 384)},
+      {ProblemSource::Dense, fp8_grouped(ProblemSource::Dense, 3, 130, 136, 384)},
+  };
+  for (const auto& [source, def] : cases) {
+    // and the M = 4096 plan's 256x128 tile (a contiguous group's factors in boxes of 32 from the
+    // aligned row before its first)
+    for (const Schedule& s : {tutorial_schedule(8, def), builtin_schedule("auto", def), fp8_256x128(1, def)}) {
+      CAPTURE(def.batch());
+      CAPTURE(print_schedule(s));
+      Kernel k = lower(s);
+      const SimulationReport clean = simulate_kernel(k, s.definition(), rows_of(source));
+      INFO(clean.to_string());
+      CHECK(clean.passed);
+      // Planted: every group promoted with the first matrix's factors of B.
+      Kernel wrong_b = k;
+      gg::testing::Plant first_b(gg::testing::rewrite<LoadScaleFactors>([](LoadScaleFactors& n) {
+        n.lo = substitute(n.lo, "batch", imm(0));
+        if (n.hi) n.hi = substitute(n.hi, "batch", imm(0));
+      }));
+      wrong_b.body = first_b.mutate(wrong_b.body);
+      REQUIRE(first_b.planted > 0);
+      const SimulationReport b = simulate_kernel(wrong_b, s.definition(), rows_of(source));
+      CHECK_FALSE(b.passed);
+      CHECK(b.mismatches > 0);
+      // Planted: A's factors of the first matrix (masked groups and batches have one per matrix).
+      if (source == ProblemSource::Contiguous) continue;
+      Kernel wrong_a = k;
+      gg::testing::Plant first_a(gg::testing::rewrite<TmaLoad>(
+          [](TmaLoad& n) { n.batch = nullptr; }, [](const TmaLoad& n) { return n.map == rt::Operand::ScaleA; }));
+      wrong_a.body = first_a.mutate(wrong_a.body);
+      REQUIRE(first_a.planted > 0);
+      const SimulationReport a = simulate_kernel(wrong_a, s.definition(), rows_of(source));
+      CHECK_FALSE(a.passed);
+    }
   }
 }

@@ -90,7 +90,9 @@ class SelectWgmma : public Mutator {
     factors->row0 = consumer_band(p_) * imm(shape.blocks * kWgmmaM);
     if (p_.fp8.scale_a) {
       const StagedOperand& sa = p_.operand(rt::Operand::ScaleA);
-      factors->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes())};
+      // A contiguous group's box starts at the aligned column before its first row (scale_load).
+      const ExprPtr shift = p_.contiguous ? var("m_row0") % imm(4) * imm(4) : imm(0);
+      factors->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes()) + shift};
       promote->row_scaled = true;
     }
     if (p_.fp8.scale_b) {
@@ -99,7 +101,10 @@ class SelectWgmma : public Mutator {
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
       // A split-K share may run k tiles past K (their loads fill zeros, their MMAs add nothing):
       // they read the last k block's factor, inside the array.
-      const ExprPtr k_block = min(c.k_block, imm(p_.fp8.k_blocks - 1));
+      ExprPtr k_block = p_.split_k > 1 ? min(c.k_block, imm(p_.fp8.k_blocks - 1)) : c.k_block;
+      // A masked group's or batch's B has its own factors after the previous matrices'.
+      if (c.batch && rt::stored_matrix(p_.layouts, rt::Operand::B, p_.m, p_.n, p_.k).batches > 1)
+        k_block = c.batch * imm(p_.fp8.n_blocks * p_.fp8.k_blocks) + k_block;
       factors->lo = min(block, last) * row + k_block;
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
       // the split between two blocks' factors is known here; else it follows the tile. A tile
