@@ -217,6 +217,7 @@ class NestBuilder {
     if (role_->computes) reads = reads || batched(rt::Operand::D) || batched(rt::Operand::C) || p_.split_k > 1;
     // FP8: the promotion reads the unit's matrix's (or group's) factors of B
     if (role_->computes && p_.fp8.scale_b) reads = reads || batched(rt::Operand::B);
+    if (role_->computes && p_.fp8.scale_a && !p_.fp8.stages_scale_a()) reads = reads || batched(rt::Operand::A);
     return reads;
   }
 

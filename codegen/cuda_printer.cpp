@@ -236,14 +236,19 @@ class CudaPrinter : public Visitor {
     if (n.lo)
       line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = " +
            (n.hi ? "__ldg(args.scale_b + " + to_c(n.hi) + ")" : std::string("sb_lo")) + ";  // B's factors");
-    if (!n.row_scales) return;
+    if (!n.row_scales && !n.a_index) return;
     line("float sa[" + num(n.blocks) + "][2];  // A's factors of this thread's rows");
     line("#pragma unroll");
     line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("  #pragma unroll");
     line("  for (int h = 0; h < 2; ++h)");
-    line("    sa[b][h] = __uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * (" + to_c(n.row0) +
-         " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h)));");
+    const std::string row = to_c(n.row0) + " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h";
+    if (n.row_scales)
+      line("    sa[b][h] = __uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * (" + row + ")));");
+    else if (n.a_per_row)
+      line("    sa[b][h] = __ldg(args.scale_a + min(" + to_c(n.a_index) + " + " + row + ", " + to_c(n.a_last) + "));");
+    else
+      line("    sa[b][h] = __ldg(args.scale_a + " + to_c(n.a_index) + ");  // one per tensor");
   }
   // An 8-column group never straddles a 128-column block: its factor is sb_lo or sb_hi.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {

@@ -30,13 +30,45 @@ struct Fp8Operand {
   rt::DeviceBuffer buffer, scale_buffer;
 };
 
-Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType type,
-                        std::optional<rt::Granularity> g, rt::ScaleLayout layout, bool exact, uint64_t seed) {
+// The factor index of element (r, c) within its matrix's factors.
+int64_t factor_index(ScaleGranularity g, rt::ScaleLayout layout, int64_t rows, int64_t k, int64_t r, int64_t c) {
+  switch (g) {
+    case ScaleGranularity::PerTensor: return 0;
+    case ScaleGranularity::PerRow: return r;
+    case ScaleGranularity::Block1x128: return rt::scale_index(rt::Granularity::Row1x128, layout, rows, k, r, c);
+    case ScaleGranularity::Block128x128: return rt::scale_index(rt::Granularity::Block128x128, layout, rows, k, r, c);
+  }
+  return 0;
+}
+
+// DeepGEMM's amax recipe at granularity `g`: a row's factors are a one-row tensor's.
+rt::Fp8Quantized quantize_as(const std::vector<float>& x, int64_t rows, int64_t k, ScaleGranularity g,
+                             const rt::Fp8QuantizeOptions& q) {
+  if (g != ScaleGranularity::PerRow)
+    return rt::quantize(x, rows, k,
+                        g == ScaleGranularity::PerTensor   ? rt::Granularity::PerTensor
+                        : g == ScaleGranularity::Block1x128 ? rt::Granularity::Row1x128
+                                                            : rt::Granularity::Block128x128,
+                        q);
+  rt::Fp8Quantized all;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<float> row(x.begin() + r * k, x.begin() + (r + 1) * k);
+    const rt::Fp8Quantized one = rt::quantize(row, 1, k, rt::Granularity::PerTensor, q);
+    all.values.insert(all.values.end(), one.values.begin(), one.values.end());
+    all.scales.push_back(one.scales.front());
+  }
+  return all;
+}
+
+Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType type, std::optional<ScaleGranularity> g,
+                        rt::ScaleLayout layout, bool exact, uint64_t seed) {
   Fp8Operand o;
   o.rows = rows;
   o.k = k;
   const auto count = size_t(rows * k);
-  o.scales_per_matrix = g ? rt::scale_count(*g, layout, rows, k) : 0;
+  if (g == ScaleGranularity::PerTensor) o.scales_per_matrix = 1;
+  else if (g == ScaleGranularity::PerRow) o.scales_per_matrix = rows;
+  else if (g) o.scales_per_matrix = rt::scale_count(*g == ScaleGranularity::Block1x128 ? rt::Granularity::Row1x128 : rt::Granularity::Block128x128, layout, rows, k);
   for (int64_t mat = 0; mat < matrices; ++mat, seed += 1000) {
     std::vector<float> values, scales;
     if (exact) {  // small integers, factors 2^-2 .. 2^2: every product and k block's sum is exact
@@ -50,7 +82,7 @@ Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType 
       rt::Fp8QuantizeOptions q;
       q.type = type;
       q.layout = layout;
-      const rt::Fp8Quantized quantized = rt::quantize(x, rows, k, *g, q);
+      const rt::Fp8Quantized quantized = quantize_as(x, rows, k, *g, q);
       values.resize(count);
       for (size_t i = 0; i < count; ++i)
         values[i] = type == rt::ElemType::E4M3 ? rt::e4m3_value(quantized.values[i]) : rt::e5m2_value(quantized.values[i]);
@@ -60,7 +92,7 @@ Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType 
     }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < k; ++c) {
-        const double factor = g ? scales[size_t(rt::scale_index(*g, layout, rows, k, r, c))] : 1.0;
+        const double factor = g ? scales[size_t(factor_index(*g, layout, rows, k, r, c))] : 1.0;
         o.dequantized.push_back(double(values[size_t(r * k + c)]) * factor);
       }
     o.values.insert(o.values.end(), values.begin(), values.end());
@@ -75,12 +107,9 @@ Fp8Operand make_operand(int64_t matrices, int64_t rows, int64_t k, rt::ElemType 
   return o;
 }
 
-std::optional<rt::Granularity> granularity_of(const Definition& def, int operand) {
+std::optional<ScaleGranularity> granularity_of(const Definition& def, int operand) {
   const Node* s = def.scale_of(def.matmul_node().operands[size_t(operand)]);
-  if (!s) return std::nullopt;
-  GG_INTERNAL_CHECK(s->granularity == ScaleGranularity::Block1x128 || s->granularity == ScaleGranularity::Block128x128,
-                    "the lowering refuses other scale granularities");
-  return s->granularity == ScaleGranularity::Block1x128 ? rt::Granularity::Row1x128 : rt::Granularity::Block128x128;
+  return s ? std::optional<ScaleGranularity>(s->granularity) : std::nullopt;
 }
 
 }  // namespace
@@ -189,12 +218,18 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
   };
   try {
     if (layouts.ldd != r.n) throw std::invalid_argument("D's rows are padded (ldd != N)");
-    if (bool(ga) != bool(gb)) throw std::invalid_argument("cuBLASLt has no FP8 GEMM with only one operand's factors");
+    // cuBLASLt's FP8: DeepGEMM's blocks for both, one factor per tensor for both, or none.
+    const bool blocks = ga == ScaleGranularity::Block1x128 && gb == ScaleGranularity::Block128x128;
+    const bool per_tensor = ga == ScaleGranularity::PerTensor && gb == ScaleGranularity::PerTensor;
+    if (!blocks && !per_tensor && (ga || gb))
+      throw std::invalid_argument("cuBLASLt has no FP8 GEMM with these factors (A per " +
+                                  std::string(ga ? scale_granularity_name(*ga) : "none") + ", B per " +
+                                  std::string(gb ? scale_granularity_name(*gb) : "none") + ")");
     for (size_t i = 0; i < slices.size(); ++i) {
       const Slice& sl = slices[i];
       if (sl.rows == 0) continue;
       rt::Fp8GemmOperands ops = operands_of(sl);
-      if (ga) {
+      if (blocks) {
         if (sl.rows % 4 != 0) throw std::invalid_argument("a group of " + std::to_string(sl.rows) + " rows (block-scaled cuBLASLt takes multiples of 4)");
         // The slice's A factors as a matrix of its own rows: k blocks x rows (padded to 4).
         const int64_t k_blocks = (r.k + 127) / 128, ld = (r.m + 3) / 4 * 4, packed_ld = (sl.rows + 3) / 4 * 4;
@@ -207,6 +242,10 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
         ops.a_scales = static_cast<const float*>(slice_scales.back().data());
         ops.b_scales = static_cast<const float*>(b.scale_buffer.data()) + sl.b * b.scales_per_matrix;
         baselines.push_back(lt.prepare_blockscaled(ops));
+      } else if (per_tensor) {  // each matrix's one factor
+        ops.a_scales = static_cast<const float*>(a.scale_buffer.data()) + sl.a;
+        ops.b_scales = static_cast<const float*>(b.scale_buffer.data()) + sl.b;
+        baselines.push_back(lt.prepare_per_tensor(ops));
       } else {
         ops.a_scales = ops.b_scales = static_cast<const float*>(ones.data());
         baselines.push_back(lt.prepare_per_tensor(ops));
@@ -278,7 +317,7 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
     for (const Slice& sl : slices) rows += double(sl.rows);
     r.tflops = rt::tflops(1, r.n, r.k, r.ms) * rows;
     r.cublas_tflops = rt::tflops(1, r.n, r.k, r.cublas_ms) * rows;
-    if (ga && gb) {  // the ceiling: cuBLASLt's FP8 with one factor per tensor, the same loop
+    if (ga == ScaleGranularity::Block1x128 && gb == ScaleGranularity::Block128x128) {  // the ceiling: one factor per tensor
       for (const Slice& sl : slices) {
         if (sl.rows == 0) continue;
         rt::Fp8GemmOperands flat = operands_of(sl);

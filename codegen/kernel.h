@@ -46,10 +46,14 @@ struct PipelinePlan {
 // into the fp32 one, times the k block's scale factors (kir::PromoteAccumulator).
 struct Fp8Plan {
   bool promote = false;
-  // A's factors per row and k block travel with the operands (the ScaleA stage buffer, one TMA box
-  // per stage); B's per 128 x 128 block are read from args.scale_b, [n_blocks][k_blocks].
+  // Whether A and B have factors, and which: A's per row and k block (Blocks) travel with the
+  // operands (the ScaleA stage buffer); B's per 128 x 128 block are read from args.scale_b,
+  // [n_blocks][k_blocks]; factors per tensor (one per matrix) and A's per row are read from
+  // args.scale_a / args.scale_b.
   bool scale_a = false, scale_b = false;
+  ScaleGranularity a_granularity = ScaleGranularity::Block1x128, b_granularity = ScaleGranularity::Block128x128;
   int64_t k_blocks = 0, n_blocks = 0;
+  bool stages_scale_a() const { return scale_a && a_granularity == ScaleGranularity::Block1x128; }
 };
 
 // One operand the pipeline's stages carry (A and B, and an FP8 A's scale factors):

@@ -291,11 +291,16 @@ struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
 // two) 128-column blocks, args.scale_b[lo] and args.scale_b[hi] (hi nullptr: the tile meets one
 // block) into `sb_lo` and `sb_hi`, where `lo` is set; A's of the thread's fragment rows from the
 // stage (tile row r's at `row_scales` + 4 r) into `sa[b][h]`, rows as PromoteAccumulator's.
+// A's factors per row or per tensor come from args.scale_a instead (`a_index` set, row_scales
+// not): args.scale_a[a_index + the tile row] per row (the row clamped to at most `a_last`), the
+// one args.scale_a[a_index] per tensor.
 struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
   ExprPtr lo, hi;
   std::optional<SmemRef> row_scales;
   ExprPtr row0;
   int blocks = 1;
+  ExprPtr a_index, a_last;
+  bool a_per_row = false;
 };
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its

@@ -84,16 +84,23 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
   const Node* sa = def.scale_of(def.matmul_node().operands[0]);
   const Node* sb = def.scale_of(def.matmul_node().operands[1]);
-  if (sa && (sa->granularity != ScaleGranularity::Block1x128 || sa->layout != Layout::MNMajor))
+  // A: per tensor, per row, or per 1x128 MN-major as DeepGEMM lays them out; B: per tensor or per
+  // 128x128 block K-major. B's per row (one per column of D) would need a column's factor in the
+  // promotion, N / 4 registers a thread: not lowered yet.
+  if (sa && (sa->granularity == ScaleGranularity::Block128x128 ||
+             (sa->granularity == ScaleGranularity::Block1x128 && sa->layout != Layout::MNMajor)))
     not_lowered("A's scale factors per " + std::string(scale_granularity_name(sa->granularity)) +
                 (sa->shape.size() == 2 && sa->layout == Layout::KMajor ? " K-major" : "") +
-                " (lowered: per 1x128, MN-major as DeepGEMM lays them out)");
-  if (sb && (sb->granularity != ScaleGranularity::Block128x128 || sb->layout != Layout::KMajor))
+                " (lowered: per tensor, per row, and per 1x128 MN-major as DeepGEMM lays them out)");
+  if (sb && (sb->granularity == ScaleGranularity::Block1x128 || sb->granularity == ScaleGranularity::PerRow ||
+             (sb->granularity == ScaleGranularity::Block128x128 && sb->layout != Layout::KMajor)))
     not_lowered("B's scale factors per " + std::string(scale_granularity_name(sb->granularity)) +
                 (sb->shape.size() == 2 && sb->layout == Layout::MNMajor ? " MN-major" : "") +
-                " (lowered: per 128x128 block, K-major)");
+                " (lowered: per tensor, and per 128x128 block K-major)");
   p.fp8.scale_a = sa != nullptr;
   p.fp8.scale_b = sb != nullptr;
+  if (sa) p.fp8.a_granularity = sa->granularity;
+  if (sb) p.fp8.b_granularity = sb->granularity;
   if (!sa && !sb) return;
   if (p.tile_k != kScaleBlock)
     not_lowered("a k tile of " + std::to_string(p.tile_k) + " with scale factors per 128 of K (each k tile's "
@@ -132,7 +139,7 @@ void plan_pipeline(KernelPlan& p) {
   }
   if (!p.warp_specialized) return;
   pl.empty_barriers = true;
-  pl.release_per_warp = p.fp8.scale_a;
+  pl.release_per_warp = p.fp8.stages_scale_a();
   // a ping-pong stage has one consumer reading it
   pl.empty_arrivals = warpgroups_per_tile(p) * readers * (pl.release_per_warp ? kWarpgroupThreads / 32 : 1);
   // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
@@ -450,7 +457,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
   plan_fp8(s, p);
-  if (p.fp8.scale_a)  // staged beside A: the producer's TMA box per stage, counted in its bytes
+  if (p.fp8.stages_scale_a())  // staged beside A: the producer's TMA box per stage, counted in its bytes
     p.operands.push_back({rt::Operand::ScaleA, kir::Buffer::ScaleA, *analysis.scale_a, "m_tile", "args.m", "scale_a",
                           nullptr, "", false});
   if (p.varlen_k && !p.tma_load)
@@ -565,6 +572,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.varlen_k = p.varlen_k;
   k.launch.pointer_array = p.pointer_array;
   k.launch.reads_scale_b = p.fp8.scale_b;
+  k.launch.reads_scale_a = p.fp8.scale_a && !p.fp8.stages_scale_a();  // staged: its tensor map needs it
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

@@ -198,6 +198,9 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
     if (t.operand == Operand::ScaleA && problem.scale_a == nullptr)
       throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, "
                       "[ceil(K/128)][M rounded up to 4] fp32)");
+  if (spec_.reads_scale_a && problem.scale_a == nullptr)
+    throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory: one "
+                    "fp32 per tensor or per row of A)");
   if (spec_.reads_scale_b && problem.scale_b == nullptr)
     throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
                     "[ceil(N/128)][ceil(K/128)] fp32)");

@@ -274,11 +274,11 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   const bool promoted = problem_layout(def).scale_a.has_value() || problem_layout(def).scale_b.has_value();
   const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
-  // FP8 with B's factors per 128 x 128 block: a tile whose columns meet two blocks at a column known
-  // only at run time picks each 8-column group's factor in the promotion. On an H100 (2026-11-26,
-  // one process) 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x
-  // 16384, 4096 x 4096 x 7168): only tiles on the blocks' grid are tried.
-  const bool scale_blocks_b = problem_layout(def).scale_b == ScaleGranularity::Block128x128;
+  // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
+  // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096
+  // x 7168); a tile meeting two blocks of B's factors also picks each 8-column group's factor in the
+  // promotion. Only tiles on the 128-column grid are tried.
+  const bool on_fp8_grid = dtype_bytes(def.input_dtype()) == 1;
   const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
   const auto add = [&](AutoParams p) {
     p.stages = 2;
@@ -296,7 +296,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     if ((tile_m > 64 && def.m() <= 64) || (tile_m > 128 && def.m() <= 128)) continue;
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
       if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
-      if (scale_blocks_b && tile_n % 128 != 0 && 128 % tile_n != 0) continue;
+      if (on_fp8_grid && tile_n % 128 != 0 && 128 % tile_n != 0) continue;
       // Two consumers' accumulators: at most 128 fp32 registers a thread (128x256, 256x128).
       if (tile_m * tile_n > 32768) break;
       // One 128-byte swizzle atom of K per k tile; narrow tiles (the swapped skinny M) also try 2

@@ -256,7 +256,14 @@ class Simulator {
     };
     // One matrix of factors per matrix of A and of B (masked groups and batches; contiguous groups
     // share A's), laid out as the kernel reads them.
-    if (def_.scale_of(mm.operands[0])) {
+    const gg::Node* a_scales = def_.scale_of(mm.operands[0]);
+    const gg::Node* b_scales = def_.scale_of(mm.operands[1]);
+    a_granularity_ = a_scales ? std::optional<ScaleGranularity>(a_scales->granularity) : std::nullopt;
+    b_granularity_ = b_scales ? std::optional<ScaleGranularity>(b_scales->granularity) : std::nullopt;
+    const int64_t a_matrices = rt::stored_matrix(layouts_, rt::Operand::A, m_, n_, p_.k).batches;
+    if (a_granularity_ == ScaleGranularity::PerTensor) scale_a_vec_ = powers(size_t(a_matrices));
+    if (a_granularity_ == ScaleGranularity::PerRow) scale_a_vec_ = powers(size_t(a_matrices * m_));
+    if (a_granularity_ == ScaleGranularity::Block1x128) {
       const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
       scale_a_.elem = rt::ElemType::F32;
       scale_a_.allocate(s.rows, s.cols, s.row_stride, s.batches, s.batch_stride);
@@ -267,25 +274,32 @@ class Simulator {
     }
     b_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::B, m_, n_, p_.k).batches;
     b_scale_blocks_ = (n_ + kScaleBlock - 1) / kScaleBlock * k_blocks_;
-    if (def_.scale_of(mm.operands[1])) scale_b_ = powers(size_t(b_scale_matrices_ * b_scale_blocks_));
+    if (b_granularity_ == ScaleGranularity::PerTensor) b_scale_blocks_ = 1;
+    if (b_scales) scale_b_ = powers(size_t(b_scale_matrices_ * b_scale_blocks_));
+  }
+  // args.scale_a[index] (factors per tensor or per row) and args.scale_b[index] as the kernel reads them.
+  float scale_a_vector(int64_t index) { return read_factor(scale_a_vec_, index, "scale_a", "A's"); }
+  float scale_b(int64_t index) { return read_factor(scale_b_, index, "scale_b", "B's"); }
+  float read_factor(const std::vector<float>& factors, int64_t index, const char* field, const char* whose) {
+    if (index < 0 || index >= int64_t(factors.size())) {
+      error("args." + std::string(field) + "[" + std::to_string(index) + "] read, outside " + whose + " " +
+            std::to_string(factors.size()) + " scale factors");
+      return 0.0f;
+    }
+    return factors[size_t(index)];
   }
   // The factor of A's row i and B's row j of matrix (or group) b at element kk of K (1 without scales).
   double scale_a_at(int64_t b, int64_t i, int64_t kk) const {
+    const int64_t matrix = scale_a_vec_.size() > size_t(a_granularity_ == ScaleGranularity::PerRow ? m_ : 1) ? b : 0;
+    if (a_granularity_ == ScaleGranularity::PerTensor) return scale_a_vec_[size_t(matrix)];
+    if (a_granularity_ == ScaleGranularity::PerRow) return scale_a_vec_[size_t(matrix * m_ + i)];
     return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0)) : 1.0;
   }
   double scale_b_at(int64_t b, int64_t j, int64_t kk) const {
     if (scale_b_.empty()) return 1.0;
     const int64_t matrix = b_scale_matrices_ > 1 ? b : 0;
+    if (b_granularity_ == ScaleGranularity::PerTensor) return double(scale_b_[size_t(matrix)]);
     return double(scale_b_[size_t(matrix * b_scale_blocks_ + j / kScaleBlock * k_blocks_ + kk / kScaleBlock)]);
-  }
-  // args.scale_b[index] as the kernel reads it.
-  float scale_b(int64_t index) {
-    if (index < 0 || index >= int64_t(scale_b_.size())) {
-      error("args.scale_b[" + std::to_string(index) + "] read, outside B's " + std::to_string(scale_b_.size()) +
-            " scale factors");
-      return 0.0f;
-    }
-    return scale_b_[size_t(index)];
   }
 
   // The launch's tensor maps, with the extents a kernel that reads sizes at run time leaves to the
@@ -1197,9 +1211,18 @@ class Simulator {
       const float lo = scale_b(eval(w, n.lo));
       w.column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
     }
+    const int64_t row0 = eval(w, n.row0), quarter = w.index % kWarpsPerWarpgroup;
+    if (n.a_index) {  // per tensor or per row, from args.scale_a
+      const int64_t base = eval(w, n.a_index), last = n.a_last ? eval(w, n.a_last) : base;
+      w.row_scales.assign(size_t(n.blocks * 16), 0.0f);
+      for (int64_t b = 0; b < n.blocks; ++b)
+        for (int64_t i = 0; i < 16; ++i)
+          w.row_scales[size_t(b * 16 + i)] =
+              scale_a_vector(n.a_per_row ? std::min(base + row0 + 64 * b + 16 * quarter + i, last) : base);
+      return true;
+    }
     if (!n.row_scales) return true;
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
-    const int64_t row0 = eval(w, n.row0), quarter = w.index % kWarpsPerWarpgroup;
     const int64_t at = smem_offset(w, *n.row_scales, 4 * (row0 + 64 * n.blocks), "the row factors' load", 4);
     w.row_scales.assign(size_t(n.blocks * 16), 0.0f);
     for (int64_t b = 0; b < n.blocks; ++b)
@@ -1965,6 +1988,8 @@ class Simulator {
   GlobalTensor scale_a_;
   std::vector<float> scale_b_;
   int64_t b_scale_matrices_ = 1, b_scale_blocks_ = 0;  // B's matrices with factors, factors per matrix
+  std::optional<ScaleGranularity> a_granularity_, b_granularity_;
+  std::vector<float> scale_a_vec_;  // A's factors per tensor (one per matrix) or per row
   int64_t k_blocks_ = 0;
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;

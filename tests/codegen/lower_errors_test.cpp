@@ -235,10 +235,14 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   check_not_lowered(blackwell, "e4m3 operands on sm_100a (Blackwell's block-scaled tcgen05.mma takes UE8M0 factors per "
                                "32 elements of K, a later step)");
   check_not_lowered(tutorial_schedule(3, deepgemm()), "e4m3 operands with synchronous copies (cache_read A and B tma)");
-  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::PerRow, ScaleGranularity::Block128x128)),
-                    "A's scale factors per row (lowered: per 1x128, MN-major as DeepGEMM lays them out)");
+  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block128x128, ScaleGranularity::Block128x128)),
+                    "A's scale factors per 128x128 (lowered: per tensor, per row, and per 1x128 MN-major as DeepGEMM "
+                    "lays them out)");
   check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
-                    "B's scale factors per 1x128 (lowered: per 128x128 block, K-major)");
+                    "B's scale factors per 1x128 (lowered: per tensor, and per 128x128 block K-major)");
+  // One factor per column of D would cost the promotion N / 4 registers a thread.
+  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::PerRow, ScaleGranularity::PerRow)),
+                    "B's scale factors per row (lowered: per tensor, and per 128x128 block K-major)");
   // A grid of TMA-loaded tiles of the given shape (v4 without the staged store).
   const auto grid = [](const Definition& def, int64_t tile_n, int64_t tile_k) {
     Schedule s(def);

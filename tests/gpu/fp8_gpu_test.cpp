@@ -257,3 +257,30 @@ TEST_CASE("gg::gemm_fp8_masked and gg::gemm_fp8_contiguous against cuBLASLt's bl
     }
   }
 }
+
+TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B") {
+  using G = gg::ScaleGranularity;
+  const std::vector<std::pair<std::optional<G>, std::optional<G>>> pairs = {
+      {G::PerTensor, G::PerTensor},  {G::PerRow, G::PerTensor},     {G::PerRow, G::Block128x128},
+      {G::Block1x128, G::PerTensor}, {G::PerTensor, std::nullopt}, {std::nullopt, G::PerTensor}};
+  for (const auto& [ga, gb] : pairs)
+    for (const char* name : {"v8", "auto"})
+      for (bool exact : {false, true}) {
+        CAPTURE(ga ? gg::scale_granularity_name(*ga) : "none");
+        CAPTURE(gb ? gg::scale_granularity_name(*gb) : "none");
+        CAPTURE(name);
+        CAPTURE(exact);
+        gg::ProblemLayout l;
+        l.scale_a = ga;
+        l.scale_b = gb;
+        const gg::Definition def = gg::make_definition(129, 264, 640, gg::DType::E4M3, exact ? gg::DType::F32 : gg::DType::BF16, {}, l);
+        gg::CheckOptions o;
+        o.exact = exact;
+        o.repeat = 1;
+        const gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), o);
+        INFO(gg::format_report(r));
+        CHECK(r.passed);
+        CHECK(r.unwritten == 0);
+        if (exact) CHECK(r.error_vs_host == 0.0);
+      }
+}

@@ -250,3 +250,47 @@ TEST_CASE("fp8: masked and contiguous groups and batches read each matrix's fact
     }
   }
 }
+
+TEST_CASE("fp8: factors per tensor and per row of A, per tensor of B, in every pairing, simulate exactly") {
+  using namespace gg::kir;
+  using G = ScaleGranularity;
+  const std::vector<std::optional<G>> a_kinds = {G::PerTensor, G::PerRow, G::Block1x128, std::nullopt};
+  const std::vector<std::optional<G>> b_kinds = {G::PerTensor, G::Block128x128, std::nullopt};
+  for (const auto& ga : a_kinds)
+    for (const auto& gb : b_kinds) {
+      ProblemLayout l;
+      l.scale_a = ga;
+      l.scale_b = gb;
+      CAPTURE(ga ? scale_granularity_name(*ga) : "none");
+      CAPTURE(gb ? scale_granularity_name(*gb) : "none");
+      for (const auto& [source, groups] : {std::pair{ProblemSource::Dense, 1}, std::pair{ProblemSource::Masked, 3}}) {
+        ProblemLayout grouped = l;
+        grouped.batch = groups;
+        grouped.source = source;
+        const Definition def = make_definition(200, 136, 384, DType::E4M3, DType::BF16, {}, grouped);
+        const SimulationReport r = simulate(tutorial_schedule(8, def), rows_of(source));
+        INFO(r.to_string());
+        CHECK(r.passed);
+      }
+    }
+  // Planted: per-row factors read one row off; per-tensor factors of the first matrix in every group.
+  ProblemLayout rows;
+  rows.scale_a = G::PerRow;
+  rows.scale_b = G::PerTensor;
+  rows.batch = 3;
+  rows.source = ProblemSource::Masked;
+  const Schedule s = tutorial_schedule(8, make_definition(200, 136, 384, DType::E4M3, DType::BF16, {}, rows));
+  const Kernel k = lower(s);
+  for (int bug = 0; bug < 2; ++bug) {
+    CAPTURE(bug);
+    Kernel wrong = k;
+    gg::testing::Plant plant(gg::testing::rewrite<LoadScaleFactors>([&](LoadScaleFactors& n) {
+      if (bug == 0) n.a_index = n.a_index + imm(1);
+      else n.lo = imm(0);
+    }));
+    wrong.body = plant.mutate(wrong.body);
+    REQUIRE(plant.planted > 0);
+    const SimulationReport r = simulate_kernel(wrong, s.definition(), rows_of(ProblemSource::Masked));
+    CHECK_FALSE(r.passed);
+  }
+}

@@ -88,23 +88,40 @@ class SelectWgmma : public Mutator {
     auto factors = std::make_shared<LoadScaleFactors>();
     factors->blocks = shape.blocks;
     factors->row0 = consumer_band(p_) * imm(shape.blocks * kWgmmaM);
-    if (p_.fp8.scale_a) {
+    // A matrix of a batch or masked group has its own factors after the previous matrices'.
+    const auto batched = [&](rt::Operand o) {
+      return c.batch && rt::stored_matrix(p_.layouts, o, p_.m, p_.n, p_.k).batches > 1;
+    };
+    if (p_.fp8.stages_scale_a()) {
       const StagedOperand& sa = p_.operand(rt::Operand::ScaleA);
       // A contiguous group's box starts at the aligned column before its first row (scale_load).
       const ExprPtr shift = p_.contiguous ? var("m_row0") % imm(4) * imm(4) : imm(0);
       factors->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes()) + shift};
       promote->row_scaled = true;
+    } else if (p_.fp8.scale_a) {  // per tensor or per row, from args.scale_a
+      const ExprPtr m = narrow(var("args.m"));
+      const ExprPtr matrix = batched(rt::Operand::A) ? c.batch : imm(0);
+      factors->a_per_row = p_.fp8.a_granularity == ScaleGranularity::PerRow;
+      if (factors->a_per_row) {
+        const ExprPtr tile_row0 = p_.contiguous ? var("m_row0") : var("m_tile") * imm(p_.tile_m);
+        factors->a_index = matrix * m + tile_row0;
+        factors->a_last = matrix * m + m - imm(1);  // rows past M read the last row's factor
+      } else {
+        factors->a_index = matrix;
+      }
+      promote->row_scaled = true;
     }
-    if (p_.fp8.scale_b) {
+    if (p_.fp8.scale_b && p_.fp8.b_granularity == ScaleGranularity::PerTensor) {
+      factors->lo = batched(rt::Operand::B) ? c.batch : imm(0);
+      promote->col_split = imm(p_.tile_n);  // every column takes sb_lo
+    } else if (p_.fp8.scale_b) {
       GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
       const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
       // A split-K share may run k tiles past K (their loads fill zeros, their MMAs add nothing):
       // they read the last k block's factor, inside the array.
       ExprPtr k_block = p_.split_k > 1 ? min(c.k_block, imm(p_.fp8.k_blocks - 1)) : c.k_block;
-      // A masked group's or batch's B has its own factors after the previous matrices'.
-      if (c.batch && rt::stored_matrix(p_.layouts, rt::Operand::B, p_.m, p_.n, p_.k).batches > 1)
-        k_block = c.batch * imm(p_.fp8.n_blocks * p_.fp8.k_blocks) + k_block;
+      if (batched(rt::Operand::B)) k_block = c.batch * imm(p_.fp8.n_blocks * p_.fp8.k_blocks) + k_block;
       factors->lo = min(block, last) * row + k_block;
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
       // the split between two blocks' factors is known here; else it follows the tile. A tile
@@ -114,7 +131,7 @@ class SelectWgmma : public Mutator {
       if (!aligned || p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + k_block;
     }
     std::vector<StmtPtr> out;
-    if (factors->lo || factors->row_scales) out.push_back(factors);
+    if (factors->lo || factors->row_scales || factors->a_index) out.push_back(factors);
     out.push_back(decl);
     // The stage is released once the MMAs reading it are done (the last wave's), before the
     // promotion, which reads registers only.
