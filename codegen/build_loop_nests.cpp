@@ -200,6 +200,12 @@ class NestBuilder {
     zero->name = "acc";
     zero->blocks = acc_shape.blocks;
     zero->regs = acc_shape.regs;
+    if (p_.fp8.promote && p_.fp8.promote_every > 1) {
+      // FP8 promoted every few k tiles: the promotion accumulator lives across them.
+      auto promoted = std::make_shared<AccumulatorDecl>(*decl);
+      promoted->name = sm90::kPromotedAccumulator;
+      return block({decl, zero, promoted, std::move(mainloop), write});
+    }
     return block({decl, zero, std::move(mainloop), write});
   }
 

@@ -53,6 +53,7 @@ struct Fp8Plan {
   bool scale_a = false, scale_b = false;
   ScaleGranularity a_granularity = ScaleGranularity::Block1x128, b_granularity = ScaleGranularity::Block128x128;
   int64_t k_blocks = 0, n_blocks = 0;
+  int64_t promote_every = 1;  // k tiles between promotions (promote); their MMAs accumulate in one
   bool stages_scale_a() const { return scale_a && a_granularity == ScaleGranularity::Block1x128; }
 };
 

@@ -101,6 +101,34 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   p.fp8.scale_b = sb != nullptr;
   if (sa) p.fp8.a_granularity = sa->granularity;
   if (sb) p.fp8.b_granularity = sb->granularity;
+  // The promotion interval (promote): factors per 128 of K apply one k block at a time; factors
+  // constant along K (per tensor, per row) or none leave it free.
+  const int64_t interval = s.promotion_interval().value_or(kScaleBlock);
+  const bool per_k_block = (sa && sa->granularity == ScaleGranularity::Block1x128) ||
+                           (sb && sb->granularity == ScaleGranularity::Block128x128);
+  if (per_k_block && interval != kScaleBlock)
+    throw_user_error("promote", "promote " + std::to_string(interval) + ": the scale factors change every " +
+                     std::to_string(kScaleBlock) + " elements of K (A per 1x128 or B per 128x128), so each k block is "
+                     "promoted with its own; use promote 128 (the default)");
+  if (interval == 0 && (sa || sb))
+    not_lowered("promote 0 with scale factors (they are applied in the promotion; without one, the epilogue would "
+                "apply them)");
+  if (interval % p.tile_k != 0)
+    throw_user_error("promote", "promote " + std::to_string(interval) + ": the interval is a whole number of k tiles (" +
+                     std::to_string(p.tile_k) + " elements of K each)");
+  if (interval == 0) {
+    p.fp8.promote = false;
+    return;
+  }
+  p.fp8.promote_every = interval / p.tile_k;
+  const int64_t blocks = p.tile_m / (64 * warpgroups_per_tile(p));
+  if (p.fp8.promote_every > 1 && blocks > 1)
+    not_lowered("promote " + std::to_string(interval) + " with " + std::to_string(blocks) +
+                " 64-row blocks per consumer warpgroup (they are promoted in waves through one promotion accumulator, "
+                "which holds one k tile)");
+  if (def.swapped())
+    not_lowered(in + " operands in the swapped orientation (factors are laid out for the straight one; plan FP8 "
+                "straight)");
   if (!sa && !sb) return;
   if (p.tile_k != kScaleBlock)
     not_lowered("a k tile of " + std::to_string(p.tile_k) + " with scale factors per 128 of K (each k tile's "
@@ -108,10 +136,9 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   // Batches, masked and contiguous groups: each matrix of A and B has its own factors after the
   // previous matrices' (contiguous groups share A and its factors). Pointer-array groups would need
   // factor pointers per group, variable-K groups k blocks that start mid-block.
-  if (def.problem_source() == ProblemSource::PointerArray || def.problem_source() == ProblemSource::VarlenK ||
-      def.swapped())
-    not_lowered("FP8 scale factors with pointer-array or variable-K groups or in the swapped orientation (dense, "
-                "batched, masked and contiguous problems take them)");
+  if (def.problem_source() == ProblemSource::PointerArray || def.problem_source() == ProblemSource::VarlenK)
+    not_lowered("FP8 scale factors with pointer-array or variable-K groups (dense, batched, masked and contiguous "
+                "problems take them)");
   if (p.runtime_n) not_lowered("FP8 scale factors with N read at run time");
   // A tile's columns meet at most two 128-column blocks of B's factors (an 8-column group never
   // straddles one): the tile starts at most 128 - gcd(tile n, 128) columns into a block.

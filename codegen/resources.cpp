@@ -113,6 +113,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- threads and registers
   r.roles = roles;
   r.promotion_regs = promotion_regs(s);
+  r.promotion_interval = r.promotion_regs > 0 ? s.promotion_interval().value_or(kScaleBlock) : 0;
   r.threads = total_threads(roles);
   for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 
@@ -223,8 +224,8 @@ std::string ResourceSummary::to_string() const {
        << " regs" << (role.declared ? " (setmaxnreg)" : " (per-thread cap)");
     if (role.accumulator_regs > 0) os << ", accumulator " << role.accumulator_regs << " fp32 regs/thread";
     if (role.accumulator_regs > 0 && promotion_regs > 0)
-      os << " (" << promotion_regs << " of them the FP8 promotion's: each k tile of " << tile_k
-         << " accumulates apart, then adds in times its scale factors)";
+      os << " (" << promotion_regs << " of them the FP8 promotion's: every " << promotion_interval
+         << " of K accumulate apart, then add in times their scale factors)";
     os << "\n";
   }
   os << "  barriers: " << mbarrier_count << " mbarrier(s)";

@@ -88,9 +88,10 @@ struct ResourceSummary {
   ClusterD cluster{1, 1, 1};
   int cluster_size = 1;
   GridShape grid;
-  // FP8: the promotion after each k tile (of tile_k elements) holds a second accumulator of the
-  // consumers' rows: these registers per thread of the accumulator_regs (0 without FP8).
+  // FP8: the promotion every `promotion_interval` elements of K holds a second accumulator of the
+  // consumers' rows: these registers per thread of the accumulator_regs (0 without FP8 or promotion).
   int promotion_regs = 0;
+  int64_t promotion_interval = 0;
   int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
 

@@ -59,7 +59,9 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   return l;
 }
 
-bool promotes_fp8(const Schedule& s) { return dtype_is_fp8(s.definition().input_dtype()); }
+bool promotes_fp8(const Schedule& s) {
+  return dtype_is_fp8(s.definition().input_dtype()) && s.promotion_interval().value_or(kScaleBlock) != 0;
+}
 
 int promotion_regs(const Schedule& s) {
   return promotes_fp8(s) ? static_cast<int>(64 * s.domain().tile_extent(Root::N) / kWarpgroupThreads) : 0;

@@ -40,6 +40,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, PingPongD>) return true;
         if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
         if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail;
+        if constexpr (std::is_same_v<D, PromoteD>) return x.interval == y.interval;
       },
       a);
 }
@@ -47,7 +48,7 @@ bool operator==(const Directive& a, const Directive& b) {
 std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
-                                "multicast", "mma", "ping_pong", "store_subtile", "split_k"};
+                                "multicast", "mma", "ping_pong", "store_subtile", "split_k", "promote"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -368,6 +369,23 @@ Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
   return *this;
 }
 
+Schedule& Schedule::promote(int64_t interval) {
+  if (last<PromoteD>()) throw_user_error("duplicate-directive", "promote: the promotion interval is already chosen");
+  if (!dtype_is_fp8(def_.input_dtype()))
+    throw_user_error("promote", "promote " + std::to_string(interval) + ": only FP8 operands' MMAs are promoted (the "
+                     "operands are " + std::string(dtype_name(def_.input_dtype())) + ", accumulated in fp32)");
+  if (interval < 0 || interval % kScaleBlock != 0)
+    throw_user_error("promote", "promote " + std::to_string(interval) + ": the interval is a multiple of " +
+                     std::to_string(kScaleBlock) + " elements of K, or 0 (never promote)");
+  record(PromoteD{interval});
+  return *this;
+}
+
+std::optional<int64_t> Schedule::promotion_interval() const {
+  auto* d = last<PromoteD>();
+  return d ? std::optional<int64_t>(d->interval) : std::nullopt;
+}
+
 Schedule& Schedule::apply(const Directive& d) {
   std::visit(
       [this](const auto& x) {
@@ -390,6 +408,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
         if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
         if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail);
+        if constexpr (std::is_same_v<D, PromoteD>) promote(x.interval);
       },
       d);
   return *this;

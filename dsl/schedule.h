@@ -50,10 +50,12 @@ struct StoreSubtileD { int64_t cols; int buffers; };
 // Split-K: `splits` CTAs share each output tile, each reducing its share of the k tiles; the
 // last to finish adds the partial sums in split order (deterministic) and runs the epilogue.
 struct SplitKD { int splits; bool tail = false; };
+// FP8: the k loop's elements between promotions of the MMAs' accumulator into fp32 (0: none).
+struct PromoteD { int64_t interval; };
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
                                CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
-                               StoreSubtileD, SplitKD>;
+                               StoreSubtileD, SplitKD, PromoteD>;
 
 // How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
 // axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
@@ -114,6 +116,12 @@ class Schedule {
   // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,
   // which leaves room for pipeline stages. Needs the output written by TMA (cache_write ... tma).
   Schedule& store_subtile(int64_t cols, int buffers = 2);
+  // FP8: how many elements of K the MMAs accumulate (WGMMA's FP8 accumulation keeps about 14
+  // bits) before the sum is promoted into the fp32 accumulator; 0 never promotes (one
+  // accumulator, as cuBLASLt's fast accumulation). Default 128, a k tile; factors per 128 of K
+  // (DeepGEMM's) need exactly that. A multiple of the k tile.
+  Schedule& promote(int64_t interval);
+  std::optional<int64_t> promotion_interval() const;  // nullopt: not said (128 for FP8)
 
   // Records any directive (the text parser and explain's replay use this).
   Schedule& apply(const Directive& d);

@@ -78,6 +78,7 @@ constexpr Usage kUsages[] = {
     {"ping_pong", ""},
     {"store_subtile", "COLS [BUFFERS]"},
     {"split_k", "SPLITS [tail]"},
+    {"promote", "K_ELEMENTS (0: never)"},
 };
 
 std::string directive_names() {
@@ -249,6 +250,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     if (l.size() > 2) d.tail = l.keyword<bool>(2, {{"tail", true}}, "the split's extent");
     return d;
   }
+  if (name == "promote") {
+    l.arity(1, 1);
+    return PromoteD{l.integer(1, "promotion interval")};
+  }
   if (name == "store_subtile") {
     l.arity(1, 2);
     return StoreSubtileD{l.integer(1, "subtile columns"), l.size() > 2 ? l.small_integer(2, "staging buffer count") : 2};
@@ -413,6 +418,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, MmaD>) os << " " << x.m << " " << x.n << " " << x.k << " " << target_name(x.target);
         if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
         if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits << (x.tail ? " tail" : "");
+        if constexpr (std::is_same_v<D, PromoteD>) os << " " << x.interval;
       },
       d);
   return os.str();

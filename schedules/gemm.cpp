@@ -109,8 +109,10 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   const DeviceLimits limits = limits_for(o.target);
   const Definition swapped_def = gemm_definition(m, n, k, o, true);
   plan.straight_best = best_auto(plan.def, limits, &plan.auto_refusal);
-  // Groups are rows of A: the swapped orientation (A's rows the kernel's columns) has none.
-  if (o.layout.source == ProblemSource::Dense) plan.swapped_best = best_auto(swapped_def, limits, nullptr);
+  // Groups are rows of A: the swapped orientation (A's rows the kernel's columns) has none. FP8
+  // stays straight too: its factors are laid out for it (the lowering refuses them swapped).
+  if (o.layout.source == ProblemSource::Dense && !dtype_is_fp8(o.in))
+    plan.swapped_best = best_auto(swapped_def, limits, nullptr);
   if (prefer_swapped(plan.straight_best, plan.swapped_best)) {
     plan.def = swapped_def;
     plan.source = PlanSource::Auto;

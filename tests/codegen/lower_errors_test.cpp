@@ -240,6 +240,23 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
                     "lays them out)");
   check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
                     "B's scale factors per 1x128 (lowered: per tensor, and per 128x128 block K-major)");
+  // The promotion interval: factors per 128 of K need 128; none with factors is not lowered; a
+  // warpgroup of several row blocks promotes in waves, one k tile at a time.
+  {
+    Schedule s = tutorial_schedule(10, deepgemm());
+    s.promote(256);
+    check_error([&] { lower(s); }, "promote",
+                "promote 256: the scale factors change every 128 elements of K (A per 1x128 or B per 128x128), so each "
+                "k block is promoted with its own; use promote 128 (the default)");
+    Schedule none = tutorial_schedule(10, fp8(ScaleGranularity::PerTensor, ScaleGranularity::PerTensor));
+    none.promote(0);
+    check_not_lowered(none, "promote 0 with scale factors (they are applied in the promotion; without one, the "
+                            "epilogue would apply them)");
+    Schedule waves = tutorial_schedule(8, fp8(ScaleGranularity::PerTensor, ScaleGranularity::PerTensor));
+    waves.promote(256);
+    check_not_lowered(waves, "promote 256 with 2 64-row blocks per consumer warpgroup (they are promoted in waves "
+                             "through one promotion accumulator, which holds one k tile)");
+  }
   // One factor per column of D would cost the promotion N / 4 registers a thread.
   check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::PerRow, ScaleGranularity::PerRow)),
                     "B's scale factors per row (lowered: per tensor, and per 128x128 block K-major)");
@@ -266,8 +283,11 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   scaled.source = ProblemSource::PointerArray;
   scaled.batch = 4;
   check_not_lowered(tutorial_schedule(8, make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16, {}, scaled)),
-                    "FP8 scale factors with pointer-array or variable-K groups or in the swapped orientation (dense, "
-                    "batched, masked and contiguous problems take them)");
+                    "FP8 scale factors with pointer-array or variable-K groups (dense, batched, masked and contiguous "
+                    "problems take them)");
+  check_not_lowered(tutorial_schedule(10, make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16, {}, {}, true)),
+                    "e4m3 operands in the swapped orientation (factors are laid out for the straight one; plan FP8 "
+                    "straight)");
   // A 152-column tile can start 120 columns into a block of B's factors and meet three.
   check_not_lowered(grid(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216), 152, 128), "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
                           "factors; the promotion reads two)");

@@ -658,7 +658,7 @@ TEST_CASE("unknown-schedule") {
 TEST_CASE("parse-error") {
   check_error([] { parse_directive("   "); }, "parse-error",
               "empty line: expected a directive (split, merge, reorder, bind, tile, cache_read, cache_write, inline, "
-              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k)");
+              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k, promote)");
   check_error([] { parse_directive("split m 99999999999999999999 m_o m_i"); }, "parse-error",
               "'split m 99999999999999999999 m_o m_i': expected an integer split factor, got '99999999999999999999' "
               "(usage: split AXIS FACTOR OUTER INNER)");
@@ -696,4 +696,18 @@ TEST_CASE("a refused primitive leaves the schedule unchanged") {
   CHECK_THROWS_AS(s.circular_buffer("k_o", 99), CompileError);
   CHECK(s.domain().leaves() == leaves);
   CHECK(s.directives().size() == n);
+}
+
+TEST_CASE("promote") {
+  Definition fp8 = make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16);
+  check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::BF16, DType::BF16)).promote(256); }, "promote",
+              "promote 256: only FP8 operands' MMAs are promoted (the operands are bf16, accumulated in fp32)");
+  check_error([&] { Schedule(fp8).promote(192); }, "promote",
+              "promote 192: the interval is a multiple of 128 elements of K, or 0 (never promote)");
+  check_error([&] { Schedule(fp8).promote(-128); }, "promote",
+              "promote -128: the interval is a multiple of 128 elements of K, or 0 (never promote)");
+  check_error([&] { Schedule(fp8).promote(256).promote(512); }, "duplicate-directive",
+              "promote: the promotion interval is already chosen");
+  CHECK(Schedule(fp8).promote(0).promotion_interval() == std::optional<int64_t>(0));
+  CHECK_FALSE(Schedule(fp8).promotion_interval().has_value());
 }

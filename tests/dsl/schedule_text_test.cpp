@@ -339,3 +339,16 @@ TEST_CASE("an FP8 problem line names both operands' scale factors, and parses th
   check_error([] { parse_schedule_file("problem scale_b=128x128 scale_b=none\ntile 64 64 128"); }, "parse-error",
               "scale_b is given twice");
 }
+
+TEST_CASE("promote: the FP8 promotion interval prints and parses back") {
+  const Definition def = make_definition(256, 256, 1024, DType::E4M3, DType::BF16);
+  Schedule s = tutorial_schedule(10, def);
+  s.promote(512);
+  const std::string text = print_schedule(s);
+  CHECK(text.find("\npromote 512\n") != std::string::npos);
+  const ScheduleFile file = parse_schedule_file(text);
+  REQUIRE_FALSE(file.directives.empty());
+  CHECK(std::get<PromoteD>(file.directives.back()).interval == 512);
+  check_error([] { parse_schedule_file("problem m=64\ntile 64 64 128\npromote"); }, "parse-error",
+              "line 3: 'promote': expected 1 argument(s), got 0 (usage: promote K_ELEMENTS (0: never))");
+}

@@ -284,3 +284,28 @@ TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B"
         if (exact) CHECK(r.error_vs_host == 0.0);
       }
 }
+
+TEST_CASE("fp8 on the GPU: promotion every 512 of K, and none (one accumulator)") {
+  using G = gg::ScaleGranularity;
+  for (bool exact : {false, true})
+    for (int64_t interval : {512, 0})
+      for (const char* name : {"v10", "auto"}) {
+        gg::ProblemLayout l;
+        if (interval > 0) l.scale_a = l.scale_b = G::PerTensor;  // none takes no factors
+        const gg::Definition def =
+            gg::make_definition(256, 264, 1920, gg::DType::E4M3, exact ? gg::DType::F32 : gg::DType::BF16, {}, l);
+        gg::Schedule s = gg::builtin_schedule(name, def);
+        if (interval > 0 && std::string(name) == "auto") continue;  // auto's 256-row tiles promote in waves
+        s.promote(interval);
+        CAPTURE(name);
+        CAPTURE(interval);
+        CAPTURE(exact);
+        gg::CheckOptions o;
+        o.exact = exact;
+        o.repeat = 1;
+        const gg::CheckReport r = gg::check_on_gpu(s, o);
+        INFO(gg::format_report(r));
+        CHECK(r.passed);
+        if (exact) CHECK(r.error_vs_host == 0.0);
+      }
+}

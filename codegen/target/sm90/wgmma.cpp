@@ -16,7 +16,7 @@ AccumulatorShape accumulator_shape(const KernelPlan& p) {
 
 namespace {
 
-constexpr const char* kPromoted = "acc_k";  // FP8: a k tile's own accumulator
+constexpr const char* kPromoted = kPromotedAccumulator;
 
 class SelectWgmma : public Mutator {
  public:
@@ -44,7 +44,9 @@ class SelectWgmma : public Mutator {
     issue->b_layout = mma_operand_layout(b);
     if (p_.fp8.promote) {
       issue->accumulator = kPromoted;
-      issue->accumulate = var("kk") >= imm(1);  // the k tile's first step overwrites
+      // The first step of a promotion interval's first k tile overwrites.
+      const int64_t every = p_.fp8.promote_every;
+      issue->accumulate = every > 1 ? var("kk") + var("k_tile") % imm(every) >= imm(1) : var("kk") >= imm(1);
       if (shape.blocks > 1) issue->block = imm(0);  // waves: each row block in the one promotion block
     }
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / mma_k()), issue, "k steps of the MMA shape", true);
@@ -74,6 +76,8 @@ class SelectWgmma : public Mutator {
     // block's MMAs into the one promotion accumulator (their issues say block 0), waited for and
     // promoted before the next's.
     const bool waves = shape.blocks > 1;
+    const int64_t every = p_.fp8.promote_every;
+    GG_INTERNAL_CHECK(every == 1 || !waves, "plan_fp8 refuses a promotion interval past a k tile with waves");
     auto decl = std::make_shared<AccumulatorDecl>();
     decl->name = kPromoted;
     decl->blocks = waves ? 1 : shape.blocks;
@@ -132,7 +136,7 @@ class SelectWgmma : public Mutator {
     }
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales || factors->a_index) out.push_back(factors);
-    out.push_back(decl);
+    if (every == 1) out.push_back(decl);  // else declared beside acc (build_loop_nests): it spans k tiles
     // The stage is released once the MMAs reading it are done (the last wave's), before the
     // promotion, which reads registers only.
     const auto k_tile = [&](const StmtPtr& issues, const StmtPtr& release) {
@@ -140,7 +144,11 @@ class SelectWgmma : public Mutator {
                                     issues, std::make_shared<WgmmaCommit>(), wait,
                                     accumulator_fence(kPromoted, decl->blocks)};
       if (release) steps.push_back(release);
-      steps.push_back(promote);
+      // Promoted every `every` k tiles, and after the unit's last.
+      const ExprPtr k = var("k_tile");
+      steps.push_back(every == 1 ? StmtPtr(promote)
+                                 : if_then((k % imm(every) + imm(1) == imm(every)) + (k + imm(1) == var("k_tiles")) >= imm(1),
+                                           promote));
       return block(steps);
     };
     if (!waves) {

@@ -13,6 +13,8 @@ struct AccumulatorShape {
   int regs = 0;    // f32 registers per thread per block (N / 2)
 };
 AccumulatorShape accumulator_shape(const KernelPlan& p);
+// FP8: the accumulator the MMAs of a promotion interval go to before the promotion adds it into acc.
+inline constexpr const char* kPromotedAccumulator = "acc_k";
 
 // Replaces each abstract ComputeTile by the warpgroup's WGMMA sequence over the stage.
 kir::StmtPtr select_wgmma(const KernelPlan& p, const kir::StmtPtr& body);
