@@ -29,6 +29,22 @@ gg::Definition fp8(int64_t m, int64_t n, int64_t k, gg::DType out = gg::DType::B
   return gg::make_definition(m, n, k, gg::DType::E4M3, out, {}, l);
 }
 
+// check_on_gpu's verdict on `s` (random or exact data, launched `repeat` more times): passed, every
+// element written, and exact where the data are small integers.
+void check_passes(const gg::Schedule& s, bool exact, int repeat, const std::vector<int64_t>& group_rows = {},
+                  const std::vector<int64_t>& group_offsets = {}) {
+  gg::CheckOptions o;
+  o.exact = exact;
+  o.repeat = repeat;
+  o.group_rows = group_rows;
+  o.group_offsets = group_offsets;
+  const gg::CheckReport r = gg::check_on_gpu(s, o);
+  INFO(gg::format_report(r));
+  CHECK(r.passed);
+  CHECK(r.unwritten == 0);
+  if (exact) CHECK(r.error_vs_host == 0.0);
+}
+
 }  // namespace
 
 TEST_CASE("fp8 on the GPU: v8, v10 and auto on edge shapes, random and exact, against fp64 and cuBLASLt") {
@@ -53,14 +69,7 @@ TEST_CASE("fp8 on the GPU: v8, v10 and auto on edge shapes, random and exact, ag
           o.layout.scale_b = gg::ScaleGranularity::Block128x128;
           return o;
         }()).build() : gg::builtin_schedule(name, def);
-        gg::CheckOptions o;
-        o.exact = exact;
-        o.repeat = 2;
-        const gg::CheckReport r = gg::check_on_gpu(s, o);
-        INFO(gg::format_report(r));
-        CHECK(r.passed);
-        CHECK(r.unwritten == 0);
-        if (exact) CHECK(r.error_vs_host == 0.0);
+        check_passes(s, exact, 2);
       }
 }
 
@@ -143,16 +152,7 @@ TEST_CASE("fp8 on the GPU: masked and contiguous groups and batches, each matrix
         CAPTURE(exact);
         const gg::Definition def =
             exact ? fp8_groups(c.def.problem_source(), c.def.batch(), c.def.m(), c.def.n(), c.def.k(), gg::DType::F32) : c.def;
-        gg::CheckOptions o;
-        o.exact = exact;
-        o.repeat = 2;
-        o.group_rows = c.group_rows;
-        o.group_offsets = c.group_offsets;
-        const gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), o);
-        INFO(gg::format_report(r));
-        CHECK(r.passed);
-        CHECK(r.unwritten == 0);
-        if (exact) CHECK(r.error_vs_host == 0.0);
+        check_passes(gg::builtin_schedule(name, def), exact, 2, c.group_rows, c.group_offsets);
       }
 }
 
@@ -274,14 +274,7 @@ TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B"
         l.scale_a = ga;
         l.scale_b = gb;
         const gg::Definition def = gg::make_definition(129, 264, 640, gg::DType::E4M3, exact ? gg::DType::F32 : gg::DType::BF16, {}, l);
-        gg::CheckOptions o;
-        o.exact = exact;
-        o.repeat = 1;
-        const gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), o);
-        INFO(gg::format_report(r));
-        CHECK(r.passed);
-        CHECK(r.unwritten == 0);
-        if (exact) CHECK(r.error_vs_host == 0.0);
+        check_passes(gg::builtin_schedule(name, def), exact, 1);
       }
 }
 
@@ -300,12 +293,6 @@ TEST_CASE("fp8 on the GPU: promotion every 512 of K, and none (one accumulator)"
         CAPTURE(name);
         CAPTURE(interval);
         CAPTURE(exact);
-        gg::CheckOptions o;
-        o.exact = exact;
-        o.repeat = 1;
-        const gg::CheckReport r = gg::check_on_gpu(s, o);
-        INFO(gg::format_report(r));
-        CHECK(r.passed);
-        if (exact) CHECK(r.error_vs_host == 0.0);
+        check_passes(s, exact, 1);
       }
 }
