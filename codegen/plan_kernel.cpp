@@ -97,10 +97,8 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
     not_lowered("B's scale factors per " + std::string(scale_granularity_name(sb->granularity)) +
                 (sb->shape.size() == 2 && sb->layout == Layout::MNMajor ? " MN-major" : "") +
                 " (lowered: per tensor, and per 128x128 block K-major)");
-  p.fp8.scale_a = sa != nullptr;
-  p.fp8.scale_b = sb != nullptr;
-  if (sa) p.fp8.a_granularity = sa->granularity;
-  if (sb) p.fp8.b_granularity = sb->granularity;
+  if (sa) p.fp8.scale_a = sa->granularity;
+  if (sb) p.fp8.scale_b = sb->granularity;
   // The promotion interval (promote): factors per 128 of K apply one k block at a time; factors
   // constant along K (per tensor, per row) or none leave it free.
   const int64_t interval = s.promotion_interval().value_or(kScaleBlock);
@@ -121,7 +119,7 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
     return;
   }
   p.fp8.promote_every = interval / p.tile_k;
-  const int64_t blocks = p.tile_m / (64 * warpgroups_per_tile(p));
+  const int blocks = sm90::accumulator_shape(p).blocks;
   if (p.fp8.promote_every > 1 && blocks > 1)
     not_lowered("promote " + std::to_string(interval) + " with " + std::to_string(blocks) +
                 " 64-row blocks per consumer warpgroup (they are promoted in waves through one promotion accumulator, "
@@ -598,8 +596,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.contiguous = p.contiguous;
   k.launch.varlen_k = p.varlen_k;
   k.launch.pointer_array = p.pointer_array;
-  k.launch.reads_scale_b = p.fp8.scale_b;
-  k.launch.reads_scale_a = p.fp8.scale_a && !p.fp8.stages_scale_a();  // staged: its tensor map needs it
+  k.launch.reads_scale_b = p.fp8.scale_b.has_value();
+  k.launch.reads_scale_a = p.fp8.scale_a.has_value();
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

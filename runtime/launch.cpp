@@ -1,5 +1,6 @@
 #include "runtime/launch.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "runtime/cuda_error.h"
@@ -194,13 +195,12 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
 
 GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   const GemmProblem problem = swap_orientation(spec_, caller);
-  for (const TensorMapSpec& t : spec_.tensor_maps)
-    if (t.operand == Operand::ScaleA && problem.scale_a == nullptr)
-      throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, "
-                      "[ceil(K/128)][M rounded up to 4] fp32)");
-  if (spec_.reads_scale_a && problem.scale_a == nullptr)
-    throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory: one "
-                    "fp32 per tensor or per row of A)");
+  // A's factors through their tensor map (per row and 128 of K) or read directly (per tensor or row).
+  const bool a_staged = std::any_of(spec_.tensor_maps.begin(), spec_.tensor_maps.end(),
+                                    [](const TensorMapSpec& t) { return t.operand == Operand::ScaleA; });
+  if ((a_staged || spec_.reads_scale_a) && problem.scale_a == nullptr)
+    throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, " +
+                    (a_staged ? "[ceil(K/128)][M rounded up to 4] fp32)" : "one fp32 per tensor or per row of A)"));
   if (spec_.reads_scale_b && problem.scale_b == nullptr)
     throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
                     "[ceil(N/128)][ceil(K/128)] fp32)");

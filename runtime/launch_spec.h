@@ -149,7 +149,8 @@ struct LaunchSpec {
   // FP8: the kernel reads B's scale factors from GgGemmArgs::scale_b (A's, where it has them, go
   // through the ScaleA tensor map), which a launch must pass.
   bool reads_scale_b = false;
-  // FP8: the kernel reads A's factors per tensor or per row from GgGemmArgs::scale_a.
+  // FP8: the kernel reads A's factors (per tensor or row from GgGemmArgs::scale_a; per row and 128
+  // of K through the ScaleA tensor map), which a launch must pass.
   bool reads_scale_a = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).

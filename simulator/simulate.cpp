@@ -260,9 +260,9 @@ class Simulator {
     const gg::Node* b_scales = def_.scale_of(mm.operands[1]);
     a_granularity_ = a_scales ? std::optional<ScaleGranularity>(a_scales->granularity) : std::nullopt;
     b_granularity_ = b_scales ? std::optional<ScaleGranularity>(b_scales->granularity) : std::nullopt;
-    const int64_t a_matrices = rt::stored_matrix(layouts_, rt::Operand::A, m_, n_, p_.k).batches;
-    if (a_granularity_ == ScaleGranularity::PerTensor) scale_a_vec_ = powers(size_t(a_matrices));
-    if (a_granularity_ == ScaleGranularity::PerRow) scale_a_vec_ = powers(size_t(a_matrices * m_));
+    a_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::A, m_, n_, p_.k).batches;
+    if (a_granularity_ == ScaleGranularity::PerTensor) scale_a_vec_ = powers(size_t(a_scale_matrices_));
+    if (a_granularity_ == ScaleGranularity::PerRow) scale_a_vec_ = powers(size_t(a_scale_matrices_ * m_));
     if (a_granularity_ == ScaleGranularity::Block1x128) {
       const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
       scale_a_.elem = rt::ElemType::F32;
@@ -290,7 +290,7 @@ class Simulator {
   }
   // The factor of A's row i and B's row j of matrix (or group) b at element kk of K (1 without scales).
   double scale_a_at(int64_t b, int64_t i, int64_t kk) const {
-    const int64_t matrix = scale_a_vec_.size() > size_t(a_granularity_ == ScaleGranularity::PerRow ? m_ : 1) ? b : 0;
+    const int64_t matrix = a_scale_matrices_ > 1 ? b : 0;
     if (a_granularity_ == ScaleGranularity::PerTensor) return scale_a_vec_[size_t(matrix)];
     if (a_granularity_ == ScaleGranularity::PerRow) return scale_a_vec_[size_t(matrix * m_ + i)];
     return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0)) : 1.0;
@@ -1988,6 +1988,7 @@ class Simulator {
   GlobalTensor scale_a_;
   std::vector<float> scale_b_;
   int64_t b_scale_matrices_ = 1, b_scale_blocks_ = 0;  // B's matrices with factors, factors per matrix
+  int64_t a_scale_matrices_ = 1;                      // A's matrices (with factors, one set each)
   std::optional<ScaleGranularity> a_granularity_, b_granularity_;
   std::vector<float> scale_a_vec_;  // A's factors per tensor (one per matrix) or per row
   int64_t k_blocks_ = 0;

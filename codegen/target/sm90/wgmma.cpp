@@ -16,8 +16,6 @@ AccumulatorShape accumulator_shape(const KernelPlan& p) {
 
 namespace {
 
-constexpr const char* kPromoted = kPromotedAccumulator;
-
 class SelectWgmma : public Mutator {
  public:
   explicit SelectWgmma(const KernelPlan& p) : p_(p) {}
@@ -43,7 +41,7 @@ class SelectWgmma : public Mutator {
     issue->a_layout = mma_operand_layout(a);
     issue->b_layout = mma_operand_layout(b);
     if (p_.fp8.promote) {
-      issue->accumulator = kPromoted;
+      issue->accumulator = kPromotedAccumulator;
       // The first step of a promotion interval's first k tile overwrites.
       const int64_t every = p_.fp8.promote_every;
       issue->accumulate = every > 1 ? var("kk") + var("k_tile") % imm(every) >= imm(1) : var("kk") >= imm(1);
@@ -79,13 +77,13 @@ class SelectWgmma : public Mutator {
     const int64_t every = p_.fp8.promote_every;
     GG_INTERNAL_CHECK(every == 1 || !waves, "plan_fp8 refuses a promotion interval past a k tile with waves");
     auto decl = std::make_shared<AccumulatorDecl>();
-    decl->name = kPromoted;
+    decl->name = kPromotedAccumulator;
     decl->blocks = waves ? 1 : shape.blocks;
     decl->regs = shape.regs;
     auto wait = std::make_shared<WgmmaWait>();
     wait->pending = 0;
     auto promote = std::make_shared<PromoteAccumulator>();
-    promote->from = kPromoted;
+    promote->from = kPromotedAccumulator;
     promote->into = "acc";
     promote->blocks = shape.blocks;
     promote->regs = shape.regs;
@@ -105,7 +103,7 @@ class SelectWgmma : public Mutator {
     } else if (p_.fp8.scale_a) {  // per tensor or per row, from args.scale_a
       const ExprPtr m = narrow(var("args.m"));
       const ExprPtr matrix = batched(rt::Operand::A) ? c.batch : imm(0);
-      factors->a_per_row = p_.fp8.a_granularity == ScaleGranularity::PerRow;
+      factors->a_per_row = p_.fp8.scale_a == ScaleGranularity::PerRow;
       if (factors->a_per_row) {
         const ExprPtr tile_row0 = p_.contiguous ? var("m_row0") : var("m_tile") * imm(p_.tile_m);
         factors->a_index = matrix * m + tile_row0;
@@ -115,7 +113,7 @@ class SelectWgmma : public Mutator {
       }
       promote->row_scaled = true;
     }
-    if (p_.fp8.scale_b && p_.fp8.b_granularity == ScaleGranularity::PerTensor) {
+    if (p_.fp8.scale_b == ScaleGranularity::PerTensor) {
       factors->lo = batched(rt::Operand::B) ? c.batch : imm(0);
       promote->col_split = imm(p_.tile_n);  // every column takes sb_lo
     } else if (p_.fp8.scale_b) {
@@ -140,9 +138,9 @@ class SelectWgmma : public Mutator {
     // The stage is released once the MMAs reading it are done (the last wave's), before the
     // promotion, which reads registers only.
     const auto k_tile = [&](const StmtPtr& issues, const StmtPtr& release) {
-      std::vector<StmtPtr> steps = {accumulator_fence(kPromoted, decl->blocks), std::make_shared<WgmmaFence>(),
+      std::vector<StmtPtr> steps = {accumulator_fence(kPromotedAccumulator, decl->blocks), std::make_shared<WgmmaFence>(),
                                     issues, std::make_shared<WgmmaCommit>(), wait,
-                                    accumulator_fence(kPromoted, decl->blocks)};
+                                    accumulator_fence(kPromotedAccumulator, decl->blocks)};
       if (release) steps.push_back(release);
       // Promoted every `every` k tiles, and after the unit's last.
       const ExprPtr k = var("k_tile");
