@@ -1,6 +1,8 @@
 // Tutorial kernels against cuBLAS in one process: random data, warm-up, the median of many
 // runs with cuBLAS interleaved rep by rep. Prints a markdown table for docs/performance.md.
 //   bench_tutorials [--versions 1-5 | --schedules v6,v10,pingpong] [--sizes 4096,8192] [--dtype bf16] [--reps 50]
+//                   [--epilogues none,gelu,dgelu]
+// With an epilogue the baseline is cuBLAS followed by the epilogue as a kernel of its own.
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -9,6 +11,7 @@
 
 #include "codegen/gemm_check.h"
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "runtime/device_info.h"
 #include "schedules/tutorial.h"
 
@@ -21,6 +24,22 @@ std::vector<int64_t> parse_list(const std::string& s) {
   return out;
 }
 
+// One epilogue op by its schedule-file name ("none": the plain product).
+std::vector<gg::EpilogueSpec> epilogue_named(const std::string& name) {
+  using gg::OpKind;
+  if (name == "none") return {};
+  for (OpKind act : {OpKind::Relu, OpKind::Gelu, OpKind::Silu}) {
+    if (name == gg::op_name(act)) return {{act}};
+    if (name == "d" + std::string(gg::op_name(act))) {
+      gg::EpilogueSpec e;
+      e.kind = OpKind::ActGrad;
+      e.activation = act;
+      return {e};
+    }
+  }
+  throw std::invalid_argument("unknown epilogue '" + name + "' (none, relu, gelu, silu, drelu, dgelu, dsilu)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -28,6 +47,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;  // --schedules: built-in schedule names instead of the --versions range
   std::vector<int64_t> sizes = {4096, 8192};
   gg::DType dtype = gg::DType::BF16;
+  std::vector<std::string> epilogues = {"none"};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--versions") {
@@ -41,11 +61,15 @@ int main(int argc, char** argv) {
       sizes = parse_list(value);
     } else if (flag == "--dtype") {
       dtype = gg::parse_dtype(value);
+    } else if (flag == "--epilogues") {
+      epilogues.clear();
+      std::stringstream in(value);
+      for (std::string item; std::getline(in, item, ',');) epilogues.push_back(item);
     } else if (flag == "--reps") {
       reps = std::stoi(value);
     } else {
       std::cerr << "bench_tutorials: unknown flag " << flag
-                << " (--versions A-B, --schedules NAME,NAME, --sizes S,S, --dtype, --reps)\n";
+                << " (--versions A-B, --schedules NAME,NAME, --sizes S,S, --dtype, --reps, --epilogues E,E)\n";
       return 2;
     }
   }
@@ -54,28 +78,29 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::cout << "device: " << gg::rt::device_info().name << "\n\n"
-            << "| step | M=N=K | dtype | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | CTAs / resident | check |\n"
-            << "|---|---|---|---|---|---|---|---|---|\n";
+            << "| step | M=N=K | dtype | epilogue | TFLOP/s | cuBLAS TFLOP/s | ratio | err vs fp64 | CTAs / resident | check |\n"
+            << "|---|---|---|---|---|---|---|---|---|---|\n";
   if (names.empty())
     for (int v = first; v <= last; ++v) names.push_back("v" + std::to_string(v));
   int failures = 0;
   for (int64_t size : sizes)
-    for (const std::string& name : names) {
-      std::cout << "| " << name << " | " << size << " | " << gg::dtype_name(dtype) << " | ";
-      try {
-        gg::Definition def = gg::make_gemm(size, size, size, dtype, dtype);
-        gg::CheckOptions options;
-        options.bench = true;
-        options.reps = reps;
-        gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), options);
-        std::cout.precision(4);
-        std::cout << r.tflops << " | " << r.cublas_tflops << " | " << r.tflops / r.cublas_tflops << " | "
-                  << r.error_vs_host << " | " << r.grid_ctas << " / " << r.resident_ctas << " | "
-                  << (r.passed ? "pass" : "FAIL") << " |\n";
-        failures += !r.passed;
-      } catch (const gg::CompileError& e) {
-        std::cout << "- | - | - | - | - | " << e.rule() << " |\n";
+    for (const std::string& name : names)
+      for (const std::string& epilogue : epilogues) {
+        std::cout << "| " << name << " | " << size << " | " << gg::dtype_name(dtype) << " | " << epilogue << " | ";
+        try {
+          gg::Definition def = gg::make_definition(size, size, size, dtype, dtype, epilogue_named(epilogue), {}, false);
+          gg::CheckOptions options;
+          options.bench = true;
+          options.reps = reps;
+          gg::CheckReport r = gg::check_on_gpu(gg::builtin_schedule(name, def), options);
+          std::cout.precision(4);
+          std::cout << r.tflops << " | " << r.cublas_tflops << " | " << r.tflops / r.cublas_tflops << " | "
+                    << r.error_vs_host << " | " << r.grid_ctas << " / " << r.resident_ctas << " | "
+                    << (r.passed ? "pass" : "FAIL") << " |\n";
+          failures += !r.passed;
+        } catch (const gg::CompileError& e) {
+          std::cout << "- | - | - | - | - | " << e.rule() << " |\n";
+        }
       }
-    }
   return failures ? 1 : 0;
 }

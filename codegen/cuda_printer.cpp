@@ -301,6 +301,17 @@ class CudaPrinter : public Visitor {
         case EpilogueOp::Kind::Relu: code += v + " = gg::dev::relu(" + v + "); "; break;
         case EpilogueOp::Kind::Gelu: code += v + " = gg::dev::gelu_tanh(" + v + "); "; break;
         case EpilogueOp::Kind::Silu: code += v + " = gg::dev::silu(" + v + "); "; break;
+        case EpilogueOp::Kind::ActGrad: {
+          const std::string grad = op.activation == EpilogueOp::Kind::Relu   ? "gg::dev::relu_grad("
+                                   : op.activation == EpilogueOp::Kind::Gelu ? "gg::dev::gelu_tanh_grad("
+                                                                             : "gg::dev::silu_grad(";
+          // the pre-activation is read where C is: staged (c0 / c1) or from global memory
+          if (n.c_staged) code += v + " *= " + grad + "c" + s + "); ";
+          else
+            code += "if (" + to_c(n.index.inside[size_t(e)]) + ") " + v + " *= " + grad + "gg::dev::load_" +
+                    op.operand_type + "(args.c, " + to_c(n.index.c_element[size_t(e)]) + ")); ";
+          break;
+        }
       }
     }
     return code;

@@ -1,5 +1,7 @@
 #include "codegen/gemm_check.h"
 
+#include "runtime/unfused_epilogue.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -100,6 +102,39 @@ Operands make_input(const Definition& def, const Node& n, bool exact, uint64_t s
 
 }  // namespace
 
+namespace {
+rt::Activation activation_of(OpKind k) {
+  return k == OpKind::Relu ? rt::Activation::Relu : k == OpKind::Gelu ? rt::Activation::GeluTanh : rt::Activation::Silu;
+}
+
+// The definition's epilogue as the kernel a cuBLAS caller runs after the GEMM, on D as stored
+// (a column-major D's stored rows are its columns: a bias along them runs along the other side).
+rt::UnfusedEpilogue unfused_epilogue(const Definition& def) {
+  using K = rt::UnfusedOp::Kind;
+  const bool transposed = def.output_layout() == OutputLayout::ColumnMajor;
+  rt::UnfusedEpilogue e;
+  e.d = runtime_elem(def.output_dtype());
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    rt::UnfusedOp op;
+    switch (n.kind) {
+      case OpKind::Scale: op = {K::Scale, n.scalar}; break;
+      case OpKind::AddScaled: op = {K::AddC, n.scalar}; break;
+      case OpKind::AddBias: op.kind = (n.bias_along == BiasAlong::Rows) != transposed ? K::BiasRows : K::BiasCols; break;
+      case OpKind::Relu:
+      case OpKind::Gelu:
+      case OpKind::Silu: op = {K::Activation, 0.0, activation_of(n.kind)}; break;
+      case OpKind::ActGrad: op = {K::ActivationGrad, 0.0, activation_of(n.activation)}; break;
+      default: continue;  // the cast: the GEMM's output is already D's type
+    }
+    if (reads_c(n)) e.c = runtime_elem(def.node(n.operands[1]).dtype);
+    if (n.kind == OpKind::AddBias) e.bias = runtime_elem(def.node(n.operands[1]).dtype);
+    e.ops.push_back(op);
+  }
+  return e;
+}
+}  // namespace
+
 double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
                       const std::vector<float>& bias) {
   double v = acc;
@@ -109,9 +144,12 @@ double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t co
       case OpKind::Scale: v *= n.scalar; break;
       case OpKind::AddScaled: v += n.scalar * c[static_cast<size_t>(row * def.n() + col)]; break;
       case OpKind::AddBias: v += bias[static_cast<size_t>(n.bias_along == BiasAlong::Rows ? row : col)]; break;
-      case OpKind::Relu: v = rt::apply_activation(rt::Activation::Relu, v); break;
-      case OpKind::Gelu: v = rt::apply_activation(rt::Activation::GeluTanh, v); break;
-      case OpKind::Silu: v = rt::apply_activation(rt::Activation::Silu, v); break;
+      case OpKind::Relu:
+      case OpKind::Gelu:
+      case OpKind::Silu: v = rt::apply_activation(activation_of(n.kind), v); break;
+      case OpKind::ActGrad:
+        v *= rt::apply_activation_grad(activation_of(n.activation), c[static_cast<size_t>(row * def.n() + col)]);
+        break;
       case OpKind::Cast: break;  // the rounding to the output dtype is the comparison's concern
       default: break;
     }
@@ -237,9 +275,10 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   Operands a = make_input(def, def.node(mm.operands[0]), o.exact, o.seed);
   Operands b = make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
   Operands c, bias;
+  const Node* c_node = nullptr;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
-    if (n.kind == OpKind::AddScaled) c = make_input(def, def.node(n.operands[1]), o.exact, o.seed + 2);
+    if (reads_c(n)) c_node = &def.node(n.operands[1]), c = make_input(def, *c_node, o.exact, o.seed + 2);
     if (n.kind == OpKind::AddBias) bias = make_input(def, def.node(n.operands[1]), o.exact, o.seed + 3);
   }
   rt::ElemType out_type = runtime_elem(def.output_dtype());
@@ -451,6 +490,31 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
       if (i == 0) return std::pair<const void*, const void*>(a.buffer.data(), b.buffer.data());
       return std::pair<const void*, const void*>(a_copies[size_t(i - 1)].data(), b_copies[size_t(i - 1)].data());
     };
+    // With an epilogue the baseline is what a cuBLAS caller runs: the GEMM into D's type, then the
+    // epilogue as a kernel of its own over D (the check above compared against fp32 cuBLAS).
+    std::optional<rt::DeviceBuffer> unfused_d;
+    const rt::UnfusedEpilogue unfused = unfused_epilogue(def);
+    if (!plain) {
+      if (contiguous || varlen_k) r.baseline = "cuBLAS in fp32 (the grouped loop has no unfused epilogue baseline)";
+      else {
+        unfused_d.emplace(out_type, d_count);
+        rt::fill_poison(*unfused_d);
+        r.baseline = "cuBLAS then the epilogue as its own kernel (one pass over D)";
+      }
+    }
+    const auto run_unfused = [&](const void* a_ptr, const void* b_ptr) {
+      cublas.gemm(a_ptr, b_ptr, unfused_d->data(), problem.in_type, out_type, r.m, r.n, r.k, problem.layouts);
+      const bool transposed = problem.layouts.d_column_major;
+      for (int64_t bt = 0; bt < def.batch(); ++bt) {
+        const int64_t offset = stored_index(def, out_node, 0, 0, bt) * rt::elem_bytes(out_type);
+        const char* c_at = c_node ? static_cast<const char*>(c.buffer.data()) +
+                                        stored_index(def, *c_node, 0, 0, bt) * rt::elem_bytes(c.buffer.type())
+                                  : nullptr;
+        rt::run_unfused_epilogue(unfused, static_cast<char*>(unfused_d->data()) + offset, c_at, bias.buffer.data(),
+                                 transposed ? r.n : r.m, transposed ? r.m : r.n, problem.layouts.ldd,
+                                 problem.layouts.ldc);
+      }
+    };
     auto times = rt::interleaved_median_ms(
         [&] {
           rt::GemmProblem rotated = problem;
@@ -459,7 +523,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
         },
         [&] {
           const auto [a_copy, b_copy] = next_operands();
-          cublas_all(a_copy, b_copy);
+          if (unfused_d) run_unfused(a_copy, b_copy);
+          else cublas_all(a_copy, b_copy);
         },
         o.warmup, o.reps);
     time_cached_launch(timed, caller, r);

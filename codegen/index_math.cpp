@@ -166,7 +166,7 @@ EpilogueInputs epilogue_inputs(const EpilogueStore& n) {
   for (const auto& op : n.ops) {
     if (op.kind == K::AddBiasCols) in.col_bias = &op;
     if (op.kind == K::AddBiasRows) in.row_bias = &op;
-    in.c_global = in.c_global || (op.kind == K::AddScaled && !n.c_staged);
+    in.c_global = in.c_global || (op.reads_c() && !n.c_staged);
   }
   in.needs_row = !n.staged || in.c_global || in.row_bias;
   in.needs_col = !n.staged || in.c_global || in.col_bias;

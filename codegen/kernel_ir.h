@@ -318,11 +318,14 @@ struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   ExprPtr col_split;
 };
 
-// An epilogue op applied to each accumulator value in registers.
+// An epilogue op applied to each accumulator value in registers. ActGrad multiplies by the
+// derivative of `activation` (Relu, Gelu or Silu) at the value C's path reads (a pre-activation).
 struct EpilogueOp {
-  enum class Kind { Scale, AddScaled, AddBiasRows, AddBiasCols, Relu, Gelu, Silu } kind = Kind::Relu;
+  enum class Kind { Scale, AddScaled, AddBiasRows, AddBiasCols, Relu, Gelu, Silu, ActGrad } kind = Kind::Relu;
   double scalar = 0.0;       // Scale: alpha; AddScaled: beta
-  std::string operand_type;  // C or bias element type: "bf16", "f16", "f32"
+  std::string operand_type;  // C, pre-activation or bias element type: "bf16", "f16", "f32"
+  Kind activation = Kind::Relu;  // ActGrad
+  bool reads_c() const { return kind == Kind::AddScaled || kind == Kind::ActGrad; }
 };
 
 // Which accumulator values a thread holds in registers. Wgmma: wgmma's fragment (rows lane/4 and
@@ -381,7 +384,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // staged 16-bit output in 16-column steps: each warp writes 16x16 blocks with stmatrix.x4
   // (the fragment pairs are its 8x8 matrices) instead of one st.shared per pair
   bool stmatrix = false;
-  bool c_staged = false;          // AddScaled reads C from the staging buffer (a TMA load put it there)
+  bool c_staged = false;          // AddScaled / ActGrad read C from the staging buffer (a TMA load put it there)
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
   ExprPtr d_offset, c_offset;     // elements from args.d / args.c to this tile's matrix; nullptr: 0

@@ -137,6 +137,10 @@ NestNode epilogue(const Context& c, Place from) {
       case OpKind::AddBias:
         op.detail = "+ " + c.def.node(n.operands.at(1)).name + (n.bias_along == BiasAlong::Rows ? "[m]" : "[n]");
         break;
+      case OpKind::ActGrad:
+        op.detail = "x " + std::string(op_name(n.activation)) + "'(" + c.def.node(n.operands.at(1)).name + ")" +
+                    (stages_c_in_smem(c.s) ? ", TMA-loaded into the staging buffer" : "");
+        break;
       case OpKind::Cast: op.detail = "-> " + std::string(dtype_name(n.dtype)); break;
       default: break;
     }

@@ -34,6 +34,11 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
     case OpKind::Relu: op.kind = K::Relu; break;
     case OpKind::Gelu: op.kind = K::Gelu; break;
     case OpKind::Silu: op.kind = K::Silu; break;
+    case OpKind::ActGrad:
+      op.kind = K::ActGrad;
+      op.activation = n.activation == OpKind::Relu ? K::Relu : n.activation == OpKind::Gelu ? K::Gelu : K::Silu;
+      op.operand_type = std::string(dtype_name(def.node(n.operands[1]).dtype));
+      break;
     default: GG_INTERNAL_CHECK(false, "not an epilogue op: " + n.name);
   }
   return op;
@@ -222,7 +227,7 @@ GemmNodes gemm_nodes(const Definition& def) {
   const Node& d = def.node(def.output());
   const Node* c = &d;
   for (int id : def.epilogue())
-    if (def.node(id).kind == OpKind::AddScaled) c = &def.node(def.node(id).operands[1]);
+    if (reads_c(def.node(id))) c = &def.node(def.node(id).operands[1]);
   return {def.node(ops[0]), def.node(ops[1]), *c, d};
 }
 
@@ -410,7 +415,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (def.output_layout() == OutputLayout::ColumnMajor)
       refuse("with a column-major D (its tiles are stored from registers, through a pointer per group)");
     for (int id : def.epilogue())
-      if (def.node(id).kind == OpKind::AddScaled || def.node(id).kind == OpKind::AddBias)
+      if (reads_c(def.node(id)) || def.node(id).kind == OpKind::AddBias)
         refuse("with an epilogue reading '" + def.node(def.node(id).operands[1]).name +
                "' (C and bias have no per-group pointers yet)");
   }
@@ -514,7 +519,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   int c_reads = 0, bias_reads = 0;
   if (p.layouts.d_column_major)
     for (int id : def.epilogue())
-      if (def.node(id).kind == OpKind::AddScaled) not_lowered("a C operand beside a column-major output");
+      if (reads_c(def.node(id)))
+        not_lowered("an epilogue reading '" + def.node(def.node(id).operands[1]).name +
+                    "' through C's path beside a column-major output");
   int prev = mm.id;  // the epilogue is generated as a chain acc -> op -> ... -> output
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
@@ -525,7 +532,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       not_lowered("an epilogue operand that is not an input tensor ('" + n.name + "' reads '" +
                   def.node(n.operands[1]).name + "')");
     prev = id;
-    c_reads += n.kind == OpKind::AddScaled;
+    c_reads += reads_c(n);
     bias_reads += n.kind == OpKind::AddBias;
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
     if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));

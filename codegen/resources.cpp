@@ -28,7 +28,7 @@ bool stages_c_in_smem(const Schedule& s) {
   if (!out_write || out_write->place != Place::Shared || out_write->method != CopyMethod::Tma) return false;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
-    if (n.kind == OpKind::AddScaled) return def.node(n.operands[1]).dtype == def.output_dtype();
+    if (reads_c(n)) return def.node(n.operands[1]).dtype == def.output_dtype();
   }
   return false;
 }

@@ -59,11 +59,14 @@ std::string_view op_name(OpKind k) {
     case OpKind::Gelu: return "gelu";
     case OpKind::Silu: return "silu";
     case OpKind::Cast: return "cast";
+    case OpKind::ActGrad: return "activation_grad";
   }
   GG_INTERNAL_CHECK(false, "unhandled op kind");
 }
 
 bool op_is_elementwise(OpKind k) { return k != OpKind::Input && k != OpKind::Matmul; }
+bool op_is_activation(OpKind k) { return k == OpKind::Relu || k == OpKind::Gelu || k == OpKind::Silu; }
+bool reads_c(const Node& n) { return n.kind == OpKind::AddScaled || n.kind == OpKind::ActGrad; }
 
 const Node& Tensor::node() const {
   GG_INTERNAL_CHECK(def_ != nullptr, "empty tensor handle");
@@ -248,6 +251,21 @@ Tensor Definition::silu(Tensor x) {
   return add(std::move(n));
 }
 
+Tensor Definition::activation_grad(Tensor x, Tensor pre_activation, OpKind activation) {
+  const Node& nx = checked(x, "activation_grad");
+  const Node& np = checked(pre_activation, "activation_grad");
+  if (!op_is_activation(activation))
+    throw_user_error("epilogue-op", "activation_grad: '" + std::string(op_name(activation)) +
+                     "' is not an activation; legal are relu, gelu and silu");
+  if (np.shape != nx.shape)
+    throw_user_error("epilogue-shape", "activation_grad: '" + np.name + "' must have the output's shape [M,N]");
+  Node n = elementwise(OpKind::ActGrad, nx);
+  n.name = unique_name("d" + std::string(op_name(activation)));
+  n.activation = activation;
+  n.operands.push_back(pre_activation.id());
+  return add(std::move(n));
+}
+
 Tensor Definition::cast(Tensor x, DType to) {
   Node n = elementwise(OpKind::Cast, checked(x, "cast"));
   n.name = unique_name("cast");
@@ -383,6 +401,7 @@ std::string Definition::to_string() const {
       for (size_t i = 0; i < n.operands.size(); ++i) os << (i ? ", " : "") << node(n.operands[i]).name;
       if (n.kind == OpKind::Scale || n.kind == OpKind::AddScaled) os << ", " << n.scalar;
       if (n.kind == OpKind::AddBias) os << (n.bias_along == BiasAlong::Rows ? ", rows" : ", cols");
+      if (n.kind == OpKind::ActGrad) os << ", " << op_name(n.activation);
       os << ") -> " << dtype_name(n.dtype);
     }
     if (id == output_) {

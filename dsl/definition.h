@@ -37,7 +37,9 @@ enum class ProblemSource { Dense, Masked, Contiguous, VarlenK, PointerArray };
 // "dense", "masked", "contiguous", "varlen_k", "pointer_array"
 std::string_view problem_source_name(ProblemSource s);
 
-enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast };
+// ActGrad: the backward of an activation at a saved pre-activation (QuACK's gemm_dact):
+// x * act'(pre_activation), the pre-activation an [M,N] tensor read where beta*C reads C.
+enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, Cast, ActGrad };
 
 // How finely an FP8 operand's scale factors vary (DeepGEMM's recipe: activations per 1 x 128,
 // weights per 128 x 128): one for the tensor, one per row (of M for A, N for B), one per row and
@@ -60,6 +62,7 @@ std::string_view op_name(OpKind k);
 // directive ("scale", "epilogue add_c"), `what` the scalar ("alpha", "beta").
 void check_epilogue_scalar(std::string_view op, const char* what, double v);
 bool op_is_elementwise(OpKind k);
+bool op_is_activation(OpKind k);  // Relu, Gelu, Silu
 
 struct Node {
   int id = -1;
@@ -72,6 +75,7 @@ struct Node {
   int64_t batch_stride = -1;     // batched: elements from one matrix to the next; -1: dense, 0: broadcast
   double scalar = 0.0;           // Scale: alpha; AddScaled: beta
   BiasAlong bias_along = BiasAlong::Cols;
+  OpKind activation = OpKind::Relu;  // ActGrad: the activation whose derivative it multiplies by
   std::vector<int> operands;     // node ids, in order
   // A scale input (Definition::scale_input): the FP8 operand it scales (-1: not a scale) and how
   // finely. Its shape is [rows or row blocks, k blocks]; MN-major stores the k blocks as rows
@@ -111,6 +115,11 @@ class Definition {
   Tensor relu(Tensor x);
   Tensor gelu(Tensor x);  // tanh form
   Tensor silu(Tensor x);
+  // x * act'(pre_activation) for `activation` Relu, Gelu (tanh form) or Silu: the gradient through
+  // the activation a forward GEMM applied to pre_activation [M,N] (QuACK's gemm_dact). The
+  // pre-activation is read as C is (one [M,N] tensor per epilogue). CompileError `epilogue-op` for
+  // another kind, `epilogue-shape` for another shape.
+  Tensor activation_grad(Tensor x, Tensor pre_activation, OpKind activation);
   Tensor cast(Tensor x, DType to);
   // The fp32 scale factors of FP8 input `operand` (A or B, before or after the matmul), at
   // `granularity`, laid out as `layout` says. CompileError `bad-scale` for an operand that is not
@@ -200,6 +209,9 @@ class Definition {
 // output), the leading dimension (ld, or the row length when dense), and the elements one batch
 // matrix takes (0 when broadcast).
 int64_t row_elems(const Definition& def, const Node& n);
+// Whether an epilogue op reads an [M,N] tensor, its second operand, through C's path (beta*C, or
+// an activation gradient's pre-activation).
+bool reads_c(const Node& n);
 // Whether the stored rows run along the second extent of the shape: an MN-major operand or a
 // column-major output.
 bool stored_transposed(const Definition& def, const Node& n);

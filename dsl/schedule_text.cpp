@@ -266,7 +266,7 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
 }
 
 EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string_view>& words) {
-  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu");
+  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu | drelu | dgelu | dsilu");
   if (l.size() < 2) l.fail("expected an epilogue op");
   std::string_view op = words[1];
   EpilogueSpec e;
@@ -283,6 +283,11 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
   } else if (op == "relu" || op == "gelu" || op == "silu") {
     l.arity(1, 1);
     e.kind = op == "relu" ? OpKind::Relu : op == "gelu" ? OpKind::Gelu : OpKind::Silu;
+  } else if (op == "drelu" || op == "dgelu" || op == "dsilu") {
+    // times the activation's derivative at the saved pre-activation, an [M,N] input read as C is
+    l.arity(1, 1);
+    e.kind = OpKind::ActGrad;
+    e.activation = op == "drelu" ? OpKind::Relu : op == "dgelu" ? OpKind::Gelu : OpKind::Silu;
   } else {
     l.fail("unknown epilogue op '" + std::string(op) + "'");
   }
@@ -454,6 +459,11 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
     e.kind = n.kind;
     switch (n.kind) {
       case OpKind::Scale: e.scalar = n.scalar; break;
+      case OpKind::ActGrad:
+        if (def.node(n.operands.at(1)).kind != OpKind::Input || def.node(n.operands.at(1)).dtype != last.dtype)
+          return std::nullopt;
+        e.activation = n.activation;
+        break;
       case OpKind::AddScaled:
       case OpKind::AddBias: {
         const Node& extra = def.node(n.operands.at(1));
@@ -510,6 +520,7 @@ std::string print_schedule(const Schedule& s) {
         case OpKind::Scale: os << "scale " << number(e.scalar); break;
         case OpKind::AddScaled: os << "add_c " << number(e.scalar); break;
         case OpKind::AddBias: os << "bias " << ((e.along == BiasAlong::Rows) != swapped ? "rows" : "cols"); break;
+        case OpKind::ActGrad: os << "d" << op_name(e.activation); break;
         default: os << op_name(e.kind); break;
       }
       os << "\n";
@@ -622,9 +633,10 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
       case OpKind::Relu: x = def.relu(x); break;
       case OpKind::Gelu: x = def.gelu(x); break;
       case OpKind::Silu: x = def.silu(x); break;
+      case OpKind::ActGrad: x = def.activation_grad(x, def.input(fresh("PreAct"), {m, n}, out), e.activation); break;
       default:
         throw_user_error("epilogue-op", "epilogue " + std::string(op_name(e.kind)) +
-                         ": legal epilogue ops are scale, add_c, bias, relu, gelu, silu");
+                         ": legal epilogue ops are scale, add_c, bias, relu, gelu, silu, drelu, dgelu, dsilu");
     }
   }
   set_gemm_output(def, def.cast(x, out), layout);

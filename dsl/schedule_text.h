@@ -40,9 +40,10 @@ namespace gg {
 
 // One epilogue op of a schedule file, between the matmul and the final cast.
 struct EpilogueSpec {
-  OpKind kind = OpKind::Relu;  // Scale, AddScaled, AddBias, Relu, Gelu or Silu
+  OpKind kind = OpKind::Relu;  // Scale, AddScaled, AddBias, Relu, Gelu, Silu or ActGrad
   double scalar = 0.0;         // Scale: alpha; AddScaled: beta
   BiasAlong along = BiasAlong::Cols;
+  OpKind activation = OpKind::Relu;  // ActGrad (drelu, dgelu, dsilu): whose derivative
   bool operator==(const EpilogueSpec&) const = default;
 };
 

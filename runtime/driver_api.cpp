@@ -56,4 +56,16 @@ std::string driver_error_text(CUresult status) {
   return std::string(name ? name : "CUDA_ERROR_?") + ": " + (description ? description : "unknown error");
 }
 
+CUfunction load_function(const std::vector<char>& cubin, const std::string& symbol, const std::string& who) {
+  const DriverApi& api = driver_api();
+  use_runtime_context();
+  CUmodule module = nullptr;
+  if (CUresult status = api.module_load_data(&module, cubin.data()); status != CUDA_SUCCESS)
+    throw CudaError(who + ": cuModuleLoadData failed: " + driver_error_text(status));
+  CUfunction function = nullptr;
+  if (CUresult status = api.module_get_function(&function, module, symbol.c_str()); status != CUDA_SUCCESS)
+    throw CudaError(who + ": cuModuleGetFunction failed: " + driver_error_text(status));
+  return function;
+}
+
 }  // namespace gg::rt

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <vector>
 
 namespace gg::rt {
 
@@ -31,5 +32,10 @@ void use_runtime_context();
 
 // "CUDA_ERROR_X: description" for a driver status.
 std::string driver_error_text(CUresult status);
+
+// A kernel function of a CUBIN loaded into the runtime's primary context; the module stays loaded
+// for the process's life (for helper kernels loaded once, as the libraries are). CudaError naming
+// `who` on failure.
+CUfunction load_function(const std::vector<char>& cubin, const std::string& symbol, const std::string& who);
 
 }  // namespace gg::rt

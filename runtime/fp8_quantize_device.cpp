@@ -135,12 +135,6 @@ extern "C" __global__ void __launch_bounds__(256) gg_fp8_quantize(const Quantize
 
 constexpr const char* kKernelName = "gg_fp8_quantize";
 
-// The loaded kernel: its module stays loaded for the process's life, as the libraries do.
-struct QuantizeKernel {
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-};
-
 std::string device_arch() {
   const DeviceInfo info = device_info();
   const int sm = info.compute_major * 10 + info.compute_minor;
@@ -150,18 +144,10 @@ std::string device_arch() {
   return "sm_" + std::to_string(sm);
 }
 
-const QuantizeKernel& quantize_kernel() {
-  static const QuantizeKernel kernel = [] {
+CUfunction quantize_kernel() {
+  static const CUfunction kernel = [] {
     const CompiledKernel compiled = compile_fp8_quantize_kernel(device_arch());
-    const DriverApi& api = driver_api();
-    use_runtime_context();
-    QuantizeKernel loaded;
-    if (CUresult status = api.module_load_data(&loaded.module, compiled.cubin.data()); status != CUDA_SUCCESS)
-      throw CudaError("quantize_on_device: cuModuleLoadData failed: " + driver_error_text(status));
-    if (CUresult status = api.module_get_function(&loaded.function, loaded.module, compiled.lowered_name.c_str());
-        status != CUDA_SUCCESS)
-      throw CudaError("quantize_on_device: cuModuleGetFunction failed: " + driver_error_text(status));
-    return loaded;
+    return load_function(compiled.cubin, compiled.lowered_name, "quantize_on_device");
   }();
   return kernel;
 }
@@ -204,8 +190,7 @@ void quantize_on_device(const void* bf16_input, int64_t rows, int64_t cols, Gran
   config.blockDimY = config.blockDimZ = 1;
   config.hStream = stream;
   void* params[] = {&args};
-  const QuantizeKernel& kernel = quantize_kernel();
-  if (CUresult status = driver_api().launch_kernel_ex(&config, kernel.function, params, nullptr);
+  if (CUresult status = driver_api().launch_kernel_ex(&config, quantize_kernel(), params, nullptr);
       status != CUDA_SUCCESS)
     throw CudaError("quantize_on_device: cuLaunchKernelEx failed: " + driver_error_text(status));
 }

@@ -24,6 +24,23 @@ double apply_activation(Activation activation, double x) {
   return x;
 }
 
+double apply_activation_grad(Activation activation, double x) {
+  switch (activation) {
+    case Activation::None: return 1.0;
+    case Activation::Relu: return x > 0.0 ? 1.0 : 0.0;
+    case Activation::GeluTanh: {
+      const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+      const double t = std::tanh(k * (x + c * x * x * x));
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+    }
+    case Activation::Silu: {
+      const double s = 1.0 / (1.0 + std::exp(-x));
+      return s * (1.0 + x * (1.0 - s));
+    }
+  }
+  return 1.0;
+}
+
 double apply_epilogue(const EpilogueRef& epilogue, double acc, double c, double bias) {
   double y = epilogue.alpha * acc + epilogue.beta * c + bias;
   y = apply_activation(epilogue.activation, y);

@@ -26,6 +26,8 @@ struct EpilogueRef {
 };
 
 double apply_activation(Activation activation, double x);  // gelu: tanh form
+// The activation's derivative at x (relu's at 0 taken as 0; None's is 1).
+double apply_activation_grad(Activation activation, double x);
 double apply_epilogue(const EpilogueRef& epilogue, double acc, double c, double bias);
 
 // Problems with M * N * K <= 2^24 (e.g. 256^3): every row. Larger: rows 0-7, the last

@@ -237,7 +237,7 @@ class Simulator {
       const gg::Node& n = def_.node(id);
       if (n.operands.size() < 2) continue;
       const gg::Node& in = def_.node(n.operands[1]);
-      if (n.kind == OpKind::AddScaled) input(c_, in, m_, n_), c_name_ = in.name;
+      if (reads_c(n)) input(c_, in, m_, n_), c_name_ = in.name;
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? m_ : n_), bias_name_ = in.name;
     }
     make_scales(seed);
@@ -1589,12 +1589,7 @@ class Simulator {
       case EpilogueOp::Kind::AddScaled: {
         if (staged_c) return v + static_cast<float>(op.scalar) * *staged_c;
         if (!evaluate(n.index.inside[size_t(e)], at)) return v;
-        const int64_t c_at = evaluate(n.index.c_element[size_t(e)], at);
-        if (c_at < 0 || (c_at + 1) * c_.bytes() > int64_t(c_.data.size())) {
-          error("the epilogue reads C at element " + std::to_string(c_at) + ", outside C");
-          return v;
-        }
-        return v + static_cast<float>(op.scalar) * sim::decode(c_.elem, c_.data.data() + c_at * c_.bytes());
+        return v + static_cast<float>(op.scalar) * read_c(evaluate(n.index.c_element[size_t(e)], at));
       }
       case EpilogueOp::Kind::AddBiasRows: {
         const int64_t row = bound(at, "row");
@@ -1607,8 +1602,39 @@ class Simulator {
         return 0.5f * v * (1.0f + std::tanh(inner));
       }
       case EpilogueOp::Kind::Silu: return v / (1.0f + std::exp(-v));
+      case EpilogueOp::Kind::ActGrad: {
+        float pre = 0.0f;  // C's value as the kernel reads it; past D's edge the value is not stored
+        if (staged_c) pre = *staged_c;
+        else if (!evaluate(n.index.inside[size_t(e)], at)) return v;
+        else pre = read_c(evaluate(n.index.c_element[size_t(e)], at));
+        return v * activation_grad(op.activation, pre);
+      }
     }
     return v;
+  }
+  // C's element `c_at` as the epilogue reads it from global memory (0 and an error outside C).
+  float read_c(int64_t c_at) {
+    if (c_at < 0 || (c_at + 1) * c_.bytes() > int64_t(c_.data.size())) {
+      error("the epilogue reads C at element " + std::to_string(c_at) + ", outside C");
+      return 0.0f;
+    }
+    return sim::decode(c_.elem, c_.data.data() + c_at * c_.bytes());
+  }
+  // The device's derivatives (epilogue.cuh), in fp32 as it computes them.
+  static float activation_grad(EpilogueOp::Kind activation, float x) {
+    switch (activation) {
+      case EpilogueOp::Kind::Relu: return x > 0.0f ? 1.0f : 0.0f;
+      case EpilogueOp::Kind::Gelu: {
+        const float t = std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x));
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 0.134145f * x * x);
+      }
+      case EpilogueOp::Kind::Silu: {
+        const float s = 1.0f / (1.0f + std::exp(-x));
+        return s * (1.0f + x * (1.0f - s));
+      }
+      default: GG_INTERNAL_CHECK(false, "an activation gradient of a kind that is not an activation");
+    }
+    return 1.0f;
   }
   static int64_t bound(const Bindings& at, const char* name) {
     auto it = at.find(name);
@@ -1896,7 +1922,8 @@ class Simulator {
     const HostMatrices& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
     bool exact_ops = true;
     for (const auto& op : p_.epilogue)
-      exact_ops = exact_ops && op.kind != EpilogueOp::Kind::Gelu && op.kind != EpilogueOp::Kind::Silu;
+      for (EpilogueOp::Kind k : {op.kind, op.kind == EpilogueOp::Kind::ActGrad ? op.activation : op.kind})
+        exact_ops = exact_ops && k != EpilogueOp::Kind::Gelu && k != EpilogueOp::Kind::Silu;
     // Contiguous groups: D's row i is its group's (A's row i times the group's B), and a row in
     // no group stays untouched.
     const std::vector<int64_t> group_of = p_.contiguous ? row_groups() : std::vector<int64_t>{};

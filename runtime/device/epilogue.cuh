@@ -89,5 +89,16 @@ static __device__ __forceinline__ float gelu_tanh(float x) {
 
 static __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
+// The derivatives, for the backward through an activation at its saved input (relu's at 0 is 0).
+static __device__ __forceinline__ float relu_grad(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+static __device__ __forceinline__ float gelu_tanh_grad(float x) {
+  const float t = tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x));
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 0.134145f * x * x);
+}
+static __device__ __forceinline__ float silu_grad(float x) {
+  const float s = 1.0f / (1.0f + expf(-x));
+  return s * (1.0f + x * (1.0f - s));
+}
+
 }  // namespace gg::dev
 #endif  // GG_DEV_EPILOGUE_CUH

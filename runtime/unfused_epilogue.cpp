@@ -1,0 +1,201 @@
+#include "runtime/unfused_epilogue.h"
+
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "runtime/cuda_error.h"
+#include "runtime/device_info.h"
+#include "runtime/driver_api.h"
+#include "runtime/jit.h"
+
+namespace gg::rt {
+namespace {
+
+constexpr int kMaxOps = 8;
+constexpr unsigned kThreads = 256,
+                   kPerThread = 4; // a block covers 1024 columns of one row
+
+// The kernel's one parameter; the device source declares the same struct.
+struct Op {
+  int kind, activation;
+  float scalar;
+};
+struct Args {
+  void *d;
+  const void *c;
+  const void *bias;
+  long long rows, cols, ldd, ldc;
+  int d_type, c_type, bias_type, op_count; // types: 0 bf16, 1 f16, 2 f32
+  int vector; // 16-byte pieces of D (and C) per thread: rows, strides and
+              // pointers allow it
+  Op ops[kMaxOps];
+};
+
+// Types and kinds as numbered above and in UnfusedOp (Activation's order: none,
+// relu, gelu, silu).
+constexpr const char *kSource = R"(
+#include "epilogue.cuh"
+struct Op { int kind, activation; float scalar; };
+struct Args {
+  void* d; const void* c; const void* bias;
+  long long rows, cols, ldd, ldc;
+  int d_type, c_type, bias_type, op_count;
+  int vector;
+  Op ops[8];
+};
+
+__device__ float load(const void* base, long long i, int type) {
+  return type == 0 ? gg::dev::load_bf16(base, i) : type == 1 ? gg::dev::load_f16(base, i) : gg::dev::load_f32(base, i);
+}
+__device__ float act(int which, float x) {
+  return which == 1 ? gg::dev::relu(x) : which == 2 ? gg::dev::gelu_tanh(x) : which == 3 ? gg::dev::silu(x) : x;
+}
+__device__ float act_grad(int which, float x) {
+  return which == 1 ? gg::dev::relu_grad(x) : which == 2 ? gg::dev::gelu_tanh_grad(x)
+       : which == 3 ? gg::dev::silu_grad(x) : 1.0f;
+}
+
+__device__ float apply(const Args& a, float v, long long row, long long col, long long c_at) {
+  for (int o = 0; o < a.op_count; ++o) {
+    const Op op = a.ops[o];
+    switch (op.kind) {
+      case 0: v *= op.scalar; break;
+      case 1: v += op.scalar * load(a.c, c_at, a.c_type); break;
+      case 2: v += load(a.bias, row, a.bias_type); break;
+      case 3: v += load(a.bias, col, a.bias_type); break;
+      case 4: v = act(op.activation, v); break;
+      case 5: v *= act_grad(op.activation, load(a.c, c_at, a.c_type)); break;
+    }
+  }
+  return v;
+}
+
+// One 16-byte piece of D per thread (8 16-bit values or 4 f32), C's alike (C has D's type).
+__device__ void vector_piece(const Args& a, long long row, long long col) {
+  const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
+  uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + at * (a.d_type == 2 ? 4 : 2));
+  unsigned* words = reinterpret_cast<unsigned*>(&bits);
+  if (a.d_type == 2) {
+    for (int j = 0; j < 4; ++j) words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, c_at + j));
+  } else {
+    for (int j = 0; j < 4; ++j) {
+      const float lo = a.d_type == 0 ? gg::dev::unpack_lo_bf16(words[j]) : gg::dev::unpack_lo_f16(words[j]);
+      const float hi = a.d_type == 0 ? gg::dev::unpack_hi_bf16(words[j]) : gg::dev::unpack_hi_f16(words[j]);
+      const float x = apply(a, lo, row, col + 2 * j, c_at + 2 * j), y = apply(a, hi, row, col + 2 * j + 1, c_at + 2 * j + 1);
+      words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(x, y) : gg::dev::pack2_f16(x, y);
+    }
+  }
+  *reinterpret_cast<uint4*>(static_cast<char*>(a.d) + at * (a.d_type == 2 ? 4 : 2)) = bits;
+}
+
+extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __grid_constant__ Args a) {
+  if (a.vector) {
+    const long long per_piece = a.d_type == 2 ? 4 : 8;
+    const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * per_piece;
+    for (long long row = blockIdx.y; row < a.rows && col < a.cols; row += gridDim.y) vector_piece(a, row, col);
+    return;
+  }
+  for (long long row = blockIdx.y; row < a.rows; row += gridDim.y) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const long long col = (static_cast<long long>(blockIdx.x) * 4 + j) * blockDim.x + threadIdx.x;
+      if (col >= a.cols) continue;
+      const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
+      const float v = apply(a, load(a.d, at, a.d_type), row, col, c_at);
+      if (a.d_type == 0) gg::dev::store_bf16(a.d, at, v);
+      else if (a.d_type == 1) gg::dev::store_f16(a.d, at, v);
+      else gg::dev::store_f32(a.d, at, v);
+    }
+  }
+}
+)";
+
+int type_code(ElemType t) {
+  switch (t) {
+  case ElemType::BF16:
+    return 0;
+  case ElemType::F16:
+    return 1;
+  case ElemType::F32:
+    return 2;
+  default:
+    throw std::invalid_argument(
+        "run_unfused_epilogue: D, C and the bias must be bf16, f16 or f32");
+  }
+}
+
+CUfunction unfused_kernel() {
+  static const CUfunction kernel = [] {
+    const DeviceInfo info = device_info();
+    const std::string arch =
+        "sm_" + std::to_string(info.compute_major * 10 + info.compute_minor);
+    const CompiledKernel compiled = compile_unfused_epilogue_kernel(arch);
+    return load_function(compiled.cubin, compiled.lowered_name,
+                         "run_unfused_epilogue");
+  }();
+  return kernel;
+}
+
+} // namespace
+
+CompiledKernel compile_unfused_epilogue_kernel(const std::string &arch) {
+  return compile_kernel(kSource, "gg_unfused_epilogue", arch);
+}
+
+void run_unfused_epilogue(const UnfusedEpilogue &e, void *d, const void *c,
+                          const void *bias, int64_t rows, int64_t cols,
+                          int64_t ldd, int64_t ldc, cudaStream_t stream) {
+  if (e.ops.size() > size_t(kMaxOps))
+    throw std::invalid_argument(
+        "run_unfused_epilogue: " + std::to_string(e.ops.size()) +
+        " ops; at most " + std::to_string(kMaxOps));
+  Args args{};
+  args.d = d;
+  args.c = c;
+  args.bias = bias;
+  args.rows = rows;
+  args.cols = cols;
+  args.ldd = ldd;
+  args.ldc = ldc;
+  args.d_type = type_code(e.d);
+  args.c_type = type_code(e.c);
+  args.bias_type = type_code(e.bias);
+  args.op_count = static_cast<int>(e.ops.size());
+  for (size_t i = 0; i < e.ops.size(); ++i)
+    args.ops[i] = {static_cast<int>(e.ops[i].kind),
+                   static_cast<int>(e.ops[i].activation),
+                   static_cast<float>(e.ops[i].scalar)};
+  // 16-byte pieces where every row of D (and C, of D's type) starts on one and
+  // holds whole ones
+  const int64_t per_piece = 16 / elem_bytes(e.d);
+  const auto aligned = [&](const void *p, int64_t ld) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && ld % per_piece == 0;
+  };
+  bool reads_c = false;
+  for (const UnfusedOp &op : e.ops)
+    reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC ||
+              op.kind == UnfusedOp::Kind::ActivationGrad;
+  args.vector = cols % per_piece == 0 && aligned(d, ldd) &&
+                        (!reads_c || (e.c == e.d && aligned(c, ldc)))
+                    ? 1
+                    : 0;
+  CUlaunchConfig config{};
+  const int64_t per_block =
+      args.vector ? kThreads * per_piece : kThreads * kPerThread;
+  config.gridDimX = static_cast<unsigned>((cols + per_block - 1) / per_block);
+  config.gridDimY = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
+  config.gridDimZ = 1;
+  config.blockDimX = kThreads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  void *params[] = {&args};
+  if (CUresult status = driver_api().launch_kernel_ex(&config, unfused_kernel(),
+                                                      params, nullptr);
+      status != CUDA_SUCCESS)
+    throw CudaError("run_unfused_epilogue: cuLaunchKernelEx failed: " +
+                    driver_error_text(status));
+}
+
+} // namespace gg::rt

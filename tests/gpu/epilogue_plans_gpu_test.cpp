@@ -1,0 +1,128 @@
+// Epilogue plans on the GPU against cuBLAS plus the epilogue on the host and
+// the fp64 reference: the backward of an activation at a saved pre-activation
+// (QuACK's gemm_dact), and the unfused epilogue kernel the benchmarks time
+// fused epilogues against.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "codegen/gemm_check.h"
+#include "dsl/schedule_text.h"
+#include "runtime/device_buffer.h"
+#include "runtime/host_reference.h"
+#include "runtime/unfused_epilogue.h"
+#include "schedules/tutorial.h"
+
+using namespace gg;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+EpilogueSpec grad_of(OpKind activation) {
+  EpilogueSpec e;
+  e.kind = OpKind::ActGrad;
+  e.activation = activation;
+  return e;
+}
+
+CheckReport check(int step, Shape s, std::vector<EpilogueSpec> epilogue,
+                  DType out, bool exact, int repeat = 0) {
+  const Definition def =
+      make_definition(s.m, s.n, s.k, DType::BF16, out, epilogue, {}, false);
+  CheckOptions o;
+  o.exact = exact;
+  o.repeat = repeat;
+  o.seed = uint64_t(step * 131 + s.m + s.n + s.k);
+  CheckReport r = check_on_gpu(
+      step ? tutorial_schedule(step, def) : ping_pong_schedule(def), o);
+  std::cout << (step ? "v" + std::to_string(step) : std::string("pingpong"))
+            << " " << s.m << "x" << s.n << "x" << s.k << " " << dtype_name(out)
+            << (exact ? " exact" : "") << ": err_vs_host=" << r.error_vs_host
+            << " cublas_err=" << r.cublas_error_vs_host << " -> " << r.verdict
+            << "\n";
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("activation gradients at a saved pre-activation match cuBLAS and "
+          "fp64 on edge shapes") {
+  // v3 reads the pre-activation from global memory; v10 and ping-pong stage it
+  // by TMA.
+  for (int step : {3, 10, 0})
+    for (Shape s : {Shape{300, 200, 136}, Shape{1, 8, 64}, Shape{129, 264, 72},
+                    Shape{1000, 1000, 1000}})
+      for (OpKind act : {OpKind::Relu, OpKind::Gelu, OpKind::Silu}) {
+        CAPTURE(step);
+        CAPTURE(s.m);
+        CAPTURE(op_name(act));
+        const CheckReport r = check(
+            step, s, {{OpKind::Scale, 0.5}, grad_of(act)}, DType::BF16, false);
+        CAPTURE(r.verdict);
+        CHECK(r.passed);
+        CHECK(r.unwritten == 0);
+      }
+}
+
+TEST_CASE("activation gradients: exact small integers (drelu) and 8192^3, "
+          "bit-identical over repeats") {
+  for (int step : {3, 10, 0}) {
+    const CheckReport r =
+        check(step, {384, 264, 192}, {grad_of(OpKind::Relu)}, DType::F32, true);
+    CAPTURE(r.verdict);
+    CHECK(r.passed);
+  }
+  const CheckReport big = check(10, {8192, 8192, 8192}, {grad_of(OpKind::Gelu)},
+                                DType::BF16, false, 5);
+  CAPTURE(big.verdict);
+  CHECK(big.passed);
+  CHECK(big.repeats_differing == 0);
+}
+
+TEST_CASE("the unfused epilogue kernel matches the host: scale, beta*C, bias, "
+          "activation, activation gradient") {
+  using K = rt::UnfusedOp::Kind;
+  // 1100 columns of f32: whole 16-byte pieces (the vector path); 1101: one
+  // element at a time
+  for (const int64_t cols : {int64_t{1100}, int64_t{1101}}) {
+    CAPTURE(cols);
+    const int64_t rows = 70;
+    std::vector<float> d(static_cast<size_t>(rows * cols)), c(d.size()),
+        bias(static_cast<size_t>(cols));
+    for (size_t i = 0; i < d.size(); ++i) {
+      d[i] = float(int(i % 17) - 8) * 0.25f;
+      c[i] = float(int(i % 13) - 6) * 0.5f;
+    }
+    for (size_t i = 0; i < bias.size(); ++i)
+      bias[i] = float(int(i % 5) - 2);
+    rt::DeviceBuffer dd(rt::ElemType::F32, d.size()),
+        cd(rt::ElemType::F32, c.size()), bd(rt::ElemType::F32, bias.size());
+    dd.upload(d);
+    cd.upload(c);
+    bd.upload(bias);
+    rt::UnfusedEpilogue e;
+    e.d = e.c = e.bias = rt::ElemType::F32;
+    e.ops = {{K::Scale, 0.5},
+             {K::AddC, 0.25},
+             {K::BiasCols},
+             {K::Activation, 0.0, rt::Activation::Silu},
+             {K::ActivationGrad, 0.0, rt::Activation::GeluTanh}};
+    rt::run_unfused_epilogue(e, dd.data(), cd.data(), bd.data(), rows, cols,
+                             cols, cols);
+    const std::vector<float> got = dd.download();
+    double worst = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t i = size_t(r * cols + j);
+        double v = 0.5 * d[i] + 0.25 * c[i] + bias[size_t(j)];
+        v = rt::apply_activation(rt::Activation::Silu, v) *
+            rt::apply_activation_grad(rt::Activation::GeluTanh, c[i]);
+        worst = std::max(worst, std::fabs(got[i] - v) / (1.0 + std::fabs(v)));
+      }
+    CHECK(worst < 1e-5);
+  }
+}
