@@ -1,7 +1,7 @@
 // Tutorial kernels against cuBLAS in one process: random data, warm-up, the median of many
 // runs with cuBLAS interleaved rep by rep. Prints a markdown table for docs/performance.md.
 //   bench_tutorials [--versions 1-5 | --schedules v6,v10,pingpong] [--sizes 4096,8192] [--dtype bf16] [--reps 50]
-//                   [--epilogues none,gelu,dgelu]
+//                   [--epilogues none,gelu,dgelu,bias+save+gelu]
 // With an epilogue the baseline is cuBLAS followed by the epilogue as a kernel of its own.
 #include <cstdlib>
 #include <iostream>
@@ -24,20 +24,32 @@ std::vector<int64_t> parse_list(const std::string& s) {
   return out;
 }
 
-// One epilogue op by its schedule-file name ("none": the plain product).
-std::vector<gg::EpilogueSpec> epilogue_named(const std::string& name) {
+// An epilogue by its schedule-file names joined with '+' ("bias+save+gelu"; "none": the plain
+// product): relu, gelu, silu, drelu, dgelu, dsilu, bias (along N) and save.
+std::vector<gg::EpilogueSpec> epilogue_named(const std::string& names) {
   using gg::OpKind;
-  if (name == "none") return {};
-  for (OpKind act : {OpKind::Relu, OpKind::Gelu, OpKind::Silu}) {
-    if (name == gg::op_name(act)) return {{act}};
-    if (name == "d" + std::string(gg::op_name(act))) {
-      gg::EpilogueSpec e;
-      e.kind = OpKind::ActGrad;
-      e.activation = act;
-      return {e};
+  std::vector<gg::EpilogueSpec> specs;
+  if (names == "none") return specs;
+  std::stringstream in(names);
+  for (std::string name; std::getline(in, name, '+');) {
+    gg::EpilogueSpec e;
+    if (name == "save") {
+      e.save = true;
+    } else if (name == "bias") {
+      e.kind = OpKind::AddBias;
+    } else {
+      bool known = false;
+      for (OpKind act : {OpKind::Relu, OpKind::Gelu, OpKind::Silu}) {
+        if (name == gg::op_name(act)) e.kind = act, known = true;
+        if (name == "d" + std::string(gg::op_name(act))) e.kind = OpKind::ActGrad, e.activation = act, known = true;
+      }
+      if (!known)
+        throw std::invalid_argument("unknown epilogue '" + name +
+                                    "' (none, or relu, gelu, silu, drelu, dgelu, dsilu, bias, save joined by +)");
     }
+    specs.push_back(e);
   }
-  throw std::invalid_argument("unknown epilogue '" + name + "' (none, relu, gelu, silu, drelu, dgelu, dsilu)");
+  return specs;
 }
 
 }  // namespace

@@ -232,7 +232,7 @@ class NestBuilder {
   std::vector<StmtPtr> kernel_lets() const { return units_.kernel_lets(); }
   // Whether a compute role counts its units (tiles_done): the staged C tile's barrier phase and
   // TMEM's completion barrier follow them.
-  bool counts_units() const { return persistent() && (p_.staged_c || p_.accumulator == Place::Tmem); }
+  bool counts_units() const { return persistent() && (p_.epilogue.staged_c || p_.accumulator == Place::Tmem); }
 
  private:
   // The k tiles a dealt loop's trip passes: its own unit's and the next dealers - 1 units' (dealt

@@ -362,7 +362,8 @@ class CudaPrinter : public Visitor {
   void store_pair(const EpilogueStore& n) {
     if (!n.staged) {
       for (size_t e = 0; e < 2; ++e)
-        line("if (" + to_c(n.index.inside[e]) + ") gg::dev::store_" + n.out_type + "(args.d, " +
+        line("if (" + to_c(n.index.inside[e]) + ") gg::dev::store_" + n.out_type +
+             (n.output == rt::Operand::Aux ? "(args.aux, " : "(args.d, ") +
              to_c(n.index.d_element[e]) + ", v" + num(int64_t(e)) + ");");
     } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
       line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");

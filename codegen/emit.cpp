@@ -211,8 +211,10 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
              ? "// FP8 scale factors (device memory): scale_a per row and 128 of K, [ceil(K/128)][M rounded up to 4];\n"
                "// scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)].\n"
              : "")
+     << (L.writes_aux ? "// aux (device memory, D's type, laid out as D): the saved second output.\n" : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
      << (p.fp8.scale_a || p.fp8.scale_b ? "    const float* scale_a, const float* scale_b,\n" : "")
+     << (L.writes_aux ? "    void* aux,\n" : "")
      << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
      << (L.contiguous || L.varlen_k ? "const int* group_offsets, " : "")
      << "cudaStream_t stream) {\n";
@@ -245,6 +247,9 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
                    "  args.scale_a = scale_a; args.scale_b = scale_b;\n"
              : std::string())
      << (L.contiguous || L.varlen_k ? "  args.group_offsets = group_offsets;\n" : "")
+     << (L.writes_aux ? "  if (aux == nullptr) {\n    std::fprintf(stderr, \"gemmgen: kernel " + k.name +
+                            " stores a saved second output; aux is null\\n\");\n    return -1;\n  }\n  args.aux = aux;\n"
+                      : std::string())
      << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
     os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"
@@ -272,8 +277,10 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
       continue;
     }
     const char* slot = t.operand == rt::Operand::A ? "a" : t.operand == rt::Operand::B ? "b"
-                       : t.operand == rt::Operand::C ? "c" : "d";
-    os << "  {\n    const gg::host::TensorMapDesc desc = " << tensor_map_desc_c(t, L.layouts, slot) << ";\n"
+                       : t.operand == rt::Operand::C ? "c" : t.operand == rt::Operand::Aux ? "aux" : "d";
+    // the saved output lies as D does: D's leading dimension and stride
+    const char* layout_slot = t.operand == rt::Operand::Aux ? "d" : slot;
+    os << "  {\n    const gg::host::TensorMapDesc desc = " << tensor_map_desc_c(t, L.layouts, layout_slot) << ";\n"
        << "    const int status = gg::host::encode_tensor_map(&args.map_" << slot << ", " << slot << ", desc, \""
        << k.name << "\", \"" << slot << "\");\n"
        << "    if (status != 0) return status;\n  }\n";

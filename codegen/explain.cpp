@@ -58,6 +58,7 @@ std::string check_line(const Schedule& s, const DeviceLimits& limits) {
     const EmittedKernel e = emit_cuda(s, options);
     out += "lowers: yes, to kernel " + e.kernel_name + "\n";
     out += describe_work_units(s, e.plan, e.launch);
+    out += describe_epilogue_plan(e.plan);
     out += describe_runtime_sizes(e.launch);
   } catch (const CompileError& e) {
     out += "lowers: no, error[" + e.rule() + "]: " + e.message() + "\n";

@@ -114,6 +114,7 @@ rt::UnfusedEpilogue unfused_epilogue(const Definition& def) {
   const bool transposed = def.output_layout() == OutputLayout::ColumnMajor;
   rt::UnfusedEpilogue e;
   e.d = runtime_elem(def.output_dtype());
+  if (def.saved_output() == def.matmul_node().id) e.save_after = 0;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
     rt::UnfusedOp op;
@@ -130,14 +131,16 @@ rt::UnfusedEpilogue unfused_epilogue(const Definition& def) {
     if (reads_c(n)) e.c = runtime_elem(def.node(n.operands[1]).dtype);
     if (n.kind == OpKind::AddBias) e.bias = runtime_elem(def.node(n.operands[1]).dtype);
     e.ops.push_back(op);
+    if (id == def.saved_output()) e.save_after = static_cast<int>(e.ops.size());
   }
   return e;
 }
 }  // namespace
 
 double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
-                      const std::vector<float>& bias) {
+                      const std::vector<float>& bias, int until) {
   double v = acc;
+  if (until == def.matmul_node().id) return v;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
     switch (n.kind) {
@@ -153,6 +156,7 @@ double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t co
       case OpKind::Cast: break;  // the rounding to the output dtype is the comparison's concern
       default: break;
     }
+    if (id == until) break;
   }
   return v;
 }
@@ -332,6 +336,11 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   problem.c = c.buffer.data();
   problem.bias = bias.buffer.data();
   problem.d = d.data();
+  // A saved output (the pre-activation) lies as D does, poisoned as D is.
+  const bool saves = def.saved_output() >= 0;
+  rt::DeviceBuffer aux(out_type, saves ? d_count : 1);
+  rt::fill_poison(aux);
+  problem.aux = saves ? aux.data() : nullptr;
   problem.m = r.m;
   problem.n = r.n;
   problem.k = r.k;
@@ -343,6 +352,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   r.swapped = e.launch.swapped;
   kernel.launch_and_wait(caller);
   std::vector<float> ours = d.download();
+  const std::vector<float> ours_aux = saves ? aux.download() : std::vector<float>{};
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
   // 1: an element the kernel must write; 2: one it may write (a masked group's last tile past its
@@ -407,6 +417,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   std::vector<float> cublas_values = cublas_d.download();
 
   std::vector<double> ref, mine, theirs;
+  std::vector<double> ref_aux, mine_aux, theirs_aux;  // the saved output's
   r.checked_rows = 0;
   for (const Slice& sl : slices) {  // every matrix of a batch (group), each against its own operands
     if (sl.rows == 0) continue;
@@ -435,6 +446,14 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
         double cb = plain ? cublas_values[at]
                           : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c_b, bias.host));
         theirs.push_back(cb);
+        if (!saves) continue;
+        const int until = def.saved_output();
+        ref_aux.push_back(apply_epilogue(def, host.values[i * static_cast<size_t>(r.n) + static_cast<size_t>(col)], row,
+                                         col, c_b, bias.host, until));
+        mine_aux.push_back(ours_aux[at]);
+        theirs_aux.push_back(plain ? cublas_values[at]
+                                   : rt::round_to(out_type, apply_epilogue(def, cublas_values[at], row, col, c_b,
+                                                                           bias.host, until)));
       }
     }
   }
@@ -445,12 +464,21 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
                                : contiguous ? " elements of D's rows in no group or between its rows overwritten; "
                                             : " elements between D's rows (leading dimension) overwritten; ");
   why << judge_errors(r, mine, ref, theirs, def.output_dtype(), o.exact);
+  if (saves) {  // the saved output: every element D has, within the same bounds
+    size_t unwritten_aux = 0;
+    for (size_t i = 0; i < d_count; ++i) unwritten_aux += is_element[i] == 1 && std::isnan(ours_aux[i]);
+    CheckReport saved = r;
+    const std::string saved_why = judge_errors(saved, mine_aux, ref_aux, theirs_aux, def.output_dtype(), o.exact);
+    if (unwritten_aux) why << unwritten_aux << " elements of " << def.saved_name() << " never written; ";
+    if (!saved_why.empty()) why << def.saved_name() << ": " << saved_why;
+  }
   // The same inputs must give the same bits every time: a race shows up as a launch that differs.
   for (int i = 0; i < o.repeat; ++i) {
     rt::fill_poison(d);
+    rt::fill_poison(aux);
     kernel.launch_and_wait(caller);
     ++r.repeats;
-    r.repeats_differing += !rt::same_bits(d.download(), ours);
+    r.repeats_differing += !rt::same_bits(d.download(), ours) || (saves && !rt::same_bits(aux.download(), ours_aux));
   }
   if (r.repeats_differing)
     why << r.repeats_differing << " of " << r.repeats << " repeated launches differ from the first; ";
@@ -492,14 +520,17 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     };
     // With an epilogue the baseline is what a cuBLAS caller runs: the GEMM into D's type, then the
     // epilogue as a kernel of its own over D (the check above compared against fp32 cuBLAS).
-    std::optional<rt::DeviceBuffer> unfused_d;
+    // A saved output: that kernel writes it too, in the same pass.
+    std::optional<rt::DeviceBuffer> unfused_d, unfused_aux;
     const rt::UnfusedEpilogue unfused = unfused_epilogue(def);
-    if (!plain) {
+    if (!plain || saves) {
       if (contiguous || varlen_k) r.baseline = "cuBLAS in fp32 (the grouped loop has no unfused epilogue baseline)";
       else {
         unfused_d.emplace(out_type, d_count);
         rt::fill_poison(*unfused_d);
-        r.baseline = "cuBLAS then the epilogue as its own kernel (one pass over D)";
+        if (saves) unfused_aux.emplace(out_type, d_count);
+        r.baseline = std::string("cuBLAS then the epilogue as its own kernel (one pass over D") +
+                     (saves ? ", writing " + def.saved_name() + " too)" : ")");
       }
     }
     const auto run_unfused = [&](const void* a_ptr, const void* b_ptr) {
@@ -507,12 +538,13 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
       const bool transposed = problem.layouts.d_column_major;
       for (int64_t bt = 0; bt < def.batch(); ++bt) {
         const int64_t offset = stored_index(def, out_node, 0, 0, bt) * rt::elem_bytes(out_type);
+        void* aux_at = unfused_aux ? static_cast<char*>(unfused_aux->data()) + offset : nullptr;
         const char* c_at = c_node ? static_cast<const char*>(c.buffer.data()) +
                                         stored_index(def, *c_node, 0, 0, bt) * rt::elem_bytes(c.buffer.type())
                                   : nullptr;
         rt::run_unfused_epilogue(unfused, static_cast<char*>(unfused_d->data()) + offset, c_at, bias.buffer.data(),
                                  transposed ? r.n : r.m, transposed ? r.m : r.n, problem.layouts.ldd,
-                                 problem.layouts.ldc);
+                                 problem.layouts.ldc, aux_at);
       }
     };
     auto times = rt::interleaved_median_ms(

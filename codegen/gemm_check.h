@@ -75,9 +75,10 @@ struct CheckReport {
 };
 
 // The definition's epilogue ops, in their order, on one fp32-accumulated value (in double);
-// `c` is the [M,N] C input (when the epilogue reads it) and `bias` the bias vector.
+// `c` is the [M,N] C input (when the epilogue reads it) and `bias` the bias vector. With `until`
+// a node of the chain (the matmul or an op), the value of that node (a saved output's).
 double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t col, const std::vector<float>& c,
-                      const std::vector<float>& bias);
+                      const std::vector<float>& bias, int until = -1);
 
 // Fills the report's errors (vs fp64, cuBLAS's own vs fp64, vs cuBLAS) and bound from the checked
 // values, and returns why they fail ("" when within the bound, at most 2x cuBLAS's own error and,

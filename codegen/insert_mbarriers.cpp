@@ -123,7 +123,7 @@ Kernel insert_mbarriers(Kernel k) {
   const KernelPlan& p = k.plan;
   const PipelinePlan& pl = p.pipeline;
   k.body = LowerStageSync(p).mutate(k.body);
-  if (!p.tma_load && !p.staged_c && !pl.empty_barriers) return k;
+  if (!p.tma_load && !p.epilogue.staged_c && !pl.empty_barriers) return k;
   // Initialized by one thread before the role branch; the fence and the CTA (or cluster)
   // barrier publish them to every role and to the peers that multicast into them.
   std::vector<StmtPtr> init;
@@ -142,7 +142,7 @@ Kernel insert_mbarriers(Kernel k) {
             std::to_string(warpgroups_per_tile(p)) + " consumer warpgroup(s) x " +
             std::to_string(pl.empty_arrivals / warpgroups_per_tile(p)) + " CTA(s) reading the stage)";
   }
-  if (p.staged_c) {
+  if (p.epilogue.staged_c) {
     init.push_back(init_array(Barrier::C, p.staging.count(), 1));
     what += std::string(init.size() > 1 ? "," : "") +
             (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");

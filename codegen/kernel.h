@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/epilogue_plan.h"
 #include "codegen/kernel_ir.h"
 #include "codegen/roles_and_layouts.h"
 #include "dsl/schedule.h"
@@ -141,15 +142,12 @@ struct KernelPlan {
   const StagedOperand& operand(rt::Operand which) const;  // InternalError when the list lacks it
   int64_t stage_bytes() const;                            // one stage of every operand
   StagingShape staging;
-  std::vector<kir::EpilogueOp> epilogue;
-  // beta*C read through the staging buffer: TMA loads the C tile into it (completing on
-  // `c_bar`), each thread reads its elements there and overwrites them with the result.
-  bool staged_c = false;
-  // Split-K: `split_k` CTAs share each output tile through the workspace (1: none).
+  EpiloguePlan epilogue;
+  // Split-K: `split_k` CTAs share each output tile's k loop (1: none); their partial sums meet
+  // in the epilogue plan's workspace.
   int split_k = 1;
   // split_k ... tail: only the tiles past the persistent grid's last whole wave are split.
   bool split_k_tail = false;
-  kir::SplitKWorkspace workspace;
   Fp8Plan fp8;
 };
 

@@ -65,6 +65,7 @@ std::string tmem_slot_name() { return "tmem_slot"; }
 
 std::string tensor_map_field(rt::Operand o) {
   if (o == rt::Operand::ScaleA) return "map_scale_a";
+  if (o == rt::Operand::Aux) return "map_aux";
   std::string letter = rt::operand_name(o);
   return "map_" + std::string(1, static_cast<char>(letter[0] - 'A' + 'a'));
 }

@@ -375,6 +375,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   int cols = 0;                   // columns it covers
   std::vector<EpilogueOp> ops;
   std::string out_type;           // "bf16", "f16", "f32"
+  rt::Operand output = rt::Operand::D;  // D, or Aux (a saved output, laid out as D)
   bool staged = false;
   // staged: this warpgroup's rows of the subtile, as column chunks of
   // [warpgroup_rows][staging_swizzle_bytes] (row and column relative to the warpgroup's band

@@ -31,7 +31,7 @@ class LowerWrite : public Mutator {
     store->col0 = w->n_tile * imm(p_.tile_n);
     store->col_begin = imm(0);
     store->cols = p_.tile_n;
-    store->ops = p_.epilogue;
+    store->ops = p_.epilogue.ops;
     store->out_type = std::string(dtype_name(p_.out));
     store->column_major = p_.layouts.d_column_major;
     // Constants the launch checks against the problem's, or read from the arguments where they
@@ -41,7 +41,24 @@ class LowerWrite : public Mutator {
     store->d_offset = batch_offset(p_, rt::Operand::D, w->batch);
     store->c_offset = batch_offset(p_, rt::Operand::C, w->batch);
     if (p_.accumulator == Place::Tmem) store->mma_m = p_.mma.m;
-    StmtPtr epilogue = split_k_combine(*w, p_.tma_store ? staged_store(store, *w) : read_accumulator(store));
+    // A saved output first: the same store with the ops before the save, to Aux.
+    std::vector<std::shared_ptr<EpilogueStore>> outputs;
+    if (p_.epilogue.saves()) {
+      auto saved = std::make_shared<EpilogueStore>(*store);
+      saved->ops.resize(size_t(p_.epilogue.saved_after));
+      saved->output = rt::Operand::Aux;
+      outputs.push_back(saved);
+    }
+    outputs.push_back(store);
+    StmtPtr commit;
+    if (p_.tma_store) {
+      commit = staged_store(outputs, *w);
+    } else {
+      std::vector<StmtPtr> each;
+      for (const auto& o : outputs) each.push_back(read_accumulator(o));
+      commit = block(each);
+    }
+    StmtPtr epilogue = split_k_combine(*w, commit);
     // A persistent CTA's next tile overwrites the TMEM accumulator its epilogue just read.
     if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator(p_)});
     return epilogue;
@@ -57,8 +74,9 @@ class LowerWrite : public Mutator {
   // Split-K: every split parks its partial sums in the workspace; the tile's last split adds them
   // up in split order and alone runs the epilogue.
   StmtPtr split_k_combine(const WriteTile& w, StmtPtr epilogue) const {
-    if (!w.split) return epilogue;
-    const kir::SplitKWorkspace& ws = p_.workspace;
+    if (p_.epilogue.commit != EpiloguePlan::Commit::SplitK) return epilogue;
+    GG_INTERNAL_CHECK(w.split != nullptr, "a split-K epilogue plan for a tile write with no split index");
+    const kir::SplitKWorkspace& ws = p_.epilogue.workspace;
     const ExprPtr tiles_m = tile_count(p_, Root::M), tiles_n = tile_count(p_, Root::N);
     ExprPtr slot = (w.batch ? w.batch * tiles_m + w.m_tile : w.m_tile) * tiles_n + w.n_tile;
     const auto shape = sm90::accumulator_shape(p_);
@@ -96,17 +114,49 @@ class LowerWrite : public Mutator {
                           block({if_then(w.split_when, reduce), std::move(epilogue)}))});
   }
 
-  // The epilogue through the staging buffers and TMA stores.
-  StmtPtr staged_store(const std::shared_ptr<EpilogueStore>& store, const WriteTile& w) {
-    GG_INTERNAL_CHECK(store->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
+  // The epilogue through the staging buffers and TMA stores: each subtile of each output (a saved
+  // output's before D's) is staged in the next buffer and stored by TMA as one bulk group.
+  StmtPtr staged_store(const std::vector<std::shared_ptr<EpilogueStore>>& outputs, const WriteTile& w) {
+    GG_INTERNAL_CHECK(outputs.back()->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
     GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
                           st_.subtiles % st_.buffers == 0,
                       "staging chunks do not tile the subtiles, or subtiles the tile, or buffers the subtiles");
-    // Subtile `sub` goes to buffer sub % buffers of this warpgroup; its store is the newest bulk
-    // group, so the buffer's previous store is `buffers - 1` groups older.
+    GG_INTERNAL_CHECK(outputs.size() == 1 || !p_.epilogue.staged_c, "C staged beside a saved output");
+    // Output o of subtile `sub` goes to buffer (sub * outputs + o) % buffers of this warpgroup; its
+    // store is the newest bulk group, so the buffer's previous store is `buffers - 1` groups older.
     const bool one_subtile = st_.subtiles == 1;
+    const int64_t count = static_cast<int64_t>(outputs.size());
     const ExprPtr sub = one_subtile ? imm(0) : var("subtile");
-    const ExprPtr buffer = st_.subtiles == st_.buffers ? sub : sub % imm(st_.buffers);
+    std::vector<StmtPtr> body;
+    for (int64_t o = 0; o < count; ++o) {
+      const ExprPtr slot = count == 1 ? sub : sub * imm(count) + imm(o);
+      const ExprPtr buffer = st_.subtiles * count == st_.buffers ? slot
+                             : count == st_.buffers               ? imm(o)  // a buffer per output
+                                                                  : slot % imm(st_.buffers);
+      const std::vector<StmtPtr> commit = stage_and_store(outputs[size_t(o)], w, sub, buffer);
+      body.insert(body.end(), commit.begin(), commit.end());
+    }
+    const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
+                            std::to_string(st_.buffers - 1) + ">)";
+    if (one_subtile) return block({comment(why), block(body)});
+    auto loop = std::make_shared<For>();
+    loop->kind = LoopKind::Subtiles;
+    loop->var = "subtile";
+    loop->begin = imm(0);
+    loop->end = imm(st_.subtiles);
+    loop->step = imm(1);
+    loop->unroll = true;
+    loop->origin = "store_subtile: " + std::to_string(st_.cols) + "-column subtiles through " +
+                   std::to_string(st_.buffers) + " staging buffer(s) per warpgroup" +
+                   (count > 1 ? ", the saved output's then D's" : "");
+    loop->body = block(body);
+    return block({comment(why), loop});
+  }
+
+  // One output's subtile `sub` through staging buffer `buffer`: the buffer's previous store has read
+  // it (or C's load into it landed), the values go in, and TMA stores them to the output's map.
+  std::vector<StmtPtr> stage_and_store(const std::shared_ptr<EpilogueStore>& store, const WriteTile& w,
+                                       const ExprPtr& sub, const ExprPtr& buffer) {
     const SmemRef staging = {Buffer::D, staging_base() + buffer * imm(st_.buffer.bytes())};
     store->staged = true;
     store->staging = staging;
@@ -114,26 +164,27 @@ class LowerWrite : public Mutator {
     store->col_begin = sub * imm(st_.cols);
     store->cols = static_cast<int>(st_.cols);
     store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
+    const rt::Operand map = store->output;
     std::vector<StmtPtr> stores;
     if (p_.pointer_array) {  // the storing thread acquires the group's D map before its boxes
       auto acquire = std::make_shared<AcquireGroupMaps>();
       acquire->group = tensor_map_group(p_, w.batch);
-      acquire->operand = rt::Operand::D;
+      acquire->operand = map;
       stores.push_back(acquire);
     }
     for (int c = 0; c < st_.buffer.atoms(); ++c) {
       auto t = std::make_shared<TmaStore>();
-      t->map = rt::Operand::D;
+      t->map = map;
       chunk_box(*store, staging, c, t->src, t->row, t->col);
-      t->batch = tensor_map_batch(p_, rt::Operand::D, w.batch);
+      t->batch = tensor_map_batch(p_, map, w.batch);
       t->group = tensor_map_group(p_, w.batch);
-      // A contiguous group's store stops at its end: through D's row-limited map.
+      // A contiguous group's store stops at its end: through the output's row-limited map.
       if (store->row_end) limit_box_rows(t->row, t->batch, store->row_end, st_.rows());
       stores.push_back(t);
     }
     stores.push_back(std::make_shared<BulkCommit>());
     std::vector<StmtPtr> body;
-    if (p_.staged_c) {
+    if (p_.epilogue.staged_c) {
       // C's subtile lands where the results go; every thread waits for it instead of meeting
       // the others (the load is issued only after the buffer's previous store read it).
       store->c_staged = true;
@@ -155,20 +206,7 @@ class LowerWrite : public Mutator {
     for (StmtPtr s : {read_accumulator(store), StmtPtr(std::make_shared<FenceProxyAsync>()), staging_barrier(),
                       elect_one(block(stores), storing_warp())})
       body.push_back(s);
-    const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
-                            std::to_string(st_.buffers - 1) + ">)";
-    if (one_subtile) return block({comment(why), block(body)});
-    auto loop = std::make_shared<For>();
-    loop->kind = LoopKind::Subtiles;
-    loop->var = "subtile";
-    loop->begin = imm(0);
-    loop->end = imm(st_.subtiles);
-    loop->step = imm(1);
-    loop->unroll = true;
-    loop->origin = "store_subtile: " + std::to_string(st_.cols) + "-column subtiles through " +
-                   std::to_string(st_.buffers) + " staging buffer(s) per warpgroup";
-    loop->body = block(body);
-    return block({comment(why), loop});
+    return body;
   }
 
   // Shared memory must outlive the last store's reads of it.
@@ -247,7 +285,11 @@ Kernel lower_epilogue(Kernel k) {
     k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::D, p.staging.buffer));
     k.launch.tensor_maps.back().row_limited = p.contiguous;  // a group's store stops at its last row
   }
-  if (p.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::C, p.staging.buffer));
+  if (p.epilogue.staged_c) k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::C, p.staging.buffer));
+  if (p.tma_store && p.epilogue.saves()) {  // the saved output lies as D does
+    k.launch.tensor_maps.push_back(tiled_tensor_map(p, rt::Operand::Aux, p.staging.buffer));
+    k.launch.tensor_maps.back().row_limited = p.contiguous;
+  }
   return k;
 }
 

@@ -335,7 +335,8 @@ kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::E
     case rt::Operand::A: return batch * layout_value(p, &rt::MatrixLayouts::stride_a, "args.stride_a");
     case rt::Operand::B: return batch * layout_value(p, &rt::MatrixLayouts::stride_b, "args.stride_b");
     case rt::Operand::C: return batch * layout_value(p, &rt::MatrixLayouts::stride_c, "args.stride_c");
-    case rt::Operand::D: return batch * layout_value(p, &rt::MatrixLayouts::stride_d, "args.stride_d");
+    case rt::Operand::D:
+    case rt::Operand::Aux: return batch * layout_value(p, &rt::MatrixLayouts::stride_d, "args.stride_d");
     case rt::Operand::ScaleA: return nullptr;  // one matrix of factors
   }
   return nullptr;
@@ -535,13 +536,22 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     c_reads += reads_c(n);
     bias_reads += n.kind == OpKind::AddBias;
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
-    if (n.kind != OpKind::Cast) p.epilogue.push_back(epilogue_op(def, n));
+    if (n.kind != OpKind::Cast) p.epilogue.ops.push_back(epilogue_op(def, n));
+    if (id == def.saved_output()) p.epilogue.saved_after = static_cast<int>(p.epilogue.ops.size());
   }
-  p.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
+  if (def.saved_output() == mm.id) p.epilogue.saved_after = 0;
+  if (def.saved_output() >= 0) {
+    const std::string saved = "a saved output ('" + def.node(def.saved_output()).name + "' as '" + def.saved_name() + "')";
+    if (!p.epilogue.saves()) not_lowered(saved + " off the epilogue's chain from the accumulator");
+    if (p.target != Target::Sm90a) not_lowered(saved + " on " + std::string(target_name(p.target)));
+    if (p.pointer_array) not_lowered(saved + " with pointer-array groups (no per-group pointer for it)");
+  }
+  p.epilogue.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
   p.split_k = s.split_k_of();
   p.split_k_tail = s.split_k_tail();
+  if (p.split_k > 1) p.epilogue.commit = EpiloguePlan::Commit::SplitK;
   if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
-  if (p.split_k > 1 && p.staged_c) not_lowered("split_k with C staged in shared memory");
+  if (p.split_k > 1 && p.epilogue.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
 
@@ -569,7 +579,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       p.smem.push_back({kir::barrier_name(kir::Barrier::Empty), at, full_bytes, "mbarriers: a stage was released"});
       at += full_bytes;
     }
-    if (p.staged_c) {
+    if (p.epilogue.staged_c) {
       p.smem.push_back({kir::barrier_name(kir::Barrier::C), at, 8 * p.staging.count(), "mbarriers: C landed in a staging buffer"});
       at += 8 * p.staging.count();
     }
@@ -605,14 +615,15 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.pointer_array = p.pointer_array;
   k.launch.reads_scale_b = p.fp8.scale_b.has_value();
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
+  k.launch.writes_aux = p.epilogue.saves();
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
-    k.plan.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
-    k.plan.workspace.splits = p.split_k;
-    k.plan.workspace.per_thread = acc.blocks * acc.regs;
-    k.plan.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
-    k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.workspace.bytes());
-    k.plan.workspace.slot_count = count_expr(workspace_slots(k.plan));
+    k.plan.epilogue.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
+    k.plan.epilogue.workspace.splits = p.split_k;
+    k.plan.epilogue.workspace.per_thread = acc.blocks * acc.regs;
+    k.plan.epilogue.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
+    k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.epilogue.workspace.bytes());
+    k.plan.epilogue.workspace.slot_count = count_expr(workspace_slots(k.plan));
   }
   // The sizes compiled in, and for a kernel that reads M or N at run time how a launch sizes its
   // grid and workspace: from the tile counts the kernel itself computes.

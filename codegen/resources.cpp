@@ -26,6 +26,9 @@ bool stages_c_in_smem(const Schedule& s) {
   const Definition& def = s.definition();
   const auto out_write = s.write_of(def.node(def.output()).name);
   if (!out_write || out_write->place != Place::Shared || out_write->method != CopyMethod::Tma) return false;
+  // With a saved output D's store recomputes the ops before the save, C's included: C stays in
+  // global memory (the saved store would have overwritten a staged C).
+  if (def.saved_output() >= 0) return false;
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
     if (reads_c(n)) return def.node(n.operands[1]).dtype == def.output_dtype();

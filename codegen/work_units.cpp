@@ -243,7 +243,7 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
   }
   if (p.split_k > 1) {
     r.workspace_slots = workspace_slots(p);
-    r.workspace_slot_bytes = uint64_t(p.workspace.splits) * uint64_t(p.workspace.tile_floats()) * 4;
+    r.workspace_slot_bytes = uint64_t(p.epilogue.workspace.splits) * uint64_t(p.epilogue.workspace.tile_floats()) * 4;
   }
   return r;
 }

@@ -282,6 +282,21 @@ void Definition::set_output(Tensor out, OutputLayout layout) {
   check_output_batch_stride(batch_, n.batch_stride);
 }
 
+void Definition::set_saved_output(Tensor x, const std::string& name) {
+  const Node& n = checked(x, "set_saved_output");
+  if (n.kind == OpKind::Input)
+    throw_user_error("bad-saved-output", "set_saved_output: '" + n.name + "' is an input, not a result");
+  if (n.id == output_)
+    throw_user_error("bad-saved-output", "set_saved_output: '" + n.name + "' is the output itself");
+  if (saved_ >= 0)
+    throw_user_error("bad-saved-output", "set_saved_output: '" + node(saved_).name + "' is saved already (as '" +
+                     saved_name_ + "'); a definition saves one value");
+  if (name.empty() || find(name))
+    throw_user_error("duplicate-name", "set_saved_output: '" + name + "': tensor names must be unique and non-empty");
+  saved_ = n.id;
+  saved_name_ = name;
+}
+
 void Definition::check_leading_dim(const Node& n) const {
   if (n.ld == 0 || n.shape.size() != 2 || !find("acc")) return;
   const int64_t row = row_elems(*this, n);
@@ -404,6 +419,7 @@ std::string Definition::to_string() const {
       if (n.kind == OpKind::ActGrad) os << ", " << op_name(n.activation);
       os << ") -> " << dtype_name(n.dtype);
     }
+    if (id == saved_) os << "  [saved as " << saved_name_ << "]";
     if (id == output_) {
       os << (output_layout_ == OutputLayout::ColumnMajor ? "  [output, column-major" : "  [output");
       if (n.ld > 0) os << ", ld=" << n.ld;

@@ -130,6 +130,14 @@ class Definition {
   const Node* scale_of(int operand_id) const;
   void set_output(Tensor out, OutputLayout layout = OutputLayout::RowMajor);
   OutputLayout output_layout() const { return output_layout_; }
+  // A second output: the value of `x` (the matmul or an op of the epilogue before the output) as
+  // well, cast to the output dtype and stored to its own tensor `name`, laid out as the output is
+  // (its leading dimension and batch stride). QuACK's gemm_act keeps the pre-activation so:
+  // D = gelu(x) with x saved for the backward pass. One per definition; CompileError
+  // `bad-saved-output` for an input, the output itself or a second call, `duplicate-name` for a taken name.
+  void set_saved_output(Tensor x, const std::string& name = "PreAct");
+  int saved_output() const { return saved_; }  // the node, or -1 for none
+  const std::string& saved_name() const { return saved_name_; }
   // A strided view: `ld` elements from one stored row of `t` (an input or the output) to the
   // next, at least the row's own length (row_elems). CompileError `bad-leading-dim` otherwise.
   void set_leading_dim(Tensor t, int64_t ld);
@@ -197,6 +205,8 @@ class Definition {
   void check_output_batch_stride(int64_t batch, int64_t stride) const;
 
   int output_ = -1;
+  int saved_ = -1;
+  std::string saved_name_;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
   int64_t batch_ = 1;
   bool swapped_ = false;

@@ -266,7 +266,7 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
 }
 
 EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string_view>& words) {
-  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu | drelu | dgelu | dsilu");
+  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu | drelu | dgelu | dsilu | save");
   if (l.size() < 2) l.fail("expected an epilogue op");
   std::string_view op = words[1];
   EpilogueSpec e;
@@ -283,6 +283,9 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
   } else if (op == "relu" || op == "gelu" || op == "silu") {
     l.arity(1, 1);
     e.kind = op == "relu" ? OpKind::Relu : op == "gelu" ? OpKind::Gelu : OpKind::Silu;
+  } else if (op == "save") {
+    l.arity(1, 1);
+    e.save = true;
   } else if (op == "drelu" || op == "dgelu" || op == "dsilu") {
     // times the activation's derivative at the saved pre-activation, an [M,N] input read as C is
     l.arity(1, 1);
@@ -449,6 +452,9 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
   const Node& last = def.node(ops.back());
   if (last.kind != OpKind::Cast || last.id != def.output()) return std::nullopt;
   std::vector<EpilogueSpec> specs;
+  EpilogueSpec save;
+  save.save = true;
+  if (def.saved_output() == mm.id) specs.push_back(save);
   int prev = mm.id;
   for (int id : ops) {
     const Node& n = def.node(id);
@@ -479,6 +485,7 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
       default: return std::nullopt;
     }
     specs.push_back(e);
+    if (id == def.saved_output()) specs.push_back(save);
   }
   return specs;
 }
@@ -516,6 +523,10 @@ std::string print_schedule(const Schedule& s) {
   if (auto specs = epilogue_specs_of(def)) {
     for (const auto& e : *specs) {
       os << "epilogue ";
+      if (e.save) {
+        os << "save\n";
+        continue;
+      }
       switch (e.kind) {
         case OpKind::Scale: os << "scale " << number(e.scalar); break;
         case OpKind::AddScaled: os << "add_c " << number(e.scalar); break;
@@ -624,6 +635,10 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
       if (!def.find(base + std::to_string(i))) return base + std::to_string(i);
   };
   for (const auto& e : epilogue) {
+    if (e.save) {
+      def.set_saved_output(x, fresh("PreAct"));
+      continue;
+    }
     switch (e.kind) {
       case OpKind::Scale: x = def.scale(x, e.scalar); break;
       case OpKind::AddScaled: x = def.add_scaled(x, def.input(fresh("C"), {m, n}, out), e.scalar); break;

@@ -44,6 +44,9 @@ struct EpilogueSpec {
   double scalar = 0.0;         // Scale: alpha; AddScaled: beta
   BiasAlong along = BiasAlong::Cols;
   OpKind activation = OpKind::Relu;  // ActGrad (drelu, dgelu, dsilu): whose derivative
+  // `epilogue save`: no op; the value so far is also stored, to a second output PreAct laid out as
+  // D (Definition::set_saved_output)
+  bool save = false;
   bool operator==(const EpilogueSpec&) const = default;
 };
 

@@ -50,6 +50,7 @@ const void* base_pointer(Operand operand, const GemmProblem& problem) {
     case Operand::C: return problem.c;
     case Operand::D: return problem.d;
     case Operand::ScaleA: return problem.scale_a;
+    case Operand::Aux: return problem.aux;
   }
   return nullptr;
 }
@@ -61,6 +62,7 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
     case Operand::C: return &args.map_c;
     case Operand::D: return &args.map_d;
     case Operand::ScaleA: return &args.map_scale_a;
+    case Operand::Aux: return &args.map_aux;
   }
   return nullptr;
 }
@@ -204,7 +206,11 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   if (spec_.reads_scale_b && problem.scale_b == nullptr)
     throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
                     "[ceil(N/128)][ceil(K/128)] fp32)");
+  if (spec_.writes_aux && problem.aux == nullptr)
+    throw CudaError(describe() + ": the kernel stores a saved second output (GemmProblem::aux, device memory of D's "
+                    "type laid out as D)");
   GgGemmArgs args{};
+  args.aux = problem.aux;
   args.a = problem.a;
   args.b = problem.b;
   args.c = problem.c;

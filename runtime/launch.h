@@ -42,6 +42,8 @@ struct GemmProblem {
   // ([ceil(K/128)][M rounded up to 4]); B's per 128 x 128 block, K-major ([ceil(N/128)][ceil(K/128)]).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
+  // A saved second output (LaunchSpec::writes_aux): [M, N] of out_type, laid out as D.
+  void* aux = nullptr;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

@@ -84,7 +84,8 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
     case Operand::A: s.transposed = l.a_mn_major, s.row_stride = l.lda, stride = l.stride_a; break;
     case Operand::B: s.transposed = l.b_mn_major, s.row_stride = l.ldb, stride = l.stride_b; break;
     case Operand::C: s.transposed = l.d_column_major, s.row_stride = l.ldc, stride = l.stride_c; break;
-    case Operand::D: s.transposed = l.d_column_major, s.row_stride = l.ldd, stride = l.stride_d; break;
+    case Operand::D:
+    case Operand::Aux: s.transposed = l.d_column_major, s.row_stride = l.ldd, stride = l.stride_d; break;
     case Operand::ScaleA: break;  // (above)
   }
   s.rows = s.transposed ? minor : major;

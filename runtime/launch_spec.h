@@ -21,7 +21,8 @@ enum class Swizzle { None, B32, B64, B128 };
 // Which GgGemmArgs slot (runtime/device/gemm_args.h) a tensor map or pointer belongs to. ScaleA:
 // an FP8 A's fp32 scale factors per row and 128 of K, stored MN-major (k blocks as rows of M
 // factors, 16-byte aligned: DeepGEMM's TMA-aligned layout).
-enum class Operand { A, B, C, D, ScaleA };
+// Aux: a saved second output (the pre-activation of an activation's epilogue), laid out as D.
+enum class Operand { A, B, C, D, ScaleA, Aux };
 
 // A tiled tensor map over a stored matrix of `rows` x `cols` elements, `cols` contiguous, rows
 // `row_stride` elements apart; with `batches` > 1 a third dimension of matrices `batch_stride`
@@ -152,6 +153,9 @@ struct LaunchSpec {
   // FP8: the kernel reads A's factors (per tensor or row from GgGemmArgs::scale_a; per row and 128
   // of K through the ScaleA tensor map), which a launch must pass.
   bool reads_scale_a = false;
+  // The kernel stores a saved second output (the pre-activation) to GgGemmArgs::aux, laid out as
+  // D (through the Aux tensor map where D goes through D's), which a launch must pass.
+  bool writes_aux = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

@@ -14,8 +14,7 @@ namespace gg::rt {
 namespace {
 
 constexpr int kMaxOps = 8;
-constexpr unsigned kThreads = 256,
-                   kPerThread = 4; // a block covers 1024 columns of one row
+constexpr unsigned kThreads = 256, kPerThread = 4;  // a block covers 1024 columns of one row
 
 // The kernel's one parameter; the device source declares the same struct.
 struct Op {
@@ -23,26 +22,26 @@ struct Op {
   float scalar;
 };
 struct Args {
-  void *d;
-  const void *c;
-  const void *bias;
+  void* d;
+  const void* c;
+  const void* bias;
+  void* aux;  // the saved output, laid out as D (save_after >= 0)
   long long rows, cols, ldd, ldc;
-  int d_type, c_type, bias_type, op_count; // types: 0 bf16, 1 f16, 2 f32
-  int vector; // 16-byte pieces of D (and C) per thread: rows, strides and
-              // pointers allow it
+  int d_type, c_type, bias_type, op_count;  // types: 0 bf16, 1 f16, 2 f32
+  int vector;  // 16-byte pieces of D (and C) per thread: rows, strides and pointers allow it
+  int save_after;
   Op ops[kMaxOps];
 };
 
-// Types and kinds as numbered above and in UnfusedOp (Activation's order: none,
-// relu, gelu, silu).
-constexpr const char *kSource = R"(
+// Types and kinds as numbered above and in UnfusedOp (Activation's order: none, relu, gelu, silu).
+constexpr const char* kSource = R"(
 #include "epilogue.cuh"
 struct Op { int kind, activation; float scalar; };
 struct Args {
-  void* d; const void* c; const void* bias;
+  void* d; const void* c; const void* bias; void* aux;
   long long rows, cols, ldd, ldc;
   int d_type, c_type, bias_type, op_count;
-  int vector;
+  int vector, save_after;
   Op ops[8];
 };
 
@@ -57,8 +56,10 @@ __device__ float act_grad(int which, float x) {
        : which == 3 ? gg::dev::silu_grad(x) : 1.0f;
 }
 
-__device__ float apply(const Args& a, float v, long long row, long long col, long long c_at) {
+// The ops on one value; the value after the first save_after of them goes to `saved`.
+__device__ float apply(const Args& a, float v, long long row, long long col, long long c_at, float& saved) {
   for (int o = 0; o < a.op_count; ++o) {
+    if (o == a.save_after) saved = v;
     const Op op = a.ops[o];
     switch (op.kind) {
       case 0: v *= op.scalar; break;
@@ -69,25 +70,43 @@ __device__ float apply(const Args& a, float v, long long row, long long col, lon
       case 5: v *= act_grad(op.activation, load(a.c, c_at, a.c_type)); break;
     }
   }
+  if (a.op_count == a.save_after) saved = v;
   return v;
 }
 
-// One 16-byte piece of D per thread (8 16-bit values or 4 f32), C's alike (C has D's type).
+// One 16-byte piece of D per thread (8 16-bit values or 4 f32), C's alike (C has D's type), and
+// the saved output's.
 __device__ void vector_piece(const Args& a, long long row, long long col) {
   const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
-  uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + at * (a.d_type == 2 ? 4 : 2));
+  const long long offset = at * (a.d_type == 2 ? 4 : 2);
+  uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + offset), kept = bits;
   unsigned* words = reinterpret_cast<unsigned*>(&bits);
+  unsigned* saved_words = reinterpret_cast<unsigned*>(&kept);
   if (a.d_type == 2) {
-    for (int j = 0; j < 4; ++j) words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, c_at + j));
+    for (int j = 0; j < 4; ++j) {
+      float saved = 0.0f;
+      words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, c_at + j, saved));
+      saved_words[j] = __float_as_uint(saved);
+    }
   } else {
     for (int j = 0; j < 4; ++j) {
       const float lo = a.d_type == 0 ? gg::dev::unpack_lo_bf16(words[j]) : gg::dev::unpack_lo_f16(words[j]);
       const float hi = a.d_type == 0 ? gg::dev::unpack_hi_bf16(words[j]) : gg::dev::unpack_hi_f16(words[j]);
-      const float x = apply(a, lo, row, col + 2 * j, c_at + 2 * j), y = apply(a, hi, row, col + 2 * j + 1, c_at + 2 * j + 1);
+      float s0 = 0.0f, s1 = 0.0f;
+      const float x = apply(a, lo, row, col + 2 * j, c_at + 2 * j, s0);
+      const float y = apply(a, hi, row, col + 2 * j + 1, c_at + 2 * j + 1, s1);
       words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(x, y) : gg::dev::pack2_f16(x, y);
+      saved_words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(s0, s1) : gg::dev::pack2_f16(s0, s1);
     }
   }
-  *reinterpret_cast<uint4*>(static_cast<char*>(a.d) + at * (a.d_type == 2 ? 4 : 2)) = bits;
+  *reinterpret_cast<uint4*>(static_cast<char*>(a.d) + offset) = bits;
+  if (a.save_after >= 0) *reinterpret_cast<uint4*>(static_cast<char*>(a.aux) + offset) = kept;
+}
+
+__device__ void store(void* base, long long at, int type, float v) {
+  if (type == 0) gg::dev::store_bf16(base, at, v);
+  else if (type == 1) gg::dev::store_f16(base, at, v);
+  else gg::dev::store_f32(base, at, v);
 }
 
 extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __grid_constant__ Args a) {
@@ -103,10 +122,9 @@ extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __gr
       const long long col = (static_cast<long long>(blockIdx.x) * 4 + j) * blockDim.x + threadIdx.x;
       if (col >= a.cols) continue;
       const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
-      const float v = apply(a, load(a.d, at, a.d_type), row, col, c_at);
-      if (a.d_type == 0) gg::dev::store_bf16(a.d, at, v);
-      else if (a.d_type == 1) gg::dev::store_f16(a.d, at, v);
-      else gg::dev::store_f32(a.d, at, v);
+      float saved = 0.0f;
+      store(a.d, at, a.d_type, apply(a, load(a.d, at, a.d_type), row, col, c_at, saved));
+      if (a.save_after >= 0) store(a.aux, at, a.d_type, saved);
     }
   }
 }
@@ -114,47 +132,42 @@ extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __gr
 
 int type_code(ElemType t) {
   switch (t) {
-  case ElemType::BF16:
-    return 0;
-  case ElemType::F16:
-    return 1;
-  case ElemType::F32:
-    return 2;
-  default:
-    throw std::invalid_argument(
-        "run_unfused_epilogue: D, C and the bias must be bf16, f16 or f32");
+    case ElemType::BF16: return 0;
+    case ElemType::F16: return 1;
+    case ElemType::F32: return 2;
+    default: throw std::invalid_argument("run_unfused_epilogue: D, C and the bias must be bf16, f16 or f32");
   }
 }
 
 CUfunction unfused_kernel() {
   static const CUfunction kernel = [] {
     const DeviceInfo info = device_info();
-    const std::string arch =
-        "sm_" + std::to_string(info.compute_major * 10 + info.compute_minor);
+    const std::string arch = "sm_" + std::to_string(info.compute_major * 10 + info.compute_minor);
     const CompiledKernel compiled = compile_unfused_epilogue_kernel(arch);
-    return load_function(compiled.cubin, compiled.lowered_name,
-                         "run_unfused_epilogue");
+    return load_function(compiled.cubin, compiled.lowered_name, "run_unfused_epilogue");
   }();
   return kernel;
 }
 
-} // namespace
+}  // namespace
 
-CompiledKernel compile_unfused_epilogue_kernel(const std::string &arch) {
+CompiledKernel compile_unfused_epilogue_kernel(const std::string& arch) {
   return compile_kernel(kSource, "gg_unfused_epilogue", arch);
 }
 
-void run_unfused_epilogue(const UnfusedEpilogue &e, void *d, const void *c,
-                          const void *bias, int64_t rows, int64_t cols,
-                          int64_t ldd, int64_t ldc, cudaStream_t stream) {
+void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, const void* bias, int64_t rows,
+                          int64_t cols, int64_t ldd, int64_t ldc, void* aux, cudaStream_t stream) {
   if (e.ops.size() > size_t(kMaxOps))
-    throw std::invalid_argument(
-        "run_unfused_epilogue: " + std::to_string(e.ops.size()) +
-        " ops; at most " + std::to_string(kMaxOps));
+    throw std::invalid_argument("run_unfused_epilogue: " + std::to_string(e.ops.size()) + " ops; at most " +
+                                std::to_string(kMaxOps));
+  if (e.save_after > static_cast<int>(e.ops.size()) || (e.save_after >= 0 && aux == nullptr))
+    throw std::invalid_argument("run_unfused_epilogue: a saved output after op " + std::to_string(e.save_after) +
+                                " of " + std::to_string(e.ops.size()) + (aux ? "" : " with no aux pointer"));
   Args args{};
   args.d = d;
   args.c = c;
   args.bias = bias;
+  args.aux = aux;
   args.rows = rows;
   args.cols = cols;
   args.ldd = ldd;
@@ -163,39 +176,35 @@ void run_unfused_epilogue(const UnfusedEpilogue &e, void *d, const void *c,
   args.c_type = type_code(e.c);
   args.bias_type = type_code(e.bias);
   args.op_count = static_cast<int>(e.ops.size());
+  args.save_after = e.save_after;
   for (size_t i = 0; i < e.ops.size(); ++i)
-    args.ops[i] = {static_cast<int>(e.ops[i].kind),
-                   static_cast<int>(e.ops[i].activation),
+    args.ops[i] = {static_cast<int>(e.ops[i].kind), static_cast<int>(e.ops[i].activation),
                    static_cast<float>(e.ops[i].scalar)};
-  // 16-byte pieces where every row of D (and C, of D's type) starts on one and
+  // 16-byte pieces where every row of D (and C of D's type, and the saved output) starts on one and
   // holds whole ones
   const int64_t per_piece = 16 / elem_bytes(e.d);
-  const auto aligned = [&](const void *p, int64_t ld) {
+  const auto aligned = [&](const void* p, int64_t ld) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && ld % per_piece == 0;
   };
   bool reads_c = false;
-  for (const UnfusedOp &op : e.ops)
-    reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC ||
-              op.kind == UnfusedOp::Kind::ActivationGrad;
-  args.vector = cols % per_piece == 0 && aligned(d, ldd) &&
-                        (!reads_c || (e.c == e.d && aligned(c, ldc)))
+  for (const UnfusedOp& op : e.ops)
+    reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC || op.kind == UnfusedOp::Kind::ActivationGrad;
+  args.vector = cols % per_piece == 0 && aligned(d, ldd) && (!reads_c || (e.c == e.d && aligned(c, ldc))) &&
+                        (e.save_after < 0 || aligned(aux, ldd))
                     ? 1
                     : 0;
   CUlaunchConfig config{};
-  const int64_t per_block =
-      args.vector ? kThreads * per_piece : kThreads * kPerThread;
+  const int64_t per_block = args.vector ? kThreads * per_piece : kThreads * kPerThread;
   config.gridDimX = static_cast<unsigned>((cols + per_block - 1) / per_block);
   config.gridDimY = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
   config.gridDimZ = 1;
   config.blockDimX = kThreads;
   config.blockDimY = config.blockDimZ = 1;
   config.hStream = stream;
-  void *params[] = {&args};
-  if (CUresult status = driver_api().launch_kernel_ex(&config, unfused_kernel(),
-                                                      params, nullptr);
+  void* params[] = {&args};
+  if (CUresult status = driver_api().launch_kernel_ex(&config, unfused_kernel(), params, nullptr);
       status != CUDA_SUCCESS)
-    throw CudaError("run_unfused_epilogue: cuLaunchKernelEx failed: " +
-                    driver_error_text(status));
+    throw CudaError("run_unfused_epilogue: cuLaunchKernelEx failed: " + driver_error_text(status));
 }
 
-} // namespace gg::rt
+}  // namespace gg::rt

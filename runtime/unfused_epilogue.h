@@ -22,16 +22,20 @@ struct UnfusedOp {
 
 struct UnfusedEpilogue {
   std::vector<UnfusedOp> ops;  // at most 8
+  // A saved output (the pre-activation): the values after the first save_after ops also go to
+  // `aux`, laid out as D (-1: none).
+  int save_after = -1;
   ElemType d = ElemType::BF16, c = ElemType::BF16, bias = ElemType::BF16;
 };
 
-// Applies `e` in place to D [rows, cols] row-major (ldd elements between rows), C likewise (ldc).
-// Asynchronous on `stream`. std::invalid_argument for more than 8 ops or an FP8 element type.
+// Applies `e` in place to D [rows, cols] row-major (ldd elements between rows), C likewise (ldc),
+// the saved output to `aux`. Asynchronous on `stream`. std::invalid_argument for more than 8 ops,
+// a save past them or without `aux`, or an FP8 element type.
 // The kernel's CUBIN for `arch` (NVRTC; no GPU needed).
 struct CompiledKernel;
 CompiledKernel compile_unfused_epilogue_kernel(const std::string& arch);
 
 void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, const void* bias, int64_t rows,
-                          int64_t cols, int64_t ldd, int64_t ldc, cudaStream_t stream = nullptr);
+                          int64_t cols, int64_t ldd, int64_t ldc, void* aux = nullptr, cudaStream_t stream = nullptr);
 
 }  // namespace gg::rt

@@ -21,6 +21,7 @@
 #include "runtime/device/split_k.cuh"
 #include "runtime/device/tcgen05_desc.h"
 #include "runtime/host_dtype.h"
+#include "runtime/tensor_map.h"
 #include "simulator/machine.h"
 
 namespace gg {
@@ -244,6 +245,11 @@ class Simulator {
     d_.elem = runtime_elem(p_.out);
     d_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd, layouts_.batch,
                 layouts_.batch > 1 ? layouts_.stride_d : 0);
+    if (p_.epilogue.saves()) {
+      aux_.elem = d_.elem;
+      aux_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd,
+                    layouts_.batch, layouts_.batch > 1 ? layouts_.stride_d : 0);
+    }
   }
 
   void make_scales(uint64_t seed) {
@@ -328,6 +334,7 @@ class Simulator {
       case rt::Operand::C: return c_;
       case rt::Operand::D: return d_;
       case rt::Operand::ScaleA: return scale_a_;
+      case rt::Operand::Aux: return aux_;
     }
     return d_;
   }
@@ -1690,11 +1697,14 @@ class Simulator {
         continue;
       }
       if (!evaluate(n.index.inside[size_t(e)], at)) continue;
-      const int64_t d_at = evaluate(n.index.d_element[size_t(e)], at);  // d_ holds D as it lies in memory
-      if (d_at < 0 || (d_at + 1) * ob > int64_t(d_.data.size()))
-        error("the epilogue stores D at element " + std::to_string(d_at) + ", outside D");
+      // d_ (and aux_) hold D as it lies in memory
+      const int64_t d_at = evaluate(n.index.d_element[size_t(e)], at);
+      GlobalTensor& to = tensor(n.output);
+      if (d_at < 0 || (d_at + 1) * ob > int64_t(to.data.size()))
+        error(std::string("the epilogue stores ") + rt::operand_name(n.output) + " at element " + std::to_string(d_at) +
+              ", outside it");
       else
-        sim::encode(out, v[e], d_.data.data() + d_at * ob);
+        sim::encode(out, v[e], to.data.data() + d_at * ob);
     }
   }
   bool exec(Warp& w, Frame&, const EpilogueStore& n) {
@@ -1921,7 +1931,7 @@ class Simulator {
     const HostMatrices& av = host_[def_.node(def_.matmul_node().operands[0]).name];
     const HostMatrices& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
     bool exact_ops = true;
-    for (const auto& op : p_.epilogue)
+    for (const auto& op : p_.epilogue.ops)
       for (EpilogueOp::Kind k : {op.kind, op.kind == EpilogueOp::Kind::ActGrad ? op.activation : op.kind})
         exact_ops = exact_ops && k != EpilogueOp::Kind::Gelu && k != EpilogueOp::Kind::Silu;
     // Contiguous groups: D's row i is its group's (A's row i times the group's B), and a row in
@@ -1951,6 +1961,18 @@ class Simulator {
       if (!ok && r_.mismatches++ == 0)
         r_.first_mismatch = at + std::to_string(i) + "][" + std::to_string(j) + "] = " + std::to_string(got) +
                             ", reference " + std::to_string(want);
+      if (!p_.epilogue.saves()) return;
+      // the saved output: the value of the saved node, stored where D's element lies
+      const std::string saved_at = def_.saved_name() + at.substr(1) + std::to_string(i) + "][" + std::to_string(j) + "]";
+      if (aux_.is_poison(di, dj, b)) {
+        if (r_.unwritten++ == 0 && r_.first_mismatch.empty()) r_.first_mismatch = saved_at + " never written";
+        return;
+      }
+      want = rt::round_to(d_.elem, apply_epilogue(def_, acc, i, j, c_b, bias.values, def_.saved_output()));
+      got = aux_.get(di, dj, b);
+      ok = exact_ops ? got == want : std::fabs(got - want) <= 1e-2 * (1 + std::fabs(want));
+      if (!ok && r_.mismatches++ == 0)
+        r_.first_mismatch = saved_at + " = " + std::to_string(got) + ", reference " + std::to_string(want);
     };
     if (p_.contiguous) {
       const std::vector<float> c_all = c.matrix(0);
@@ -2009,6 +2031,7 @@ class Simulator {
   std::vector<rt::TensorMapSpec> maps_;  // the launch's tensor maps for them (map())
   std::map<std::pair<int, int64_t>, rt::TensorMapSpec> group_maps_;  // pointer arrays: (operand, group) -> map
   GlobalTensor a_, b_, c_, bias_, d_;
+  GlobalTensor aux_;  // a saved output (Definition::set_saved_output), laid out as D
   // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block,
   // stored as the ScaleA map reads them; B's per 128 x 128 block, [n blocks][k blocks] as
   // args.scale_b (empty without).

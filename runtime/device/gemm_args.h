@@ -11,6 +11,7 @@ struct alignas(128) GgTensorMap {  // CUDA 13 aligns CUtensorMap to 128 bytes
 struct GgGemmArgs {
   GgTensorMap map_a, map_b, map_c, map_d;  // filled for the operands LaunchSpec lists
   GgTensorMap map_scale_a;                 // FP8: A's scale factors, [ceil(K/128)][M rounded up to 4] fp32
+  GgTensorMap map_aux;                     // a saved output (the pre-activation), laid out as D
   const void* a;                           // [M, K]: a[b * stride_a + m * lda + k] (MN-major: k * lda + m)
   const void* b;                           // [N, K]: b[b * stride_b + n * ldb + k] (MN-major: k * ldb + n)
   const void* c;                           // [M, N] as D, ldc and stride_c; read when beta != 0
@@ -31,6 +32,9 @@ struct GgGemmArgs {
   // FP8 scale factors: A's (also through map_scale_a) and B's per 128 x 128 block, [ceil(N/128)][ceil(K/128)].
   const float* scale_a;
   const float* scale_b;
+  // A saved second output (Definition::set_saved_output): [M, N] in D's type, laid out as D (ldd,
+  // stride_d).
+  void* aux;
 };
 
 #define GG_GROUP_MAP_SLOTS 4

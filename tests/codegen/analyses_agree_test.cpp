@@ -138,7 +138,7 @@ void check_agree(const Schedule& s, const std::string& label) {
       CHECK(cols == an.staging.cols);
     }
   }
-  if (p.staged_c) check_map_reads_layout(tensor_map(k, rt::Operand::C), an.staging.buffer);
+  if (p.epilogue.staged_c) check_map_reads_layout(tensor_map(k, rt::Operand::C), an.staging.buffer);
 
   // consumer mode: how many warpgroups share a tile's accumulator, and who takes which tile
   const MmaStmt* mma = find_in_nest<MmaStmt>(nests.roles.back().body);

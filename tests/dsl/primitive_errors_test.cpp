@@ -611,7 +611,45 @@ TEST_CASE("epilogue-scalar") {
 
 TEST_CASE("epilogue-op") {
   check_error([] { make_definition(64, 64, 64, DType::BF16, DType::BF16, {{OpKind::Cast}}); }, "epilogue-op",
-              "epilogue cast: legal epilogue ops are scale, add_c, bias, relu, gelu, silu");
+              "epilogue cast: legal epilogue ops are scale, add_c, bias, relu, gelu, silu, drelu, dgelu, dsilu");
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 64}, DType::BF16), b = d.input("B", {64, 64}, DType::BF16);
+        d.activation_grad(d.matmul(a, b), d.input("P", {64, 64}, DType::BF16), OpKind::Scale);
+      },
+      "epilogue-op", "activation_grad: 'scale' is not an activation; legal are relu, gelu and silu");
+}
+
+TEST_CASE("bad-saved-output") {
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 64}, DType::BF16), b = d.input("B", {64, 64}, DType::BF16);
+        d.set_output(d.cast(d.matmul(a, b), DType::BF16));
+        d.set_saved_output(a);
+      },
+      "bad-saved-output", "set_saved_output: 'A' is an input, not a result");
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 64}, DType::BF16), b = d.input("B", {64, 64}, DType::BF16);
+        Tensor out = d.cast(d.matmul(a, b), DType::BF16);
+        d.set_output(out);
+        d.set_saved_output(out);
+      },
+      "bad-saved-output", "set_saved_output: 'cast' is the output itself");
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 64}, DType::BF16), b = d.input("B", {64, 64}, DType::BF16);
+        Tensor x = d.matmul(a, b);
+        Tensor y = d.relu(x);
+        d.set_output(d.cast(y, DType::BF16));
+        d.set_saved_output(x);
+        d.set_saved_output(y, "Y");
+      },
+      "bad-saved-output", "set_saved_output: 'acc' is saved already (as 'PreAct'); a definition saves one value");
 }
 
 TEST_CASE("bad-output") {

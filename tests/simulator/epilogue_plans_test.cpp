@@ -1,6 +1,7 @@
 // The epilogue's commit policies beyond the elementwise chain, simulated against the fp64 host
 // reference: the backward of an activation at a saved pre-activation (QuACK's gemm_dact), read
-// through C's path (from global memory, or staged by TMA).
+// through C's path (from global memory, or staged by TMA), and the pre-activation saved beside
+// the activation (QuACK's gemm_act), a second output stored ahead of D.
 #include <doctest/doctest.h>
 
 #include "codegen/lower.h"
@@ -19,6 +20,12 @@ DeviceLimits few_sms(int sms) {
   DeviceLimits d = hopper();
   d.sms = sms;
   return d;
+}
+
+EpilogueSpec save_here() {
+  EpilogueSpec e;
+  e.save = true;
+  return e;
 }
 
 EpilogueSpec grad_of(OpKind activation) {
@@ -52,7 +59,7 @@ TEST_CASE("simulate: activation gradients at a saved pre-activation, from global
       LowerOptions lo;
       lo.limits = few_sms(2);
       const Kernel k = lower(s, lo);
-      CHECK(k.plan.staged_c == (c.step != 3));
+      CHECK(k.plan.epilogue.staged_c == (c.step != 3));
       SimulationReport r = simulate_kernel(k, def);
       CAPTURE(r.to_string());
       CHECK(r.passed);
@@ -114,4 +121,109 @@ TEST_CASE("activation_grad: the text form, the definition and their errors") {
     CHECK(std::string(e.what()).find("'scale' is not an activation; legal are relu, gelu and silu") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("simulate: the pre-activation saved beside the activation, staged and from registers, split-K too") {
+  struct Case {
+    int step;  // 0: ping-pong
+    int64_t m, n, k;
+    int split_k;
+  };
+  // v3 stores both outputs from registers; v6, v8, v10 and ping-pong stage each through its own turn
+  // of the buffers (v10: subtiles); v8 with split-K commits both after the last split's sum.
+  for (const Case& c : {Case{3, 200, 136, 64, 1}, Case{6, 256, 256, 136, 1}, Case{8, 300, 200, 136, 1},
+                        Case{10, 1, 8, 64, 1}, Case{10, 384, 264, 192, 1}, Case{0, 384, 256, 136, 1},
+                        Case{8, 256, 256, 512, 2}})
+    for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::AddBias}, save_here(), {OpKind::Gelu}},
+                              std::vector<EpilogueSpec>{{OpKind::AddScaled, 0.5}, save_here(), {OpKind::Relu}},
+                              std::vector<EpilogueSpec>{save_here(), {OpKind::Silu}}}) {
+      CAPTURE(c.step);
+      CAPTURE(c.m);
+      CAPTURE(c.split_k);
+      const Definition def = make_definition(c.m, c.n, c.k, DType::BF16, DType::BF16, specs, {}, false);
+      REQUIRE(def.saved_output() >= 0);
+      Schedule s = c.step ? tutorial_schedule(c.step, def) : ping_pong_schedule(def);
+      if (c.split_k > 1) s.split_k(c.split_k);
+      LowerOptions lo;
+      lo.limits = few_sms(2);
+      const Kernel k = lower(s, lo);
+      CHECK(k.plan.epilogue.saves());
+      CHECK_FALSE(k.plan.epilogue.staged_c);  // C from global memory beside a saved output
+      CHECK(k.launch.writes_aux);
+      SimulationReport r = simulate_kernel(k, def);
+      CAPTURE(r.to_string());
+      CHECK(r.passed);
+      CHECK(r.mismatches == 0);
+      CHECK(r.unwritten == 0);
+    }
+}
+
+TEST_CASE("simulate: a pre-activation saved after the activation, or not saved, is caught") {
+  const Definition def =
+      make_definition(256, 256, 128, DType::BF16, DType::F32, {{OpKind::AddBias}, save_here(), {OpKind::Relu}}, {}, false);
+  for (int v : {3, 10}) {
+    CAPTURE(v);
+    LowerOptions lo;
+    lo.limits = few_sms(2);
+    const Kernel good = lower(tutorial_schedule(v, def), lo);
+    REQUIRE(simulate_kernel(good, def).passed);
+    const auto planted = [&](testing::Plant::Fn bug) {
+      Kernel bad = good;
+      testing::Plant plant(std::move(bug));
+      bad.body = plant.mutate(bad.body);
+      REQUIRE(plant.planted > 0);
+      return simulate_kernel(bad, def);
+    };
+    // the saved store applies the activation too: relu's zeros where the pre-activation is negative
+    SimulationReport after = planted(testing::rewrite<EpilogueStore>(
+        [](EpilogueStore& n) {
+          EpilogueOp relu;
+          relu.kind = EpilogueOp::Kind::Relu;
+          n.ops.push_back(relu);
+        },
+        [](const EpilogueStore& n) { return n.output == rt::Operand::Aux; }));
+    CHECK_FALSE(after.passed);
+    CHECK(after.to_string().find("PreAct[") != std::string::npos);
+    // the saved store dropped: its elements stay poison (v3), or the TMA store writes what the
+    // staging buffer held before (v10)
+    SimulationReport dropped = planted(testing::drop<EpilogueStore>(
+        [](const EpilogueStore& n) { return n.output == rt::Operand::Aux; }));
+    CHECK_FALSE(dropped.passed);
+    CHECK(dropped.unwritten + dropped.mismatches > 0);
+  }
+}
+
+TEST_CASE("saved output: the text form, explain and the definition's errors") {
+  const auto file = parse_schedule_file(
+      "problem m=128 n=128 k=64 dtype=bf16 out=bf16\nepilogue bias cols\nepilogue save\nepilogue gelu\ntile 128 128 64\n");
+  REQUIRE(file.epilogue.size() == 3);
+  CHECK(file.epilogue[1].save);
+  const Definition def = make_definition(128, 128, 64, DType::BF16, DType::BF16, file.epilogue, {}, false);
+  CHECK(def.saved_name() == "PreAct");
+  CHECK(def.node(def.saved_output()).kind == OpKind::AddBias);
+  CHECK(def.to_string().find("[saved as PreAct]") != std::string::npos);
+  const std::string printed = print_schedule(tutorial_schedule(10, def));
+  CHECK(printed.find("epilogue bias cols\nepilogue save\nepilogue gelu\n") != std::string::npos);
+
+  Definition d;
+  Tensor a = d.input("A", {64, 64}, DType::BF16), b = d.input("B", {64, 64}, DType::BF16);
+  Tensor x = d.matmul(a, b);
+  Tensor y = d.gelu(x);
+  Tensor out = d.cast(y, DType::BF16);
+  d.set_output(out);
+  const auto fails = [](auto call, const std::string& rule, const std::string& text) {
+    try {
+      call();
+      FAIL("accepted");
+    } catch (const CompileError& e) {
+      CHECK(e.rule() == rule);
+      CHECK(std::string(e.what()).find(text) != std::string::npos);
+    }
+  };
+  fails([&] { d.set_saved_output(a); }, "bad-saved-output", "set_saved_output: 'A' is an input, not a result");
+  fails([&] { d.set_saved_output(out); }, "bad-saved-output", "is the output itself");
+  fails([&] { d.set_saved_output(x, "B"); }, "duplicate-name", "'B': tensor names must be unique and non-empty");
+  d.set_saved_output(x);
+  fails([&] { d.set_saved_output(y, "Other"); }, "bad-saved-output",
+        "'acc' is saved already (as 'PreAct'); a definition saves one value");
 }

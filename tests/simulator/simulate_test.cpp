@@ -341,7 +341,7 @@ TEST_CASE("simulate: ping-pong consumers match the host reference on edge shapes
       make_definition(384, 256, 136, DType::BF16, DType::F32, {{OpKind::AddScaled, 0.5}, {OpKind::Gelu}}));
   LowerOptions lo;
   lo.limits = few_sms(1);
-  REQUIRE(lower(s, lo).plan.staged_c);
+  REQUIRE(lower(s, lo).plan.epilogue.staged_c);
   SimulationReport r = simulate(s, {}, few_sms(1));
   CAPTURE(r.to_string());
   CHECK(r.passed);
@@ -407,7 +407,7 @@ TEST_CASE("simulate: the staged C tile's load, wait and parity are checked") {
   for (int v : {6, 8, 10}) {
     CAPTURE(v);
     const Kernel good = lower(tutorial_schedule(v, def), lo);
-    REQUIRE(good.plan.staged_c);
+    REQUIRE(good.plan.epilogue.staged_c);
     CHECK(simulate_kernel(good, def).passed);
     auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
     SimulationReport no_wait = planted([](const StmtPtr& s) -> std::optional<StmtPtr> {
@@ -652,7 +652,7 @@ TEST_CASE("simulate: the pipeline's running count over a CTA's work units") {
   // v8: 128-column tiles in two 64-column subtiles over two buffers, so each tile flips the phase
   // (v10's four subtiles over two buffers pass two phases a tile, where a stale count reads alike).
   const Kernel good = lower(tutorial_schedule(8, with_c), lo);
-  REQUIRE(good.plan.staged_c);
+  REQUIRE(good.plan.epilogue.staged_c);
   REQUIRE(simulate_kernel(good, with_c).passed);
   CHECK_FALSE(simulate_planted(good, with_c, gg::testing::drop<Assign>([](const Assign& a) { return a.name == "tiles_done"; })).passed);
 }

@@ -156,7 +156,7 @@ TEST_CASE("sm_100a: f16 inputs, fused epilogues (C staged or read from memory, b
   LowerOptions lo;
   lo.limits = b200_with_sms(1);
   for (int v : {6, 8, 10}) {
-    REQUIRE(lower(sm100(v, staged_c), lo).plan.staged_c);
+    REQUIRE(lower(sm100(v, staged_c), lo).plan.epilogue.staged_c);
     const SimulationReport r = run(sm100(v, staged_c), 1, 1);
     CAPTURE(v);
     CAPTURE(r.to_string());

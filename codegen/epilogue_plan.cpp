@@ -1,0 +1,77 @@
+#include "codegen/epilogue_plan.h"
+
+#include <sstream>
+
+#include "codegen/kernel.h"
+#include "dsl/error.h"
+
+namespace gg {
+
+namespace {
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string op_text(const kir::EpilogueOp& op) {
+  using K = kir::EpilogueOp::Kind;
+  const auto activation = [](K k) { return k == K::Relu ? "relu" : k == K::Gelu ? "gelu" : "silu"; };
+  switch (op.kind) {
+    case K::Scale: return "x " + number(op.scalar);
+    case K::AddScaled: return "+ " + number(op.scalar) + " x C";
+    case K::AddBiasRows: return "+ bias[m]";
+    case K::AddBiasCols: return "+ bias[n]";
+    case K::Relu:
+    case K::Gelu:
+    case K::Silu: return activation(op.kind);
+    case K::ActGrad: return std::string("x ") + activation(op.activation) + "'(C)";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled epilogue op");
+}
+
+// Where the committed values go: D's tile through the staging buffers and TMA, or from registers.
+std::string store_text(const KernelPlan& p) {
+  std::ostringstream os;
+  if (!p.tma_store) {
+    os << "stored from registers (" << (p.layouts.d_column_major ? "column-major D" : "row-major D") << ")";
+    return os.str();
+  }
+  const StagingShape& st = p.staging;
+  os << "staged and stored by TMA: " << st.buffers << " buffer(s) of " << st.rows() << " x " << st.cols << " "
+     << dtype_name(p.out) << " per consumer warpgroup (" << st.subtiles << " subtile(s) a tile), " << st.bytes()
+     << " bytes of shared memory";
+  if (p.epilogue.staged_c) os << "; C's tile lands in the same buffers by TMA";
+  return os.str();
+}
+
+}  // namespace
+
+std::string describe_epilogue_plan(const KernelPlan& p) {
+  const EpiloguePlan& e = p.epilogue;
+  std::ostringstream os;
+  os << "epilogue plan: ";
+  switch (e.commit) {
+    case EpiloguePlan::Commit::Store: os << "store, " << store_text(p) << "\n"; break;
+    case EpiloguePlan::Commit::SplitK:
+      os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "")
+         << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()
+         << " bytes for the planned problem, tickets included) and takes a ticket; the tile's last adds them in "
+            "split order, then store, "
+         << store_text(p) << "\n";
+      break;
+  }
+  if (e.saves())
+    os << "  saved output: the values after " << e.saved_after << " op(s) also go to the second output, laid out as D, "
+       << (p.tma_store ? "staged and stored by TMA through buffers of their own turn, ahead of D's"
+                       : "stored from registers ahead of D's")
+       << " (C read from global memory)\n";
+  os << "  per value:";
+  if (e.ops.empty()) os << " none (the accumulator, cast to " << dtype_name(p.out) << ")";
+  for (size_t i = 0; i < e.ops.size(); ++i) os << (i ? ", " : " ") << op_text(e.ops[i]);
+  os << "\n";
+  return os.str();
+}
+
+}  // namespace gg

@@ -1,0 +1,41 @@
+#pragma once
+// How a tile's results are committed (QuACK's EpiloguePlan): plan_kernel chooses the plan,
+// lower_epilogue lowers it, explain describes it, and the simulator and the sync checker follow
+// what it lowered to.
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+
+namespace gg {
+
+struct KernelPlan;
+
+struct EpiloguePlan {
+  enum class Commit {
+    // Each value through `ops`, then to D: staged in shared memory and stored by TMA, or stored
+    // from registers.
+    Store,
+    // Split-K: each of the tile's CTAs parks its fp32 partial sums in `workspace` and takes a
+    // ticket; the tile's last adds them up in split order and alone commits them as Store does.
+    SplitK,
+  };
+  Commit commit = Commit::Store;
+  std::vector<kir::EpilogueOp> ops;  // applied to each accumulator value, in order
+  // beta*C (or a pre-activation) read through the staging buffer: TMA loads the C tile into it
+  // (completing on `c_bar`), each thread reads its elements there and overwrites them with the result.
+  bool staged_c = false;
+  kir::SplitKWorkspace workspace;  // SplitK
+  // A saved second output (Definition::set_saved_output; QuACK's gemm_act keeps the pre-activation):
+  // the values after the first `saved_after` ops are stored to Aux too, laid out as D, by a store of
+  // their own ahead of D's (-1: none). C is then read from global memory, not staged: D's store
+  // recomputes the ops before the save from the accumulator, which the saved store leaves as it was.
+  int saved_after = -1;
+  bool saves() const { return saved_after >= 0; }
+};
+
+// "split-K over 4 CTAs: ..." for explain: the plan, where the values go, and the shared memory
+// and workspace it takes.
+std::string describe_epilogue_plan(const KernelPlan& p);
+
+}  // namespace gg
