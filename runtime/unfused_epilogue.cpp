@@ -56,18 +56,19 @@ __device__ float act_grad(int which, float x) {
        : which == 3 ? gg::dev::silu_grad(x) : 1.0f;
 }
 
-// The ops on one value; the value after the first save_after of them goes to `saved`.
-__device__ float apply(const Args& a, float v, long long row, long long col, long long c_at, float& saved) {
+// The ops on one value, `c` its element of C; the value after the first save_after of them goes
+// to `saved`.
+__device__ float apply(const Args& a, float v, long long row, long long col, float c, float& saved) {
   for (int o = 0; o < a.op_count; ++o) {
     if (o == a.save_after) saved = v;
     const Op op = a.ops[o];
     switch (op.kind) {
       case 0: v *= op.scalar; break;
-      case 1: v += op.scalar * load(a.c, c_at, a.c_type); break;
+      case 1: v += op.scalar * c; break;
       case 2: v += load(a.bias, row, a.bias_type); break;
       case 3: v += load(a.bias, col, a.bias_type); break;
       case 4: v = act(op.activation, v); break;
-      case 5: v *= act_grad(op.activation, load(a.c, c_at, a.c_type)); break;
+      case 5: v *= act_grad(op.activation, c); break;
     }
   }
   if (a.op_count == a.save_after) saved = v;
@@ -76,31 +77,38 @@ __device__ float apply(const Args& a, float v, long long row, long long col, lon
 
 // One 16-byte piece of D per thread (8 16-bit values or 4 f32), C's alike (C has D's type), and
 // the saved output's.
+__device__ float unpack(unsigned word, int half, int type) {
+  return type == 0 ? (half ? gg::dev::unpack_hi_bf16(word) : gg::dev::unpack_lo_bf16(word))
+                   : (half ? gg::dev::unpack_hi_f16(word) : gg::dev::unpack_lo_f16(word));
+}
+
 __device__ void vector_piece(const Args& a, long long row, long long col) {
   const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
-  const long long offset = at * (a.d_type == 2 ? 4 : 2);
-  uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + offset), kept = bits;
+  const long long bytes = a.d_type == 2 ? 4 : 2;
+  uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + at * bytes), kept = bits;
+  uint4 c_bits = make_uint4(0, 0, 0, 0);
+  if (a.c != nullptr) c_bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.c) + c_at * bytes);
   unsigned* words = reinterpret_cast<unsigned*>(&bits);
+  const unsigned* c_words = reinterpret_cast<const unsigned*>(&c_bits);
   unsigned* saved_words = reinterpret_cast<unsigned*>(&kept);
   if (a.d_type == 2) {
     for (int j = 0; j < 4; ++j) {
       float saved = 0.0f;
-      words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, c_at + j, saved));
+      words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, __uint_as_float(c_words[j]), saved));
       saved_words[j] = __float_as_uint(saved);
     }
   } else {
     for (int j = 0; j < 4; ++j) {
-      const float lo = a.d_type == 0 ? gg::dev::unpack_lo_bf16(words[j]) : gg::dev::unpack_lo_f16(words[j]);
-      const float hi = a.d_type == 0 ? gg::dev::unpack_hi_bf16(words[j]) : gg::dev::unpack_hi_f16(words[j]);
+      const float lo = unpack(words[j], 0, a.d_type), hi = unpack(words[j], 1, a.d_type);
       float s0 = 0.0f, s1 = 0.0f;
-      const float x = apply(a, lo, row, col + 2 * j, c_at + 2 * j, s0);
-      const float y = apply(a, hi, row, col + 2 * j + 1, c_at + 2 * j + 1, s1);
+      const float x = apply(a, lo, row, col + 2 * j, unpack(c_words[j], 0, a.d_type), s0);
+      const float y = apply(a, hi, row, col + 2 * j + 1, unpack(c_words[j], 1, a.d_type), s1);
       words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(x, y) : gg::dev::pack2_f16(x, y);
       saved_words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(s0, s1) : gg::dev::pack2_f16(s0, s1);
     }
   }
-  *reinterpret_cast<uint4*>(static_cast<char*>(a.d) + offset) = bits;
-  if (a.save_after >= 0) *reinterpret_cast<uint4*>(static_cast<char*>(a.aux) + offset) = kept;
+  *reinterpret_cast<uint4*>(static_cast<char*>(a.d) + at * bytes) = bits;
+  if (a.save_after >= 0) *reinterpret_cast<uint4*>(static_cast<char*>(a.aux) + at * bytes) = kept;
 }
 
 __device__ void store(void* base, long long at, int type, float v) {
@@ -123,7 +131,8 @@ extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __gr
       if (col >= a.cols) continue;
       const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
       float saved = 0.0f;
-      store(a.d, at, a.d_type, apply(a, load(a.d, at, a.d_type), row, col, c_at, saved));
+      const float c = a.c != nullptr ? load(a.c, c_at, a.c_type) : 0.0f;
+      store(a.d, at, a.d_type, apply(a, load(a.d, at, a.d_type), row, col, c, saved));
       if (a.save_after >= 0) store(a.aux, at, a.d_type, saved);
     }
   }
@@ -165,7 +174,10 @@ void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, cons
                                 " of " + std::to_string(e.ops.size()) + (aux ? "" : " with no aux pointer"));
   Args args{};
   args.d = d;
-  args.c = c;
+  bool reads_c = false;
+  for (const UnfusedOp& op : e.ops)
+    reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC || op.kind == UnfusedOp::Kind::ActivationGrad;
+  args.c = reads_c ? c : nullptr;  // the kernel reads C where it is given
   args.bias = bias;
   args.aux = aux;
   args.rows = rows;
@@ -186,9 +198,6 @@ void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, cons
   const auto aligned = [&](const void* p, int64_t ld) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && ld % per_piece == 0;
   };
-  bool reads_c = false;
-  for (const UnfusedOp& op : e.ops)
-    reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC || op.kind == UnfusedOp::Kind::ActivationGrad;
   args.vector = cols % per_piece == 0 && aligned(d, ldd) && (!reads_c || (e.c == e.d && aligned(c, ldc))) &&
                         (e.save_after < 0 || aligned(aux, ldd))
                     ? 1
