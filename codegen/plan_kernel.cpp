@@ -614,6 +614,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.varlen_k = p.varlen_k;
   k.launch.pointer_array = p.pointer_array;
   k.launch.reads_scale_b = p.fp8.scale_b.has_value();
+  k.launch.scale_b_per_tensor = p.fp8.scale_b == ScaleGranularity::PerTensor;
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
   k.launch.writes_aux = p.epilogue.saves();
   if (p.split_k > 1) {

@@ -204,8 +204,8 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
     throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, " +
                     (a_staged ? "[ceil(K/128)][M rounded up to 4] fp32)" : "one fp32 per tensor or per row of A)"));
   if (spec_.reads_scale_b && problem.scale_b == nullptr)
-    throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, "
-                    "[ceil(N/128)][ceil(K/128)] fp32)");
+    throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, " +
+                    (spec_.scale_b_per_tensor ? "one fp32 for the tensor)" : "[ceil(N/128)][ceil(K/128)] fp32)"));
   if (spec_.writes_aux && problem.aux == nullptr)
     throw CudaError(describe() + ": the kernel stores a saved second output (GemmProblem::aux, device memory of D's "
                     "type laid out as D)");
