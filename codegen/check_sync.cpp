@@ -607,7 +607,9 @@ class StructureCheck : public Visitor {
     GG_INTERNAL_CHECK(!tmem_.allocated || tmem_.freed, "TMEM is allocated but never freed (tcgen05.dealloc before exit)");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
-    if (n.staged) layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)");
+    // staged transposed: the buffer's rows run along the tile's columns, as a column-major map's do
+    if (n.staged)
+      layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)", n.transposed_staging);
   }
 
  private:

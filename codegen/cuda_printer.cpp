@@ -421,7 +421,10 @@ class CudaPrinter : public Visitor {
                       "stmatrix stores 16-bit 16x16 blocks of whole 16-byte rows");
     open_store(n);
     fragment_comment();
-    line("// stmatrix.x4: lane l addresses row l % 8 of matrix l / 8 (rows +8 for odd matrices, columns +8 from the third)");
+    line(n.transposed_staging
+             ? "// stmatrix.x4.trans: lane l addresses column l % 8 of matrix l / 8, stored as a row (rows +8 for odd "
+               "matrices, columns +8 from the third)"
+             : "// stmatrix.x4: lane l addresses row l % 8 of matrix l / 8 (rows +8 for odd matrices, columns +8 from the third)");
     lets(ix.thread);
     open_unrolled("jj", ix.group_begin, ix.group_end);
     if (col_bias) {
@@ -441,7 +444,8 @@ class CudaPrinter : public Visitor {
     close();
     open("");
     lets(ix.matrix_row);
-    line("gg::dev::stmatrix_x4(row_dst, pairs[0], pairs[1], pairs[2], pairs[3]);");
+    line(std::string(n.transposed_staging ? "gg::dev::stmatrix_x4_trans" : "gg::dev::stmatrix_x4") +
+         "(row_dst, pairs[0], pairs[1], pairs[2], pairs[3]);");
     for (int i = 0; i < 4; ++i) close();
   }
 

@@ -44,12 +44,19 @@ class IndexBuilder {
   // A warp's 16x16 block of columns 16 jj.. is four 8x8 matrices: (group 2 jj, rows +0), (2 jj,
   // +8), (2 jj + 1, +0), (2 jj + 1, +8); matrix q holds fragment pair (j = 2 jj + q / 2,
   // h = q % 2), and lane l gives the address of row l % 8 of matrix l / 8.
+  // Transposed (stmatrix.trans), lane l addresses row l % 8 of the transpose of matrix l / 8: the
+  // matrix's column l % 8, whose 8 rows lie together in the buffer row of that column.
   void stmatrix() {
     GG_INTERNAL_CHECK(n_.staged && n_.cols % 16 == 0, "stmatrix stores staged 16x16 blocks");
+    GG_INTERNAL_CHECK(!n_.transposed_staging || !n_.c_staged, "C staged in a transposed buffer");
     const bool fragment_row = in_.needs_row || n_.c_staged, fragment_col = in_.needs_col || n_.c_staged;
-    ix_.thread = {{kInt, "st_row", tid() % imm(128) / imm(32) * imm(16) + imm(8) * (tid() % imm(32) / imm(8) % imm(2)) +
-                                       tid() % imm(8)},
-                  {kInt, "st_col", imm(8) * (tid() % imm(32) / imm(16))}};
+    const ExprPtr matrix_row0 = tid() % imm(128) / imm(32) * imm(16) + imm(8) * (tid() % imm(32) / imm(8) % imm(2));
+    if (n_.transposed_staging)
+      ix_.thread = {{kInt, "st_row", matrix_row0},
+                    {kInt, "st_col", imm(8) * (tid() % imm(32) / imm(16)) + tid() % imm(8)}};
+    else
+      ix_.thread = {{kInt, "st_row", matrix_row0 + tid() % imm(8)},
+                    {kInt, "st_col", imm(8) * (tid() % imm(32) / imm(16))}};
     if (fragment_row) ix_.thread.push_back({kInt, "lane_row", lane_row()});
     if (fragment_col || in_.col_bias) ix_.thread.push_back({kInt, "lane_col", lane_col()});
     const ExprPtr first = n_.col_begin / imm(8);
@@ -63,6 +70,7 @@ class IndexBuilder {
     columns(ix_.pair);
     fragment_pair(ix_.pair, n_.c_staged);
     bounds_and_indices();
+    // (sr, sc): the tile row and subtile column of the first element lane l's address holds
     ix_.matrix_row = {{kInt, "sr", var("b") * imm(n_.mma_m) + var("st_row")},
                       {kInt, "sc", subtile_col(imm(16) * var("jj") + var("st_col"))},
                       {"unsigned", "row_dst", staging_address()}};
@@ -134,12 +142,16 @@ class IndexBuilder {
   }
   // Staged element (sr, sc), row and column within this warpgroup's rows of the subtile, in the
   // swizzled column chunks [warpgroup_rows][swizzle bytes] of the staging buffer.
+  // Transposed: the buffer's row is the subtile column sc and its column the band row sr, in chunks
+  // [cols][swizzle bytes].
   ExprPtr staging_address() const {
     const int bytes = dtype_bytes(parse_dtype(n_.out_type));
     const int sb = n_.staging_swizzle_bytes, chunk_cols = sb / bytes;
-    const ExprPtr sr = var("sr"), sc = var("sc");
-    return var("staging") + sc / imm(chunk_cols) * imm(int64_t(n_.warpgroup_rows) * sb) +
-           call("gg::dev::swizzle_offset", sr * imm(sb) + sc % imm(chunk_cols) * imm(bytes), imm(sb));
+    const bool t = n_.transposed_staging;
+    const ExprPtr row = t ? var("sc") : var("sr"), col = t ? var("sr") : var("sc");
+    const int64_t buffer_rows = t ? n_.cols : n_.warpgroup_rows;
+    return var("staging") + col / imm(chunk_cols) * imm(buffer_rows * sb) +
+           call("gg::dev::swizzle_offset", row * imm(sb) + col % imm(chunk_cols) * imm(bytes), imm(sb));
   }
   // Tile column `c` relative to the staged subtile's first column.
   ExprPtr subtile_col(const ExprPtr& c) const { return c - (n_.staging_col0 ? n_.staging_col0 : n_.col_begin); }

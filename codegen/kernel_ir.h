@@ -385,6 +385,9 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // staged 16-bit output in 16-column steps: each warp writes 16x16 blocks with stmatrix.x4
   // (the fragment pairs are its 8x8 matrices) instead of one st.shared per pair
   bool stmatrix = false;
+  // staged transposed (a column-major output, StagingShape::transposed): the buffer's rows are the
+  // subtile's columns, [cols][warpgroup_rows] in chunks of swizzle bytes, written by stmatrix.trans
+  bool transposed_staging = false;
   bool c_staged = false;          // AddScaled / ActGrad read C from the staging buffer (a TMA load put it there)
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C

@@ -118,7 +118,8 @@ class LowerWrite : public Mutator {
   // output's before D's) is staged in the next buffer and stored by TMA as one bulk group.
   StmtPtr staged_store(const std::vector<std::shared_ptr<EpilogueStore>>& outputs, const WriteTile& w) {
     GG_INTERNAL_CHECK(outputs.back()->warpgroup_rows == st_.rows(), "a warpgroup stages the rows it computes");
-    GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols && st_.buffer.atoms() * st_.buffer.atom_cols() == st_.cols &&
+    GG_INTERNAL_CHECK(p_.tile_n == st_.subtiles * st_.cols &&
+                          st_.buffer.atoms() * st_.buffer.atom_cols() == (st_.transposed ? st_.rows() : st_.cols) &&
                           st_.subtiles % st_.buffers == 0,
                       "staging chunks do not tile the subtiles, or subtiles the tile, or buffers the subtiles");
     GG_INTERNAL_CHECK(outputs.size() == 1 || !p_.epilogue.staged_c, "C staged beside a saved output");
@@ -164,6 +165,8 @@ class LowerWrite : public Mutator {
     store->col_begin = sub * imm(st_.cols);
     store->cols = static_cast<int>(st_.cols);
     store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
+    store->transposed_staging = st_.transposed;
+    GG_INTERNAL_CHECK(store->stmatrix || !st_.transposed, "a transposed staging without stmatrix.trans");
     const rt::Operand map = store->output;
     std::vector<StmtPtr> stores;
     if (p_.pointer_array) {  // the storing thread acquires the group's D map before its boxes
@@ -263,6 +266,11 @@ class LowerWrite : public Mutator {
     smem = {staging.buffer, staging.offset + imm(st_.buffer.offset(c, 0))};
     row = store.row0 + store.warpgroup * imm(st_.rows());
     col = store.col0 + store.col_begin + imm(int64_t(c) * st_.buffer.atom_cols());
+    // Transposed (a column-major output): the map's rows run along N and its chunks along M.
+    if (st_.transposed) {
+      row = store.col0 + store.col_begin;
+      col = store.row0 + store.warpgroup * imm(st_.rows()) + imm(int64_t(c) * st_.buffer.atom_cols());
+    }
   }
   StmtPtr staging_barrier() const {
     auto b = std::make_shared<NamedBarrierSync>();

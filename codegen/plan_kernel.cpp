@@ -505,8 +505,14 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   auto out_write = s.write_of(def.node(def.output()).name);
   p.tma_store = out_write && out_write->method == CopyMethod::Tma;
-  GG_INTERNAL_CHECK(!(p.tma_store && p.layouts.d_column_major), "a TMA store of a column-major output passed validation");
   p.staging = analysis.staging;
+  if (p.tma_store && p.staging.transposed) {  // a column-major output staged transposed
+    const std::string what = "a TMA store of a column-major output";
+    if (p.target != Target::Sm90a) not_lowered(what + " on " + std::string(target_name(p.target)));
+    if (p.contiguous) not_lowered(what + " with contiguous groups (their rows end mid-box along the store's columns)");
+    GG_INTERNAL_CHECK(dtype_bytes(p.out) == 2 && p.staging.cols % 16 == 0,
+                      "a transposed staging that stmatrix.trans cannot write passed validation");
+  }
   if (p.tma_store && p.staging.buffer.swizzle_bytes == 0)
     not_lowered("a TMA-stored tile of " + std::to_string(p.tile_n) + " columns (" +
                 std::to_string(p.tile_n * dtype_bytes(p.out)) + "-byte rows; staged rows must be a multiple of 32 bytes)");

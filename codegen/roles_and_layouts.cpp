@@ -98,8 +98,10 @@ StagingShape staging_shape(const Schedule& s) {
   st.subtiles = st.cols > 0 ? tile_n / st.cols : 0;
   SmemTileLayout& b = st.buffer;
   b.elem_bytes = dtype_bytes(s.definition().output_dtype());
-  b.rows = tile_m / s.warpgroups_per_tile();
-  b.row_bytes = st.cols * b.elem_bytes;
+  const int64_t band = tile_m / s.warpgroups_per_tile();
+  st.transposed = s.definition().output_layout() == OutputLayout::ColumnMajor;
+  b.rows = st.transposed ? st.cols : band;
+  b.row_bytes = (st.transposed ? band : st.cols) * b.elem_bytes;
   for (int sb : {128, 64, 32})
     if (b.swizzle_bytes == 0 && b.row_bytes % sb == 0) b.swizzle_bytes = sb;
   b.box_rows = b.rows;

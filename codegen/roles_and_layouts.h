@@ -61,14 +61,18 @@ SmemTileLayout operand_layout(const Schedule& s, int operand);
 // computes (its band of the tile, or under ping-pong whole tiles) on its own, in subtiles of
 // `cols` columns, each into the next of its `buffers` buffers. A buffer's layout takes the
 // widest of 128, 64, 32-byte atoms dividing a subtile row; each atom column is one TMA box.
-// Without store_subtile a subtile is the whole row band and there is one buffer.
+// Without store_subtile a subtile is the whole row band and there is one buffer. A column-major
+// output is staged transposed (`transposed`): a buffer's rows are the subtile's columns and its
+// row bytes the band's rows, as the output lies, written by stmatrix.trans.
 struct StagingShape {
   int owners = 1;             // consumer warpgroups, each with its own buffers, barrier and C barriers
   int64_t cols = 0;
   int buffers = 1;
   int64_t subtiles = 1;       // per tile: tile n / cols
-  SmemTileLayout buffer;      // one buffer: rows x cols of the output type
-  int64_t rows() const { return buffer.rows; }
+  bool transposed = false;
+  SmemTileLayout buffer;      // one buffer: rows x cols of the output type (transposed: cols x rows)
+  // the tile's rows one warpgroup stages (its band)
+  int64_t rows() const { return transposed ? buffer.row_bytes / buffer.elem_bytes : buffer.rows; }
   int64_t bytes() const { return owners * buffers * buffer.bytes(); }
   int count() const { return owners * buffers; }  // buffers in the CTA, each with its C barrier
 };

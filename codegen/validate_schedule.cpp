@@ -74,10 +74,16 @@ void check_alignment(const Schedule& s) {
                      "; pad " + pad + " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
                      "), or write cache_read " + op + " auto to fall back to a synchronous element copy with bounds");
   }
-  if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor)
-    throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a TMA store writes the tile's "
-                     "rows, but the output is column-major; write cache_write " + out.name +
-                     " shared auto to store from registers with bounds");
+  // A column-major output is staged transposed by stmatrix.trans: 16-bit values in 16-column steps.
+  if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor) {
+    const StagingShape st = staging_shape(s);
+    if (dtype_bytes(out.dtype) != 2 || st.cols % 16 != 0)
+      throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a column-major output is "
+                       "staged transposed by stmatrix.trans, which stores 16-bit values in subtiles of whole 16 "
+                       "columns, but the output is " + std::string(dtype_name(out.dtype)) + " in subtiles of " +
+                       std::to_string(st.cols) + " columns; write cache_write " + out.name +
+                       " shared auto to store from registers with bounds");
+  }
   if (w && w->method == CopyMethod::Tma && tma_rows_aligned(def, out) && !vector_rows(def, out))
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: a TMA store clips a row's end only "
                      "to whole 16 bytes, but " + row_bytes_text(def, out) + ": it would overwrite the elements "
@@ -86,7 +92,7 @@ void check_alignment(const Schedule& s) {
   if (w && w->method == CopyMethod::Tma && !tma_rows_aligned(def, out)) {
     const int64_t per16 = 16 / dtype_bytes(out.dtype), row = leading_dim(def, out);
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: the TMA store needs 16-byte aligned "
-                     "output rows, but " + row_bytes_text(def, out) + "; pad " + (out.ld > 0 ? "the leading dimension" : "N") +
+                     "output rows, but " + row_bytes_text(def, out) + "; pad " + (out.ld > 0 ? "the leading dimension" : def.output_layout() == OutputLayout::ColumnMajor ? "M" : "N") +
                      " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
                      "), or write cache_write " + out.name +
                      " shared auto to fall back to stores from registers with bounds");

@@ -1805,6 +1805,20 @@ class Simulator {
           bind(at, ix.matrix_row);
           row_dst[lane] = bound(at, "row_dst");
         }
+        if (n.transposed_staging) {
+          // .trans: the address of lane 8 q + i takes matrix q's column i, its rows r = 0..7 from
+          // lanes 4 r + i / 2 (value i % 2 of their pair), 2 bytes each.
+          for (int q = 0; q < 4; ++q)
+            for (int i = 0; i < 8; ++i)
+              for (int r = 0; r < 8; ++r) {
+                const int64_t a = row_dst[size_t(8 * q + i)] + 2 * r;
+                if (!staging_holds(n, a, 2)) return true;
+                uint8_t bytes[2];
+                sim::encode(out, pairs[size_t(4 * r + i / 2)][size_t(q)][size_t(i % 2)], bytes);
+                generic_write(w, a, bytes, 2, "the epilogue's stmatrix.trans write");
+              }
+          continue;
+        }
         for (int q = 0; q < 4; ++q)
           for (int r = 0; r < 8; ++r)
             for (int k = 0; k < 4; ++k) {

@@ -81,13 +81,19 @@ TEST_CASE("n-alignment") {
 }
 
 TEST_CASE("column-major-store") {
+  // A 16-bit column-major output is staged transposed (stmatrix.trans) and stored by TMA; f32 is not.
   Definition def;
   Tensor a = def.input("A", {256, 128}, DType::BF16), b = def.input("B", {256, 128}, DType::BF16);
-  def.set_output(def.cast(def.matmul(a, b), DType::BF16), OutputLayout::ColumnMajor);
+  def.set_output(def.cast(def.matmul(a, b), DType::F32), OutputLayout::ColumnMajor);
   check_rule(sched(def, v4_text("tma", "tma")), "column-major-store",
-             "cache_write cast shared tma: a TMA store writes the tile's rows, but the output is column-major; write "
+             "cache_write cast shared tma: a column-major output is staged transposed by stmatrix.trans, which stores "
+             "16-bit values in subtiles of whole 16 columns, but the output is f32 in subtiles of 128 columns; write "
              "cache_write cast shared auto to store from registers with bounds");
   CHECK_NOTHROW(validate_schedule(sched(def, v4_text("tma", "auto"))));
+  Definition half;
+  Tensor ha = half.input("A", {256, 128}, DType::BF16), hb = half.input("B", {256, 128}, DType::BF16);
+  half.set_output(half.cast(half.matmul(ha, hb), DType::BF16), OutputLayout::ColumnMajor);
+  CHECK_NOTHROW(validate_schedule(sched(half, v4_text("tma", "tma"))));
 }
 
 TEST_CASE("coverage") {

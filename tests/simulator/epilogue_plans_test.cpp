@@ -4,6 +4,7 @@
 // the activation (QuACK's gemm_act), a second output stored ahead of D.
 #include <doctest/doctest.h>
 
+#include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -226,4 +227,37 @@ TEST_CASE("saved output: the text form, explain and the definition's errors") {
   d.set_saved_output(x);
   fails([&] { d.set_saved_output(y, "Other"); }, "bad-saved-output",
         "'acc' is saved already (as 'PreAct'); a definition saves one value");
+}
+
+TEST_CASE("simulate: a column-major output staged transposed by stmatrix.trans and stored by TMA") {
+  // v4, v6, v8, v10 and ping-pong with D column-major and an explicit TMA store: each warp writes
+  // its 16x16 blocks transposed, the buffer's rows the tile's columns; edge shapes along both.
+  for (const char* step : {"v4", "v6", "v8", "v10", "pingpong"})
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{304, 264, 256}, {8, 8, 128}, {136, 520, 192}}) {
+      CAPTURE(step);
+      CAPTURE(m);
+      ProblemLayout l;
+      l.d = OutputLayout::ColumnMajor;
+      const Definition def = make_definition(m, n, k, DType::BF16, DType::BF16, {{OpKind::AddBias}}, l, false);
+      std::string text = print_schedule(builtin_schedule(step, def));
+      const size_t at = text.find("cache_write cast shared auto");
+      if (at != std::string::npos) text.replace(at, 28, "cache_write cast shared tma");
+      const Schedule s = apply_directives(def, parse_schedule_file(text).directives);
+      LowerOptions lo;
+      lo.limits = few_sms(2);
+      const Kernel good = lower(s, lo);
+      REQUIRE(good.plan.tma_store);
+      REQUIRE(good.plan.staging.transposed);
+      SimulationReport r = simulate_kernel(good, def);
+      CAPTURE(r.to_string());
+      CHECK(r.passed);
+      CHECK(r.tma_stores > 0);
+      // stmatrix without .trans writes each 8x8 block untransposed: wrong elements of D
+      Kernel bad = good;
+      testing::Plant plant(testing::rewrite<EpilogueStore>([](EpilogueStore& e) { e.transposed_staging = false; }));
+      bad.body = plant.mutate(bad.body);
+      REQUIRE(plant.planted > 0);
+      bad.body = index_epilogue_stores(bad.body);  // the index math follows the flag
+      CHECK_FALSE(simulate_kernel(bad, def).passed);
+    }
 }
