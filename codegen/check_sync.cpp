@@ -608,8 +608,10 @@ class StructureCheck : public Visitor {
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     // staged transposed: the buffer's rows run along the tile's columns, as a column-major map's do
+    // (a mirror's along the tile's columns too, which are the rows of the row-major D it is stored to)
     if (n.staged)
-      layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)", n.transposed_staging);
+      layout(buffer_name(n.staging.buffer), n.staging_swizzle_bytes, "EpilogueStore (staging)",
+             n.transposed_staging && !n.mirror);
   }
 
  private:

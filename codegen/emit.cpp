@@ -235,6 +235,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
     os << "  if (" << sized_c(b.count) << " > " << b.most << "ull) {\n"
        << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << ": M=%lld N=%lld takes more than " << b.most << " "
        << b.what << "\\n\", m, n);\n    return -1;\n  }\n";
+  if (L.symmetric) os << "  b = a;  // D = A * A^T: B is A\n";
   os << "  GgGemmArgs args = {};\n"
      << "  args.a = a; args.b = b; args.c = c; args.d = d; args.bias = bias;\n"
      << "  args.m = m; args.n = n; args.k = k; args.alpha = 1.0f; args.beta = 0.0f;\n"

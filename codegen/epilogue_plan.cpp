@@ -54,6 +54,11 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
   os << "epilogue plan: ";
   switch (e.commit) {
     case EpiloguePlan::Commit::Store: os << "store, " << store_text(p) << "\n"; break;
+    case EpiloguePlan::Commit::Symmetric:
+      os << "symmetric (D = A * A^T): the tiles below the diagonal compute nothing; each tile is stored, "
+         << store_text(p) << ", and one off the diagonal again at its mirror, staged transposed by stmatrix.trans "
+            "through the next buffer\n";
+      break;
     case EpiloguePlan::Commit::SplitK:
       os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "")
          << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()

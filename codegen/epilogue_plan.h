@@ -19,6 +19,9 @@ struct EpiloguePlan {
     // Split-K: each of the tile's CTAs parks its fp32 partial sums in `workspace` and takes a
     // ticket; the tile's last adds them up in split order and alone commits them as Store does.
     SplitK,
+    // D = A * A^T (Schedule::symmetric): the work units below the diagonal compute nothing; a tile
+    // off it is stored as Store does, then transposed (staged by stmatrix.trans) at its mirror.
+    Symmetric,
   };
   Commit commit = Commit::Store;
   std::vector<kir::EpilogueOp> ops;  // applied to each accumulator value, in order

@@ -276,8 +276,11 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   const std::string arch(target_name(e.plan.target));
   CheckReport r = launch_report(e, kernel, def);
   const Node& mm = def.matmul_node();
+  // D = A * A^T (matmul(A, A)): one input read as both operands.
+  const bool one_operand = mm.operands[0] == mm.operands[1];
   Operands a = make_input(def, def.node(mm.operands[0]), o.exact, o.seed);
-  Operands b = make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
+  Operands b_own = one_operand ? Operands{} : make_input(def, def.node(mm.operands[1]), o.exact, o.seed + 1);
+  const Operands& b = one_operand ? a : b_own;
   Operands c, bias;
   const Node* c_node = nullptr;
   for (int id : def.epilogue()) {
@@ -509,6 +512,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     for (int i = 1; i < r.input_copies; ++i) {
       a_copies.emplace_back(a.buffer.type(), a.buffer.count());
       a_copies.back().upload(a.stored);
+      if (one_operand) continue;  // each copy of A is its B too
       b_copies.emplace_back(b.buffer.type(), b.buffer.count());
       b_copies.back().upload(b.stored);
     }
@@ -516,7 +520,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     const auto next_operands = [&] {
       const int i = turn++ % r.input_copies;
       if (i == 0) return std::pair<const void*, const void*>(a.buffer.data(), b.buffer.data());
-      return std::pair<const void*, const void*>(a_copies[size_t(i - 1)].data(), b_copies[size_t(i - 1)].data());
+      const void* a_i = a_copies[size_t(i - 1)].data();
+      return std::pair<const void*, const void*>(a_i, one_operand ? a_i : b_copies[size_t(i - 1)].data());
     };
     // With an epilogue the baseline is what a cuBLAS caller runs: the GEMM into D's type, then the
     // epilogue as a kernel of its own over D (the check above compared against fp32 cuBLAS).

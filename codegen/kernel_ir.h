@@ -388,6 +388,9 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // staged transposed (a column-major output, StagingShape::transposed): the buffer's rows are the
   // subtile's columns, [cols][warpgroup_rows] in chunks of swizzle bytes, written by stmatrix.trans
   bool transposed_staging = false;
+  // a symmetric product's mirror (D = A * A^T): the tile staged transposed and stored at the
+  // mirrored box of the row-major D, where its columns are D's rows
+  bool mirror = false;
   bool c_staged = false;          // AddScaled / ActGrad read C from the staging buffer (a TMA load put it there)
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C

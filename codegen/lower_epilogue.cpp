@@ -50,6 +50,13 @@ class LowerWrite : public Mutator {
       outputs.push_back(saved);
     }
     outputs.push_back(store);
+    // D = A * A^T: the tile again, transposed, at its mirror (none for a tile on the diagonal).
+    if (p_.epilogue.commit == EpiloguePlan::Commit::Symmetric) {
+      auto mirror = std::make_shared<EpilogueStore>(*store);
+      mirror->transposed_staging = true;
+      mirror->mirror = true;
+      outputs.push_back(mirror);
+    }
     StmtPtr commit;
     if (p_.tma_store) {
       commit = staged_store(outputs, *w);
@@ -122,7 +129,7 @@ class LowerWrite : public Mutator {
                           st_.buffer.atoms() * st_.buffer.atom_cols() == (st_.transposed ? st_.rows() : st_.cols) &&
                           st_.subtiles % st_.buffers == 0,
                       "staging chunks do not tile the subtiles, or subtiles the tile, or buffers the subtiles");
-    GG_INTERNAL_CHECK(outputs.size() == 1 || !p_.epilogue.staged_c, "C staged beside a saved output");
+    GG_INTERNAL_CHECK(outputs.size() == 1 || !p_.epilogue.staged_c, "C staged beside a second output");
     // Output o of subtile `sub` goes to buffer (sub * outputs + o) % buffers of this warpgroup; its
     // store is the newest bulk group, so the buffer's previous store is `buffers - 1` groups older.
     const bool one_subtile = st_.subtiles == 1;
@@ -135,10 +142,11 @@ class LowerWrite : public Mutator {
                              : count == st_.buffers               ? imm(o)  // a buffer per output
                                                                   : slot % imm(st_.buffers);
       const std::vector<StmtPtr> commit = stage_and_store(outputs[size_t(o)], w, sub, buffer);
-      body.insert(body.end(), commit.begin(), commit.end());
+      if (outputs[size_t(o)]->mirror) body.push_back(if_then(w.m_tile < w.n_tile, block(commit)));  // off the diagonal; uniform over the CTA
+      else body.insert(body.end(), commit.begin(), commit.end());
     }
     const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
-                            std::to_string(st_.buffers - 1) + ">)";
+                            std::to_string(pending_stores()) + ">)";
     if (one_subtile) return block({comment(why), block(body)});
     auto loop = std::make_shared<For>();
     loop->kind = LoopKind::Subtiles;
@@ -165,8 +173,8 @@ class LowerWrite : public Mutator {
     store->col_begin = sub * imm(st_.cols);
     store->cols = static_cast<int>(st_.cols);
     store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
-    store->transposed_staging = st_.transposed;
-    GG_INTERNAL_CHECK(store->stmatrix || !st_.transposed, "a transposed staging without stmatrix.trans");
+    store->transposed_staging = store->transposed_staging || st_.transposed;  // a mirror, or column-major D
+    GG_INTERNAL_CHECK(store->stmatrix || !store->transposed_staging, "a transposed staging without stmatrix.trans");
     const rt::Operand map = store->output;
     std::vector<StmtPtr> stores;
     if (p_.pointer_array) {  // the storing thread acquires the group's D map before its boxes
@@ -239,8 +247,15 @@ class LowerWrite : public Mutator {
   }
   StmtPtr wait_buffer_read() const {
     auto wait = std::make_shared<BulkWaitRead>();
-    wait->pending = st_.buffers - 1;
+    wait->pending = pending_stores();
     return wait;
+  }
+  // The stores that may still read staging when a buffer is rewritten: the buffers' count less
+  // one, as each store is the newest group when its buffer comes round again. Not so where a
+  // symmetric tile on the diagonal skips its mirror's store: there every store is waited for
+  // (a store reads 8-16 KB of shared memory, little beside a tile's mainloop).
+  int pending_stores() const {
+    return p_.epilogue.commit == EpiloguePlan::Commit::Symmetric ? 0 : st_.buffers - 1;
   }
   // One TMA box per staging chunk, the same boxes the store writes, completing on `bar`.
   StmtPtr load_c(const EpilogueStore& store, const SmemRef& staging, const BarrierRef& bar, const ExprPtr& batch) const {
@@ -266,8 +281,9 @@ class LowerWrite : public Mutator {
     smem = {staging.buffer, staging.offset + imm(st_.buffer.offset(c, 0))};
     row = store.row0 + store.warpgroup * imm(st_.rows());
     col = store.col0 + store.col_begin + imm(int64_t(c) * st_.buffer.atom_cols());
-    // Transposed (a column-major output): the map's rows run along N and its chunks along M.
-    if (st_.transposed) {
+    // Transposed (a column-major output: the map's rows run along N and its chunks along M; a
+    // symmetric tile's mirror: D's rows n, its columns m).
+    if (store.transposed_staging) {
       row = store.col0 + store.col_begin;
       col = store.row0 + store.warpgroup * imm(st_.rows()) + imm(int64_t(c) * st_.buffer.atom_cols());
     }

@@ -556,6 +556,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.split_k = s.split_k_of();
   p.split_k_tail = s.split_k_tail();
   if (p.split_k > 1) p.epilogue.commit = EpiloguePlan::Commit::SplitK;
+  if (s.is_symmetric()) {
+    p.epilogue.commit = EpiloguePlan::Commit::Symmetric;
+    if (p.target != Target::Sm90a) not_lowered("symmetric on " + std::string(target_name(p.target)));
+  }
   if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
   if (p.split_k > 1 && p.epilogue.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
@@ -623,6 +627,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.scale_b_per_tensor = p.fp8.scale_b == ScaleGranularity::PerTensor;
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
   k.launch.writes_aux = p.epilogue.saves();
+  k.launch.symmetric = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.epilogue.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;

@@ -495,6 +495,40 @@ void check_split_k(const Schedule& s) {
                      "persistent tile loop, and this schedule has none; add persist (or drop tail to split every tile)");
 }
 
+// D = A * A^T on the tiles on and above the diagonal: a tile's mirror is the same staging written
+// transposed (stmatrix.trans) and stored through D's map at the mirrored box, so the tile is square,
+// the output 16-bit and TMA-stored, and a subtile as wide as a warpgroup's rows (the mirror's box
+// is the tile's box). What the mirror cannot carry is refused.
+void check_symmetric(const Schedule& s, const StagingShape& st) {
+  if (!s.is_symmetric()) return;
+  const Definition& def = s.definition();
+  const Node& out = def.node(def.output());
+  const int64_t tm = s.domain().tile_extent(Root::M), tn = s.domain().tile_extent(Root::N);
+  const auto refuse = [](const std::string& why) { throw_user_error("symmetric", "symmetric: " + why); };
+  if (tm != tn)
+    refuse("a tile and its mirror are square, but the tile is " + str(tm) + "x" + str(tn) + "; use a square tile "
+           "(e.g. tile 128 128 64)");
+  auto w = s.write_of(out.name);
+  if (!w || w->method != CopyMethod::Tma || dtype_bytes(out.dtype) != 2)
+    refuse("the mirror is staged transposed by stmatrix.trans and stored by TMA: write cache_write " + out.name +
+           " shared tma with a 16-bit output (the output is " + std::string(dtype_name(out.dtype)) + ")");
+  if (st.cols != st.rows())
+    refuse("the mirror of a subtile of " + str(st.cols) + " columns is " + str(st.cols) + " rows tall, but a "
+           "warpgroup's box is " + str(st.rows()) + " rows; use store_subtile " + str(st.rows()));
+  if (def.output_layout() != OutputLayout::RowMajor || def.swapped())
+    refuse("D is stored row-major here (D = A * A^T is its own transpose: a column-major D is the same memory)");
+  if (s.split_k_of() > 1) refuse("with split_k (the mirror is stored by the tile's last split; not lowered)");
+  if (s.cluster_dims()) refuse("in a cluster (a CTA of a pair may skip a tile below the diagonal its peer computes)");
+  if (def.saved_output() >= 0) refuse("with a saved output");
+  for (int id : def.epilogue()) {
+    const Node& n = def.node(id);
+    if (reads_c(n) || n.kind == OpKind::AddBias)
+      refuse("with '" + n.name + "': the mirror's values come from the tile's own rows and columns, and a C or a "
+             "bias is not symmetric (elementwise scale and activations are)");
+  }
+  if (def.problem_source() != ProblemSource::Dense) refuse("with grouped problems");
+}
+
 }  // namespace
 
 ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits) {
@@ -513,6 +547,7 @@ ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits
   check_consumer_mode(s);
   check_store_subtile(s, analysis.staging);
   check_split_k(s);
+  check_symmetric(s, analysis.staging);
   check_registers(s, r, limits);
   check_memory(s, r, limits);
   return analysis;

@@ -285,6 +285,7 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   grid_unit_.split = tail_ ? var("split") : tc.split;
   grid_unit_.in_range = tc.in_range;
   masked_ = p.masked && !walk_groups_;  // a grid of tiles skips a group's tiles past its rows
+  symmetric_ = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;  // and a symmetric one those below the diagonal
   // The pipeline's running count skips no unit's k tiles, so no unit may be skipped by a guard
   // (but a masked group's, whose unit runs no k tiles at all).
   if (tile_axis_ && !is_const(tc.in_range))
@@ -331,9 +332,9 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     // each unit's k tiles are its group's (unit())
   } else if (!p_.k_loop.empty()) {
     ExprPtr k_tiles = ceil_div(var("args.k"), imm(p_.tile_k));
-    lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
+    lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
   } else if (persistent()) {
-    lets.push_back(let(masked_ ? "k_tiles_each" : "k_tiles", imm(1)));
+    lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", imm(1)));
   }
   // split_k tail: the tile groups of whole waves of the grid, and where the split units end.
   // Rounded to whole waves at run time, from the grid the kernel runs with.
@@ -347,7 +348,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
 WorkUnitExprs WorkUnits::unit() const {
   WorkUnitExprs u = grid_unit_;
   u.k_tiles = p_.k_loop.empty() && !persistent() ? imm(1) : var("k_tiles");
-  if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : masked_ ? "k_tiles_each" : "k_tiles");
+  if (u.split) u.k_first = var("split") * var(tail_ ? "k_share" : skips() ? "k_tiles_each" : "k_tiles");
   if (walk_groups_) {
     // The unit's virtual m tile back to its group and the group's own m tile: from the cursor,
     // back over the groups past it (a tile order may revisit earlier m tiles), then forward over
@@ -405,11 +406,13 @@ WorkUnitExprs WorkUnits::unit() const {
     u.k_row0 = var("k_row0");
     u.k_end = var("k_end");
   }
-  if (masked_) {
-    // A masked group's tile past its rows in use computes nothing and runs no k tiles, so the
-    // pipeline's running count stays in step between the roles.
-    u.lets = {comment("masked groups: a tile past its group's rows in use (args.group_rows) computes nothing"),
-              let("in_group", in_group(var("tile")))};
+  if (skips()) {
+    // A masked group's tile past its rows in use, or a symmetric product's tile below the diagonal,
+    // computes nothing and runs no k tiles, so the pipeline's running count stays in step between
+    // the roles.
+    u.lets = {comment(masked_ ? "masked groups: a tile past its group's rows in use (args.group_rows) computes nothing"
+                              : "symmetric: a tile below the diagonal computes nothing (its mirror above it stores it)"),
+              let("in_group", unit_computes(var("tile")))};
     if (!p_.k_loop.empty() || persistent()) u.lets.push_back(let("k_tiles", var("k_tiles_each") * var("in_group")));
     u.in_range = u.in_range && var("in_group");
     u.computes = var("in_group");
@@ -431,7 +434,7 @@ WorkUnitExprs WorkUnits::unit() const {
 }
 
 ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
-  if (masked_) return var("k_tiles_each") * in_group(index);
+  if (skips()) return var("k_tiles_each") * unit_computes(index);
   if (p_.varlen_k) return varlen_k_tiles(index);
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
 }
@@ -473,6 +476,11 @@ std::string WorkUnits::group_kind() const {
   return p_.contiguous ? "contiguous" : p_.pointer_array ? "pointer-array" : "masked";
 }
 
+ExprPtr WorkUnits::unit_computes(const ExprPtr& tile) const {
+  if (masked_) return in_group(tile);
+  return substitute(grid_unit_.n_tile, "tile", tile) >= substitute(grid_unit_.m_tile, "tile", tile);
+}
+
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {
   const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile);
   // Clamped: a dealt loop asks about units past the loop's end too (and multiplies by 0), and
@@ -499,6 +507,7 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
   return "persistent tile loop over '" + tile_axis_->name + "' (" + tiles +
          (grid_unit_.batch ? " of each of " + std::to_string(p_.layouts.batch) + " matrices" : "") +
          (masked_ ? ", each matrix a masked group: a tile past its group's rows in use is skipped" : "") +
+         (symmetric_ ? ", symmetric: a tile below the diagonal is skipped" : "") +
          (walk_groups_ ? ", the " + group_kind() + " groups' " + (p_.pointer_array ? "tiles" : "m tiles in use only") +
                              ", one group after another"
                        : "") +

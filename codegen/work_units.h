@@ -90,6 +90,11 @@ class WorkUnits {
   kir::ExprPtr k_offset(const kir::ExprPtr& group, bool end) const;
   // masked: whether the unit of index `tile` computes (its m tile starts inside its group's rows)
   kir::ExprPtr in_group(const kir::ExprPtr& tile) const;
+  // Units that compute nothing: a masked group's past its rows, a symmetric product's below the
+  // diagonal; whether the unit of index `tile` computes.
+  bool skips() const { return masked_ || symmetric_; }
+  kir::ExprPtr unit_computes(const kir::ExprPtr& tile) const;
+  bool symmetric_ = false;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
   kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time

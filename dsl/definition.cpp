@@ -450,6 +450,8 @@ ProblemLayout problem_layout(const Definition& def) {
   l.source = def.problem_source();
   if (const Node* sa = def.scale_of(a.id)) l.scale_a = sa->granularity;
   if (const Node* sb = def.scale_of(b.id)) l.scale_b = sb->granularity;
+  l.symmetric = a.id == b.id;
+  if (l.symmetric) l.ldb = 0, l.stride_b = -1, l.scale_b.reset();  // B is A: nothing of its own
   return l;
 }
 
@@ -495,6 +497,7 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.source != ProblemSource::Dense) parts.push_back(std::string(problem_source_name(l.source)) + " groups");
   if (l.scale_a) parts.push_back("A scaled per " + std::string(scale_granularity_name(*l.scale_a)));
   if (l.scale_b) parts.push_back("B scaled per " + std::string(scale_granularity_name(*l.scale_b)));
+  if (l.symmetric) parts.push_back("symmetric (B is A)");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -532,10 +535,16 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in,
                                       const ProblemLayout& l) {
   Tensor a = def.input("A", {m, k}, in, l.a);
-  Tensor b = def.input("B", {n, k}, in, l.b);
+  if (l.symmetric && n != m)
+    throw_user_error("symmetric", "D = A * A^T is M x M, but N=" + std::to_string(n) + " and M=" + std::to_string(m) +
+                     "; give N = M");
+  if (l.symmetric && (l.ldb || l.stride_b >= 0 || l.scale_b || l.b != l.a))
+    throw_user_error("symmetric", "D = A * A^T reads A as both operands: B's layout, leading dimension, batch stride "
+                     "and scale factors are A's; give none of B's own");
+  Tensor b = l.symmetric ? a : def.input("B", {n, k}, in, l.b);
   def.set_batch(l.batch);
   if (l.stride_a >= 0) def.set_batch_stride(a, l.stride_a);
-  if (l.stride_b >= 0) def.set_batch_stride(b, l.stride_b);
+  if (l.stride_b >= 0 && !l.symmetric) def.set_batch_stride(b, l.stride_b);
   if (l.scale_a) def.scale_input("SA", a, *l.scale_a, Layout::MNMajor);
   if (l.scale_b) def.scale_input("SB", b, *l.scale_b, Layout::KMajor);
   return {a, b};
@@ -545,10 +554,11 @@ void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
   def.set_output(out, l.d);
   const auto& ops = def.matmul_node().operands;
   if (l.lda) def.set_leading_dim(def.tensor(ops[0]), l.lda);
-  if (l.ldb) def.set_leading_dim(def.tensor(ops[1]), l.ldb);
+  if (l.ldb && ops[1] != ops[0]) def.set_leading_dim(def.tensor(ops[1]), l.ldb);
   if (l.ldd) def.set_leading_dim(out, l.ldd);
   if (l.stride_d >= 0) def.set_batch_stride(out, l.stride_d);
-  def.set_runtime_sizes(l.runtime_m, l.runtime_n);
+  // D = A * A^T is M x M: N is read at run time where M is.
+  def.set_runtime_sizes(l.runtime_m, l.symmetric ? l.runtime_m : l.runtime_n);
   def.set_problem_source(l.source);
 }
 

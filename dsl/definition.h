@@ -271,6 +271,8 @@ struct ProblemLayout {
   // FP8 operands' scale factors (nullopt: none, a factor of 1), laid out as DeepGEMM does: A's
   // ("SA") MN-major, B's ("SB") K-major.
   std::optional<ScaleGranularity> scale_a{}, scale_b{};
+  // D = A * A^T: one input A read as both operands (matmul(A, A)); N is M.
+  bool symmetric = false;
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.

@@ -41,6 +41,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
         if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail;
         if constexpr (std::is_same_v<D, PromoteD>) return x.interval == y.interval;
+        if constexpr (std::is_same_v<D, SymmetricD>) return true;
       },
       a);
 }
@@ -48,7 +49,8 @@ bool operator==(const Directive& a, const Directive& b) {
 std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
-                                "multicast", "mma", "ping_pong", "store_subtile", "split_k", "promote"};
+                                "multicast", "mma", "ping_pong", "store_subtile", "split_k", "promote",
+                                "symmetric"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -159,8 +161,12 @@ const Node& Schedule::operand(const std::string& tensor, const char* primitive) 
   const Node& mm = def_.matmul_node();
   for (int id : mm.operands)
     if (def_.node(id).name == tensor) return def_.node(id);
+  const std::string& a = def_.node(mm.operands[0]).name;
+  if (mm.operands[0] == mm.operands[1])  // D = A * A^T
+    throw_user_error("not-an-operand", std::string(primitive) + " " + tensor + ": '" + tensor +
+                     "' is not an operand of the matmul; its one operand is " + a + ", read as both (A * A^T)");
   throw_user_error("not-an-operand", std::string(primitive) + " " + tensor + ": '" + tensor +
-                   "' is not an operand of the matmul; legal operands are " + def_.node(mm.operands[0]).name + " and " +
+                   "' is not an operand of the matmul; legal operands are " + a + " and " +
                    def_.node(mm.operands[1]).name);
 }
 
@@ -381,6 +387,19 @@ Schedule& Schedule::promote(int64_t interval) {
   return *this;
 }
 
+Schedule& Schedule::symmetric() {
+  if (last<SymmetricD>()) throw_user_error("duplicate-directive", "symmetric: already symmetric");
+  const auto& ops = def_.matmul_node().operands;
+  if (ops[0] != ops[1])
+    throw_user_error("symmetric", "symmetric: D = A * A^T reads one tensor as both operands, but the matmul reads '" +
+                     def_.node(ops[0]).name + "' and '" + def_.node(ops[1]).name +
+                     "'; write matmul(A, A) (problem ... symmetric=1, --symmetric)");
+  record(SymmetricD{});
+  return *this;
+}
+
+bool Schedule::is_symmetric() const { return last<SymmetricD>() != nullptr; }
+
 std::optional<int64_t> Schedule::promotion_interval() const {
   auto* d = last<PromoteD>();
   return d ? std::optional<int64_t>(d->interval) : std::nullopt;
@@ -409,6 +428,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
         if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail);
         if constexpr (std::is_same_v<D, PromoteD>) promote(x.interval);
+        if constexpr (std::is_same_v<D, SymmetricD>) symmetric();
       },
       d);
   return *this;

@@ -52,10 +52,13 @@ struct StoreSubtileD { int64_t cols; int buffers; };
 struct SplitKD { int splits; bool tail = false; };
 // FP8: the k loop's elements between promotions of the MMAs' accumulator into fp32 (0: none).
 struct PromoteD { int64_t interval; };
+// D = A * A^T (matmul(A, A)): only the tiles on and above the diagonal are computed; each one off
+// it is stored twice, itself and transposed at its mirror (QuACK's gemm_symmetric).
+struct SymmetricD {};
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
                                CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
-                               StoreSubtileD, SplitKD, PromoteD>;
+                               StoreSubtileD, SplitKD, PromoteD, SymmetricD>;
 
 // How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
 // axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
@@ -122,6 +125,11 @@ class Schedule {
   // (DeepGEMM's) need exactly that. A multiple of the k tile.
   Schedule& promote(int64_t interval);
   std::optional<int64_t> promotion_interval() const;  // nullopt: not said (128 for FP8)
+  // D = A * A^T computed on the tiles on and above the diagonal, each off-diagonal tile stored
+  // with its mirror (a transposed staging of the same values). The matmul must read one tensor
+  // as both operands (rule `symmetric`); the tile must be square (validation).
+  Schedule& symmetric();
+  bool is_symmetric() const;
 
   // Records any directive (the text parser and explain's replay use this).
   Schedule& apply(const Directive& d);

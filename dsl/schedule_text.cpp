@@ -79,6 +79,7 @@ constexpr Usage kUsages[] = {
     {"store_subtile", "COLS [BUFFERS]"},
     {"split_k", "SPLITS [tail]"},
     {"promote", "K_ELEMENTS (0: never)"},
+    {"symmetric", ""},
 };
 
 std::string directive_names() {
@@ -250,6 +251,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     if (l.size() > 2) d.tail = l.keyword<bool>(2, {{"tail", true}}, "the split's extent");
     return d;
   }
+  if (name == "symmetric") {
+    l.arity(0, 0);
+    return SymmetricD{};
+  }
   if (name == "promote") {
     l.arity(1, 1);
     return PromoteD{l.integer(1, "promotion interval")};
@@ -300,7 +305,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
          "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array] "
-         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...]");
+         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...] [symmetric=1]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -371,6 +376,10 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
                  : value == "varlen_k"      ? ProblemSource::VarlenK
                  : value == "pointer_array" ? ProblemSource::PointerArray
                                             : ProblemSource::Dense;
+    } else if (key == "symmetric") {
+      if (p.symmetric) l.fail("symmetric is given twice");
+      if (value != "0" && value != "1") l.fail("expected symmetric=1 (D = A * A^T) or symmetric=0, got '" + std::string(value) + "'");
+      p.symmetric = value == "1";
     } else if (key == "scale_a" || key == "scale_b") {
       auto& slot = key == "scale_a" ? p.scale_a : p.scale_b;
       if (slot) l.fail(std::string(key) + " is given twice");
@@ -378,7 +387,8 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       slot = std::string(value);
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
-             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source, scale_a, scale_b");
+             "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source, scale_a, scale_b, "
+             "symmetric");
   }
 }
 
@@ -440,7 +450,9 @@ std::string print_directives(const std::vector<Directive>& ds) {
 
 std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def) {
   const Node& mm = def.matmul_node();
-  if (def.node(mm.operands[0]).name != "A" || def.node(mm.operands[1]).name != "B") return std::nullopt;
+  const bool symmetric = mm.operands[0] == mm.operands[1];  // D = A * A^T (problem ... symmetric=1)
+  if (def.node(mm.operands[0]).name != "A" || def.node(mm.operands[1]).name != (symmetric ? "A" : "B"))
+    return std::nullopt;
   // The problem line states majors, A's, B's and D's ld and batch stride, and the batch.
   for (int id = 0; id < def.size(); ++id) {
     const Node& n = def.node(id);
@@ -512,6 +524,7 @@ std::string print_schedule(const Schedule& s) {
   if (swapped) os << " orientation=swapped";
   if (compiled_dims_text(l) != compiled_dims_text(ProblemLayout{})) os << " compiled=" << compiled_dims_text(l);
   if (l.source != ProblemSource::Dense) os << " source=" << problem_source_name(l.source);
+  if (l.symmetric) os << " symmetric=1";
   // An FP8 problem says both, "none" included: a reader's default for FP8 is DeepGEMM's factors.
   if (dtype_is_fp8(def.input_dtype()) || l.scale_a || l.scale_b)
     os << " scale_a=" << (l.scale_a ? scale_granularity_name(*l.scale_a) : "none")

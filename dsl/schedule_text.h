@@ -64,6 +64,7 @@ struct ProblemSpec {
   // scale_a=1x128, scale_b=128x128 (or tensor, row, none): FP8 operands' scale factors, as
   // parse_scale_granularity spells them; "none" for no factors.
   std::optional<std::string> scale_a, scale_b;
+  std::optional<bool> symmetric;  // symmetric=1: D = A * A^T, A read as both operands
   bool operator==(const ProblemSpec&) const = default;
 };
 

@@ -196,7 +196,13 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
 }
 
 GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
-  const GemmProblem problem = swap_orientation(spec_, caller);
+  GemmProblem problem = swap_orientation(spec_, caller);
+  if (spec_.symmetric) {  // D = A * A^T: B is A, whatever the caller passed
+    if (problem.m != problem.n)
+      throw CudaError(describe() + ": the kernel computes D = A * A^T, M x M, but M=" + std::to_string(problem.m) +
+                      " and N=" + std::to_string(problem.n));
+    problem.b = problem.a;
+  }
   // A's factors through their tensor map (per row and 128 of K) or read directly (per tensor or row).
   const bool a_staged = std::any_of(spec_.tensor_maps.begin(), spec_.tensor_maps.end(),
                                     [](const TensorMapSpec& t) { return t.operand == Operand::ScaleA; });

@@ -157,6 +157,8 @@ struct LaunchSpec {
   // The kernel stores a saved second output (the pre-activation) to GgGemmArgs::aux, laid out as
   // D (through the Aux tensor map where D goes through D's), which a launch must pass.
   bool writes_aux = false;
+  // D = A * A^T: the kernel reads A as both operands (a launch passes A's pointer as B's).
+  bool symmetric = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

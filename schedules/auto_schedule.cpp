@@ -171,15 +171,14 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   s.bind("k_o", Binding::Serial);
   s.bind("m_o", Binding::BlockY);
   s.bind("n_o", Binding::BlockX);
-  s.cache_read("A", copy_method_for(def, "A"));
-  s.cache_read("B", copy_method_for(def, "B"));
+  cache_read_operands(s);
   const std::string& out = def.node(def.output()).name;
   s.cache_write(out, Place::Shared, copy_method_for(def, out));
   s.persist("m_o", "n_o", p.raster, p.group);
   s.warp_specialize(40, 232);
   if (p.cluster > 1) {
     s.cluster(p.cluster, 1, 1);
-    s.multicast(p.multicast_a ? "A" : "B");
+    s.multicast(p.multicast_a ? def.node(def.matmul_node().operands[0]).name : second_operand(def));
   }
   if (p.ping_pong) {
     s.ping_pong();

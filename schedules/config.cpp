@@ -29,4 +29,13 @@ CopyMethod copy_method_for(const Definition& def, const std::string& tensor) {
   return tma_can_copy(def, tensor) && both ? CopyMethod::Tma : CopyMethod::Auto;
 }
 
+void cache_read_operands(Schedule& s) {
+  const Definition& def = s.definition();
+  const auto& ops = def.matmul_node().operands;
+  s.cache_read(def.node(ops[0]).name, copy_method_for(def, def.node(ops[0]).name));
+  if (ops[1] != ops[0]) s.cache_read(def.node(ops[1]).name, copy_method_for(def, def.node(ops[1]).name));
+}
+
+const std::string& second_operand(const Definition& def) { return def.node(def.matmul_node().operands[1]).name; }
+
 }  // namespace gg

@@ -21,4 +21,9 @@ int deepest_pipeline(const Schedule& s, const std::string& axis, int desired);
 // operand, stores from registers for the output), so a schedule takes every problem.
 CopyMethod copy_method_for(const Definition& def, const std::string& tensor);
 
+// cache_read of each operand of the matmul with copy_method_for (one for D = A * A^T).
+void cache_read_operands(Schedule& s);
+// The name of the matmul's second operand ("B"; "A" where A is read as both).
+const std::string& second_operand(const Definition& def);
+
 }  // namespace gg

@@ -33,8 +33,7 @@ void grid_of_ctas(Schedule& s) {
 // N is not), so every step takes every problem and explain says what each copy became.
 void tma_loads_and_store(Schedule& s) {
   const Definition& def = s.definition();
-  s.cache_read("A", copy_method_for(def, "A"));
-  s.cache_read("B", copy_method_for(def, "B"));
+  cache_read_operands(s);
   const std::string& out = def.node(def.output()).name;
   s.cache_write(out, Place::Shared, copy_method_for(def, out));
 }
@@ -62,7 +61,7 @@ void deep_pipeline(Schedule& s) { s.circular_buffer("k_o", deepest_pipeline(s, "
 // neighbouring m tiles; an odd number of m tiles gives the last pair a tile past M.
 void cta_pair(Schedule& s) {
   s.cluster(2, 1, 1);
-  s.multicast("B");
+  s.multicast(second_operand(s.definition()));
 }
 
 // Two consumer warpgroups, each owning 64 rows of the 128-row tile. v10 runs them on a 128x256
@@ -94,6 +93,8 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
       {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong), stored in subtiles"},
+      {"symmetric", "D = A * A^T (--symmetric): v8's 128x128 tile over two consumer warpgroups, the tiles below the "
+                    "diagonal skipped, each one above stored with its mirror"},
       {"auto", "the heuristic's config for the problem: tile, consumers, stages, cluster (schedules/auto_schedule.h)"},
   };
   return all;
@@ -124,10 +125,22 @@ Schedule ping_pong_schedule(const Definition& def, Target target) {
   return s;
 }
 
+// D = A * A^T: v8's 128x128 tile split over two consumer warpgroups of 64 rows (as v10 splits
+// its tile), stored in 64-column subtiles, so a subtile's mirror is a warpgroup's box; the tiles
+// below the diagonal are skipped and each one above is stored again, transposed, at its mirror. No
+// cluster: a pair's CTAs would not agree on which tiles they skip.
+Schedule symmetric_schedule(const Definition& def, Target target) {
+  Schedule s = tutorial_schedule(8, def, target);
+  two_consumers(s);
+  s.symmetric();
+  return s;
+}
+
 Schedule builtin_schedule(const std::string& name, const Definition& def, Target target) {
   for (int v = 1; v <= kTutorialSteps; ++v)
     if (name == "v" + std::to_string(v)) return tutorial_schedule(v, def, target);
   if (name == "pingpong") return ping_pong_schedule(def, target);
+  if (name == "symmetric") return symmetric_schedule(def, target);
   if (name == "auto") return auto_schedule(def, choose_auto_params(def, limits_for(target)), target);
   std::string names;
   for (const auto& b : builtin_schedules()) names += (names.empty() ? "" : ", ") + b.name;

@@ -16,6 +16,10 @@ Schedule tutorial_schedule(int version, const Definition& def, Target target = T
 // v9 with ping-pong consumers: two warpgroups each computing whole tiles, in turn.
 Schedule ping_pong_schedule(const Definition& def, Target target = Target::Sm90a);
 
+// D = A * A^T (a definition whose matmul reads one tensor as both operands): square 128x128 tiles
+// over two consumer warpgroups, the `symmetric` directive; CompileError `symmetric` for another matmul.
+Schedule symmetric_schedule(const Definition& def, Target target = Target::Sm90a);
+
 // Built-in schedule names ("v1".."v10", "pingpong") with a one-line summary each.
 struct BuiltinSchedule {
   std::string name;

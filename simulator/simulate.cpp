@@ -233,7 +233,8 @@ class Simulator {
           for (int64_t j = 0; j < cols; ++j) h.values.push_back(transposed ? t.get(j, i, b) : t.get(i, j, b));
     };
     input(a_, def_.node(mm.operands[0]), m_, p_.k);
-    input(b_, def_.node(mm.operands[1]), n_, p_.k);
+    if (mm.operands[1] == mm.operands[0]) b_ = a_;  // D = A * A^T: B is A
+    else input(b_, def_.node(mm.operands[1]), n_, p_.k);
     for (int id : def_.epilogue()) {
       const gg::Node& n = def_.node(id);
       if (n.operands.size() < 2) continue;

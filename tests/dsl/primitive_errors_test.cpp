@@ -687,7 +687,7 @@ TEST_CASE("unknown-schedule") {
   check_error([] { tutorial_schedule(11, gemm()); }, "unknown-schedule",
               "tutorial step v11 does not exist; steps are v1..v10");
   check_error([] { builtin_schedule("v12", gemm()); }, "unknown-schedule",
-              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, pingpong, auto (or pass "
+              "unknown schedule 'v12': built-in schedules are v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, pingpong, symmetric, auto (or pass "
               "--schedule-file FILE)");
 }
 
@@ -696,7 +696,8 @@ TEST_CASE("unknown-schedule") {
 TEST_CASE("parse-error") {
   check_error([] { parse_directive("   "); }, "parse-error",
               "empty line: expected a directive (split, merge, reorder, bind, tile, cache_read, cache_write, inline, "
-              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k, promote)");
+              "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k, promote, "
+              "symmetric)");
   check_error([] { parse_directive("split m 99999999999999999999 m_o m_i"); }, "parse-error",
               "'split m 99999999999999999999 m_o m_i': expected an integer split factor, got '99999999999999999999' "
               "(usage: split AXIS FACTOR OUTER INNER)");
@@ -734,6 +735,28 @@ TEST_CASE("a refused primitive leaves the schedule unchanged") {
   CHECK_THROWS_AS(s.circular_buffer("k_o", 99), CompileError);
   CHECK(s.domain().leaves() == leaves);
   CHECK(s.directives().size() == n);
+}
+
+TEST_CASE("symmetric") {
+  check_error([] { Schedule(make_definition(256, 256, 64, DType::BF16, DType::BF16)).symmetric(); }, "symmetric",
+              "symmetric: D = A * A^T reads one tensor as both operands, but the matmul reads 'A' and 'B'; write "
+              "matmul(A, A) (problem ... symmetric=1, --symmetric)");
+  check_error(
+      [] {
+        ProblemLayout l;
+        l.symmetric = true;
+        make_definition(256, 128, 64, DType::BF16, DType::BF16, {}, l, false);
+      },
+      "symmetric", "D = A * A^T is M x M, but N=128 and M=256; give N = M");
+  check_error(
+      [] {
+        ProblemLayout l;
+        l.symmetric = true;
+        l.ldb = 80;
+        make_definition(256, 256, 64, DType::BF16, DType::BF16, {}, l, false);
+      },
+      "symmetric", "D = A * A^T reads A as both operands: B's layout, leading dimension, batch stride and scale "
+                   "factors are A's; give none of B's own");
 }
 
 TEST_CASE("promote") {

@@ -6,6 +6,7 @@
 
 #include "codegen/index_math.h"
 #include "codegen/lower.h"
+#include "codegen/validate_schedule.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
@@ -260,4 +261,98 @@ TEST_CASE("simulate: a column-major output staged transposed by stmatrix.trans a
       bad.body = index_epilogue_stores(bad.body);  // the index math follows the flag
       CHECK_FALSE(simulate_kernel(bad, def).passed);
     }
+}
+
+namespace {
+
+Definition symmetric_definition(int64_t m, int64_t k, std::vector<EpilogueSpec> epilogue = {}) {
+  ProblemLayout l;
+  l.symmetric = true;
+  return make_definition(m, m, k, DType::BF16, DType::BF16, epilogue, l, false);
+}
+
+}  // namespace
+
+TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diagonal, each stored with its mirror") {
+  for (const auto& [m, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}})
+    for (int sms : {2, 5}) {
+      CAPTURE(m);
+      CAPTURE(sms);
+      const Definition def = symmetric_definition(m, k, {{OpKind::Gelu}});
+      LowerOptions lo;
+      lo.limits = few_sms(sms);
+      const Kernel kernel = lower(symmetric_schedule(def), lo);
+      REQUIRE(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
+      CHECK(kernel.launch.symmetric);
+      SimulationReport r = simulate_kernel(kernel, def);
+      CAPTURE(r.to_string());
+      CHECK(r.passed);
+      CHECK(r.mismatches == 0);
+      CHECK(r.unwritten == 0);
+      // the tiles on and above the diagonal load A twice per k tile, the others nothing
+      const int64_t t = (m + 127) / 128, k_tiles = (k + 63) / 64;
+      CHECK(r.tma_loads == t * (t + 1) / 2 * k_tiles * 2);
+    }
+}
+
+TEST_CASE("simulate: a symmetric mirror stored untransposed, or at the tile's own box, is caught") {
+  const Definition def = symmetric_definition(512, 128);
+  LowerOptions lo;
+  lo.limits = few_sms(3);
+  const Kernel good = lower(symmetric_schedule(def), lo);
+  REQUIRE(simulate_kernel(good, def).passed);
+  const auto planted = [&](testing::Plant::Fn bug) {
+    Kernel bad = good;
+    testing::Plant plant(std::move(bug));
+    bad.body = index_epilogue_stores(plant.mutate(bad.body));
+    REQUIRE(plant.planted > 0);
+    return simulate_kernel(bad, def);
+  };
+  SimulationReport untransposed = planted(testing::rewrite<EpilogueStore>(
+      [](EpilogueStore& n) { n.transposed_staging = false; }, [](const EpilogueStore& n) { return n.mirror; }));
+  CHECK_FALSE(untransposed.passed);
+  CHECK(untransposed.mismatches > 0);
+  // the mirror's box at (m, n), where the tile itself goes: the mirror block of D is never written
+  SimulationReport unmirrored = planted(testing::rewrite<TmaStore>(
+      [](TmaStore& t) { std::swap(t.row, t.col); },
+      [](const TmaStore& t) { return to_c(t.row).find("n_tile") != std::string::npos; }));
+  CHECK_FALSE(unmirrored.passed);
+  CHECK(unmirrored.unwritten + unmirrored.mismatches > 0);
+}
+
+TEST_CASE("symmetric: the directive, the problem line and their errors") {
+  const Definition def = symmetric_definition(256, 64);
+  CHECK(def.matmul_node().operands[0] == def.matmul_node().operands[1]);
+  CHECK(problem_layout(def).symmetric);
+  const std::string printed = print_schedule(symmetric_schedule(def));
+  CHECK(printed.find("symmetric=1") != std::string::npos);
+  CHECK(printed.find("\nsymmetric\n") != std::string::npos);
+  const auto fails = [](auto call, const std::string& rule, const std::string& text) {
+    try {
+      call();
+      FAIL("accepted");
+    } catch (const CompileError& e) {
+      CHECK(e.rule() == rule);
+      CHECK(std::string(e.what()).find(text) != std::string::npos);
+    }
+  };
+  fails([] { Schedule(make_gemm(256, 256, 64, DType::BF16, DType::BF16)).symmetric(); }, "symmetric",
+        "symmetric: D = A * A^T reads one tensor as both operands, but the matmul reads 'A' and 'B'");
+  fails(
+      [] {
+        ProblemLayout l;
+        l.symmetric = true;
+        make_definition(256, 128, 64, DType::BF16, DType::BF16, {}, l, false);
+      },
+      "symmetric", "D = A * A^T is M x M, but N=128 and M=256; give N = M");
+  // the 128x256 tile of v10 has no square mirror
+  fails(
+      [&] {
+        Schedule s = tutorial_schedule(10, def);
+        s.symmetric();
+        validate_schedule(s);
+      },
+      "symmetric", "symmetric: a tile and its mirror are square, but the tile is 128x256");
+  fails([&] { Schedule(def).cache_read("B", CopyMethod::Tma); }, "not-an-operand",
+        "cache_read B: 'B' is not an operand of the matmul; its one operand is A, read as both (A * A^T)");
 }
