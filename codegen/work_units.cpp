@@ -412,10 +412,11 @@ WorkUnitExprs WorkUnits::unit() const {
     // the roles.
     u.lets = {comment(masked_ ? "masked groups: a tile past its group's rows in use (args.group_rows) computes nothing"
                               : "symmetric: a tile below the diagonal computes nothing (its mirror above it stores it)"),
-              let("in_group", unit_computes(var("tile")))};
-    if (!p_.k_loop.empty() || persistent()) u.lets.push_back(let("k_tiles", var("k_tiles_each") * var("in_group")));
-    u.in_range = u.in_range && var("in_group");
-    u.computes = var("in_group");
+              let(computes_name(), unit_computes(var("tile")))};
+    const ExprPtr computes = var(computes_name());
+    if (!p_.k_loop.empty() || persistent()) u.lets.push_back(let("k_tiles", var("k_tiles_each") * computes));
+    u.in_range = u.in_range && computes;
+    u.computes = computes;
   }
   if (!tail_) return u;
   // A whole wave's unit runs all of K; a unit past them is tile work_tile's share `split`.

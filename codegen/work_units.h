@@ -94,6 +94,7 @@ class WorkUnits {
   // diagonal; whether the unit of index `tile` computes.
   bool skips() const { return masked_ || symmetric_; }
   kir::ExprPtr unit_computes(const kir::ExprPtr& tile) const;
+  const char* computes_name() const { return masked_ ? "in_group" : "on_or_above_diagonal"; }  // its let
   bool symmetric_ = false;
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
