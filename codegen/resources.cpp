@@ -76,7 +76,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   };
   region(kir::buffer_name(kir::Buffer::A), def.node(mma_operands[0]).name + " stages", x_join({r.stages, a_tile.rows, r.tile_k, in_bytes}, "B"),
          r.stages * a_tile.bytes(), 1024, a_tile.bytes());
-  region(kir::buffer_name(kir::Buffer::B), def.node(mma_operands[1]).name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
+  // D = A * A^T: the second operand's tiles are A's too (its other rows)
+  const std::string b_name = def.node(mma_operands[1]).name + (mma_operands[1] == mma_operands[0] ? " (as B)" : "");
+  region(kir::buffer_name(kir::Buffer::B), b_name + " stages", x_join({r.stages, b_tile.rows, r.tile_k, in_bytes}, "B"),
          r.stages * b_tile.bytes(), 1024, b_tile.bytes());
   if (auto sa = scale_a_layout(s))  // TMA writes 128-byte aligned boxes
     region(kir::buffer_name(kir::Buffer::ScaleA), def.node(mma_operands[0]).name + "'s scale factors",
