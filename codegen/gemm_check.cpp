@@ -107,31 +107,33 @@ rt::Activation activation_of(OpKind k) {
   return k == OpKind::Relu ? rt::Activation::Relu : k == OpKind::Gelu ? rt::Activation::GeluTanh : rt::Activation::Silu;
 }
 
-// The definition's epilogue as the kernel a cuBLAS caller runs after the GEMM, on D as stored
-// (a column-major D's stored rows are its columns: a bias along them runs along the other side).
-rt::UnfusedEpilogue unfused_epilogue(const Definition& def) {
+// The kernel's epilogue plan (its ops and saved output) as the kernel a cuBLAS caller runs after
+// the GEMM, on D as stored (a column-major D's stored rows are its columns: a bias along them runs
+// along the other side).
+rt::UnfusedEpilogue unfused_epilogue(const KernelPlan& p) {
   using K = rt::UnfusedOp::Kind;
-  const bool transposed = def.output_layout() == OutputLayout::ColumnMajor;
+  using Op = kir::EpilogueOp::Kind;
+  const auto activation = [](Op k) {
+    return k == Op::Relu ? rt::Activation::Relu : k == Op::Gelu ? rt::Activation::GeluTanh : rt::Activation::Silu;
+  };
+  const auto elem = [](const std::string& type) { return runtime_elem(parse_dtype(type)); };
+  const bool transposed = p.layouts.d_column_major;
   rt::UnfusedEpilogue e;
-  e.d = runtime_elem(def.output_dtype());
-  if (def.saved_output() == def.matmul_node().id) e.save_after = 0;
-  for (int id : def.epilogue()) {
-    const Node& n = def.node(id);
-    rt::UnfusedOp op;
-    switch (n.kind) {
-      case OpKind::Scale: op = {K::Scale, n.scalar}; break;
-      case OpKind::AddScaled: op = {K::AddC, n.scalar}; break;
-      case OpKind::AddBias: op.kind = (n.bias_along == BiasAlong::Rows) != transposed ? K::BiasRows : K::BiasCols; break;
-      case OpKind::Relu:
-      case OpKind::Gelu:
-      case OpKind::Silu: op = {K::Activation, 0.0, activation_of(n.kind)}; break;
-      case OpKind::ActGrad: op = {K::ActivationGrad, 0.0, activation_of(n.activation)}; break;
-      default: continue;  // the cast: the GEMM's output is already D's type
+  e.d = runtime_elem(p.out);
+  e.save_after = p.epilogue.saved_after;
+  for (const kir::EpilogueOp& op : p.epilogue.ops) {
+    switch (op.kind) {
+      case Op::Scale: e.ops.push_back({K::Scale, op.scalar}); break;
+      case Op::AddScaled: e.ops.push_back({K::AddC, op.scalar}); break;
+      case Op::AddBiasRows: e.ops.push_back({transposed ? K::BiasCols : K::BiasRows}); break;
+      case Op::AddBiasCols: e.ops.push_back({transposed ? K::BiasRows : K::BiasCols}); break;
+      case Op::Relu:
+      case Op::Gelu:
+      case Op::Silu: e.ops.push_back({K::Activation, 0.0, activation(op.kind)}); break;
+      case Op::ActGrad: e.ops.push_back({K::ActivationGrad, 0.0, activation(op.activation)}); break;
     }
-    if (reads_c(n)) e.c = runtime_elem(def.node(n.operands[1]).dtype);
-    if (n.kind == OpKind::AddBias) e.bias = runtime_elem(def.node(n.operands[1]).dtype);
-    e.ops.push_back(op);
-    if (id == def.saved_output()) e.save_after = static_cast<int>(e.ops.size());
+    if (op.reads_c()) e.c = elem(op.operand_type);
+    if (op.kind == Op::AddBiasRows || op.kind == Op::AddBiasCols) e.bias = elem(op.operand_type);
   }
   return e;
 }
@@ -527,7 +529,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     // epilogue as a kernel of its own over D (the check above compared against fp32 cuBLAS).
     // A saved output: that kernel writes it too, in the same pass.
     std::optional<rt::DeviceBuffer> unfused_d, unfused_aux;
-    const rt::UnfusedEpilogue unfused = unfused_epilogue(def);
+    const rt::UnfusedEpilogue unfused = unfused_epilogue(e.plan);
     if (!plain || saves) {
       if (contiguous || varlen_k) r.baseline = "cuBLAS in fp32 (the grouped loop has no unfused epilogue baseline)";
       else {

@@ -68,4 +68,18 @@ CUfunction load_function(const std::vector<char>& cubin, const std::string& symb
   return function;
 }
 
+void launch_function(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned threads, void* param,
+                     CUstream stream, const std::string& who) {
+  CUlaunchConfig config{};
+  config.gridDimX = grid_x;
+  config.gridDimY = grid_y;
+  config.gridDimZ = 1;
+  config.blockDimX = threads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  void* params[] = {param};
+  if (CUresult status = driver_api().launch_kernel_ex(&config, function, params, nullptr); status != CUDA_SUCCESS)
+    throw CudaError(who + ": cuLaunchKernelEx failed: " + driver_error_text(status));
+}
+
 }  // namespace gg::rt

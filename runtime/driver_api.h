@@ -37,5 +37,9 @@ std::string driver_error_text(CUresult status);
 // for the process's life (for helper kernels loaded once, as the libraries are). CudaError naming
 // `who` on failure.
 CUfunction load_function(const std::vector<char>& cubin, const std::string& symbol, const std::string& who);
+// Launches such a function (one parameter, `param`) on a grid of grid_x x grid_y blocks of `threads`
+// threads on `stream`; CudaError naming `who` if the launch is refused.
+void launch_function(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned threads, void* param,
+                     CUstream stream, const std::string& who);
 
 }  // namespace gg::rt

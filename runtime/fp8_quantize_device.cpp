@@ -183,16 +183,7 @@ void quantize_on_device(const void* bf16_input, int64_t rows, int64_t cols, Gran
   const int64_t slots = scale_count(g, options.layout, rows, cols);
   const int64_t blocks = args.block128 != 0 ? slots : (slots * 32 + kThreads - 1) / kThreads;
   if (blocks > INT32_MAX) throw std::invalid_argument("quantize_on_device: the matrix is too large for one grid");
-  CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(blocks);
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = kThreads;
-  config.blockDimY = config.blockDimZ = 1;
-  config.hStream = stream;
-  void* params[] = {&args};
-  if (CUresult status = driver_api().launch_kernel_ex(&config, quantize_kernel(), params, nullptr);
-      status != CUDA_SUCCESS)
-    throw CudaError("quantize_on_device: cuLaunchKernelEx failed: " + driver_error_text(status));
+  launch_function(quantize_kernel(), static_cast<unsigned>(blocks), 1, kThreads, &args, stream, "quantize_on_device");
 }
 
 }  // namespace gg::rt

@@ -2,10 +2,10 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
 #include "runtime/driver_api.h"
 #include "runtime/jit.h"
@@ -202,18 +202,10 @@ void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, cons
                         (e.save_after < 0 || aligned(aux, ldd))
                     ? 1
                     : 0;
-  CUlaunchConfig config{};
   const int64_t per_block = args.vector ? kThreads * per_piece : kThreads * kPerThread;
-  config.gridDimX = static_cast<unsigned>((cols + per_block - 1) / per_block);
-  config.gridDimY = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
-  config.gridDimZ = 1;
-  config.blockDimX = kThreads;
-  config.blockDimY = config.blockDimZ = 1;
-  config.hStream = stream;
-  void* params[] = {&args};
-  if (CUresult status = driver_api().launch_kernel_ex(&config, unfused_kernel(), params, nullptr);
-      status != CUDA_SUCCESS)
-    throw CudaError("run_unfused_epilogue: cuLaunchKernelEx failed: " + driver_error_text(status));
+  launch_function(unfused_kernel(), static_cast<unsigned>((cols + per_block - 1) / per_block),
+                  static_cast<unsigned>(std::min<int64_t>(rows, 65535)), kThreads, &args, stream,
+                  "run_unfused_epilogue");
 }
 
 }  // namespace gg::rt
