@@ -93,3 +93,23 @@ TEST_CASE("an FP8 kernel launched without its scale factors is refused before th
   CAPTURE(a);
   CHECK(contains(a, "the kernel reads A's FP8 scale factors (GemmProblem::scale_a"));
 }
+
+TEST_CASE("a kernel with a saved output launched without it, or a symmetric one at N != M, is refused") {
+  gg::rt::LaunchSpec spec;
+  spec.kernel_name = "noop";
+  spec.writes_aux = true;
+  const gg::rt::LoadedKernel saves(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  const std::string aux = error_of([&] { saves.launch(gg::rt::GemmProblem{}); });
+  CAPTURE(aux);
+  CHECK(contains(aux, "the kernel stores a saved second output (GemmProblem::aux, device memory of D's type laid "
+                      "out as D)"));
+  spec.writes_aux = false;
+  spec.symmetric = true;
+  const gg::rt::LoadedKernel symmetric(gg::rt::compile_kernel(kNoop, "noop"), spec);
+  gg::rt::GemmProblem problem;
+  problem.m = 256;
+  problem.n = 128;
+  const std::string square = error_of([&] { symmetric.launch(problem); });
+  CAPTURE(square);
+  CHECK(contains(square, "the kernel computes D = A * A^T, M x M, but M=256 and N=128"));
+}
