@@ -25,7 +25,8 @@ std::vector<int64_t> parse_list(const std::string& s) {
 }
 
 // An epilogue by its schedule-file names joined with '+' ("bias+save+gelu"; "none": the plain
-// product): relu, gelu, silu, drelu, dgelu, dsilu, bias (along N) and save.
+// product): relu, gelu, silu, drelu, dgelu, dsilu, bias (along N), save and the reductions rowsum,
+// rowsumsq, colsum, colsumsq.
 std::vector<gg::EpilogueSpec> epilogue_named(const std::string& names) {
   using gg::OpKind;
   std::vector<gg::EpilogueSpec> specs;
@@ -35,6 +36,10 @@ std::vector<gg::EpilogueSpec> epilogue_named(const std::string& names) {
     gg::EpilogueSpec e;
     if (name == "save") {
       e.save = true;
+    } else if (name == "rowsum" || name == "rowsumsq" || name == "colsum" || name == "colsumsq") {
+      e.reduce = true;
+      e.reduce_along = name.substr(0, 3) == "row" ? gg::ReduceAlong::Rows : gg::ReduceAlong::Cols;
+      e.reduce_op = name.size() > 6 ? gg::ReduceOp::SumSquares : gg::ReduceOp::Sum;
     } else if (name == "bias") {
       e.kind = OpKind::AddBias;
     } else {
@@ -45,7 +50,8 @@ std::vector<gg::EpilogueSpec> epilogue_named(const std::string& names) {
       }
       if (!known)
         throw std::invalid_argument("unknown epilogue '" + name +
-                                    "' (none, or relu, gelu, silu, drelu, dgelu, dsilu, bias, save joined by +)");
+                                    "' (none, or relu, gelu, silu, drelu, dgelu, dsilu, bias, save, rowsum, rowsumsq, colsum, "
+                                    "colsumsq joined by +)");
     }
     specs.push_back(e);
   }

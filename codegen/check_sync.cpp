@@ -953,7 +953,7 @@ class RoleRun : public Visitor {
   void visit_If(const If& i) override { visit(must(i.cond, "an if condition") ? i.then_body : i.else_body); }
   // The run where this CTA holds the tile's last split-K ticket: it runs the epilogue and its
   // barriers, which every other path skips whole.
-  void visit_SplitKTicket(const SplitKTicket& t) override { env_.vars[t.result] = 1; }
+  void visit_TileTicket(const TileTicket& t) override { env_.vars[t.result] = 1; }
 
   // A loop dealt to the role's warpgroups runs its trips in the CTA's order, each on the
   // warpgroup whose turn it is: the pipeline's fills are consumed in that order only because

@@ -389,6 +389,7 @@ class CudaPrinter : public Visitor {
   // Column groups outermost: a column bias is loaded once per group and dies after the
   // group's rows, and each group frees its accumulator registers as it goes.
   void visit_EpilogueStore(const EpilogueStore& n) override {
+    if (n.reduce) return reducing_store(n);
     if (n.fragment == Fragment::TmemLanes) return tmem_lanes_store(n);
     if (n.stmatrix) return stmatrix_store(n);
     const EpilogueIndex& ix = n.index;
@@ -410,6 +411,63 @@ class CudaPrinter : public Visitor {
     pair_values(n, ix.pair, n.accumulator + "[b]");
     store_pair(n);
     for (int i = 0; i < 4; ++i) close();
+  }
+
+  // A reduction's share of the tile: each thread sums its values of a row (of a column group)
+  // inside D, the lanes holding the same row (column) add theirs by xor shuffles, and one lane
+  // stores the sum at its workspace partial, fenced before the tile's ticket.
+  void reducing_store(const EpilogueStore& n) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    GG_INTERNAL_CHECK(n.fragment == Fragment::Wgmma && !n.staged, "a reduction reads the wgmma fragment, unstaged");
+    const bool rows = r.along == EpilogueReduction::Along::Rows;
+    auto term = [&](int e) { return r.squares ? "v" + num(e) + " * v" + num(e) : "v" + num(e); };
+    auto shuffles = [&](const std::string& v) {
+      for (int mask : r.lane_masks) line(v + " += __shfl_xor_sync(0xffffffffu, " + v + ", " + num(mask) + ");");
+    };
+    open_store(n);
+    fragment_comment();
+    line(std::string("// ") + (rows ? "row" : "column") + " reduction (" + (r.squares ? "sum of squares" : "sum") +
+         "): lanes xor " + [&] {
+           std::string m;
+           for (int mask : r.lane_masks) m += (m.empty() ? "" : ", ") + num(mask);
+           return m;
+         }() + " hold the same " + (rows ? "row" : "column"));
+    line("float* const partials = static_cast<float*>(args.workspace);");
+    lets(ix.thread);
+    if (rows) line("float red[" + num(n.blocks) + "][2] = {};");
+    open_unrolled("j", ix.group_begin, ix.group_end);
+    lets(ix.group);
+    if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
+    if (!rows) line("float red0 = 0.0f, red1 = 0.0f;");
+    open_unrolled("b", imm(0), imm(n.blocks));
+    open_unrolled("h", imm(0), imm(2));
+    pair_values(n, ix.pair, n.accumulator + "[b]");
+    for (int e = 0; e < 2; ++e)
+      line("if (" + to_c(ix.inside[size_t(e)]) + ") " + (rows ? "red[b][h]" : "red" + num(e)) + " += " + term(e) + ";");
+    close();
+    close();
+    if (!rows) {
+      shuffles("red0");
+      shuffles("red1");
+      open("if (threadIdx.x % 32 < 4)");
+      line("gg::dev::store_partial(partials + " + to_c(ix.partial_col[0]) + ", red0);");
+      line("gg::dev::store_partial(partials + " + to_c(ix.partial_col[1]) + ", red1);");
+      close();
+    }
+    close();
+    if (rows) {
+      open_unrolled("b", imm(0), imm(n.blocks));
+      open_unrolled("h", imm(0), imm(2));
+      line("float sum = red[b][h];");
+      shuffles("sum");
+      line("if (threadIdx.x % 4 == 0) gg::dev::store_partial(partials + " + to_c(ix.partial_row) + ", sum);");
+      close();
+      close();
+    }
+    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    close();
   }
 
   // Staged 16-bit output: each warp writes its 16x16 fragment blocks with one stmatrix.x4.
@@ -534,11 +592,39 @@ class CudaPrinter : public Visitor {
     line("__threadfence();  // visible device-wide before this CTA's ticket");
     close();
   }
-  void visit_SplitKTicket(const SplitKTicket& n) override {
+  void visit_TileTicket(const TileTicket& n) override {
     line("const bool " + n.result + " = " + (n.when ? "!" + to_c(n.when) + " || " : std::string()) +
-         "gg::dev::split_k_ticket(static_cast<unsigned*>(args.workspace) + " +
-         to_c(n.ws.tickets_at()) + " + (" + to_c(n.slot) + "), " + num(n.ws.splits) + ", " +
-         to_c(n.barrier) + ", " + num(n.ws.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
+         "gg::dev::tile_ticket(static_cast<unsigned*>(args.workspace) + " + to_c(n.counter) + ", " +
+         to_c(n.arrivals) + ", " + to_c(n.barrier) + ", " + num(n.threads) + ", threadIdx.x == " +
+         num(n.first_thread) + ");");
+  }
+  // The band's last CTA: each element's partials, added in slot order, then warp order.
+  void visit_ReductionCombine(const ReductionCombine& n) override {
+    const bool rows = n.along == EpilogueReduction::Along::Rows;
+    open("");
+    line(std::string("// the last tile of this ") + (rows ? "row" : "column") + " band adds the band's partial sums, in " +
+         "slot order: the same bits whichever tile finished last");
+    line("const float* const partials = static_cast<const float*>(args.workspace);");
+    line("#pragma unroll 1");
+    open("for (int i = threadIdx.x - " + num(n.first_thread) + "; i < " + num(n.elements) + "; i += " + num(n.threads) + ")");
+    line("const long long at = (long long)(" + to_c(n.element0) + ") + i;");
+    line("if (at >= " + to_c(n.limit) + ") break;");
+    line("float sum = 0.0f;");
+    line("#pragma unroll 1");
+    open("for (int t = 0; t < " + to_c(n.slots_in_band) + "; ++t)");
+    line("const float* const slot = partials + (long long)(" + to_c(n.first_slot) + " + t * (" + to_c(n.slot_stride) +
+         ")) * " + num(n.ws.slot_floats()) + " + " + num(n.part0) + " + i;");
+    if (n.parts == 1) {
+      line("sum += gg::dev::load_partial(slot);");
+    } else {
+      line("#pragma unroll");
+      line("for (int w = 0; w < " + num(n.parts) + "; ++w) sum += gg::dev::load_partial(slot + w * " +
+           num(n.part_stride) + ");");
+    }
+    close();
+    line(n.out + "[(long long)(" + to_c(n.out_offset) + ") + at] = sum;");
+    close();
+    close();
   }
   void visit_PartialReduce(const PartialReduce& n) override {
     open("");

@@ -91,10 +91,12 @@ class CollectHelpers : public Visitor {
     if (!n.staged || !f32_out || loads_or_activates) headers.insert("epilogue.cuh");
     if (n.staged) headers.insert({"smem.cuh", "smem_desc.h"});  // swizzled staging stores
     if (n.stmatrix) headers.insert("stmatrix.cuh");
+    if (n.reduce) headers.insert("split_k.cuh");  // store_partial
   }
   void visit_PartialStore(const PartialStore&) override { headers.insert("split_k.cuh"); }
-  void visit_SplitKTicket(const SplitKTicket&) override { headers.insert("split_k.cuh"); }
+  void visit_TileTicket(const TileTicket&) override { headers.insert("split_k.cuh"); }
   void visit_PartialReduce(const PartialReduce&) override { headers.insert("split_k.cuh"); }
+  void visit_ReductionCombine(const ReductionCombine&) override { headers.insert("split_k.cuh"); }
 };
 
 }  // namespace

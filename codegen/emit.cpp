@@ -188,6 +188,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   const auto& L = k.launch;
   const rt::RuntimeSizes& sizes = L.sizes;
   const bool sized = sizes.m || sizes.n;
+  const bool reduces = L.reduces_rows || L.reduces_cols;
   // The caller's sizes: a swapped kernel's M and N are the caller's N and M.
   const auto caller = [&](bool kernel_m, int64_t v) {
     const bool runtime = kernel_m ? sizes.m : sizes.n;
@@ -212,9 +213,13 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
                "// scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)].\n"
              : "")
      << (L.writes_aux ? "// aux (device memory, D's type, laid out as D): the saved second output.\n" : "")
+     << (reduces ? "// row_reduction, col_reduction (device memory, fp32, [batch][M] and [batch][N]): the reductions' "
+                   "vectors (null where none).\n"
+                 : "")
      << "extern \"C\" int " << fn << "(const void* a, const void* b, const void* c, void* d, const void* bias,\n"
      << (p.fp8.scale_a || p.fp8.scale_b ? "    const float* scale_a, const float* scale_b,\n" : "")
      << (L.writes_aux ? "    void* aux,\n" : "")
+     << (reduces ? "    float* row_reduction, float* col_reduction,\n" : "")
      << "    long long m, long long n, long long k, " << (L.masked ? "const int* group_rows, " : "")
      << (L.contiguous || L.varlen_k ? "const int* group_offsets, " : "")
      << "cudaStream_t stream) {\n";
@@ -230,7 +235,8 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   if (L.swapped)
     os << "  // Planned swapped: the kernel computes D^T[N,M] = B * A^T into D's memory, so its A is the\n"
        << "  // caller's B and its M the caller's N.\n"
-       << "  { const void* t = a; a = b; b = t; const long long s = m; m = n; n = s; }\n";
+       << "  { const void* t = a; a = b; b = t; const long long s = m; m = n; n = s; }\n"
+       << (reduces ? "  { float* t = row_reduction; row_reduction = col_reduction; col_reduction = t; }\n" : "");
   for (const rt::RuntimeSizes::Bound& b : sizes.bounds)
     os << "  if (" << sized_c(b.count) << " > " << b.most << "ull) {\n"
        << "    std::fprintf(stderr, \"gemmgen: kernel " << k.name << ": M=%lld N=%lld takes more than " << b.most << " "
@@ -250,8 +256,13 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << (L.contiguous || L.varlen_k ? "  args.group_offsets = group_offsets;\n" : "")
      << (L.writes_aux ? "  if (aux == nullptr) {\n    std::fprintf(stderr, \"gemmgen: kernel " + k.name +
                             " stores a saved second output; aux is null\\n\");\n    return -1;\n  }\n  args.aux = aux;\n"
-                      : std::string())
-     << layout_args_c(L.layouts);
+                      : std::string());
+  for (const auto& [kernel_reduces, vector] : {std::pair{L.reduces_rows, "row_reduction"}, {L.reduces_cols, "col_reduction"}})
+    if (kernel_reduces)
+      os << "  if (" << vector << " == nullptr) {\n    std::fprintf(stderr, \"gemmgen: kernel " << k.name
+         << " reduces into a side vector; " << (L.swapped ? "a reduction" : vector) << " is null\\n\");\n    return -1;\n  }\n"
+         << "  args." << vector << " = " << vector << ";\n";
+  os << layout_args_c(L.layouts);
   if (L.workspace_bytes != 0 && !sized)
     os << "  static void* workspace = nullptr;  // split-K scratch, zeroed once; the kernel re-zeroes it\n"
        << "  if (workspace == nullptr) {\n"

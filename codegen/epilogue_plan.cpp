@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/kernel.h"
+#include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 
 namespace gg {
@@ -46,6 +47,15 @@ std::string store_text(const KernelPlan& p) {
   return os.str();
 }
 
+// The sums a thread keeps while it reduces: two per fragment row of its blocks (rows), a column
+// pair's two (columns).
+int reduction_registers(const KernelPlan& p) {
+  int regs = 0;
+  for (const kir::EpilogueReduction& r : p.epilogue.reductions)
+    regs += r.along == kir::EpilogueReduction::Along::Rows ? 2 * sm90::accumulator_shape(p).blocks : 2;
+  return regs;
+}
+
 }  // namespace
 
 std::string describe_epilogue_plan(const KernelPlan& p) {
@@ -72,6 +82,23 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
        << (p.tma_store ? "staged and stored by TMA through buffers of their own turn, ahead of D's"
                        : "stored from registers ahead of D's")
        << " (C read from global memory)\n";
+  for (const kir::EpilogueReduction& r : e.reductions) {
+    const bool rows = r.along == kir::EpilogueReduction::Along::Rows;
+    const kir::ReductionWorkspace& ws = e.reduction_workspace;
+    os << "  " << (rows ? "row" : "column") << " reduction: the " << (r.squares ? "sum of squares" : "sum")
+       << " of the values after " << r.after << " op(s) (fp32, unrounded) over each " << (rows ? "row" : "column")
+       << ", into an fp32 vector of " << (rows ? "M" : "N") << "; each thread adds its values, "
+       << (rows ? "a quad's lanes (xor 1, 2) theirs, one partial per tile row"
+                : "a warp's lanes of a column (xor 4, 8, 16) theirs, one partial per warp and tile column")
+       << " to the workspace; the tile's threads meet and take a ticket on the " << (rows ? "row" : "column")
+       << " band; its last tile adds the band's " << (rows ? ceil_div(p.n, p.tile_n) : ceil_div(p.m, p.tile_m))
+       << " tiles' partials in tile order (the same bits every run)\n";
+    if (&r == &e.reductions.back())
+      os << "  reduction workspace: " << ws.slot_floats() << " floats a tile (" << ws.row_floats << " row + "
+         << ws.col_floats << " column partials) and two ticket counters, " << ws.bytes()
+         << " bytes for the planned problem; registers: " << reduction_registers(p)
+         << " fp32 sums a thread beside the accumulator\n";
+  }
   os << "  per value:";
   if (e.ops.empty()) os << " none (the accumulator, cast to " << dtype_name(p.out) << ")";
   for (size_t i = 0; i < e.ops.size(); ++i) os << (i ? ", " : " ") << op_text(e.ops[i]);

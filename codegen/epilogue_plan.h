@@ -35,6 +35,17 @@ struct EpiloguePlan {
   // recomputes the ops before the save from the accumulator, which the saved store leaves as it was.
   int saved_after = -1;
   bool saves() const { return saved_after >= 0; }
+  // Row and column reductions into side vectors (Definition::add_reduction; QuACK's gemm_sq_reduce),
+  // at most one each: after the tile is stored, each reduction reads the accumulator again, its
+  // sums go to `reduction_workspace` as the tile's partials, and the last tile of each row (column)
+  // band, by ticket, adds the band's partials in slot order into the vector.
+  std::vector<kir::EpilogueReduction> reductions;
+  kir::ReductionWorkspace reduction_workspace;
+  const kir::EpilogueReduction* reduction(kir::EpilogueReduction::Along along) const {
+    for (const auto& r : reductions)
+      if (r.along == along) return &r;
+    return nullptr;
+  }
 };
 
 // "split-K over 4 CTAs: ..." for explain: the plan, where the values go, and the shared memory

@@ -121,6 +121,10 @@ rt::UnfusedEpilogue unfused_epilogue(const KernelPlan& p) {
   rt::UnfusedEpilogue e;
   e.d = runtime_elem(p.out);
   e.save_after = p.epilogue.saved_after;
+  for (const kir::EpilogueReduction& r : p.epilogue.reductions) {
+    const bool rows = (r.along == kir::EpilogueReduction::Along::Rows) != transposed;  // D's stored rows
+    (rows ? e.rows : e.cols) = {r.after, r.squares};
+  }
   for (const kir::EpilogueOp& op : p.epilogue.ops) {
     switch (op.kind) {
       case Op::Scale: e.ops.push_back({K::Scale, op.scalar}); break;
@@ -346,6 +350,14 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   rt::DeviceBuffer aux(out_type, saves ? d_count : 1);
   rt::fill_poison(aux);
   problem.aux = saves ? aux.data() : nullptr;
+  // Reductions' vectors (the kernel's orientation; a swapped launch exchanges them), poisoned.
+  const bool reduces_rows = e.launch.reduces_rows, reduces_cols = e.launch.reduces_cols;
+  rt::DeviceBuffer row_sums(rt::ElemType::F32, reduces_rows ? size_t(def.batch() * r.m) : 1);
+  rt::DeviceBuffer col_sums(rt::ElemType::F32, reduces_cols ? size_t(def.batch() * r.n) : 1);
+  rt::fill_poison(row_sums);
+  rt::fill_poison(col_sums);
+  problem.row_reduction = reduces_rows ? static_cast<float*>(row_sums.data()) : nullptr;
+  problem.col_reduction = reduces_cols ? static_cast<float*>(col_sums.data()) : nullptr;
   problem.m = r.m;
   problem.n = r.n;
   problem.k = r.k;
@@ -358,6 +370,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   kernel.launch_and_wait(caller);
   std::vector<float> ours = d.download();
   const std::vector<float> ours_aux = saves ? aux.download() : std::vector<float>{};
+  const std::vector<float> ours_row_sums = reduces_rows ? row_sums.download() : std::vector<float>{};
+  const std::vector<float> ours_col_sums = reduces_cols ? col_sums.download() : std::vector<float>{};
   // Unwritten: D's elements still poison; written out of bounds: padding between its rows that is not.
   const int64_t batches = def.batch();
   // 1: an element the kernel must write; 2: one it may write (a masked group's last tile past its
@@ -388,7 +402,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
   // cuBLAS on the same layouts: the product rounded to the output dtype, or in fp32 with the
   // epilogue applied on the host.
   rt::CublasReference cublas;
-  bool plain = plain_product(def);
+  // A reduction is judged against sums of cuBLAS's fp32 values (the check) too.
+  const bool plain = plain_product(def) && def.reductions().empty();
   const rt::ElemType cublas_type = plain ? out_type : rt::ElemType::F32;
   rt::DeviceBuffer cublas_d(cublas_type, d_count);
   rt::fill_poison(cublas_d);  // defined contents for compute-sanitizer's initcheck, which misses TMA stores
@@ -477,13 +492,39 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     if (unwritten_aux) why << unwritten_aux << " elements of " << def.saved_name() << " never written; ";
     if (!saved_why.empty()) why << def.saved_name() << ": " << saved_why;
   }
+  if (!def.reductions().empty()) {  // each vector against fp64 and cuBLAS's sums
+    std::vector<std::vector<float>> c_of(size_t(def.batch()));
+    for (int64_t bt = 0; bt < def.batch() && c_node; ++bt) c_of[size_t(bt)].assign(c.matrix(bt).begin(), c.matrix(bt).end());
+    const ProductAt exact = [&](int64_t bt, int64_t i, int64_t j) {
+      const auto a_m = a.matrix(bt), b_m = b.matrix(bt);
+      double acc = 0;
+      for (int64_t kk = 0; kk < r.k; ++kk) acc += double(a_m[size_t(i * r.k + kk)]) * b_m[size_t(j * r.k + kk)];
+      return acc;
+    };
+    const ProductAt theirs_at = [&](int64_t bt, int64_t i, int64_t j) {
+      return double(cublas_values[static_cast<size_t>(stored_index(def, out_node, i, j, bt))]);
+    };
+    for (const Reduction& red : def.reductions()) {
+      const ValueAt value = [&](int64_t bt, int64_t i, int64_t j, double product) {
+        return apply_epilogue(def, product, i, j, c_of[size_t(bt)], bias.host, red.node);
+      };
+      ReductionReport report;
+      why << check_reduction(red, def.batch(), r.m, r.n, red.along == ReduceAlong::Rows ? ours_row_sums : ours_col_sums,
+                             exact, theirs_at, value, o.exact, report);
+      r.reductions.push_back(report);
+    }
+  }
   // The same inputs must give the same bits every time: a race shows up as a launch that differs.
   for (int i = 0; i < o.repeat; ++i) {
     rt::fill_poison(d);
     rt::fill_poison(aux);
+    rt::fill_poison(row_sums);
+    rt::fill_poison(col_sums);
     kernel.launch_and_wait(caller);
     ++r.repeats;
-    r.repeats_differing += !rt::same_bits(d.download(), ours) || (saves && !rt::same_bits(aux.download(), ours_aux));
+    r.repeats_differing += !rt::same_bits(d.download(), ours) || (saves && !rt::same_bits(aux.download(), ours_aux)) ||
+                           (reduces_rows && !rt::same_bits(row_sums.download(), ours_row_sums)) ||
+                           (reduces_cols && !rt::same_bits(col_sums.download(), ours_col_sums));
   }
   if (r.repeats_differing)
     why << r.repeats_differing << " of " << r.repeats << " repeated launches differ from the first; ";
@@ -536,10 +577,16 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
         unfused_d.emplace(out_type, d_count);
         rt::fill_poison(*unfused_d);
         if (saves) unfused_aux.emplace(out_type, d_count);
-        r.baseline = std::string("cuBLAS then the epilogue as its own kernel (one pass over D") +
-                     (saves ? ", writing " + def.saved_name() + " too)" : ")");
+        std::string also;
+        if (saves) also += ", writing " + def.saved_name() + " too";
+        for (const Reduction& red : def.reductions()) also += ", reducing into " + red.name;
+        r.baseline = "cuBLAS then the epilogue as its own kernel (one pass over D" + also + ")";
       }
     }
+    // The baseline's reduction vectors, the kernel's rows' then columns' (D's stored rows are its
+    // columns where D is column-major).
+    rt::DeviceBuffer unfused_rows(rt::ElemType::F32, size_t(def.batch() * std::max(r.m, r.n)));
+    rt::DeviceBuffer unfused_cols(rt::ElemType::F32, size_t(def.batch() * std::max(r.m, r.n)));
     const auto run_unfused = [&](const void* a_ptr, const void* b_ptr) {
       cublas.gemm(a_ptr, b_ptr, unfused_d->data(), problem.in_type, out_type, r.m, r.n, r.k, problem.layouts);
       const bool transposed = problem.layouts.d_column_major;
@@ -549,9 +596,11 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
         const char* c_at = c_node ? static_cast<const char*>(c.buffer.data()) +
                                         stored_index(def, *c_node, 0, 0, bt) * rt::elem_bytes(c.buffer.type())
                                   : nullptr;
+        const int64_t stored_rows = transposed ? r.n : r.m, stored_cols = transposed ? r.m : r.n;
         rt::run_unfused_epilogue(unfused, static_cast<char*>(unfused_d->data()) + offset, c_at, bias.buffer.data(),
-                                 transposed ? r.n : r.m, transposed ? r.m : r.n, problem.layouts.ldd,
-                                 problem.layouts.ldc, aux_at);
+                                 stored_rows, stored_cols, problem.layouts.ldd, problem.layouts.ldc, aux_at, nullptr,
+                                 static_cast<float*>(unfused_rows.data()) + bt * stored_rows,
+                                 static_cast<float*>(unfused_cols.data()) + bt * stored_cols);
       }
     };
     auto times = rt::interleaved_median_ms(
@@ -624,6 +673,10 @@ std::string format_report(const CheckReport& r) {
      << "error vs fp64:     " << r.error_vs_host << " (bound " << r.bound << ", cuBLAS's own " << r.cublas_error_vs_host
      << ")\n"
      << "unwritten:         " << r.unwritten << "\n";
+  for (const ReductionReport& red : r.reductions)
+    os << "reduction " << red.name << ": error vs fp64 " << red.error_vs_host << " (cuBLAS's sums " << red.cublas_error_vs_host
+       << ", at " << red.sampled << " elements), vs cuBLAS's sums " << red.error_vs_cublas << " (every element; "
+       << "errors relative to the sum of the terms' magnitudes)\n";
   if (r.repeats > 0)
     os << "repeated launches: " << r.repeats << ", " << r.repeats_differing << " differing from the first\n";
   if (r.ms > 0)

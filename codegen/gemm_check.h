@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/emit.h"
+#include "codegen/reduction_check.h"
 #include "runtime/jit.h"
 
 namespace gg::rt {
@@ -72,6 +73,7 @@ struct CheckReport {
   // a disk-cache hit plus load (0: no writable cache); the host time of one cached launch.
   double jit_codegen_ms = 0, jit_compile_ms = 0, jit_load_ms = 0, jit_cached_ms = 0, launch_host_us = 0;
   int repeats = 0, repeats_differing = 0;  // the repeated launches, and those not bit-identical to the first
+  std::vector<ReductionReport> reductions;  // each reduction's vector, judged
 };
 
 // The definition's epilogue ops, in their order, on one fp32-accumulated value (in double);

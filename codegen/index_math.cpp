@@ -39,6 +39,21 @@ class IndexBuilder {
     columns(ix_.group);
     fragment_pair(ix_.pair, n_.staged);
     bounds_and_indices();
+    if (n_.reduce) partials(*n_.reduce);
+  }
+
+  // A reducing store's workspace partials: a row's at the tile slot's float of the tile row, a
+  // column's in the warp's partial row of the tile's columns.
+  void partials(const ReduceInto& r) const {
+    GG_INTERNAL_CHECK(!n_.staged, "a reducing epilogue store is not staged");
+    if (r.along == EpilogueReduction::Along::Rows) {
+      ix_.partial_row = r.tile_floats + n_.warpgroup * imm(n_.warpgroup_rows) + var("b") * imm(n_.mma_m) +
+                        var("lane_row") + imm(8) * var("h");
+      return;
+    }
+    const ExprPtr warp = (tid() - imm(r.first_thread)) / imm(32);
+    for (int e = 0; e < 2; ++e)
+      ix_.partial_col[size_t(e)] = r.tile_floats + warp * imm(r.tile_n) + var("c") + imm(e);
   }
 
   // A warp's 16x16 block of columns 16 jj.. is four 8x8 matrices: (group 2 jj, rows +0), (2 jj,

@@ -300,10 +300,17 @@ class Dumper : public Visitor {
          workspace(n.ws) + " slot=" + to_c(n.slot) + " split=" + to_c(n.split) + " first_thread=" +
          std::to_string(n.first_thread));
   }
-  void visit_SplitKTicket(const SplitKTicket& n) override {
-    line("SplitKTicket " + n.result + " = last of " + std::to_string(n.ws.splits) + " on slot=" + to_c(n.slot) +
-         " barrier=" + to_c(n.barrier) + " threads=" + std::to_string(n.ws.threads) + " from " +
+  void visit_TileTicket(const TileTicket& n) override {
+    line("TileTicket " + n.result + " = last of " + to_c(n.arrivals) + " on counter " + to_c(n.counter) +
+         " barrier=" + to_c(n.barrier) + " threads=" + std::to_string(n.threads) + " from " +
          std::to_string(n.first_thread) + (n.when ? " when " + to_c(n.when) : std::string()));
+  }
+  void visit_ReductionCombine(const ReductionCombine& n) override {
+    line(std::string("ReductionCombine ") + n.out + "[" + to_c(n.out_offset) + " + " + to_c(n.element0) + " + i], i < " +
+         std::to_string(n.elements) + ", below " + to_c(n.limit) + " = sum over t < " + to_c(n.slots_in_band) +
+         " of slot " + to_c(n.first_slot) + " + t * " + to_c(n.slot_stride) + " (" + std::to_string(n.ws.slot_floats()) +
+         " floats), " + std::to_string(n.parts) + " part(s) from float " + std::to_string(n.part0) + " stride " +
+         std::to_string(n.part_stride) + "; threads " + std::to_string(n.threads) + " from " + std::to_string(n.first_thread));
   }
   void visit_PartialReduce(const PartialReduce& n) override {
     line("PartialReduce " + n.accumulator + " = sum over splits of " + workspace(n.ws) + " slot=" + to_c(n.slot) +
@@ -445,7 +452,15 @@ class Dumper : public Visitor {
       if (ix.inside[e]) text += " inside " + to_c(ix.inside[e]) + ";";
       if (ix.d_element[e]) text += " D at " + to_c(ix.d_element[e]) + ";";
       if (ix.c_element[e]) text += " C at " + to_c(ix.c_element[e]) + ";";
+      if (ix.partial_col[e]) text += " column partial at " + to_c(ix.partial_col[e]) + ";";
       if (!text.empty()) line("  value " + std::to_string(e) + ":" + text);
+    }
+    if (n.reduce) {
+      std::string masks;
+      for (int m : n.reduce->lane_masks) masks += " " + std::to_string(m);
+      line(std::string("  reduces ") + (n.reduce->along == EpilogueReduction::Along::Rows ? "rows" : "columns") +
+           (n.reduce->squares ? " (squares)" : "") + " over lanes xor" + masks +
+           (ix.partial_row ? "; row partial at " + to_c(ix.partial_row) : std::string()));
     }
   }
   void visit_TmemAlloc(const TmemAlloc& n) override {

@@ -27,7 +27,7 @@ namespace gg::kir {
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadScaleFactors) X(PromoteAccumulator)  \
   X(EpilogueStore)                                                                             \
-  X(PartialStore) X(SplitKTicket) X(PartialReduce)                                              \
+  X(PartialStore) X(TileTicket) X(PartialReduce) X(ReductionCombine)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
@@ -328,6 +328,55 @@ struct EpilogueOp {
   bool reads_c() const { return kind == Kind::AddScaled || kind == Kind::ActGrad; }
 };
 
+// A reduction of the epilogue's values into a side vector (Definition::add_reduction): along rows,
+// one fp32 per row of D, the sum over its columns (of the values, or of their squares); along
+// columns, one per column. The values are those after the first `after` ops, in fp32, unrounded.
+struct EpilogueReduction {
+  enum class Along { Rows, Cols };
+  Along along = Along::Rows;
+  bool squares = false;
+  int after = 0;
+};
+// A reduction's global workspace: per output tile slot (as split-K's: batch, m tile, n tile),
+// `row_floats` partial row sums (one per tile row) then `col_floats` partial column sums (one per
+// tile column for each warp holding the tile); then two 32-bit ticket counters per slot: the row
+// bands' (batch x m tiles of them), then the column bands'. Zero between launches.
+struct ReductionWorkspace {
+  int64_t slots = 0;      // for the planned problem
+  ExprPtr slot_count;     // as the kernel counts them
+  int row_floats = 0, col_floats = 0;
+  int64_t slot_floats() const { return int64_t(row_floats) + col_floats; }
+  int64_t bytes() const { return slots * (slot_floats() * 4 + 8); }
+  ExprPtr count() const { return slot_count ? slot_count : imm(slots); }
+  ExprPtr tickets_at() const { return count() * imm(slot_floats()); }  // in 32-bit words
+};
+// What an EpilogueStore that reduces (EpilogueStore::reduce) does with its values: each thread sums
+// its values of a row (column) in registers, the lanes holding the same row (column) add theirs by
+// shuffles over `lane_masks` (xor), and one lane stores the sum at the partial's workspace float.
+struct ReduceInto {
+  EpilogueReduction::Along along = EpilogueReduction::Along::Rows;
+  bool squares = false;
+  std::vector<int> lane_masks;  // rows: 1, 2 (a quad holds a row); columns: 4, 8, 16
+  ExprPtr tile_floats;          // the workspace float of this tile slot's first partial
+  int tile_n = 0;               // columns: the partial rows' length
+  int first_thread = 0;         // columns: the warp's partial row is (threadIdx.x - first_thread) / 32
+};
+// The last CTA of a band adds up the band's partials, in slot order (and warp order), for each of
+// its `elements` rows (columns) from `element0` below `limit`, and stores each sum, fp32, at
+// `out` + `out_offset` + the row (column). Slot t of the band is `first_slot` + t `slot_stride`,
+// t < `slots_in_band`; each holds `parts` partials per element, `part_stride` floats apart, the
+// first at `part0` within the slot. Threads [first_thread, first_thread + threads) share the work.
+struct ReductionCombine : NodeOf<NodeKind::ReductionCombine> {
+  ReductionWorkspace ws;
+  EpilogueReduction::Along along = EpilogueReduction::Along::Rows;
+  ExprPtr first_slot, slot_stride, slots_in_band;
+  int parts = 1, part_stride = 0, part0 = 0;
+  int elements = 0;
+  ExprPtr element0, limit, out_offset;
+  std::string out;  // "args.row_reduction" or "args.col_reduction"
+  int threads = 128, first_thread = 0;
+};
+
 // Which accumulator values a thread holds in registers. Wgmma: wgmma's fragment (rows lane/4 and
 // lane/4 + 8 of each 16-row quarter of a 64-row block, column pairs); all columns of the tile.
 // TmemLanes: what tcgen05.ld.32x32b loaded from a TMEM accumulator of `mma_m`-row MMA blocks:
@@ -355,6 +404,11 @@ struct EpilogueIndex {
   // Per value e of the pair (after the pair's lets): whether it lies inside D, its element of D
   // (unstaged) and of C (beta * C from global memory); nullptr where not used.
   std::array<ExprPtr, 2> inside, d_element, c_element;
+  // A reducing store (EpilogueStore::reduce): the workspace float of this thread's partial sum of
+  // its row of block b, half h (over the thread's lets and b, h), or of value e of its column pair
+  // (over the group's lets).
+  ExprPtr partial_row;
+  std::array<ExprPtr, 2> partial_col;
 };
 
 // Applies `ops` to the accumulator fragments of this thread in columns [col_begin, col_begin +
@@ -392,6 +446,8 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   // mirrored box of the row-major D, where its columns are D's rows
   bool mirror = false;
   bool c_staged = false;          // AddScaled / ActGrad read C from the staging buffer (a TMA load put it there)
+  // Set: the values are not stored but reduced into a workspace partial (unstaged, wgmma fragment)
+  std::optional<ReduceInto> reduce;
   bool column_major = false;      // unstaged: D and C at [col * ld + row], not [row * ld + col]
   ExprPtr ld, c_ld;               // unstaged: elements between stored rows of D and of C
   ExprPtr d_offset, c_offset;     // elements from args.d / args.c to this tile's matrix; nullptr: 0
@@ -424,15 +480,18 @@ struct PartialStore : NodeOf<NodeKind::PartialStore> {
   SplitKWorkspace ws;
   ExprPtr slot, split;
 };
-// After every thread stored its partial sums (a barrier before this), the first thread takes a
-// ticket on the slot's counter; all threads learn at named barrier `barrier` (a reduction)
-// whether it was the slot's last ticket, in `result` (a bool the epilogue's guard reads). The
-// last resets the counter for the next launch. With `when` (CTA-uniform) zero, no ticket is
-// taken and `result` is true: the tile is not shared (split_k ... tail's whole tiles).
-struct SplitKTicket : NodeOf<NodeKind::SplitKTicket> {
-  SplitKWorkspace ws;
-  int first_thread = 0;
-  ExprPtr slot, barrier, when;
+// After every thread holding the tile stored its share of a result shared between CTAs (a barrier
+// before this), the first thread takes a ticket on the 32-bit counter `counter` (words from the
+// workspace's start; `counters` of them exist past `counter_base`); all `threads` threads learn at
+// named barrier `barrier` (a reduction) whether it was the `arrivals`-th, in `result` (a bool the
+// guard after reads). The last resets the counter for the next launch. With `when` (CTA-uniform)
+// zero, no ticket is taken and `result` is true: the tile is not shared (split_k ... tail's whole
+// tiles). Split-K's counters are per output tile; a reduction's per row (column) band.
+struct TileTicket : NodeOf<NodeKind::TileTicket> {
+  ExprPtr counter, arrivals;
+  ExprPtr counter_base, counters;  // the counters' region, for the simulator's bounds check
+  int threads = 128, first_thread = 0;
+  ExprPtr barrier, when;
   std::string result = "split_last";
 };
 // The accumulator becomes the sum of every split's partial sums of the slot, added in split order.

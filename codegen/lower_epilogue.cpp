@@ -57,6 +57,8 @@ class LowerWrite : public Mutator {
       mirror->mirror = true;
       outputs.push_back(mirror);
     }
+    // Reductions read the accumulator again after the stores, unstaged (copied before staging).
+    StmtPtr reduce = reductions(*w, *store);
     StmtPtr commit;
     if (p_.tma_store) {
       commit = staged_store(outputs, *w);
@@ -66,6 +68,7 @@ class LowerWrite : public Mutator {
       commit = block(each);
     }
     StmtPtr epilogue = split_k_combine(*w, commit);
+    if (reduce) epilogue = block({epilogue, reduce});
     // A persistent CTA's next tile overwrites the TMEM accumulator its epilogue just read.
     if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator(p_)});
     return epilogue;
@@ -103,10 +106,13 @@ class LowerWrite : public Mutator {
     auto meet = std::make_shared<NamedBarrierSync>();
     meet->id = imm(kSplitKBarrier);
     meet->threads = ws.threads;
-    auto ticket = std::make_shared<SplitKTicket>();
-    ticket->ws = ws;
+    auto ticket = std::make_shared<TileTicket>();
+    ticket->counter = ws.tickets_at() + slot;
+    ticket->arrivals = imm(ws.splits);
+    ticket->counter_base = ws.tickets_at();
+    ticket->counters = ws.slot_count ? ws.slot_count : imm(ws.slots);
+    ticket->threads = ws.threads;
     ticket->first_thread = first_thread;
-    ticket->slot = slot;
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
     StmtPtr note = comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
@@ -119,6 +125,73 @@ class LowerWrite : public Mutator {
     return block({if_then(w.split_when, block({note, store, meet})), ticket,
                   if_then(var(ticket->result),
                           block({if_then(w.split_when, reduce), std::move(epilogue)}))});
+  }
+
+  // Row and column reductions: the tile's share of each (its partial sums, from the accumulator
+  // again) goes to the workspace slot of the tile; the tiles meet and take a ticket per band; the
+  // band's last tile adds the band's shares, in slot order, into the vector.
+  StmtPtr reductions(const WriteTile& w, const EpilogueStore& store) const {
+    const EpiloguePlan& plan = p_.epilogue;
+    if (plan.reductions.empty()) return nullptr;
+    GG_INTERNAL_CHECK(p_.accumulator == Place::Registers && !w.row_end, "a reduction of a TMEM accumulator or a group");
+    const ReductionWorkspace& ws = plan.reduction_workspace;
+    const ExprPtr tiles_m = tile_count(p_, Root::M), tiles_n = tile_count(p_, Root::N);
+    const ExprPtr row_band = w.batch ? w.batch * tiles_m + w.m_tile : w.m_tile;
+    const ExprPtr col_band = w.batch ? w.batch * tiles_n + w.n_tile : w.n_tile;
+    const ExprPtr slot = row_band * tiles_n + w.n_tile;
+    const int first_thread = role_.first_warpgroup * kWarpgroupThreads;
+    const int threads = warpgroups_per_tile(p_) * kWarpgroupThreads;
+    std::vector<StmtPtr> body = {comment("reductions: this tile's partial sums to the workspace, then a ticket per band")};
+    std::vector<StmtPtr> finish;
+    for (const EpilogueReduction& r : plan.reductions) {
+      const bool rows = r.along == EpilogueReduction::Along::Rows;
+      auto share = std::make_shared<EpilogueStore>(store);
+      share->ops.resize(size_t(r.after));
+      ReduceInto into;
+      into.along = r.along;
+      into.squares = r.squares;
+      into.lane_masks = rows ? std::vector<int>{1, 2} : std::vector<int>{4, 8, 16};
+      into.tile_floats = wide(slot) * imm(ws.slot_floats()) + imm(rows ? 0 : ws.row_floats);
+      into.tile_n = p_.tile_n;
+      into.first_thread = first_thread;
+      share->reduce = into;
+      body.push_back(share);
+      auto ticket = std::make_shared<TileTicket>();
+      ticket->counter_base = ws.tickets_at() + (rows ? imm(0) : ws.count());
+      ticket->counter = ticket->counter_base + (rows ? row_band : col_band);
+      ticket->counters = ws.count();
+      ticket->arrivals = rows ? tiles_n : tiles_m;
+      ticket->threads = threads;
+      ticket->first_thread = first_thread;
+      ticket->barrier = imm(kSplitKBarrier);
+      ticket->result = rows ? "rows_last" : "cols_last";
+      auto combine = std::make_shared<ReductionCombine>();
+      combine->ws = ws;
+      combine->along = r.along;
+      combine->first_slot = rows ? row_band * tiles_n : (w.batch ? w.batch * tiles_m * tiles_n : imm(0)) + w.n_tile;
+      combine->slot_stride = rows ? imm(1) : tiles_n;
+      combine->slots_in_band = rows ? tiles_n : tiles_m;
+      combine->parts = rows ? 1 : threads / 32;  // a partial row per warp
+      combine->part_stride = rows ? 0 : p_.tile_n;
+      combine->part0 = rows ? 0 : ws.row_floats;
+      combine->elements = rows ? p_.tile_m : p_.tile_n;
+      combine->element0 = rows ? store.row0 : store.col0;
+      combine->limit = var(rows ? "args.m" : "args.n");
+      combine->out_offset = w.batch ? w.batch * var(rows ? "args.m" : "args.n") : imm(0);
+      combine->out = rows ? "args.row_reduction" : "args.col_reduction";
+      combine->threads = threads;
+      combine->first_thread = first_thread;
+      finish.push_back(ticket);
+      finish.push_back(if_then(var(ticket->result), combine));
+    }
+    auto meet = std::make_shared<NamedBarrierSync>();
+    meet->id = imm(kSplitKBarrier);
+    meet->threads = threads;
+    body.push_back(meet);
+    body.insert(body.end(), finish.begin(), finish.end());
+    // A cluster's CTA may hold a tile past D's edge (its pair's neighbour): it has no share of any
+    // band and takes no ticket (the condition is uniform over the CTA).
+    return if_then(w.m_tile < tiles_m && w.n_tile < tiles_n, block(body));
   }
 
   // The epilogue through the staging buffers and TMA stores: each subtile of each output (a saved

@@ -529,6 +529,15 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       if (reads_c(def.node(id)))
         not_lowered("an epilogue reading '" + def.node(def.node(id).operands[1]).name +
                     "' through C's path beside a column-major output");
+  // Reductions of the value at node `id`, after `after` ops of the chain.
+  auto reduce_at = [&](int id, size_t after) {
+    for (const Reduction& r : def.reductions())
+      if (r.node == id)
+        p.epilogue.reductions.push_back({r.along == ReduceAlong::Rows ? kir::EpilogueReduction::Along::Rows
+                                                                      : kir::EpilogueReduction::Along::Cols,
+                                         r.op == ReduceOp::SumSquares, static_cast<int>(after)});
+  };
+  reduce_at(mm.id, 0);
   int prev = mm.id;  // the epilogue is generated as a chain acc -> op -> ... -> output
   for (int id : def.epilogue()) {
     const Node& n = def.node(id);
@@ -544,6 +553,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (n.kind == OpKind::Cast && id != def.output()) not_lowered("a cast in the middle of the epilogue ('" + n.name + "')");
     if (n.kind != OpKind::Cast) p.epilogue.ops.push_back(epilogue_op(def, n));
     if (id == def.saved_output()) p.epilogue.saved_after = static_cast<int>(p.epilogue.ops.size());
+    reduce_at(id, p.epilogue.ops.size());
   }
   if (def.saved_output() == mm.id) p.epilogue.saved_after = 0;
   if (def.saved_output() >= 0) {
@@ -561,6 +571,20 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (p.target != Target::Sm90a) not_lowered("symmetric on " + std::string(target_name(p.target)));
   }
   if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
+  if (!def.reductions().empty()) {
+    const Reduction& r = def.reductions().front();
+    const std::string what = "a reduction ('" + def.node(r.node).name + "' as '" + r.name + "')";
+    if (p.epilogue.reductions.size() != def.reductions().size())
+      not_lowered(what + " off the epilogue's chain from the accumulator");
+    if (p.target != Target::Sm90a) not_lowered(what + " on " + std::string(target_name(p.target)));
+    if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
+      not_lowered(what + " with grouped problems (a group's bands are not the tile grid's)");
+    if (p.split_k > 1) not_lowered(what + " with split_k (the tile's splits hold partial sums, not its values)");
+    if (dtype_is_fp8(def.input_dtype())) not_lowered(what + " of an FP8 product");
+    if (p.ping_pong) not_lowered(what + " with ping-pong consumers (each consumer's tile would take its own ticket)");
+    if (p.epilogue.commit == EpiloguePlan::Commit::Symmetric)
+      not_lowered(what + " with symmetric (a mirrored tile's rows are another band's columns)");
+  }
   if (p.split_k > 1 && p.epilogue.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
   if (c_reads > 1 || bias_reads > 1) not_lowered("an epilogue reading more than one C or bias tensor");
@@ -636,6 +660,17 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     k.plan.epilogue.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.epilogue.workspace.bytes());
     k.plan.epilogue.workspace.slot_count = count_expr(workspace_slots(k.plan));
+  }
+  if (!p.epilogue.reductions.empty()) {
+    kir::ReductionWorkspace& ws = k.plan.epilogue.reduction_workspace;
+    ws.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
+    ws.row_floats = p.epilogue.reduction(kir::EpilogueReduction::Along::Rows) ? p.tile_m : 0;
+    ws.col_floats =
+        p.epilogue.reduction(kir::EpilogueReduction::Along::Cols) ? warpgroups_per_tile(p) * 4 * p.tile_n : 0;
+    k.launch.workspace_bytes = static_cast<uint64_t>(ws.bytes());
+    ws.slot_count = count_expr(workspace_slots(k.plan));
+    k.launch.reduces_rows = ws.row_floats > 0;
+    k.launch.reduces_cols = ws.col_floats > 0;
   }
   // The sizes compiled in, and for a kernel that reads M or N at run time how a launch sizes its
   // grid and workspace: from the tile counts the kernel itself computes.

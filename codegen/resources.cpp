@@ -136,6 +136,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   if (s.split_k_of() > 1)
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "split-K: the threads holding a tile take its ticket"});
+  else if (!s.definition().reductions().empty())
+    r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
+                                "reductions: the threads holding a tile stored its partial sums and take a band's ticket"});
   if (tmem && ws && dom.bound_to(Binding::Persistent))
     r.named_barriers.push_back({kTmemBarrier, consumers * kWarpgroupThreads,
                                 "the consumer read a tile's TMEM accumulator; the next tile's MMAs may overwrite it"});

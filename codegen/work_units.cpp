@@ -245,6 +245,10 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
     r.workspace_slots = workspace_slots(p);
     r.workspace_slot_bytes = uint64_t(p.epilogue.workspace.splits) * uint64_t(p.epilogue.workspace.tile_floats()) * 4;
   }
+  if (!p.epilogue.reductions.empty()) {  // each slot's partials and (with the 4 bytes a launch adds) two counters
+    r.workspace_slots = workspace_slots(p);
+    r.workspace_slot_bytes = uint64_t(p.epilogue.reduction_workspace.slot_floats()) * 4 + 4;
+  }
   return r;
 }
 
@@ -661,7 +665,8 @@ std::string describe_runtime_sizes(const rt::LaunchSpec& launch) {
   else
     out += "its grid as " + count(r.grid[0]) + " x " + count(r.grid[1]) + " x " + count(r.grid[2]);
   if (launch.workspace_bytes)
-    out += ", and split-K's workspace as " + count(r.workspace_slots) + " slots of " +
+    out += std::string(", and ") + (launch.reduces_rows || launch.reduces_cols ? "the reductions'" : "split-K's") + " workspace as " +
+           count(r.workspace_slots) + " slots of " +
            std::to_string(r.workspace_slot_bytes + 4) + " bytes";
   out += "\n";
   for (const rt::RuntimeSizes::Bound& b : r.bounds)

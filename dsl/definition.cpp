@@ -297,6 +297,27 @@ void Definition::set_saved_output(Tensor x, const std::string& name) {
   saved_name_ = name;
 }
 
+std::string default_reduction_name(ReduceAlong along, ReduceOp op) {
+  return std::string(along == ReduceAlong::Rows ? "Row" : "Col") + (op == ReduceOp::Sum ? "Sum" : "SumSq");
+}
+
+void Definition::add_reduction(Tensor x, ReduceAlong along, ReduceOp op, const std::string& name) {
+  const Node& n = checked(x, "add_reduction");
+  const std::string direction = along == ReduceAlong::Rows ? "rows" : "columns";
+  if (n.kind == OpKind::Input)
+    throw_user_error("bad-reduction", "add_reduction: '" + n.name + "' is an input, not a result");
+  for (const Reduction& r : reductions_)
+    if (r.along == along)
+      throw_user_error("bad-reduction", "add_reduction: '" + r.name + "' reduces along " + direction +
+                                            " already; a definition has one reduction along each");
+  const std::string named = name.empty() ? default_reduction_name(along, op) : name;
+  if (find(named) || named == saved_name_ || std::any_of(reductions_.begin(), reductions_.end(), [&](const Reduction& r) {
+        return r.name == named;
+      }))
+    throw_user_error("duplicate-name", "add_reduction: '" + named + "': tensor names must be unique and non-empty");
+  reductions_.push_back({n.id, along, op, named});
+}
+
 void Definition::check_leading_dim(const Node& n) const {
   if (n.ld == 0 || n.shape.size() != 2 || !find("acc")) return;
   const int64_t row = row_elems(*this, n);
@@ -420,6 +441,10 @@ std::string Definition::to_string() const {
       os << ") -> " << dtype_name(n.dtype);
     }
     if (id == saved_) os << "  [saved as " << saved_name_ << "]";
+    for (const Reduction& r : reductions_)
+      if (r.node == id)
+        os << "  [" << (r.op == ReduceOp::Sum ? "sum" : "sum of squares") << " along "
+           << (r.along == ReduceAlong::Rows ? "rows" : "columns") << " as " << r.name << "]";
     if (id == output_) {
       os << (output_layout_ == OutputLayout::ColumnMajor ? "  [output, column-major" : "  [output");
       if (n.ld > 0) os << ", ld=" << n.ld;

@@ -57,6 +57,23 @@ enum class OutputLayout { RowMajor, ColumnMajor };
 // A bias vector is indexed by the output row (one value per m) or column (one per n).
 enum class BiasAlong { Rows, Cols };
 
+// A reduction of an epilogue value into a side vector (QuACK's gemm_sq_reduce, the building block
+// of a fused RMS norm): along rows, one fp32 per row of the output (M of them per batch matrix,
+// the matrices' vectors one after the other), the sum over the row's N columns; along columns,
+// one per column, over its M rows. Of the values or (SumSquares) of their squares, each value in
+// fp32 as the epilogue computes it, before the output's rounding. The sums are added in a fixed
+// order: the same bits every run.
+enum class ReduceAlong { Rows, Cols };
+enum class ReduceOp { Sum, SumSquares };
+struct Reduction {
+  int node = -1;
+  ReduceAlong along = ReduceAlong::Rows;
+  ReduceOp op = ReduceOp::Sum;
+  std::string name;
+};
+// "RowSum", "RowSumSq", "ColSum", "ColSumSq": a reduction's default name
+std::string default_reduction_name(ReduceAlong along, ReduceOp op);
+
 std::string_view op_name(OpKind k);
 // CompileError `epilogue-scalar` unless v is a finite fp32 value; `op` names the call or
 // directive ("scale", "epilogue add_c"), `what` the scalar ("alpha", "beta").
@@ -138,6 +155,12 @@ class Definition {
   void set_saved_output(Tensor x, const std::string& name = "PreAct");
   int saved_output() const { return saved_; }  // the node, or -1 for none
   const std::string& saved_name() const { return saved_name_; }
+  // A reduction of `x` (the matmul, an op of the epilogue or the output) into the side vector
+  // `name` (default_reduction_name when empty); see Reduction. At most one along rows and one
+  // along columns; CompileError `bad-reduction` for an input or a second along the same
+  // direction, `duplicate-name` for a taken name.
+  void add_reduction(Tensor x, ReduceAlong along, ReduceOp op, const std::string& name = "");
+  const std::vector<Reduction>& reductions() const { return reductions_; }
   // A strided view: `ld` elements from one stored row of `t` (an input or the output) to the
   // next, at least the row's own length (row_elems). CompileError `bad-leading-dim` otherwise.
   void set_leading_dim(Tensor t, int64_t ld);
@@ -207,6 +230,7 @@ class Definition {
   int output_ = -1;
   int saved_ = -1;
   std::string saved_name_;
+  std::vector<Reduction> reductions_;
   OutputLayout output_layout_ = OutputLayout::RowMajor;
   int64_t batch_ = 1;
   bool swapped_ = false;

@@ -271,7 +271,8 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
 }
 
 EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string_view>& words) {
-  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu | drelu | dgelu | dsilu | save");
+  Line l(text, words, "epilogue scale ALPHA | add_c BETA | bias rows|cols | relu | gelu | silu | drelu | dgelu | dsilu | save | "
+                        "rowsum | rowsumsq | colsum | colsumsq");
   if (l.size() < 2) l.fail("expected an epilogue op");
   std::string_view op = words[1];
   EpilogueSpec e;
@@ -291,6 +292,11 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
   } else if (op == "save") {
     l.arity(1, 1);
     e.save = true;
+  } else if (op == "rowsum" || op == "rowsumsq" || op == "colsum" || op == "colsumsq") {
+    l.arity(1, 1);
+    e.reduce = true;
+    e.reduce_along = op.substr(0, 3) == "row" ? ReduceAlong::Rows : ReduceAlong::Cols;
+    e.reduce_op = op.size() > 6 ? ReduceOp::SumSquares : ReduceOp::Sum;
   } else if (op == "drelu" || op == "dgelu" || op == "dsilu") {
     // times the activation's derivative at the saved pre-activation, an [M,N] input read as C is
     l.arity(1, 1);
@@ -466,7 +472,21 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
   std::vector<EpilogueSpec> specs;
   EpilogueSpec save;
   save.save = true;
-  if (def.saved_output() == mm.id) specs.push_back(save);
+  // What is saved or reduced at node `id` follows the op that computes it.
+  auto after = [&](int id) {
+    if (id == def.saved_output()) specs.push_back(save);
+    for (const Reduction& r : def.reductions()) {
+      if (r.node != id || r.name != default_reduction_name(r.along, r.op)) continue;
+      EpilogueSpec e;
+      e.reduce = true;
+      e.reduce_along = r.along;
+      e.reduce_op = r.op;
+      specs.push_back(e);
+    }
+  };
+  for (const Reduction& r : def.reductions())
+    if (r.name != default_reduction_name(r.along, r.op)) return std::nullopt;  // the text names none
+  after(mm.id);
   int prev = mm.id;
   for (int id : ops) {
     const Node& n = def.node(id);
@@ -497,8 +517,9 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
       default: return std::nullopt;
     }
     specs.push_back(e);
-    if (id == def.saved_output()) specs.push_back(save);
+    after(id);
   }
+  after(def.output());
   return specs;
 }
 
@@ -538,6 +559,11 @@ std::string print_schedule(const Schedule& s) {
       os << "epilogue ";
       if (e.save) {
         os << "save\n";
+        continue;
+      }
+      if (e.reduce) {  // a swapped definition's rows are the problem's columns
+        os << ((e.reduce_along == ReduceAlong::Rows) != swapped ? "row" : "col")
+           << (e.reduce_op == ReduceOp::Sum ? "sum" : "sumsq") << "\n";
         continue;
       }
       switch (e.kind) {
@@ -633,8 +659,10 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
     // D^T = epilogue(B * A^T): the caller's rows are the kernel's columns, so a bias along them
     // runs along the other side.
     std::vector<EpilogueSpec> exchanged = epilogue;
-    for (auto& e : exchanged)
+    for (auto& e : exchanged) {
       if (e.kind == OpKind::AddBias) e.along = e.along == BiasAlong::Rows ? BiasAlong::Cols : BiasAlong::Rows;
+      if (e.reduce) e.reduce_along = e.reduce_along == ReduceAlong::Rows ? ReduceAlong::Cols : ReduceAlong::Rows;
+    }
     Definition def = make_definition(n, m, k, in, out, exchanged, swapped_layout(layout), false);
     def.set_swapped(true);
     return def;
@@ -650,6 +678,10 @@ Definition make_definition(int64_t m, int64_t n, int64_t k, DType in, DType out,
   for (const auto& e : epilogue) {
     if (e.save) {
       def.set_saved_output(x, fresh("PreAct"));
+      continue;
+    }
+    if (e.reduce) {
+      def.add_reduction(x, e.reduce_along, e.reduce_op, default_reduction_name(e.reduce_along, e.reduce_op));
       continue;
     }
     switch (e.kind) {

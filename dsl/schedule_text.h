@@ -47,6 +47,11 @@ struct EpilogueSpec {
   // `epilogue save`: no op; the value so far is also stored, to a second output PreAct laid out as
   // D (Definition::set_saved_output)
   bool save = false;
+  // `epilogue rowsum | rowsumsq | colsum | colsumsq`: no op; the values so far are reduced into a
+  // side vector (Definition::add_reduction)
+  bool reduce = false;
+  ReduceAlong reduce_along = ReduceAlong::Rows;
+  ReduceOp reduce_op = ReduceOp::Sum;
   bool operator==(const EpilogueSpec&) const = default;
 };
 

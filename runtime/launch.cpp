@@ -191,6 +191,7 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
   GemmProblem p = problem;
   std::swap(p.a, p.b);
   std::swap(p.m, p.n);
+  std::swap(p.row_reduction, p.col_reduction);
   p.layouts = exchange_operands(problem.layouts);
   return p;
 }
@@ -215,8 +216,19 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   if (spec_.writes_aux && problem.aux == nullptr)
     throw CudaError(describe() + ": the kernel stores a saved second output (GemmProblem::aux, device memory of D's "
                     "type laid out as D)");
+  // Named in the caller's orientation: a swapped kernel's rows are the caller's columns.
+  for (const bool rows : {true, false}) {
+    const bool callers_rows = rows != spec_.swapped;
+    if ((rows ? spec_.reduces_rows : spec_.reduces_cols) &&
+        (rows ? problem.row_reduction : problem.col_reduction) == nullptr)
+      throw CudaError(describe() + ": the kernel reduces along " + (callers_rows ? "rows" : "columns") +
+                      " (GemmProblem::" + (callers_rows ? "row_reduction" : "col_reduction") +
+                      ", device memory, fp32, " + (callers_rows ? "[batch][M])" : "[batch][N])"));
+  }
   GgGemmArgs args{};
   args.aux = problem.aux;
+  args.row_reduction = problem.row_reduction;
+  args.col_reduction = problem.col_reduction;
   args.a = problem.a;
   args.b = problem.b;
   args.c = problem.c;

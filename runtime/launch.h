@@ -44,6 +44,10 @@ struct GemmProblem {
   const float* scale_b = nullptr;
   // A saved second output (LaunchSpec::writes_aux): [M, N] of out_type, laid out as D.
   void* aux = nullptr;
+  // Reductions (LaunchSpec::reduces_rows, reduces_cols): device memory, fp32, [batch][M] and
+  // [batch][N], in the caller's orientation.
+  float* row_reduction = nullptr;
+  float* col_reduction = nullptr;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and

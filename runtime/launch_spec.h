@@ -159,6 +159,10 @@ struct LaunchSpec {
   bool writes_aux = false;
   // D = A * A^T: the kernel reads A as both operands (a launch passes A's pointer as B's).
   bool symmetric = false;
+  // The kernel reduces its values into side vectors, fp32, [batch][M] along rows and [batch][N]
+  // along columns (GgGemmArgs::row_reduction, col_reduction), which a launch must pass. In the
+  // kernel's orientation: a swapped kernel's row sums are the caller's column sums.
+  bool reduces_rows = false, reduces_cols = false;
   // Sizes read at run time: `grid` and `workspace_bytes` above are for the planned problem, and a
   // launch sizes its own from these (launch_grid, launch_workspace_bytes).
   RuntimeSizes sizes;

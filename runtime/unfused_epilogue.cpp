@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
+#include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
 #include "runtime/driver_api.h"
 #include "runtime/jit.h"
@@ -31,6 +33,9 @@ struct Args {
   int vector;  // 16-byte pieces of D (and C) per thread: rows, strides and pointers allow it
   int save_after;
   Op ops[kMaxOps];
+  float* row_sums;  // reductions (after >= 0): [rows], [cols]
+  float* col_sums;
+  int row_after, row_squares, col_after, col_squares;
 };
 
 // Types and kinds as numbered above and in UnfusedOp (Activation's order: none, relu, gelu, silu).
@@ -43,6 +48,8 @@ struct Args {
   int d_type, c_type, bias_type, op_count;
   int vector, save_after;
   Op ops[8];
+  float* row_sums; float* col_sums;
+  int row_after, row_squares, col_after, col_squares;
 };
 
 __device__ float load(const void* base, long long i, int type) {
@@ -56,11 +63,18 @@ __device__ float act_grad(int which, float x) {
        : which == 3 ? gg::dev::silu_grad(x) : 1.0f;
 }
 
+// What the reductions add for one value: its term (or 0) for the row's sum and the column's.
+struct Terms { float row, col; };
+__device__ void reduce_at(const Args& a, int o, float v, Terms& t) {
+  if (o == a.row_after) t.row = a.row_squares ? v * v : v;
+  if (o == a.col_after) t.col = a.col_squares ? v * v : v;
+}
 // The ops on one value, `c` its element of C; the value after the first save_after of them goes
-// to `saved`.
-__device__ float apply(const Args& a, float v, long long row, long long col, float c, float& saved) {
+// to `saved`, the reductions' terms to `t`.
+__device__ float apply(const Args& a, float v, long long row, long long col, float c, float& saved, Terms& t) {
   for (int o = 0; o < a.op_count; ++o) {
     if (o == a.save_after) saved = v;
+    reduce_at(a, o, v, t);
     const Op op = a.ops[o];
     switch (op.kind) {
       case 0: v *= op.scalar; break;
@@ -72,7 +86,13 @@ __device__ float apply(const Args& a, float v, long long row, long long col, flo
     }
   }
   if (a.op_count == a.save_after) saved = v;
+  reduce_at(a, a.op_count, v, t);
   return v;
+}
+// The warp's sum of `v` to `at` (lanes whose `mine` is false add 0).
+__device__ void warp_add(float* at, float v) {
+  for (int mask = 16; mask > 0; mask /= 2) v += __shfl_xor_sync(0xffffffffu, v, mask);
+  if (threadIdx.x % 32 == 0) atomicAdd(at, v);
 }
 
 // One 16-byte piece of D per thread (8 16-bit values or 4 f32), C's alike (C has D's type), and
@@ -82,7 +102,8 @@ __device__ float unpack(unsigned word, int half, int type) {
                    : (half ? gg::dev::unpack_hi_f16(word) : gg::dev::unpack_lo_f16(word));
 }
 
-__device__ void vector_piece(const Args& a, long long row, long long col) {
+// The piece's row term goes to `row_term`; its column terms are added to col_terms[0..7].
+__device__ void vector_piece(const Args& a, long long row, long long col, float& row_term, float* col_terms) {
   const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
   const long long bytes = a.d_type == 2 ? 4 : 2;
   uint4 bits = *reinterpret_cast<const uint4*>(static_cast<const char*>(a.d) + at * bytes), kept = bits;
@@ -94,15 +115,22 @@ __device__ void vector_piece(const Args& a, long long row, long long col) {
   if (a.d_type == 2) {
     for (int j = 0; j < 4; ++j) {
       float saved = 0.0f;
-      words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, __uint_as_float(c_words[j]), saved));
+      Terms t = {0.0f, 0.0f};
+      words[j] = __float_as_uint(apply(a, __uint_as_float(words[j]), row, col + j, __uint_as_float(c_words[j]), saved, t));
       saved_words[j] = __float_as_uint(saved);
+      row_term += t.row;
+      col_terms[j] += t.col;
     }
   } else {
     for (int j = 0; j < 4; ++j) {
       const float lo = unpack(words[j], 0, a.d_type), hi = unpack(words[j], 1, a.d_type);
       float s0 = 0.0f, s1 = 0.0f;
-      const float x = apply(a, lo, row, col + 2 * j, unpack(c_words[j], 0, a.d_type), s0);
-      const float y = apply(a, hi, row, col + 2 * j + 1, unpack(c_words[j], 1, a.d_type), s1);
+      Terms t0 = {0.0f, 0.0f}, t1 = {0.0f, 0.0f};
+      const float x = apply(a, lo, row, col + 2 * j, unpack(c_words[j], 0, a.d_type), s0, t0);
+      const float y = apply(a, hi, row, col + 2 * j + 1, unpack(c_words[j], 1, a.d_type), s1, t1);
+      row_term += t0.row + t1.row;
+      col_terms[2 * j] += t0.col;
+      col_terms[2 * j + 1] += t1.col;
       words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(x, y) : gg::dev::pack2_f16(x, y);
       saved_words[j] = a.d_type == 0 ? gg::dev::pack2_bf16(s0, s1) : gg::dev::pack2_f16(s0, s1);
     }
@@ -117,24 +145,42 @@ __device__ void store(void* base, long long at, int type, float v) {
   else gg::dev::store_f32(base, at, v);
 }
 
+// Each thread a piece of columns, walking rows gridDim.y apart: a row's terms meet across the
+// warp and by atomicAdd; a column's across the thread's rows, then by atomicAdd.
 extern "C" __global__ void __launch_bounds__(256) gg_unfused_epilogue(const __grid_constant__ Args a) {
+  float col_terms[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (a.vector) {
     const long long per_piece = a.d_type == 2 ? 4 : 8;
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * per_piece;
-    for (long long row = blockIdx.y; row < a.rows && col < a.cols; row += gridDim.y) vector_piece(a, row, col);
+    for (long long row = blockIdx.y; row < a.rows; row += gridDim.y) {
+      float row_term = 0.0f;
+      if (col < a.cols) vector_piece(a, row, col, row_term, col_terms);
+      if (a.row_after >= 0) warp_add(a.row_sums + row, row_term);
+    }
+    if (a.col_after >= 0 && col < a.cols)
+      for (int j = 0; j < per_piece; ++j) atomicAdd(a.col_sums + col + j, col_terms[j]);
     return;
   }
   for (long long row = blockIdx.y; row < a.rows; row += gridDim.y) {
+    float row_term = 0.0f;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const long long col = (static_cast<long long>(blockIdx.x) * 4 + j) * blockDim.x + threadIdx.x;
       if (col >= a.cols) continue;
       const long long at = row * a.ldd + col, c_at = row * a.ldc + col;
       float saved = 0.0f;
+      Terms t = {0.0f, 0.0f};
       const float c = a.c != nullptr ? load(a.c, c_at, a.c_type) : 0.0f;
-      store(a.d, at, a.d_type, apply(a, load(a.d, at, a.d_type), row, col, c, saved));
+      store(a.d, at, a.d_type, apply(a, load(a.d, at, a.d_type), row, col, c, saved, t));
       if (a.save_after >= 0) store(a.aux, at, a.d_type, saved);
+      row_term += t.row;
+      col_terms[j] += t.col;
     }
+    if (a.row_after >= 0) warp_add(a.row_sums + row, row_term);
+  }
+  for (int j = 0; j < 4 && a.col_after >= 0; ++j) {
+    const long long col = (static_cast<long long>(blockIdx.x) * 4 + j) * blockDim.x + threadIdx.x;
+    if (col < a.cols) atomicAdd(a.col_sums + col, col_terms[j]);
   }
 }
 )";
@@ -165,15 +211,30 @@ CompiledKernel compile_unfused_epilogue_kernel(const std::string& arch) {
 }
 
 void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, const void* bias, int64_t rows,
-                          int64_t cols, int64_t ldd, int64_t ldc, void* aux, cudaStream_t stream) {
+                          int64_t cols, int64_t ldd, int64_t ldc, void* aux, cudaStream_t stream, float* row_sums,
+                          float* col_sums) {
   if (e.ops.size() > size_t(kMaxOps))
     throw std::invalid_argument("run_unfused_epilogue: " + std::to_string(e.ops.size()) + " ops; at most " +
                                 std::to_string(kMaxOps));
   if (e.save_after > static_cast<int>(e.ops.size()) || (e.save_after >= 0 && aux == nullptr))
     throw std::invalid_argument("run_unfused_epilogue: a saved output after op " + std::to_string(e.save_after) +
                                 " of " + std::to_string(e.ops.size()) + (aux ? "" : " with no aux pointer"));
+  for (const auto& [r, sums, what] : {std::tuple{e.rows, row_sums, "row"}, std::tuple{e.cols, col_sums, "column"}})
+    if (r.after > static_cast<int>(e.ops.size()) || (r.after >= 0 && sums == nullptr))
+      throw std::invalid_argument(std::string("run_unfused_epilogue: a ") + what + " reduction after op " +
+                                  std::to_string(r.after) + " of " + std::to_string(e.ops.size()) +
+                                  (sums ? "" : " with no vector"));
+  // The sums meet by atomicAdd: from zero.
+  if (e.rows.after >= 0) check_cuda(cudaMemsetAsync(row_sums, 0, size_t(rows) * 4, stream), "zeroing the row sums");
+  if (e.cols.after >= 0) check_cuda(cudaMemsetAsync(col_sums, 0, size_t(cols) * 4, stream), "zeroing the column sums");
   Args args{};
   args.d = d;
+  args.row_sums = row_sums;
+  args.col_sums = col_sums;
+  args.row_after = e.rows.after;
+  args.row_squares = e.rows.squares;
+  args.col_after = e.cols.after;
+  args.col_squares = e.cols.squares;
   bool reads_c = false;
   for (const UnfusedOp& op : e.ops)
     reads_c = reads_c || op.kind == UnfusedOp::Kind::AddC || op.kind == UnfusedOp::Kind::ActivationGrad;
@@ -203,8 +264,11 @@ void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, cons
                     ? 1
                     : 0;
   const int64_t per_block = args.vector ? kThreads * per_piece : kThreads * kPerThread;
-  launch_function(unfused_kernel(), static_cast<unsigned>((cols + per_block - 1) / per_block),
-                  static_cast<unsigned>(std::min<int64_t>(rows, 65535)), kThreads, &args, stream,
+  const int64_t blocks_x = (cols + per_block - 1) / per_block;
+  // A column reduction adds each thread's sums once: a few waves of blocks, each walking many rows.
+  const int64_t rows_apart = e.cols.after >= 0 ? std::max<int64_t>(1, 2048 / blocks_x) : 65535;
+  launch_function(unfused_kernel(), static_cast<unsigned>(blocks_x),
+                  static_cast<unsigned>(std::min<int64_t>(rows, rows_apart)), kThreads, &args, stream,
                   "run_unfused_epilogue");
 }
 

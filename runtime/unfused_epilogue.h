@@ -25,6 +25,14 @@ struct UnfusedEpilogue {
   // A saved output (the pre-activation): the values after the first save_after ops also go to
   // `aux`, laid out as D (-1: none).
   int save_after = -1;
+  // Reductions into fp32 vectors in the same pass (rows: one per row of D as stored, columns: one
+  // per column): of the values after the first `after` ops (-1: none), or of their squares. The
+  // sums meet by atomicAdd (the vectors zeroed first): the order, and so the last bits, vary.
+  struct Reduction {
+    int after = -1;
+    bool squares = false;
+  };
+  Reduction rows, cols;
   ElemType d = ElemType::BF16, c = ElemType::BF16, bias = ElemType::BF16;
 };
 
@@ -35,7 +43,9 @@ struct UnfusedEpilogue {
 struct CompiledKernel;
 CompiledKernel compile_unfused_epilogue_kernel(const std::string& arch);
 
+// `row_sums` and `col_sums`: the reductions' vectors ([rows] and [cols] fp32), where `e` has them.
 void run_unfused_epilogue(const UnfusedEpilogue& e, void* d, const void* c, const void* bias, int64_t rows,
-                          int64_t cols, int64_t ldd, int64_t ldc, void* aux = nullptr, cudaStream_t stream = nullptr);
+                          int64_t cols, int64_t ldd, int64_t ldc, void* aux = nullptr, cudaStream_t stream = nullptr,
+                          float* row_sums = nullptr, float* col_sums = nullptr);
 
 }  // namespace gg::rt

@@ -86,7 +86,10 @@ struct Cta {
   int64_t sync_arrived = 0, sync_generation = 0;
   std::map<int, NamedBarrier> named;
   std::map<int, NamedBarrier> wgmma_issue;  // per warpgroup: wgmma is .sync.aligned over its 4 warps
-  bool split_last = false;  // the elected thread's split-K ticket, told to the tile's threads at the barrier
+  // The elected thread's ticket, told to the tile's threads at the barrier: by the barrier's
+  // generation the ticket completes, so a warp that runs on to a second ticket does not change
+  // what a slower warp learns from the first.
+  std::map<std::pair<int64_t, int64_t>, bool> ticket_last;  // by (barrier, generation)
   bool exited = false;
   sim::TensorMemory tmem;
   std::vector<PendingCommit> commits;  // the tcgen05.commits that arrived, with their phases
@@ -246,6 +249,10 @@ class Simulator {
     d_.elem = runtime_elem(p_.out);
     d_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd, layouts_.batch,
                 layouts_.batch > 1 ? layouts_.stride_d : 0);
+    if (p_.epilogue.reduction(EpilogueReduction::Along::Rows))
+      row_reduction_.assign(static_cast<size_t>(layouts_.batch * m_), std::nanf(""));
+    if (p_.epilogue.reduction(EpilogueReduction::Along::Cols))
+      col_reduction_.assign(static_cast<size_t>(layouts_.batch * n_), std::nanf(""));
     if (p_.epilogue.saves()) {
       aux_.elem = d_.elem;
       aux_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd,
@@ -1746,6 +1753,7 @@ class Simulator {
       return true;
     }
     if (n.stmatrix) return stmatrix_store(w, n, lanes, group_begin, group_end, out);
+    if (n.reduce) return reduce_share(w, n, lanes, group_begin, group_end, out);
     for (int lane = 0; lane < kWarpSize; ++lane) {
       Bindings& at = lanes[lane];
       for (int64_t j = group_begin; j < group_end; ++j) {
@@ -1765,6 +1773,123 @@ class Simulator {
     }
     return true;
   }
+  // A reduction's share of the tile, as the printer's reducing_store adds it: each lane's values of
+  // a row (over j, then the pair's two) or of a column pair (over b, h), inside D only; then lane l
+  // adds lane l ^ mask's sum for each mask in order; lanes 0..3 of each quad (row), or of the warp
+  // (column), store the sums at their workspace partials.
+  bool reduce_share(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes, int64_t group_begin,
+                    int64_t group_end, rt::ElemType out) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    const bool rows = r.along == EpilogueReduction::Along::Rows;
+    allocate_reduction_workspace();
+    using Sums = std::array<float, kWarpSize>;
+    const auto butterfly = [&](Sums v) {
+      for (int mask : r.lane_masks) {
+        Sums next{};
+        for (int lane = 0; lane < kWarpSize; ++lane) next[size_t(lane)] = v[size_t(lane)] + v[size_t(lane ^ mask)];
+        v = next;
+      }
+      return v;
+    };
+    const auto store = [&](const Bindings& at, const ExprPtr& where, float value) {
+      const int64_t i = evaluate(where, at);
+      if (i < 0 || i >= int64_t(reduction_partials_.size())) {
+        error("a reduction stores a partial at workspace float " + std::to_string(i) + ", outside its " +
+              std::to_string(reduction_partials_.size()));
+        return;
+      }
+      reduction_partials_[size_t(i)] = value;
+    };
+    std::vector<std::array<Sums, 2>> row_sums(static_cast<size_t>(n.blocks));  // [b][h] per lane
+    for (auto& bh : row_sums) bh = {Sums{}, Sums{}};
+    for (int64_t j = group_begin; j < group_end; ++j) {
+      std::array<Sums, 2> col_sums{};
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        Bindings& at = lanes[size_t(lane)];
+        at["j"] = j;
+        bind(at, ix.group);
+        const std::array<float, 2> bias = col_bias(n, at, "col", "col1");
+        for (int b = 0; b < n.blocks; ++b)
+          for (int h = 0; h < 2; ++h) {
+            at["b"] = b;
+            at["h"] = h;
+            bind(at, ix.pair);
+            const auto regs = fragment_pair(w, n, lane, b, bound(at, "reg"));
+            if (!regs) return true;
+            const std::array<float, 2> v = pair_values(w, n, at, *regs, bias, out);
+            for (int e = 0; e < 2; ++e) {
+              if (!evaluate(ix.inside[size_t(e)], at)) continue;
+              const float term = r.squares ? v[size_t(e)] * v[size_t(e)] : v[size_t(e)];
+              float& sum = rows ? row_sums[size_t(b)][size_t(h)][size_t(lane)] : col_sums[size_t(e)][size_t(lane)];
+              sum += term;
+            }
+          }
+      }
+      if (rows) continue;
+      for (int e = 0; e < 2; ++e) {
+        const Sums total = butterfly(col_sums[size_t(e)]);
+        for (int lane = 0; lane < 4; ++lane) store(lanes[size_t(lane)], ix.partial_col[size_t(e)], total[size_t(lane)]);
+      }
+    }
+    for (int b = 0; rows && b < n.blocks; ++b)
+      for (int h = 0; h < 2; ++h) {
+        const Sums total = butterfly(row_sums[size_t(b)][size_t(h)]);
+        for (int lane = 0; lane < kWarpSize; lane += 4) {
+          Bindings& at = lanes[size_t(lane)];
+          at["b"] = b;
+          at["h"] = h;
+          store(at, ix.partial_row, total[size_t(lane)]);
+        }
+      }
+    return true;
+  }
+  void allocate_reduction_workspace() {
+    if (!reduction_partials_.empty()) return;
+    const ReductionWorkspace& ws = p_.epilogue.reduction_workspace;
+    reduction_slots_ = ws.slot_count ? evaluate(ws.slot_count, {{"args.m", m_}, {"args.n", n_}}) : ws.slots;
+    reduction_partials_.assign(static_cast<size_t>(reduction_slots_ * ws.slot_floats()), std::nanf(""));
+  }
+  // The band's last CTA: each of its elements' partials in slot order, then part order.
+  bool exec(Warp& w, Frame&, const ReductionCombine& n) {
+    const bool rows = n.along == EpilogueReduction::Along::Rows;
+    std::vector<float>& out = rows ? row_reduction_ : col_reduction_;
+    const int64_t element0 = eval(w, n.element0), limit = eval(w, n.limit), out_offset = eval(w, n.out_offset);
+    const int64_t first_slot = eval(w, n.first_slot), stride = eval(w, n.slot_stride), count = eval(w, n.slots_in_band);
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
+      if (t < 0 || t >= n.threads) continue;
+      for (int64_t i = t; i < n.elements; i += n.threads) {
+        const int64_t at = element0 + i;
+        if (at >= limit) break;
+        float sum = 0.0f;
+        for (int64_t s = 0; s < count; ++s)
+          for (int part = 0; part < n.parts; ++part) {
+            const int64_t f = (first_slot + s * stride) * n.ws.slot_floats() + n.part0 + i + int64_t(part) * n.part_stride;
+            if (f < 0 || f >= int64_t(reduction_partials_.size())) {
+              error("a reduction's combine reads workspace float " + std::to_string(f) + ", outside its " +
+                    std::to_string(reduction_partials_.size()));
+              return true;
+            }
+            if (std::isnan(reduction_partials_[size_t(f)])) {
+              error("a reduction's combine reads workspace float " + std::to_string(f) + " (slot " +
+                    std::to_string(first_slot + s * stride) + "), which no tile's share wrote");
+              return true;
+            }
+            sum += reduction_partials_[size_t(f)];
+          }
+        const int64_t o = out_offset + at;
+        if (o < 0 || o >= int64_t(out.size())) {
+          error(std::string("a reduction stores ") + n.out + "[" + std::to_string(o) + "], outside its " +
+                std::to_string(out.size()));
+          return true;
+        }
+        out[size_t(o)] = sum;
+      }
+    }
+    return true;
+  }
+
   // Registers (reg, reg + 1) of block b of `lane`, where wgmma put them.
   std::optional<std::array<float, 2>> fragment_pair(Warp& w, const EpilogueStore& n, int lane, int b, int64_t reg) {
     const int regs = w.acc_n[n.accumulator] / 2;  // per block: 4 per 8 columns
@@ -1845,7 +1970,6 @@ class Simulator {
     if (!partials_.empty()) return;
     slots_ = ws.slot_count ? evaluate(ws.slot_count, {{"args.m", m_}, {"args.n", n_}}) : ws.slots;
     partials_.assign(static_cast<size_t>(slots_ * ws.splits * ws.tile_floats()), std::nanf(""));
-    tickets_.assign(static_cast<size_t>(slots_), 0);
   }
   bool exec(Warp& w, Frame&, const PartialStore& n) {
     allocate_workspace(n.ws);
@@ -1865,30 +1989,33 @@ class Simulator {
     }
     return true;
   }
-  bool exec(Warp& w, Frame& f, const SplitKTicket& n) {
+  bool exec(Warp& w, Frame& f, const TileTicket& n) {
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
     if (!f.entered && n.when && eval(w, n.when) == 0) {  // not a shared tile: no ticket
       w.vars[n.result] = 1;
       return true;
     }
     if (!f.entered) {
-      allocate_workspace(n.ws);
       f.entered = true;
       f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
       f.value = eval(w, n.barrier);
       if (w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
-        const int64_t slot = eval(w, n.slot);
-        uint32_t& ticket = tickets_[static_cast<size_t>(slot)];  // the device's atomicAdd, then its rule
-        cta.split_last = gg::dev::split_k_ticket_is_last(ticket++, static_cast<unsigned>(n.ws.splits));
-        if (cta.split_last) ticket = 0;
+        const int64_t counter = eval(w, n.counter), base = eval(w, n.counter_base), count = eval(w, n.counters);
+        if (counter < base || counter >= base + count)
+          error("a ticket on counter " + std::to_string(counter) + ", outside the workspace's counters [" +
+                std::to_string(base) + ", " + std::to_string(base + count) + ")");
+        uint32_t& ticket = tickets_[counter];  // the device's atomicAdd, then its rule
+        const bool last = gg::dev::ticket_is_last(ticket++, static_cast<unsigned>(eval(w, n.arrivals)));
+        cta.ticket_last[{f.value, f.generation}] = last;
+        if (last) ticket = 0;
       }
-      named_arrive(w, n.barrier, n.ws.threads, "bar.red.or");
+      named_arrive(w, n.barrier, n.threads, "bar.red.or");
     }
     const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
-    w.blocked = "split-K ticket at named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) +
-                " of " + std::to_string(b.threads) + " threads arrived)";
+    w.blocked = "ticket at named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) + " of " +
+                std::to_string(b.threads) + " threads arrived)";
     if (b.generation == f.generation) return false;
-    w.vars[n.result] = cta.split_last ? 1 : 0;
+    w.vars[n.result] = cta.ticket_last[{f.value, f.generation}] ? 1 : 0;
     return true;
   }
   bool exec(Warp& w, Frame&, const PartialReduce& n) {
@@ -1922,12 +2049,13 @@ class Simulator {
   }
 
   void compare_output() {
-    for (size_t slot = 0; slot < tickets_.size(); ++slot)
-      if (tickets_[slot] != 0) {
-        error("split-K: tile slot " + std::to_string(slot) + "'s ticket counter ends at " +
-              std::to_string(tickets_[slot]) + ", not reset to 0 for the next launch");
+    for (const auto& [counter, value] : tickets_)
+      if (value != 0) {
+        error("ticket counter " + std::to_string(counter) + " ends at " + std::to_string(value) +
+              ", not reset to 0 for the next launch");
         break;
       }
+    compare_reductions();
     // A strided or batched D: the elements between its rows and matrices belong to someone else
     // and stay untouched.
     const std::vector<bool> in_d = d_.in_matrices();
@@ -2033,6 +2161,52 @@ class Simulator {
     }
   }
 
+  // Each reduction's vector against the host's sum (in double) of the reduced node's values: exact
+  // where every value and sum is a small integer (integer ops, sums below 2^24), else within 1e-5
+  // of the sum of the terms' magnitudes.
+  void compare_reductions() {
+    if (def_.reductions().empty()) return;
+    const HostMatrices none;
+    const HostMatrices& c = host_.count(c_name_) ? host_[c_name_] : none;
+    const HostMatrices& bias = host_.count(bias_name_) ? host_[bias_name_] : none;
+    const HostMatrices& av = host_[def_.node(def_.matmul_node().operands[0]).name];
+    const HostMatrices& bv = host_[def_.node(def_.matmul_node().operands[1]).name];
+    for (const Reduction& r : def_.reductions()) {
+      const bool rows = r.along == ReduceAlong::Rows;
+      const std::vector<float>& got = rows ? row_reduction_ : col_reduction_;
+      const int64_t length = rows ? m_ : n_, across = rows ? n_ : m_;
+      for (int64_t b = 0; b < p_.layouts.batch; ++b) {
+        const std::vector<float> c_b = c.matrix(b);
+        for (int64_t x = 0; x < length; ++x) {
+          double want = 0, magnitude = 0;
+          bool integral = true;
+          for (int64_t y = 0; y < across; ++y) {
+            const int64_t i = rows ? x : y, j = rows ? y : x;
+            double acc = 0;
+            for (int64_t kk = 0; kk < p_.k; ++kk)
+              acc += double(av.at(b, i, kk)) * bv.at(b, j, kk) * scale_a_at(b, i, kk) * scale_b_at(b, j, kk);
+            const double v = apply_epilogue(def_, acc, i, j, c_b, bias.values, r.node);
+            const double term = r.op == ReduceOp::SumSquares ? v * v : v;
+            want += term;
+            magnitude += std::fabs(term);
+            integral = integral && term == std::round(term);
+          }
+          const float g = got[size_t(b * length + x)];
+          const std::string at = r.name + (p_.layouts.batch > 1 ? "[" + std::to_string(b) + "]" : "") + "[" +
+                                 std::to_string(x) + "]";
+          if (std::isnan(g)) {
+            if (r_.unwritten++ == 0 && r_.first_mismatch.empty()) r_.first_mismatch = at + " never written";
+            continue;
+          }
+          const bool ok = integral && magnitude < 16777216.0 ? double(g) == want
+                                                             : std::fabs(double(g) - want) <= 1e-5 * magnitude + 1e-30;
+          if (!ok && r_.mismatches++ == 0)
+            r_.first_mismatch = at + " = " + std::to_string(g) + ", reference " + std::to_string(want);
+        }
+      }
+    }
+  }
+
   const Kernel& k_;
   const KernelPlan& p_;
   const Definition& def_;
@@ -2060,7 +2234,12 @@ class Simulator {
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;
   std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)
-  std::vector<uint32_t> tickets_;  // and one ticket counter per tile slot
+  std::map<int64_t, uint32_t> tickets_;  // ticket counters by their word in the workspace
+  // Reductions: the workspace's partials (NaN until written) and the vectors (NaN until written),
+  // [batch][M] and [batch][N].
+  std::vector<float> reduction_partials_;
+  int64_t reduction_slots_ = 0;
+  std::vector<float> row_reduction_, col_reduction_;
   std::vector<Cta> ctas_;
   std::vector<Warp> warps_;
   std::vector<PendingLoad> loads_;

@@ -35,6 +35,10 @@ struct GgGemmArgs {
   // A saved second output (Definition::set_saved_output): [M, N] in D's type, laid out as D (ldd,
   // stride_d).
   void* aux;
+  // Reductions into side vectors (Definition::add_reduction), fp32: [batch][M] row sums and
+  // [batch][N] column sums.
+  float* row_reduction;
+  float* col_reduction;
 };
 
 #define GG_GROUP_MAP_SLOTS 4

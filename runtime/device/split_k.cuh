@@ -1,9 +1,10 @@
 #ifndef GG_DEV_SPLIT_K_CUH
 #define GG_DEV_SPLIT_K_CUH
-// Split-K's hand-off between the CTAs that share an output tile: each stores its fp32 partial
-// sums to the global workspace, then one thread per CTA takes a ticket on the tile's counter;
-// the CTA holding the last ticket adds every split's partial sums (in split order: the result
-// does not depend on which CTA finished first) and writes the tile.
+// The hand-off between CTAs that share a result: split-K's CTAs of one output tile, or a row
+// reduction's tiles of one row band (a column reduction's of one column band). Each stores its fp32
+// partial sums to the global workspace, then one thread per CTA takes a ticket on the shared
+// counter; the CTA holding the last ticket adds every share (in a fixed order: the result does not
+// depend on which CTA finished first) and writes the result.
 //
 // The ticket's rule compiles for the host too: the CPU simulator runs the very same function on
 // its model of the counter, so a wrong rule fails the simulation as well. The rest is device code.
@@ -15,10 +16,10 @@
 
 namespace gg::dev {
 
-// A CTA that took ticket `taken` (the tile counter's value before its increment) of a tile shared
-// by `splits` CTAs holds the last one: every other split's partial sums are stored, so it reduces
-// and writes the tile, and puts the counter back to 0 for the next launch.
-GG_DEV_TICKET_FN bool split_k_ticket_is_last(unsigned taken, unsigned splits) { return taken + 1u == splits; }
+// A CTA that took ticket `taken` (the counter's value before its increment) of a result shared by
+// `arrivals` CTAs holds the last one: every other CTA's partial sums are stored, so it reduces and
+// writes the result, and puts the counter back to 0 for the next launch.
+GG_DEV_TICKET_FN bool ticket_is_last(unsigned taken, unsigned arrivals) { return taken + 1u == arrivals; }
 #undef GG_DEV_TICKET_FN
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -29,13 +30,13 @@ static __device__ __forceinline__ float load_partial(const float* at) { return _
 
 // Called by all `thread_count` threads holding the tile after they stored their partial sums and
 // met at named barrier `id`: `elected` takes the ticket; every thread learns (bar.red.or) whether
-// it was the last of `splits`. The last resets the counter to zero for the next launch and makes
+// it was the last of `arrivals`. The last resets the counter to zero for the next launch and makes
 // the other splits' stores visible before its loads.
-static __device__ __forceinline__ bool split_k_ticket(unsigned* counter, unsigned splits, unsigned id,
+static __device__ __forceinline__ bool tile_ticket(unsigned* counter, unsigned arrivals, unsigned id,
                                                       unsigned thread_count, bool elected) {
   unsigned last = 0;
   if (elected) {
-    last = split_k_ticket_is_last(atomicAdd(counter, 1u), splits) ? 1u : 0u;
+    last = ticket_is_last(atomicAdd(counter, 1u), arrivals) ? 1u : 0u;
     if (last) *counter = 0u;
   }
   unsigned any = 0;

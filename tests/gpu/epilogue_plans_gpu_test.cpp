@@ -219,3 +219,105 @@ TEST_CASE("symmetric A * A^T on the tiles on and above the diagonal matches cuBL
       CHECK(r.repeats_differing == 0);
     }
 }
+
+namespace {
+EpilogueSpec reduction(ReduceAlong along, ReduceOp op) {
+  EpilogueSpec e;
+  e.reduce = true;
+  e.reduce_along = along;
+  e.reduce_op = op;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("row and column reductions match fp64 and cuBLAS's sums on edge shapes, exact small integers") {
+  const EpilogueSpec row_sq = reduction(ReduceAlong::Rows, ReduceOp::SumSquares),
+                     col_sum = reduction(ReduceAlong::Cols, ReduceOp::Sum),
+                     row_sum = reduction(ReduceAlong::Rows, ReduceOp::Sum),
+                     col_sq = reduction(ReduceAlong::Cols, ReduceOp::SumSquares);
+  // v3 stores from registers, v10 stages by TMA (two consumers, a persistent CTA's several tiles);
+  // the reductions of the output, of a value mid-chain, and both directions at once.
+  for (int step : {3, 10})
+    for (Shape s : {Shape{300, 200, 136}, Shape{1, 8, 64}, Shape{129, 264, 72}, Shape{1000, 1000, 1000}})
+      for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::Gelu}, row_sq},
+                                std::vector<EpilogueSpec>{{OpKind::AddBias}, col_sum, {OpKind::Silu}},
+                                std::vector<EpilogueSpec>{row_sum, col_sq}}) {
+        CAPTURE(step);
+        CAPTURE(s.m);
+        CAPTURE(specs.size());
+        const CheckReport r = check(step, s, specs, DType::BF16, false, 2);
+        CAPTURE(r.verdict);
+        CHECK(r.passed);
+        CHECK(r.reductions.size() == (specs.size() == 2 && specs[0].reduce ? 2u : 1u));
+        CHECK(r.repeats_differing == 0);
+        for (const ReductionReport& red : r.reductions) std::cout << "  " << red.name << ": err_vs_host=" << red.error_vs_host << " vs_cublas=" << red.error_vs_cublas << "\n";
+      }
+  for (int step : {3, 10}) {
+    const CheckReport exact = check(step, {384, 264, 192}, {row_sum, col_sq}, DType::F32, true);
+    CAPTURE(exact.verdict);
+    CHECK(exact.passed);
+  }
+}
+
+TEST_CASE("a row sum of squares at 8192^3 is bit-identical over 20 launches") {
+  const CheckReport big =
+      check(10, {8192, 8192, 8192}, {reduction(ReduceAlong::Rows, ReduceOp::SumSquares)}, DType::BF16, false, 20);
+  CAPTURE(big.verdict);
+  CHECK(big.passed);
+  CHECK(big.repeats == 20);
+  CHECK(big.repeats_differing == 0);
+  REQUIRE(big.reductions.size() == 1);
+  std::cout << "8192^3 RowSumSq: err_vs_host=" << big.reductions[0].error_vs_host
+            << " cublas_err=" << big.reductions[0].cublas_error_vs_host << "\n";
+}
+
+TEST_CASE("reductions over a batch and at M read at run time") {
+  // A batch of 3: each matrix's vector after the last; M at run time: the kernel's bands follow args.m.
+  ProblemLayout batched;
+  batched.batch = 3;
+  const Definition def = make_definition(200, 328, 128, DType::BF16, DType::BF16,
+                                         {reduction(ReduceAlong::Rows, ReduceOp::SumSquares),
+                                          reduction(ReduceAlong::Cols, ReduceOp::Sum)},
+                                         batched, false);
+  CheckOptions o;
+  o.repeat = 2;
+  const CheckReport r = check_on_gpu(tutorial_schedule(10, def), o);
+  CAPTURE(r.verdict);
+  CHECK(r.passed);
+  ProblemLayout sized;
+  sized.runtime_m = true;  // (the default) one kernel for every M
+  const Definition at_any_m = make_definition(512, 512, 256, DType::BF16, DType::BF16,
+                                              {reduction(ReduceAlong::Rows, ReduceOp::Sum)}, sized, false);
+  for (const CheckReport& each : check_sizes_on_gpu(tutorial_schedule(10, at_any_m), {{1, 512}, {700, 512}, {129, 512}}, o)) {
+    CAPTURE(each.m);
+    CAPTURE(each.verdict);
+    CHECK(each.passed);
+  }
+}
+
+TEST_CASE("the unfused epilogue reduces rows and columns in the same pass") {
+  using K = rt::UnfusedOp::Kind;
+  const int64_t rows = 37, cols = 264;
+  std::vector<float> d(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < d.size(); ++i) d[i] = float(int(i % 11) - 5) * 0.5f;
+  rt::DeviceBuffer dd(rt::ElemType::BF16, d.size()), row_sums(rt::ElemType::F32, size_t(rows)),
+      col_sums(rt::ElemType::F32, size_t(cols));
+  dd.upload(d);
+  rt::UnfusedEpilogue e;
+  e.ops = {{K::Scale, 2.0}};
+  e.rows = {1, true};   // of the scaled values, squared
+  e.cols = {0, false};  // of D as it was
+  rt::run_unfused_epilogue(e, dd.data(), nullptr, nullptr, rows, cols, cols, cols, nullptr, nullptr,
+                           static_cast<float*>(row_sums.data()), static_cast<float*>(col_sums.data()));
+  const std::vector<float> r = row_sums.download(), c = col_sums.download();
+  for (int64_t i = 0; i < rows; ++i) {
+    double want = 0;
+    for (int64_t j = 0; j < cols; ++j) want += 4.0 * d[size_t(i * cols + j)] * d[size_t(i * cols + j)];
+    CHECK(r[size_t(i)] == doctest::Approx(want));
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    double want = 0;
+    for (int64_t i = 0; i < rows; ++i) want += d[size_t(i * cols + j)];
+    CHECK(c[size_t(j)] == doctest::Approx(want));
+  }
+}

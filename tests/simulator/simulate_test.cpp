@@ -555,7 +555,7 @@ TEST_CASE("simulate: split-K's partial sums, tickets and ordered reduction are c
       // A split parks its sums in another split's place.
       CHECK_FALSE(planted(rewrite<PartialStore>([](PartialStore& p) { p.split = imm(0); })).passed);
       // The ticket counts to the wrong number of splits: no CTA reduces, or one reduces early.
-      CHECK_FALSE(planted(rewrite<SplitKTicket>([](SplitKTicket& t) { t.ws.splits = 2; })).passed);
+      CHECK_FALSE(planted(rewrite<TileTicket>([](TileTicket& t) { t.arrivals = imm(2); })).passed);
     }
 }
 
