@@ -573,10 +573,10 @@ class CudaPrinter : public Visitor {
            "[i] = 0.0f;  // no MMA wrote the accumulator");
   }
 
-  // Split-K: the workspace holds [slots][splits][per_thread][threads] floats, then the tickets.
+  // Split-K: the workspace holds a record per slot, its ticket then [splits][per_thread][threads] floats.
   void workspace_locals(const SplitKWorkspace& ws, const ExprPtr& slot, int first_thread) {
     line("float* const partials = static_cast<float*>(args.workspace) + (long long)(" + to_c(slot) + ") * " +
-         num(int64_t(ws.splits) * ws.tile_floats()) + ";");
+         num(ws.record_words()) + " + 1;");
     line("const int t = threadIdx.x - " + num(first_thread) + ";");
   }
   void visit_PartialStore(const PartialStore& n) override {
@@ -613,7 +613,7 @@ class CudaPrinter : public Visitor {
     line("#pragma unroll 1");
     open("for (int t = 0; t < " + to_c(n.slots_in_band) + "; ++t)");
     line("const float* const slot = partials + (long long)(" + to_c(n.first_slot) + " + t * (" + to_c(n.slot_stride) +
-         ")) * " + num(n.ws.slot_floats()) + " + " + num(n.part0) + " + i;");
+         ")) * " + num(n.ws.record_words()) + " + " + num(2 + n.part0) + " + i;");
     if (n.parts == 1) {
       line("sum += gg::dev::load_partial(slot);");
     } else {

@@ -337,18 +337,20 @@ struct EpilogueReduction {
   bool squares = false;
   int after = 0;
 };
-// A reduction's global workspace: per output tile slot (as split-K's: batch, m tile, n tile),
-// `row_floats` partial row sums (one per tile row) then `col_floats` partial column sums (one per
-// tile column for each warp holding the tile); then two 32-bit ticket counters per slot: the row
-// bands' (batch x m tiles of them), then the column bands'. Zero between launches.
+// A reduction's global workspace: a record per output tile slot (as split-K's: batch, m tile,
+// n tile), each two 32-bit ticket counters (record b's: row band b's, column band b's; zero
+// between launches) then `row_floats` partial row sums (one per tile row) and `col_floats`
+// partial column sums (one per tile column for each warp holding the tile).
+// Records of one size: where M or N is read at run time the slots' count varies between launches
+// of one workspace, and a word that is a counter in one launch is a counter in every launch.
 struct ReductionWorkspace {
   int64_t slots = 0;      // for the planned problem
   ExprPtr slot_count;     // as the kernel counts them
   int row_floats = 0, col_floats = 0;
   int64_t slot_floats() const { return int64_t(row_floats) + col_floats; }
-  int64_t bytes() const { return slots * (slot_floats() * 4 + 8); }
+  int64_t record_words() const { return 2 + slot_floats(); }
+  int64_t bytes() const { return slots * record_words() * 4; }
   ExprPtr count() const { return slot_count ? slot_count : imm(slots); }
-  ExprPtr tickets_at() const { return count() * imm(slot_floats()); }  // in 32-bit words
 };
 // What an EpilogueStore that reduces (EpilogueStore::reduce) does with its values: each thread sums
 // its values of a row (column) in registers, the lanes holding the same row (column) add theirs by
@@ -454,22 +456,24 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   EpilogueIndex index;            // from the fields above, last in lowering
 };
 
-// Split-K's global workspace: fp32 partial sums [slots][splits][per_thread][threads] (a slot per
-// output tile of the problem, each thread's accumulator registers strided by `threads` so the
-// stores coalesce), then one 32-bit ticket counter per slot, zero between launches.
+// Split-K's global workspace: a record per slot (an output tile of the problem), its 32-bit ticket
+// counter (zero between launches) then its fp32 partial sums [splits][per_thread][threads] (each
+// thread's accumulator registers strided by `threads` so the stores coalesce). Records of one size,
+// as ReductionWorkspace's: a word that is a counter in one launch is one in every launch.
 struct SplitKWorkspace {
   int64_t slots = 0;      // for the planned problem
   ExprPtr slot_count;     // as the kernel counts them: `slots`, or of args.m / args.n read at run time
   int splits = 2, per_thread = 0, threads = 128;
   int64_t tile_floats() const { return int64_t(per_thread) * threads; }
-  int64_t partial_floats() const { return slots * splits * tile_floats(); }  // where the tickets start
-  // The float holding register `reg` of thread `thread` in split `split` of slot `slot`.
+  int64_t partial_floats() const { return slots * splits * tile_floats(); }
+  // The float holding register `reg` of thread `thread` in split `split` of slot `slot`, from the
+  // partials' start.
   int64_t partial(int64_t slot, int64_t split, int64_t reg, int64_t thread) const {
     return (slot * splits + split) * tile_floats() + reg * threads + thread;
   }
   int64_t bytes() const { return partial_floats() * 4 + slots * 4; }
-  // Where the tickets start, in floats from the workspace's start, as the kernel computes it.
-  ExprPtr tickets_at() const { return (slot_count ? slot_count : imm(slots)) * imm(splits * tile_floats()); }
+  ExprPtr count() const { return slot_count ? slot_count : imm(slots); }
+  int64_t record_words() const { return 1 + splits * tile_floats(); }
 };
 // The threads holding a tile are threadIdx.x in [first_thread, first_thread + ws.threads).
 // This thread's accumulator (`blocks` x `regs` floats) as split `split` of tile slot `slot`,
@@ -482,14 +486,15 @@ struct PartialStore : NodeOf<NodeKind::PartialStore> {
 };
 // After every thread holding the tile stored its share of a result shared between CTAs (a barrier
 // before this), the first thread takes a ticket on the 32-bit counter `counter` (words from the
-// workspace's start; `counters` of them exist past `counter_base`); all `threads` threads learn at
+// workspace's start: in one of `counters` records of `record_words`); all `threads` threads learn at
 // named barrier `barrier` (a reduction) whether it was the `arrivals`-th, in `result` (a bool the
 // guard after reads). The last resets the counter for the next launch. With `when` (CTA-uniform)
 // zero, no ticket is taken and `result` is true: the tile is not shared (split_k ... tail's whole
 // tiles). Split-K's counters are per output tile; a reduction's per row (column) band.
 struct TileTicket : NodeOf<NodeKind::TileTicket> {
   ExprPtr counter, arrivals;
-  ExprPtr counter_base, counters;  // the counters' region, for the simulator's bounds check
+  ExprPtr counters;       // records, for the simulator's bounds check
+  int64_t record_words = 1;
   int threads = 128, first_thread = 0;
   ExprPtr barrier, when;
   std::string result = "split_last";

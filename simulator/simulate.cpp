@@ -1794,9 +1794,10 @@ class Simulator {
     };
     const auto store = [&](const Bindings& at, const ExprPtr& where, float value) {
       const int64_t i = evaluate(where, at);
-      if (i < 0 || i >= int64_t(reduction_partials_.size())) {
-        error("a reduction stores a partial at workspace float " + std::to_string(i) + ", outside its " +
-              std::to_string(reduction_partials_.size()));
+      const int64_t record = p_.epilogue.reduction_workspace.record_words();
+      if (i < 0 || i >= int64_t(reduction_partials_.size()) || i % record < 2) {
+        error("a reduction stores a partial at workspace word " + std::to_string(i) + ", outside its " +
+              std::to_string(reduction_partials_.size()) + " or on a record's ticket counter");
         return;
       }
       reduction_partials_[size_t(i)] = value;
@@ -1848,7 +1849,7 @@ class Simulator {
     if (!reduction_partials_.empty()) return;
     const ReductionWorkspace& ws = p_.epilogue.reduction_workspace;
     reduction_slots_ = ws.slot_count ? evaluate(ws.slot_count, {{"args.m", m_}, {"args.n", n_}}) : ws.slots;
-    reduction_partials_.assign(static_cast<size_t>(reduction_slots_ * ws.slot_floats()), std::nanf(""));
+    reduction_partials_.assign(static_cast<size_t>(reduction_slots_ * ws.record_words()), std::nanf(""));
   }
   // The band's last CTA: each of its elements' partials in slot order, then part order.
   bool exec(Warp& w, Frame&, const ReductionCombine& n) {
@@ -1865,7 +1866,8 @@ class Simulator {
         float sum = 0.0f;
         for (int64_t s = 0; s < count; ++s)
           for (int part = 0; part < n.parts; ++part) {
-            const int64_t f = (first_slot + s * stride) * n.ws.slot_floats() + n.part0 + i + int64_t(part) * n.part_stride;
+            const int64_t f = (first_slot + s * stride) * n.ws.record_words() + 2 + n.part0 + i +
+                              int64_t(part) * n.part_stride;
             if (f < 0 || f >= int64_t(reduction_partials_.size())) {
               error("a reduction's combine reads workspace float " + std::to_string(f) + ", outside its " +
                     std::to_string(reduction_partials_.size()));
@@ -2000,10 +2002,10 @@ class Simulator {
       f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
       f.value = eval(w, n.barrier);
       if (w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
-        const int64_t counter = eval(w, n.counter), base = eval(w, n.counter_base), count = eval(w, n.counters);
-        if (counter < base || counter >= base + count)
-          error("a ticket on counter " + std::to_string(counter) + ", outside the workspace's counters [" +
-                std::to_string(base) + ", " + std::to_string(base + count) + ")");
+        const int64_t counter = eval(w, n.counter), records = eval(w, n.counters);
+        if (counter < 0 || counter >= records * n.record_words)
+          error("a ticket on word " + std::to_string(counter) + ", outside the workspace's " + std::to_string(records) +
+                " records of " + std::to_string(n.record_words) + " words");
         uint32_t& ticket = tickets_[counter];  // the device's atomicAdd, then its rule
         const bool last = gg::dev::ticket_is_last(ticket++, static_cast<unsigned>(eval(w, n.arrivals)));
         cta.ticket_last[{f.value, f.generation}] = last;
@@ -2235,7 +2237,7 @@ class Simulator {
   std::map<std::string, HostMatrices> host_;
   std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)
   std::map<int64_t, uint32_t> tickets_;  // ticket counters by their word in the workspace
-  // Reductions: the workspace's partials (NaN until written) and the vectors (NaN until written),
+  // Reductions: the workspace's records (partials NaN until written) and the vectors (NaN until written),
   // [batch][M] and [batch][N].
   std::vector<float> reduction_partials_;
   int64_t reduction_slots_ = 0;
