@@ -70,6 +70,7 @@ std::optional<AutoParams> best_auto(const Definition& def, const DeviceLimits& l
 Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o, bool swapped) {
   std::vector<EpilogueSpec> epilogue;
   if (o.alpha != 1.0) epilogue.push_back({.kind = OpKind::Scale, .scalar = o.alpha});
+  epilogue.insert(epilogue.end(), o.epilogue.begin(), o.epilogue.end());
   return make_definition(m, n, k, o.in, o.out, epilogue, o.layout, swapped);
 }
 
@@ -191,11 +192,22 @@ namespace {
 
 // The kernel gg::gemm and gemm_masked run for a problem: planned once per problem key, and shared
 // with every other problem whose plan makes the same kernel (named for its code).
+// The epilogue's part of a problem's cache key: each op as its fields.
+std::string epilogue_key(const std::vector<EpilogueSpec>& epilogue) {
+  std::string key;
+  for (const EpilogueSpec& e : epilogue)
+    key += std::to_string(int(e.kind)) + "," + std::to_string(e.scalar) + "," + std::to_string(int(e.along)) + "," +
+           std::to_string(int(e.activation)) + "," + std::to_string(int(e.save)) + "," + std::to_string(int(e.reduce)) +
+           "," + std::to_string(int(e.reduce_along)) + "," + std::to_string(int(e.reduce_op)) + ";";
+  return key;
+}
+
 const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   const std::string key = o.schedule + "|" + std::string(target_name(o.target)) + "|" + std::to_string(m) + "x" +
                           std::to_string(n) + "x" + std::to_string(k) + "|" + std::string(dtype_name(o.in)) + "|" +
                           std::string(dtype_name(o.out)) + "|" + std::to_string(o.alpha) + "|" +
-                          problem_layout_text(o.layout) + "|" + compiled_dims_text(o.layout);
+                          problem_layout_text(o.layout) + "|" + compiled_dims_text(o.layout) + "|" +
+                          epilogue_key(o.epilogue) + (o.layout.symmetric ? "|symmetric" : "");
   KernelCache& cache = kernel_cache();
   std::lock_guard<std::mutex> lock(cache.mutex);
   auto it = cache.by_problem.find(key);
@@ -230,6 +242,11 @@ rt::GemmProblem caller_problem(const rt::LoadedKernel& kernel, const void* a, co
   problem.in_type = runtime_elem(o.in);
   problem.out_type = runtime_elem(o.out);
   problem.layouts = rt::caller_layouts(kernel.spec());
+  problem.c = o.c;
+  problem.bias = o.bias;
+  problem.aux = o.aux;
+  problem.row_reduction = o.row_reduction;
+  problem.col_reduction = o.col_reduction;
   return problem;
 }
 

@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dsl/definition.h"
+#include "dsl/schedule_text.h"
 #include "runtime/launch_spec.h"
 #include "schedules/auto_schedule.h"
 
@@ -28,6 +30,16 @@ struct GemmOptions {
   std::string schedule;      // a built-in schedule (`gemmgen list`); empty or "auto": the planner's choice
   Target target = Target::Sm90a;
   cudaStream_t stream = nullptr;
+  // The epilogue after alpha, in the schedule file's terms (`epilogue` lines: add_c BETA, bias,
+  // relu/gelu/silu, their gradients at a pre-activation, save, rowsum/rowsumsq/colsum/colsumsq),
+  // applied in order; each list is its own kernel. The tensors its ops read and write (device
+  // memory; where an op needs one and it is null, the launch refuses):
+  std::vector<EpilogueSpec> epilogue;
+  const void* c = nullptr;         // add_c's C, or a gradient's pre-activation: [M,N] laid out as D, of D's type
+  const void* bias = nullptr;      // bias: [N] (cols) or [M] (rows), of D's type
+  void* aux = nullptr;             // save: the saved output, laid out as D, of D's type
+  float* row_reduction = nullptr;  // rowsum, rowsumsq: fp32 [batch][M]
+  float* col_reduction = nullptr;  // colsum, colsumsq: fp32 [batch][N]
 };
 
 // The definition gemm() computes for these sizes and options, laid out as options.layout says;

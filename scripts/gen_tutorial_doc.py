@@ -179,6 +179,12 @@ DACT = ['--schedule-file', 'tests/tools/inputs/dgelu_v10.sched']
 lines = [l for l in run(['explain'] + DACT).splitlines() if 'epilogue plan' in l or l.startswith('  per value')]
 out += ["```", "$ gemmgen explain " + " ".join(DACT)] + lines + ["```", ""]
 out += emitted_keys(DACT, ('const float c0 = ', 'gelu_tanh_grad(c0)'))
+REDUCE_TEXT = ("`epilogue rowsum`, `rowsumsq`, `colsum` and `colsumsq` reduce the values at that point of the chain (fp32, before the output's rounding) into a **side vector**: one sum per row of D, or per column, of the values or their squares (QuACK's `gemm_sq_reduce`; a row sum of squares is what a fused RMS norm needs). A row's values are spread over the tiles of its row band, so the plan adds a hand-off like split-K's, across tiles instead of splits: after its stores each tile reads the accumulator again, every thread adds its values of a row, the four lanes of a quad that hold the row add theirs by `__shfl_xor_sync`, and one lane stores the tile's partial sum into the tile's record of the workspace; the tile's threads meet, take a ticket on the row band's counter, and the band's last tile adds the band's partials in tile order and writes the vector. The order never depends on which tile finished last, so the sums are the same bits every run.")
+out += [REDUCE_TEXT, ""]
+RED = ['--schedule-file', 'tests/tools/inputs/rowsumsq_v10.sched']
+lines = [l for l in run(['explain'] + RED).splitlines() if l.startswith(('epilogue plan', '  row reduction', '  reduction workspace'))]
+out += ["```", "$ gemmgen explain " + " ".join(RED)] + lines + ["```", ""]
+out += emitted_keys(RED, ('sum += __shfl_xor_sync(0xffffffffu, sum, 2)', 'const bool rows_last', 'args.row_reduction[(long long)(0) + at] = sum'))
 out += [SYMMETRIC, ""]
 SYM = ['--schedule', 'symmetric', '--symmetric', '--m', '512', '--n', '512', '--k', '256']
 lines = [l for l in run(['explain'] + SYM).splitlines() if l.startswith(('epilogue plan', 'work units'))]

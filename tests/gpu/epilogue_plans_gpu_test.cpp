@@ -12,6 +12,8 @@
 #include "runtime/device_buffer.h"
 #include "runtime/host_reference.h"
 #include "runtime/unfused_epilogue.h"
+#include "runtime/cuda_error.h"
+#include "schedules/gemm.h"
 #include "schedules/tutorial.h"
 
 using namespace gg;
@@ -342,4 +344,52 @@ TEST_CASE("one workspace over launches of falling M: split-K's and the reduction
     CAPTURE(r.verdict);
     CHECK(r.passed);
   }
+}
+
+TEST_CASE("gg::gemm takes the epilogue plans as options: bias, a saved pre-activation, gelu, a row sum of squares") {
+  // Exact small integers, f32 out: D = gelu(A B^T + bias) with the pre-activation saved and the row
+  // sums of gelu's values' squares, each against the host in double from the same inputs.
+  const int64_t m = 300, n = 264, k = 128;
+  rt::DeviceBuffer a(rt::ElemType::BF16, size_t(m * k)), b(rt::ElemType::BF16, size_t(n * k)),
+      bias(rt::ElemType::F32, size_t(n)), d(rt::ElemType::F32, size_t(m * n)), aux(rt::ElemType::F32, size_t(m * n)),
+      row_sums(rt::ElemType::F32, size_t(m));
+  const std::vector<float> ha = rt::fill_small_integers(a, 41), hb = rt::fill_small_integers(b, 42),
+                           hbias = rt::fill_small_integers(bias, 43);
+  for (rt::DeviceBuffer* out : {&d, &aux, &row_sums}) rt::fill_poison(*out);
+  GemmOptions o;
+  o.out = DType::F32;
+  EpilogueSpec add_bias;
+  add_bias.kind = OpKind::AddBias;
+  EpilogueSpec save;
+  save.save = true;
+  EpilogueSpec gelu;
+  gelu.kind = OpKind::Gelu;
+  o.epilogue = {add_bias, save, gelu, reduction(ReduceAlong::Rows, ReduceOp::SumSquares)};
+  o.bias = bias.data();
+  o.aux = aux.data();
+  o.row_reduction = static_cast<float*>(row_sums.data());
+  gemm(a.data(), b.data(), d.data(), m, n, k, o);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  const std::vector<float> hd = d.download(), haux = aux.download(), hrows = row_sums.download();
+  double worst = 0, worst_row = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    double sum = 0, magnitude = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double pre = hbias[size_t(j)];
+      for (int64_t kk = 0; kk < k; ++kk) pre += double(ha[size_t(i * k + kk)]) * hb[size_t(j * k + kk)];
+      const double v = rt::apply_activation(rt::Activation::GeluTanh, pre);
+      CHECK(haux[size_t(i * n + j)] == float(pre));  // small integers: exact
+      worst = std::max(worst, std::fabs(hd[size_t(i * n + j)] - v) / (1.0 + std::fabs(v)));
+      sum += v * v;
+      magnitude += v * v;
+    }
+    worst_row = std::max(worst_row, std::fabs(hrows[size_t(i)] - sum) / (magnitude + 1e-30));
+  }
+  std::cout << "gg::gemm bias+save+gelu+rowsumsq: D worst " << worst << ", RowSumSq worst " << worst_row << "\n";
+  CHECK(worst < 1e-5);
+  CHECK(worst_row < 1e-5);
+  // The vector the plan writes is required.
+  o.row_reduction = nullptr;
+  CHECK_THROWS_WITH_AS(gemm(a.data(), b.data(), d.data(), m, n, k, o),
+                       doctest::Contains("the kernel reduces along rows (GemmProblem::row_reduction"), rt::CudaError);
 }

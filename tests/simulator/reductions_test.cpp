@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "codegen/explain.h"
+#include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
@@ -92,10 +93,11 @@ TEST_CASE("simulate: a dropped shuffle lane, a share at another slot, a short ti
     CHECK_FALSE(planted(testing::rewrite<EpilogueStore>([](EpilogueStore& n) { n.reduce->lane_masks.pop_back(); }, of),
                         good)
                     .passed);
-    // each tile's share parked at the first tile's slot
+    // each tile's share parked in the first tile's record (its index math rebuilt from the field)
     CHECK_FALSE(planted(testing::rewrite<EpilogueStore>(
                             [](EpilogueStore& n) {
-                              n.reduce->tile_floats = imm(n.reduce->along == EpilogueReduction::Along::Rows ? 0 : 384);
+                              n.reduce->tile_floats = imm(n.reduce->along == EpilogueReduction::Along::Rows ? 2 : 2 + 384);
+                              index_epilogue_store(n);
                             },
                             of),
                         good)
