@@ -64,8 +64,7 @@ ExprPtr min(ExprPtr a, ExprPtr b) { return binary(ExprKind::Min, std::move(a), s
 ExprPtr max(ExprPtr a, ExprPtr b) { return binary(ExprKind::Max, std::move(a), std::move(b)); }
 ExprPtr ceil_div(ExprPtr a, ExprPtr b) { return (a + b - imm(1)) / b; }
 
-namespace {
-int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
+int64_t call_device_helper(const std::string& helper, int64_t a, int64_t b) {
   if (helper == "gg::dev::swizzle_offset") return gg::dev::swizzle_offset(static_cast<unsigned>(a), static_cast<int>(b));
   if (helper == "gg::dev::tmem_lane_row") return gg::dev::tmem_lane_row(static_cast<int>(a), static_cast<int>(b));
   if (helper == "gg::dev::hilbert_dims") {
@@ -81,14 +80,27 @@ int64_t call_helper(const std::string& helper, int64_t a, int64_t b) {
     const int tile = static_cast<int>(a), dims = static_cast<int>(b);
     return helper == "gg::dev::hilbert_tile_m" ? gg::dev::hilbert_tile_m(tile, dims) : gg::dev::hilbert_tile_n(tile, dims);
   }
+  if (helper == "gg::dev::triangle_dims") {
+    GG_INTERNAL_CHECK(a >= 1 && a <= gg::dev::kHilbertMaxTiles && b >= 1 && b < 65536,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tiles or group out of range");
+    return gg::dev::triangle_dims(static_cast<int>(a), static_cast<int>(b));
+  }
+  if (helper == "gg::dev::triangle_tile_m" || helper == "gg::dev::triangle_tile_n") {
+    const int64_t tiles = b / 65536;
+    GG_INTERNAL_CHECK(tiles >= 1 && a >= 0 && a < tiles * tiles,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tile or dims out of range");
+    const int tile = static_cast<int>(a), dims = static_cast<int>(b);
+    return helper == "gg::dev::triangle_tile_m" ? gg::dev::triangle_tile_m(tile, dims)
+                                                : gg::dev::triangle_tile_n(tile, dims);
+  }
   GG_INTERNAL_CHECK(false, "no host twin of device helper " + helper);
 }
-}  // namespace
 
 std::string helper_header(const std::string& helper) {
   if (helper == "gg::dev::swizzle_offset") return "smem_desc.h";
   if (helper == "gg::dev::tmem_lane_row") return "tcgen05_desc.h";
-  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n" || helper == "gg::dev::hilbert_dims")
+  if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n" || helper == "gg::dev::hilbert_dims" ||
+      helper == "gg::dev::triangle_tile_m" || helper == "gg::dev::triangle_tile_n" || helper == "gg::dev::triangle_dims")
     return "tile_order.h";
   GG_INTERNAL_CHECK(false, "no header for device helper " + helper);
 }
@@ -135,7 +147,7 @@ ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& val
 
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b) {
   int64_t x = 0, y = 0;
-  if (is_const(a, &x) && is_const(b, &y)) return imm(call_helper(helper, x, y));
+  if (is_const(a, &x) && is_const(b, &y)) return imm(call_device_helper(helper, x, y));
   return std::make_shared<Expr>(Expr{ExprKind::Call, 0, helper, std::move(a), std::move(b)});
 }
 
@@ -167,7 +179,7 @@ int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars) {
     case ExprKind::Ge: return a >= b;
     case ExprKind::Eq: return a == b;
     case ExprKind::And: return a && b;
-    case ExprKind::Call: return call_helper(e->name, a, b);
+    case ExprKind::Call: return call_device_helper(e->name, a, b);
     default: GG_INTERNAL_CHECK(false, "unhandled expression kind");
   }
 }

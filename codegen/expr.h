@@ -62,6 +62,8 @@ ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& val
 
 // The value of `e` with its variables bound; InternalError for an unbound variable.
 int64_t evaluate(const ExprPtr& e, const std::map<std::string, int64_t>& vars);
+// A device helper's host twin (runtime/device's host-compilable functions) on two values.
+int64_t call_device_helper(const std::string& helper, int64_t a, int64_t b);
 // Thrown by evaluate for a Load of an element the bindings lack: a read past a device array
 // (the simulator reports it as the kernel's fault).
 struct UnboundElement : std::runtime_error {

@@ -14,7 +14,7 @@ namespace gg {
 namespace {
 
 const char* raster_name(Raster r) {
-  return r == Raster::RowMajor ? "row-major" : r == Raster::ColumnMajor ? "column-major" : "hilbert";
+  return r == Raster::RowMajor ? "row-major" : r == Raster::ColumnMajor ? "column-major" : r == Raster::Hilbert ? "hilbert" : "triangle";
 }
 // "row-major, group 8"; the Hilbert order has no group.
 std::string order_name(const Relation& r) {
@@ -816,6 +816,11 @@ TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster ra
     GG_INTERNAL_CHECK(tiles_m <= gg::dev::kHilbertMaxTiles && tiles_n <= gg::dev::kHilbertMaxTiles,
                       "Hilbert tile grid too large");
     const auto c = gg::dev::hilbert_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(tiles_n));
+    return {c.m, c.n};
+  }
+  if (raster == Raster::Triangle) {  // the kernel's own helper, on a square grid
+    if (tiles_m != tiles_n) return {-1, -1};  // outside the grid: the check reports it
+    const auto c = gg::dev::triangle_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(group));
     return {c.m, c.n};
   }
   bool row = raster == Raster::RowMajor;

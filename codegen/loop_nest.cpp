@@ -255,9 +255,11 @@ namespace {
 std::string range(int64_t extent) { return "[0, " + std::to_string(extent) + ")"; }
 
 std::string persist_note(const PersistD& p) {
-  const std::string order = p.raster == Raster::Hilbert ? "along a Hilbert curve (hilbert)"
-                            : (p.raster == Raster::RowMajor ? "row-major" : "column-major") +
-                                  std::string(" in groups of ") + std::to_string(p.group);
+  const std::string order =
+      p.raster == Raster::Hilbert    ? "along a Hilbert curve (hilbert)"
+      : p.raster == Raster::Triangle ? "the tiles on and above the diagonal first, in row bands of " + std::to_string(p.group)
+                                     : (p.raster == Raster::RowMajor ? "row-major" : "column-major") +
+                                           std::string(" in groups of ") + std::to_string(p.group);
   return p.m_axis + " x " + p.n_axis + " tiles, " + order + ", each CTA strides by the grid";
 }
 

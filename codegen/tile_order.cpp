@@ -34,6 +34,13 @@ TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m
     ExprPtr dims = call("gg::dev::hilbert_dims", tiles_m_expr, tiles_n_expr);
     return {call("gg::dev::hilbert_tile_m", tile, dims), call("gg::dev::hilbert_tile_n", tile, dims)};
   }
+  if (raster == Raster::Triangle) {
+    // The upper triangle first (runtime/device/tile_order.h's triangle_tile): a square grid, the
+    // side and the band height packed in one value.
+    GG_INTERNAL_CHECK(tiles_m == tiles_n, "a triangle order over a grid that is not square");
+    ExprPtr dims = call("gg::dev::triangle_dims", tiles_m_expr, imm(group));
+    return {call("gg::dev::triangle_tile_m", tile, dims), call("gg::dev::triangle_tile_n", tile, dims)};
+  }
   // Bands of `group` tiles along the slow dimension; inside a band the band's own dimension
   // runs fastest, so consecutive CTAs share the fast dimension's operand tiles in L2.
   bool row_major = raster == Raster::RowMajor;

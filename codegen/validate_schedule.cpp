@@ -500,6 +500,11 @@ void check_split_k(const Schedule& s) {
 // the output 16-bit and TMA-stored, and a subtile as wide as a warpgroup's rows (the mirror's box
 // is the tile's box). What the mirror cannot carry is refused.
 void check_symmetric(const Schedule& s, const StagingShape& st) {
+  for (const Relation& r : s.domain().relations())
+    if (r.kind == Relation::Kind::Persist && r.raster == Raster::Triangle && !s.is_symmetric())
+      throw_user_error("symmetric", "persist ... triangle walks a square grid's tiles on and above the diagonal first, "
+                                    "which only D = A * A^T (the symmetric directive) computes alone; use row, column "
+                                    "or hilbert");
   if (!s.is_symmetric()) return;
   const Definition& def = s.definition();
   const Node& out = def.node(def.output());

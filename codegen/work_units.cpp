@@ -214,6 +214,8 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
       r.bounds.push_back({along_m, uint64_t(gg::dev::kHilbertMaxTiles), "tile groups along m in the Hilbert order"});
       r.bounds.push_back({along_n, uint64_t(gg::dev::kHilbertMaxTiles), "tile groups along n in the Hilbert order"});
     }
+    if (persist->raster == Raster::Triangle)
+      r.bounds.push_back({along_m, uint64_t(gg::dev::kHilbertMaxTiles), "tiles along m in the triangle order"});
   } else {
     static const char* const names[] = {"x", "y", "z"};
     const Binding bindings[] = {Binding::BlockX, Binding::BlockY, Binding::BlockZ};

@@ -28,7 +28,9 @@ bool binding_is_exclusive(Binding b);      // at most one axis may hold it
 
 // The persistent tile order: row- or column-major in bands of a group of tiles, or along a
 // generalized Hilbert curve over the whole tile grid (the group is ignored).
-enum class Raster { RowMajor, ColumnMajor, Hilbert };
+// Triangle: the tiles on and above the diagonal first, in row bands (D = A * A^T's persistent
+// walk; runtime/device/tile_order.h's triangle_tile).
+enum class Raster { RowMajor, ColumnMajor, Hilbert, Triangle };
 
 struct Axis {
   std::string name;

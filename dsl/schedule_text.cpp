@@ -225,7 +225,8 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
     PersistD d{l.word(1), l.word(2), "tile", Raster::RowMajor, 8};
     if (l.size() > 3) d.fused = l.word(3);
     if (l.size() > 4)
-      d.raster = l.keyword<Raster>(4, {{"row", Raster::RowMajor}, {"column", Raster::ColumnMajor}, {"hilbert", Raster::Hilbert}},
+      d.raster = l.keyword<Raster>(4, {{"row", Raster::RowMajor}, {"column", Raster::ColumnMajor}, {"hilbert", Raster::Hilbert},
+                                       {"triangle", Raster::Triangle}},
                                       "a raster order");
     if (l.size() > 5) d.group = l.integer(5, "group size");
     return d;
@@ -405,11 +406,11 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
 }  // namespace
 
 std::string_view raster_name(Raster r) {
-  return r == Raster::RowMajor ? "row" : r == Raster::ColumnMajor ? "column" : "hilbert";
+  return r == Raster::RowMajor ? "row" : r == Raster::ColumnMajor ? "column" : r == Raster::Hilbert ? "hilbert" : "triangle";
 }
 
 std::optional<Raster> raster_of_name(std::string_view name) {
-  for (Raster r : {Raster::RowMajor, Raster::ColumnMajor, Raster::Hilbert})
+  for (Raster r : {Raster::RowMajor, Raster::ColumnMajor, Raster::Hilbert, Raster::Triangle})
     if (raster_name(r) == name) return r;
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 #include "schedules/tutorial.h"
 
 #include "dsl/error.h"
+#include "dsl/schedule_text.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/config.h"
 
@@ -130,7 +131,12 @@ Schedule ping_pong_schedule(const Definition& def, Target target) {
 // below the diagonal are skipped and each one above is stored again, transposed, at its mirror. No
 // cluster: a pair's CTAs would not agree on which tiles they skip.
 Schedule symmetric_schedule(const Definition& def, Target target) {
-  Schedule s = tutorial_schedule(8, def, target);
+  // v8's directives with the persistent walk over the upper triangle first (every CTA an even
+  // share of the tiles that compute).
+  std::vector<Directive> directives = tutorial_schedule(8, def, target).directives();
+  for (Directive& d : directives)
+    if (auto* persist = std::get_if<PersistD>(&d)) persist->raster = Raster::Triangle;
+  Schedule s = apply_directives(def, directives);
   two_consumers(s);
   s.symmetric();
   return s;

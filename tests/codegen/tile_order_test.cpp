@@ -301,3 +301,44 @@ TEST_CASE("the Hilbert order refuses a tile grid past kHilbertMaxTiles along m o
                        "persist-hilbert-size", "2 x 40000 tiles");
   CHECK_NOTHROW(persistent_tile_exprs(kir::var("tile"), kir::imm(2), kir::imm(40000), Raster::RowMajor, 8));  // row and column orders have no such limit
 }
+
+TEST_CASE("triangle order: a bijection of the square grid, the tiles on and above the diagonal first, in row bands") {
+  for (int64_t tiles : {1, 2, 7, 8, 9, 17, 64})
+    for (int64_t group : {1, 3, 8}) {
+      CAPTURE(tiles);
+      CAPTURE(group);
+      const int64_t upper = tiles * (tiles + 1) / 2;
+      std::set<std::pair<int64_t, int64_t>> seen;
+      for (int64_t t = 0; t < tiles * tiles; ++t) {
+        CAPTURE(t);
+        const TileCoord c = persistent_tile(t, tiles, tiles, Raster::Triangle, group);
+        CHECK(emitted_order(t, tiles, tiles, Raster::Triangle, group) == c);  // the emitted calls, the same helper
+        REQUIRE((c.m >= 0 && c.m < tiles && c.n >= 0 && c.n < tiles));
+        CHECK(seen.insert({c.m, c.n}).second);
+        CHECK((t < upper) == (c.m <= c.n));  // the upper triangle first
+        if (t > 0 && t < upper)  // the bands in order: a tile's band is its predecessor's or the next
+          CHECK(c.m / group - persistent_tile(t - 1, tiles, tiles, Raster::Triangle, group).m / group <= 1);
+      }
+      CHECK(int64_t(seen.size()) == tiles * tiles);
+    }
+  // Band by band: 8 rows, their first 8 columns as a triangle, then whole columns, m fastest.
+  const auto at = [](int64_t t) { return persistent_tile(t, 64, 64, Raster::Triangle, 8); };
+  CHECK(at(0) == TileCoord{0, 0});
+  CHECK(at(1) == TileCoord{0, 1});
+  CHECK(at(2) == TileCoord{1, 1});
+  CHECK(at(36) == TileCoord{0, 8});
+  CHECK(at(37) == TileCoord{1, 8});
+  CHECK(at(36 + 8 * 56) == TileCoord{8, 8});  // the second band's first tile
+  const TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(64), kir::imm(64), Raster::Triangle, 8);
+  CHECK(kir::to_c(e.m) == "gg::dev::triangle_tile_m(tile, 4194312)");  // 64 * 65536 + 8
+}
+
+TEST_CASE("triangle order: only for D = A * A^T") {
+  const Definition def = make_definition(512, 512, 128, DType::BF16, DType::BF16, {}, {}, false);
+  std::vector<Directive> ds = tutorial_schedule(8, def).directives();
+  for (Directive& d : ds)
+    if (auto* p = std::get_if<PersistD>(&d)) p->raster = Raster::Triangle;
+  gg::testing::check_error([&] { lower(apply_directives(def, ds)); }, "symmetric",
+              "persist ... triangle walks a square grid's tiles on and above the diagonal first, which only D = A * A^T "
+              "(the symmetric directive) computes alone; use row, column or hilbert");
+}
