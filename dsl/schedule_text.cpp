@@ -71,7 +71,7 @@ constexpr Usage kUsages[] = {
     {"compute_at", "OP AXIS"},
     {"circular_buffer", "AXIS STAGES [PREFETCH]"},
     {"warp_specialize", "PRODUCER_REGS CONSUMER_REGS"},
-    {"persist", "M_AXIS N_AXIS [FUSED [row|column|hilbert [GROUP]]]"},
+    {"persist", "M_AXIS N_AXIS [FUSED [row|column|hilbert|triangle [GROUP]]]"},
     {"cluster", "X [Y [Z]]"},
     {"multicast", "OPERAND"},
     {"mma", "M N K [sm_90a|sm_100a]"},

@@ -286,7 +286,7 @@ TEST_CASE("parse errors name the line, the text and what was expected") {
   check_error([] { parse_schedule_file("cache_read A dma"); }, "parse-error",
               "expected a copy method (one of sync, tma, auto), got 'dma' (usage: cache_read TENSOR sync|tma|auto)");
   check_error([] { parse_schedule_file("persist m_o n_o tile diagonal"); }, "parse-error",
-              "expected a raster order (one of row, column, hilbert), got 'diagonal'");
+              "expected a raster order (one of row, column, hilbert, triangle), got 'diagonal'");
   check_error([] { parse_schedule_file("\n\nbind k_o sideways"); }, "unknown-binding",
               "line 3: unknown binding 'sideways': legal bindings are block.x");
   check_error([] { parse_schedule_file("mma 64 128 16 sm_80"); }, "unknown-arch", "line 1: unknown arch 'sm_80'");
