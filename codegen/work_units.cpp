@@ -621,17 +621,30 @@ std::string describe_work_units(const Schedule& s, const KernelPlan& p, const rt
   if (!WorkUnits(s, p).persistent())
     return "work units: one per CTA of the grid (" + std::to_string(g[0] * g[1] * g[2]) + "); CTA (0,0,0) runs " +
            unit_text(cta_work_units(s, p, {0, 0, 0}, grid, p.k).front()) + "\n";
-  int64_t total = 0, fewest = INT64_MAX, most = 0;
+  // Units that run k tiles, where some compute nothing (a symmetric product's below the diagonal,
+  // a masked group's past its rows): the balance that matters is theirs.
+  int64_t total = 0, fewest = INT64_MAX, most = 0, computing = 0, fewest_computing = INT64_MAX, most_computing = 0;
   for (int64_t x = 0; x < grid[0]; ++x) {
-    const auto n = static_cast<int64_t>(cta_work_units(s, p, {x, 0, 0}, grid, p.k).size());
+    const std::vector<WorkUnit> mine = cta_work_units(s, p, {x, 0, 0}, grid, p.k);
+    const auto n = static_cast<int64_t>(mine.size());
+    const auto c = static_cast<int64_t>(std::count_if(mine.begin(), mine.end(), [](const WorkUnit& u) {
+      return u.in_range && u.k_tiles > 0;
+    }));
     total += n;
     fewest = std::min(fewest, n);
     most = std::max(most, n);
+    computing += c;
+    fewest_computing = std::min(fewest_computing, c);
+    most_computing = std::max(most_computing, c);
   }
+  const auto span = [](int64_t lo, int64_t hi) { return lo == hi ? std::to_string(hi) : std::to_string(lo) + " to " + std::to_string(hi); };
   const std::vector<WorkUnit> first = cta_work_units(s, p, {0, 0, 0}, grid, p.k);
   std::string out = "work units: " + std::to_string(total) + " over " + std::to_string(grid[0]) + " CTAs (" +
-                    (fewest == most ? std::to_string(most) : std::to_string(fewest) + " to " + std::to_string(most)) +
-                    " each); CTA 0 runs ";
+                    span(fewest, most) + " each" +
+                    (computing < total && p.k > 0 ? "; " + std::to_string(computing) + " compute, " +
+                                                        span(fewest_computing, most_computing) + " each"
+                                                  : std::string()) +
+                    "); CTA 0 runs ";
   for (size_t i = 0; i < first.size() && i < 3; ++i) out += (i ? ", " : "") + unit_text(first[i]);
   if (first.size() > 3) out += ", ...";
   return out + "\n";
