@@ -37,9 +37,8 @@ std::vector<gg::EpilogueSpec> epilogue_named(const std::string& names) {
     if (name == "save") {
       e.save = true;
     } else if (name == "rowsum" || name == "rowsumsq" || name == "colsum" || name == "colsumsq") {
-      e.reduce = true;
-      e.reduce_along = name.substr(0, 3) == "row" ? gg::ReduceAlong::Rows : gg::ReduceAlong::Cols;
-      e.reduce_op = name.size() > 6 ? gg::ReduceOp::SumSquares : gg::ReduceOp::Sum;
+      e = gg::EpilogueSpec::reduction(name.substr(0, 3) == "row" ? gg::ReduceAlong::Rows : gg::ReduceAlong::Cols,
+                                      name.size() > 6 ? gg::ReduceOp::SumSquares : gg::ReduceOp::Sum);
     } else if (name == "bias") {
       e.kind = OpKind::AddBias;
     } else {

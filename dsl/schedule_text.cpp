@@ -295,9 +295,8 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
     e.save = true;
   } else if (op == "rowsum" || op == "rowsumsq" || op == "colsum" || op == "colsumsq") {
     l.arity(1, 1);
-    e.reduce = true;
-    e.reduce_along = op.substr(0, 3) == "row" ? ReduceAlong::Rows : ReduceAlong::Cols;
-    e.reduce_op = op.size() > 6 ? ReduceOp::SumSquares : ReduceOp::Sum;
+    e = EpilogueSpec::reduction(op.substr(0, 3) == "row" ? ReduceAlong::Rows : ReduceAlong::Cols,
+                                op.size() > 6 ? ReduceOp::SumSquares : ReduceOp::Sum);
   } else if (op == "drelu" || op == "dgelu" || op == "dsilu") {
     // times the activation's derivative at the saved pre-activation, an [M,N] input read as C is
     l.arity(1, 1);
@@ -476,14 +475,8 @@ std::optional<std::vector<EpilogueSpec>> epilogue_specs_of(const Definition& def
   // What is saved or reduced at node `id` follows the op that computes it.
   auto after = [&](int id) {
     if (id == def.saved_output()) specs.push_back(save);
-    for (const Reduction& r : def.reductions()) {
-      if (r.node != id || r.name != default_reduction_name(r.along, r.op)) continue;
-      EpilogueSpec e;
-      e.reduce = true;
-      e.reduce_along = r.along;
-      e.reduce_op = r.op;
-      specs.push_back(e);
-    }
+    for (const Reduction& r : def.reductions())
+      if (r.node == id && r.name == default_reduction_name(r.along, r.op)) specs.push_back(EpilogueSpec::reduction(r.along, r.op));
   };
   for (const Reduction& r : def.reductions())
     if (r.name != default_reduction_name(r.along, r.op)) return std::nullopt;  // the text names none

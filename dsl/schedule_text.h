@@ -52,6 +52,13 @@ struct EpilogueSpec {
   bool reduce = false;
   ReduceAlong reduce_along = ReduceAlong::Rows;
   ReduceOp reduce_op = ReduceOp::Sum;
+  static EpilogueSpec reduction(ReduceAlong along, ReduceOp op) {
+    EpilogueSpec e;
+    e.reduce = true;
+    e.reduce_along = along;
+    e.reduce_op = op;
+    return e;
+  }
   bool operator==(const EpilogueSpec&) const = default;
 };
 

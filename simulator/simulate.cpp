@@ -1754,9 +1754,22 @@ class Simulator {
     }
     if (n.stmatrix) return stmatrix_store(w, n, lanes, group_begin, group_end, out);
     if (n.reduce) return reduce_share(w, n, lanes, group_begin, group_end, out);
-    for (int lane = 0; lane < kWarpSize; ++lane) {
-      Bindings& at = lanes[lane];
-      for (int64_t j = group_begin; j < group_end; ++j) {
+    walk_fragment(w, n, lanes, group_begin, group_end, out,
+                  [&](int, Bindings& at, int, int, const std::array<float, 2>& v) { store_pair(w, n, at, v, out); },
+                  [](int64_t) {});
+    return true;
+  }
+  // The wgmma fragment's pairs in the printed loops' order per lane: for each column group j, each
+  // lane's blocks b and halves h, `pair(lane, bindings, b, h, values after the ops)`; then
+  // `group_done(j)` once every lane has passed group j. False where a register lies outside the
+  // accumulator (reported).
+  template <class Pair, class GroupDone>
+  bool walk_fragment(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes, int64_t group_begin,
+                     int64_t group_end, rt::ElemType out, Pair pair, GroupDone group_done) {
+    const EpilogueIndex& ix = n.index;
+    for (int64_t j = group_begin; j < group_end; ++j) {
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        Bindings& at = lanes[size_t(lane)];
         at["j"] = j;
         bind(at, ix.group);
         const std::array<float, 2> bias = col_bias(n, at, "col", "col1");
@@ -1766,10 +1779,11 @@ class Simulator {
             at["h"] = h;
             bind(at, ix.pair);
             const auto regs = fragment_pair(w, n, lane, b, bound(at, "reg"));
-            if (!regs) return true;
-            store_pair(w, n, at, pair_values(w, n, at, *regs, bias, out), out);
+            if (!regs) return false;
+            pair(lane, at, b, h, pair_values(w, n, at, *regs, bias, out));
           }
       }
+      group_done(j);
     }
     return true;
   }
@@ -1804,35 +1818,26 @@ class Simulator {
     };
     std::vector<std::array<Sums, 2>> row_sums(static_cast<size_t>(n.blocks));  // [b][h] per lane
     for (auto& bh : row_sums) bh = {Sums{}, Sums{}};
-    for (int64_t j = group_begin; j < group_end; ++j) {
-      std::array<Sums, 2> col_sums{};
-      for (int lane = 0; lane < kWarpSize; ++lane) {
-        Bindings& at = lanes[size_t(lane)];
-        at["j"] = j;
-        bind(at, ix.group);
-        const std::array<float, 2> bias = col_bias(n, at, "col", "col1");
-        for (int b = 0; b < n.blocks; ++b)
-          for (int h = 0; h < 2; ++h) {
-            at["b"] = b;
-            at["h"] = h;
-            bind(at, ix.pair);
-            const auto regs = fragment_pair(w, n, lane, b, bound(at, "reg"));
-            if (!regs) return true;
-            const std::array<float, 2> v = pair_values(w, n, at, *regs, bias, out);
-            for (int e = 0; e < 2; ++e) {
-              if (!evaluate(ix.inside[size_t(e)], at)) continue;
-              const float term = r.squares ? v[size_t(e)] * v[size_t(e)] : v[size_t(e)];
-              float& sum = rows ? row_sums[size_t(b)][size_t(h)][size_t(lane)] : col_sums[size_t(e)][size_t(lane)];
-              sum += term;
-            }
+    std::array<Sums, 2> col_sums{};  // the column group's, per lane
+    const bool walked = walk_fragment(
+        w, n, lanes, group_begin, group_end, out,
+        [&](int lane, const Bindings& at, int b, int h, const std::array<float, 2>& v) {
+          for (int e = 0; e < 2; ++e) {
+            if (!evaluate(ix.inside[size_t(e)], at)) continue;
+            const float term = r.squares ? v[size_t(e)] * v[size_t(e)] : v[size_t(e)];
+            float& sum = rows ? row_sums[size_t(b)][size_t(h)][size_t(lane)] : col_sums[size_t(e)][size_t(lane)];
+            sum += term;
           }
-      }
-      if (rows) continue;
-      for (int e = 0; e < 2; ++e) {
-        const Sums total = butterfly(col_sums[size_t(e)]);
-        for (int lane = 0; lane < 4; ++lane) store(lanes[size_t(lane)], ix.partial_col[size_t(e)], total[size_t(lane)]);
-      }
-    }
+        },
+        [&](int64_t) {
+          if (rows) return;
+          for (int e = 0; e < 2; ++e) {
+            const Sums total = butterfly(col_sums[size_t(e)]);
+            for (int lane = 0; lane < 4; ++lane) store(lanes[size_t(lane)], ix.partial_col[size_t(e)], total[size_t(lane)]);
+          }
+          col_sums = {};
+        });
+    if (!walked) return true;
     for (int b = 0; rows && b < n.blocks; ++b)
       for (int h = 0; h < 2; ++h) {
         const Sums total = butterfly(row_sums[size_t(b)][size_t(h)]);

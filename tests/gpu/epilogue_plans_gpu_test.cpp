@@ -223,13 +223,7 @@ TEST_CASE("symmetric A * A^T on the tiles on and above the diagonal matches cuBL
 }
 
 namespace {
-EpilogueSpec reduction(ReduceAlong along, ReduceOp op) {
-  EpilogueSpec e;
-  e.reduce = true;
-  e.reduce_along = along;
-  e.reduce_op = op;
-  return e;
-}
+EpilogueSpec reduction(ReduceAlong along, ReduceOp op) { return EpilogueSpec::reduction(along, op); }
 }  // namespace
 
 TEST_CASE("row and column reductions match fp64 and cuBLAS's sums on edge shapes, exact small integers") {

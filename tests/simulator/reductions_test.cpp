@@ -26,13 +26,7 @@ DeviceLimits few_sms(int sms) {
   return d;
 }
 
-EpilogueSpec reduction(ReduceAlong along, ReduceOp op) {
-  EpilogueSpec e;
-  e.reduce = true;
-  e.reduce_along = along;
-  e.reduce_op = op;
-  return e;
-}
+EpilogueSpec reduction(ReduceAlong along, ReduceOp op) { return EpilogueSpec::reduction(along, op); }
 const EpilogueSpec kRowSumSq = reduction(ReduceAlong::Rows, ReduceOp::SumSquares);
 const EpilogueSpec kRowSum = reduction(ReduceAlong::Rows, ReduceOp::Sum);
 const EpilogueSpec kColSum = reduction(ReduceAlong::Cols, ReduceOp::Sum);
