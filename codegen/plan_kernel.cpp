@@ -581,9 +581,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       not_lowered(what + " with grouped problems (a group's bands are not the tile grid's)");
     if (p.split_k > 1) not_lowered(what + " with split_k (the tile's splits hold partial sums, not its values)");
     if (dtype_is_fp8(def.input_dtype())) not_lowered(what + " of an FP8 product");
-    if (p.ping_pong) not_lowered(what + " with ping-pong consumers (each consumer's tile would take its own ticket)");
     if (p.epilogue.commit == EpiloguePlan::Commit::Symmetric)
       not_lowered(what + " with symmetric (a mirrored tile's rows are another band's columns)");
+    if (p.ping_pong) not_lowered(what + " with ping-pong consumers (each consumer's tile would take its own ticket)");
   }
   if (p.split_k > 1 && p.epilogue.staged_c) not_lowered("split_k with C staged in shared memory");
   // GgGemmArgs carries one C and one bias pointer.
