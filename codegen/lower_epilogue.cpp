@@ -107,7 +107,7 @@ class LowerWrite : public Mutator {
     meet->id = imm(kSplitKBarrier);
     meet->threads = ws.threads;
     auto ticket = std::make_shared<TileTicket>();
-    ticket->counter = slot * imm(ws.record_words());
+    ticket->counter = wide(slot) * imm(ws.record_words());  // past 2^31 words for a multi-GB workspace
     ticket->arrivals = imm(ws.splits);
     ticket->record_words = ws.record_words();
     ticket->counters = ws.count();
@@ -157,7 +157,7 @@ class LowerWrite : public Mutator {
       share->reduce = into;
       body.push_back(share);
       auto ticket = std::make_shared<TileTicket>();
-      ticket->counter = (rows ? row_band : col_band) * imm(ws.record_words()) + imm(rows ? 0 : 1);
+      ticket->counter = wide(rows ? row_band : col_band) * imm(ws.record_words()) + imm(rows ? 0 : 1);
       ticket->record_words = ws.record_words();
       ticket->counters = ws.count();
       ticket->arrivals = rows ? tiles_n : tiles_m;
