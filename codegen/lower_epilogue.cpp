@@ -171,7 +171,7 @@ class LowerWrite : public Mutator {
       combine->first_slot = rows ? row_band * tiles_n : (w.batch ? w.batch * tiles_m * tiles_n : imm(0)) + w.n_tile;
       combine->slot_stride = rows ? imm(1) : tiles_n;
       combine->slots_in_band = rows ? tiles_n : tiles_m;
-      combine->parts = rows ? 1 : threads / 32;  // a partial row per warp
+      combine->parts = rows ? 1 : ws.col_floats / p_.tile_n;  // a partial row per warp
       combine->part_stride = rows ? 0 : p_.tile_n;
       combine->part0 = rows ? 0 : ws.row_floats;
       combine->elements = rows ? p_.tile_m : p_.tile_n;

@@ -652,23 +652,26 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
   k.launch.writes_aux = p.epilogue.saves();
   k.launch.symmetric = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;
+  // A workspace slot per output tile of the batch: counted for the planned problem, and as the
+  // kernel counts them where it reads a size at run time.
+  const rt::SizedCount slots = workspace_slots(k.plan);
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
-    k.plan.epilogue.workspace.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
+    k.plan.epilogue.workspace.slots = static_cast<int64_t>(slots.at(p.m, p.n));
     k.plan.epilogue.workspace.splits = p.split_k;
     k.plan.epilogue.workspace.per_thread = acc.blocks * acc.regs;
     k.plan.epilogue.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.epilogue.workspace.bytes());
-    k.plan.epilogue.workspace.slot_count = count_expr(workspace_slots(k.plan));
+    k.plan.epilogue.workspace.slot_count = count_expr(slots);
   }
   if (!p.epilogue.reductions.empty()) {
     kir::ReductionWorkspace& ws = k.plan.epilogue.reduction_workspace;
-    ws.slots = ceil_div(p.m, p.tile_m) * ceil_div(p.n, p.tile_n) * p.layouts.batch;
+    ws.slots = static_cast<int64_t>(slots.at(p.m, p.n));
     ws.row_floats = p.epilogue.reduction(kir::EpilogueReduction::Along::Rows) ? p.tile_m : 0;
     ws.col_floats =
         p.epilogue.reduction(kir::EpilogueReduction::Along::Cols) ? warpgroups_per_tile(p) * 4 * p.tile_n : 0;
     k.launch.workspace_bytes = static_cast<uint64_t>(ws.bytes());
-    ws.slot_count = count_expr(workspace_slots(k.plan));
+    ws.slot_count = count_expr(slots);
     k.launch.reduces_rows = ws.row_floats > 0;
     k.launch.reduces_cols = ws.col_floats > 0;
   }

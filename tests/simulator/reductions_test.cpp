@@ -11,20 +11,16 @@
 #include "dsl/schedule_text.h"
 #include "error_check.h"
 #include "planted_bugs.h"
+#include "sim_limits.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
 using namespace gg;
+using gg::testing::few_sms;
 using namespace gg::kir;
 using gg::testing::check_error;
 
 namespace {
-
-DeviceLimits few_sms(int sms) {
-  DeviceLimits d = hopper();
-  d.sms = sms;
-  return d;
-}
 
 EpilogueSpec reduction(ReduceAlong along, ReduceOp op) { return EpilogueSpec::reduction(along, op); }
 const EpilogueSpec kRowSumSq = reduction(ReduceAlong::Rows, ReduceOp::SumSquares);

@@ -14,11 +14,13 @@
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
+#include "sim_limits.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
 using namespace gg;
+using gg::testing::few_sms;
 using namespace gg::kir;
 
 namespace {
@@ -28,12 +30,6 @@ constexpr int kPingPong = 0;  // in lists of tutorial steps: the ping-pong sched
 struct Shape {
   int64_t m, n, k;
 };
-
-DeviceLimits few_sms(int sms) {
-  DeviceLimits d = hopper();
-  d.sms = sms;  // persistent CTAs then loop over several tiles
-  return d;
-}
 
 std::vector<Shape> shapes_for(int v) {
   if (v == 1) return {{128, 128, 64}, {100, 72, 40}, {1, 8, 8}};
