@@ -683,6 +683,9 @@ std::string print_cuda_kernel(const Kernel& k) {
   if (p.pointer_array)  // its launch runs this first: every group's tensor maps (runtime/device/group_maps.cuh)
     pr.os << "\nextern \"C\" __global__ void __launch_bounds__(128)\n"
           << k.name << "_group_maps(const __grid_constant__ GgGroupMapArgs args) { gg::dev::build_group_maps(args); }\n";
+  if (p.staged_a || p.staged_b)  // its launch runs this first: the aligned copies (runtime/device/stage_rows.cuh)
+    pr.os << "\nextern \"C\" __global__ void __launch_bounds__(GG_STAGE_THREADS)\n"
+          << k.name << "_stage(const __grid_constant__ GgStageArgs args) { gg::dev::stage_rows(args); }\n";
   return pr.os.str();
 }
 

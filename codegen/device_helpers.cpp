@@ -14,7 +14,7 @@ constexpr const char* kDeviceHeaders[] = {"gemm_args.h",    "smem.cuh",      "fe
                                           "tma.cuh",        "group_maps.cuh", "warp.cuh",      "cluster.cuh",   "named_barrier.cuh",
                                           "split_k.cuh",    "setmaxnreg.cuh", "smem_desc.h",  "wgmma.cuh",
                                           "wgmma_mma.cuh",  "tcgen05_desc.h", "tcgen05.cuh",  "epilogue.cuh",
-                                          "stmatrix.cuh",   "global_copy.cuh", "tile_order.h"};
+                                          "stmatrix.cuh",   "global_copy.cuh", "tile_order.h",  "stage_rows.cuh"};
 
 // Each handler names the headers whose helpers cuda_printer.cpp prints for that node.
 class CollectHelpers : public Visitor {
@@ -106,6 +106,7 @@ DeviceHelpers device_helpers_used(const Kernel& k) {
   // print_cuda_kernel's prologue: the GgGemmArgs parameter, smem_addr, warpgroup_index_in_block.
   c.headers.insert({"gemm_args.h", "smem.cuh", "warp.cuh"});
   c.visit(k.body);
+  if (k.plan.staged_a || k.plan.staged_b) c.headers.insert("stage_rows.cuh");  // the `_stage` copy kernel
   DeviceHelpers out;
   for (const char* h : kDeviceHeaders)
     if (c.headers.count(h)) out.headers.emplace_back(h);

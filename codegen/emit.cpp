@@ -1,5 +1,6 @@
 #include "codegen/emit.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -101,27 +102,84 @@ std::string layout_args_c(const rt::MatrixLayouts& l) {
   return os.str();
 }
 
-// A tensor map's stored matrix for the call (rt::stored_matrix's rule, in C): the spec's extents,
-// or where they are resolved per launch (0), the call's sizes; `slot` is its GgGemmArgs letter.
-std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayouts& l, const char* slot) {
+// A tensor map's stored rows and columns for the call (rt::stored_matrix's rule, in C): the
+// spec's extents, or where they are resolved per launch (0), the call's sizes.
+std::pair<std::string, std::string> map_extents_c(const rt::TensorMapSpec& t, const rt::MatrixLayouts& l) {
   const bool input = t.operand == rt::Operand::A || t.operand == rt::Operand::B;
   const bool transposed = t.operand == rt::Operand::A ? l.a_mn_major : t.operand == rt::Operand::B ? l.b_mn_major
                                                                                                    : l.d_column_major;
   const std::string major = t.operand == rt::Operand::B ? "n" : "m", minor = input ? "k" : "n";
-  const int64_t stride = t.operand == rt::Operand::A ? l.stride_a : t.operand == rt::Operand::B ? l.stride_b
-                         : t.operand == rt::Operand::C ? l.stride_c : l.stride_d;
   const bool resolved = t.rows == 0 && t.cols == 0;
-  const std::string rows = resolved ? "(unsigned long long)" + (transposed ? minor : major) : std::to_string(t.rows) + "ull";
-  const std::string cols = resolved ? "(unsigned long long)" + (transposed ? major : minor) : std::to_string(t.cols) + "ull";
+  return {resolved ? "(unsigned long long)" + (transposed ? minor : major) : std::to_string(t.rows) + "ull",
+          resolved ? "(unsigned long long)" + (transposed ? major : minor) : std::to_string(t.cols) + "ull"};
+}
+
+int64_t map_batch_stride(const rt::TensorMapSpec& t, const rt::MatrixLayouts& l) {
+  return t.operand == rt::Operand::A ? l.stride_a : t.operand == rt::Operand::B ? l.stride_b
+         : t.operand == rt::Operand::C ? l.stride_c : l.stride_d;
+}
+
+// A tensor map's stored matrix for the call: map_extents_c's extents, the spec's pitch and batch
+// or the call's; `slot` is its GgGemmArgs letter. A staged map reads the copy staged_copies_c made.
+std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayouts& l, const char* slot) {
+  const int64_t stride = map_batch_stride(t, l);
+  const bool resolved = t.rows == 0 && t.cols == 0;
+  const auto [rows, cols] = map_extents_c(t, l);
   std::ostringstream os;
   os << "{" << host_elem(t.elem) << ", " << rows << ", " << cols << ", ";
-  if (resolved)
+  if (t.staged)
+    os << slot << "_pitch, " << slot << "_matrices, " << slot << "_matrices > 1 ? " << slot << "_rows * " << slot
+       << "_pitch : 0ull";
+  else if (resolved)
     os << "(unsigned long long)args.ld" << slot << ", " << (stride == 0 ? 1 : l.batch)
        << "ull, (unsigned long long)args.stride_" << slot;
   else
     os << (t.row_stride ? t.row_stride : t.cols) << "ull, " << t.batches << "ull, " << t.batch_stride << "ull";
   os << ", " << t.box_rows << "u, " << t.box_cols << "u, " << static_cast<int>(t.swizzle) << ", " << t.row_limited
      << "}";
+  return os.str();
+}
+
+// Staged operands: the host entry copies them into aligned buffers with rows padded to whole
+// 16-byte pieces (rt::staged_matrix's rule; one static allocation grown as the sizes need), by the
+// `_stage` kernel on the stream, before the kernel's maps are encoded over the copies.
+std::string staged_copies_c(const Kernel& k) {
+  const auto& L = k.launch;
+  std::ostringstream os;
+  os << "  // staged operands: copied first into aligned buffers, rows padded to whole 16-byte pieces\n"
+     << "  static void* staging = nullptr;\n  static unsigned long long staging_bytes = 0;\n"
+     << "  GgStageArgs stage = {};\n  unsigned long long staged_end = 0;\n";
+  for (const auto& t : L.tensor_maps) {
+    if (!t.staged) continue;
+    const std::string slot = t.operand == rt::Operand::A ? "a" : "b";
+    const auto [rows, cols] = map_extents_c(t, L.layouts);
+    const int per_piece = 16 / rt::elem_bytes(t.elem);
+    const bool one_matrix = map_batch_stride(t, L.layouts) == 0 || L.layouts.batch == 1;
+    os << "  const unsigned long long " << slot << "_rows = " << rows << ", " << slot << "_cols = " << cols << ", "
+       << slot << "_pitch = (" << slot << "_cols + " << per_piece - 1 << "ull) / " << per_piece << "ull * " << per_piece
+       << "ull, " << slot << "_matrices = " << (one_matrix ? 1 : L.layouts.batch) << "ull;\n"
+       << "  const unsigned long long " << slot << "_offset = staged_end;\n"
+       << "  staged_end += (" << slot << "_matrices * " << slot << "_rows * " << slot << "_pitch * "
+       << rt::elem_bytes(t.elem) << "ull + 255ull) / 256ull * 256ull;\n"
+       << "  {\n    GgStageCopy& c = stage.copies[stage.count++];\n"
+       << "    c.src = " << slot << "; c.rows = (long long)" << slot << "_rows; c.cols = (long long)" << slot
+       << "_cols; c.matrices = (long long)" << slot << "_matrices;\n"
+       << "    c.src_pitch = args.ld" << slot << "; c.dst_pitch = (long long)" << slot << "_pitch;\n"
+       << "    c.src_matrix_stride = " << (one_matrix ? "0" : "args.stride_" + slot) << "; c.dst_matrix_stride = (long long)("
+       << slot << "_rows * " << slot << "_pitch); c.elem_bytes = " << rt::elem_bytes(t.elem) << ";\n  }\n";
+  }
+  os << "  if (staged_end > staging_bytes) {\n"
+     << "    if (staging != nullptr) cudaFree(staging);\n    staging = nullptr;\n    staging_bytes = 0;\n"
+     << "    if (cudaMalloc(&staging, staged_end) != cudaSuccess) return -1;\n    staging_bytes = staged_end;\n  }\n";
+  int copy = 0;
+  for (const auto& t : L.tensor_maps)
+    if (t.staged) {
+      const std::string slot = t.operand == rt::Operand::A ? "a" : "b";
+      os << "  void* const " << slot << "_staged = (char*)staging + " << slot << "_offset;\n"
+         << "  stage.copies[" << copy++ << "].dst = " << slot << "_staged;\n";
+    }
+  os << "  " << k.name << "_stage<<<gg::host::stage_blocks(&stage), GG_STAGE_THREADS, 0, stream>>>(stage);\n"
+     << "  if (cudaGetLastError() != cudaSuccess) return -1;\n";
   return os.str();
 }
 
@@ -279,6 +337,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
        << "    if (cudaMalloc(&workspace, needed) != cudaSuccess) return -1;\n"
        << "    if (cudaMemset(workspace, 0, needed) != cudaSuccess) return -1;\n"
        << "    workspace_bytes = needed;\n  }\n  args.workspace = workspace;\n";
+  if (k.plan.staged_a || k.plan.staged_b) os << staged_copies_c(k);
   for (const auto& t : L.tensor_maps) {
     if (t.operand == rt::Operand::ScaleA) {  // rt::stored_matrix's rule: k blocks as rows of M factors
       os << "  {\n    const gg::host::TensorMapDesc desc = {2, (unsigned long long)((k + 127) / 128), (unsigned long long)m, "
@@ -292,8 +351,9 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
                        : t.operand == rt::Operand::C ? "c" : t.operand == rt::Operand::Aux ? "aux" : "d";
     // the saved output lies as D does: D's leading dimension and stride
     const char* layout_slot = t.operand == rt::Operand::Aux ? "d" : slot;
+    const std::string base = t.staged ? std::string(slot) + "_staged" : std::string(slot);  // a staged map reads the copy
     os << "  {\n    const gg::host::TensorMapDesc desc = " << tensor_map_desc_c(t, L.layouts, layout_slot) << ";\n"
-       << "    const int status = gg::host::encode_tensor_map(&args.map_" << slot << ", " << slot << ", desc, \""
+       << "    const int status = gg::host::encode_tensor_map(&args.map_" << slot << ", " << base << ", desc, \""
        << k.name << "\", \"" << slot << "\");\n"
        << "    if (status != 0) return status;\n  }\n";
   }
@@ -346,15 +406,18 @@ EmittedKernel emit_cuda(const Schedule& s, const LowerOptions& options) {
        << "_s" << p.pipeline.stages << "_" << std::hex << (rt::fnv1a64(body + launch_key.str()) & 0xffffffffu);
   k.name = name.str();
   k.launch.kernel_name = k.name;
-  // The kernel names itself in its signature, and a pointer-array kernel's map builder is named
-  // after it (`<name>_group_maps`).
+  // The kernel names itself in its signature, and its companions are named after it: a
+  // pointer-array kernel's map builder (`<name>_group_maps`), a staging kernel's copy (`<name>_stage`).
   const size_t at = body.find(placeholder + "(");
-  const size_t builder = body.find(placeholder + "_group_maps(");
-  GG_INTERNAL_CHECK(at != std::string::npos && body.find(placeholder, at + 1) == builder &&
-                        (builder == std::string::npos || body.find(placeholder, builder + 1) == std::string::npos),
-                    "the printed kernel names itself once, in its signature (and its map builder's)");
-  if (builder != std::string::npos) body.replace(builder, placeholder.size(), k.name);
-  body.replace(at, placeholder.size(), k.name);
+  GG_INTERNAL_CHECK(at != std::string::npos, "the printed kernel names itself in its signature");
+  std::vector<size_t> names{at};
+  for (const char* companion : {"_group_maps(", "_stage("})
+    if (const size_t c = body.find(placeholder + companion); c != std::string::npos) names.push_back(c);
+  size_t mentions = 0;
+  for (size_t i = body.find(placeholder); i != std::string::npos; i = body.find(placeholder, i + 1)) ++mentions;
+  GG_INTERNAL_CHECK(mentions == names.size(), "the printed kernel names itself once, in its signature (and its companions')");
+  std::sort(names.rbegin(), names.rend());  // from the back, so earlier offsets stay valid
+  for (size_t i : names) body.replace(i, placeholder.size(), k.name);
 
   std::ostringstream os;
   os << "// Generated by gemmgen " << rt::gemmgen_version() << ". Do not edit: regenerate from the schedule below.\n"

@@ -103,6 +103,8 @@ struct KernelPlan {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)
+  // A's and B's TMA loads read an aligned copy the launch makes first (Definition::stage_operand).
+  bool staged_a = false, staged_b = false;
   bool tma_store = false;               // output staged in shared memory and stored by TMA
   // Where the problem's matrices lie (resolved from the definition: majors, leading dimensions,
   // batch and batch strides); the kernel reads the same values from GgGemmArgs. A column-major

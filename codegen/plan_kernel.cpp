@@ -292,9 +292,11 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   const bool sized = p.runtime_m || p.runtime_n || p.k_per_unit();  // variable K: K too
   t.rows = sized ? 0 : static_cast<uint64_t>(stored.rows);
   t.cols = sized ? 0 : static_cast<uint64_t>(stored.cols);
-  t.row_stride = static_cast<uint64_t>(stored.row_stride);
-  t.batches = static_cast<uint64_t>(stored.batches);
-  t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
+  t.staged = (operand == rt::Operand::A && p.staged_a) || (operand == rt::Operand::B && p.staged_b);
+  const rt::StoredMatrix read = t.staged ? rt::staged_matrix(stored, t.elem) : stored;  // what the map reads
+  t.row_stride = static_cast<uint64_t>(read.row_stride);
+  t.batches = static_cast<uint64_t>(read.batches);
+  t.batch_stride = static_cast<uint64_t>(read.batch_stride);
   t.box_rows = static_cast<uint32_t>(layout.box_rows);
   t.box_cols = static_cast<uint32_t>(layout.atom_cols());
   t.swizzle = sb == 128 ? rt::Swizzle::B128 : sb == 64 ? rt::Swizzle::B64 : rt::Swizzle::B32;
@@ -499,6 +501,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.varlen_k && p.k_loop.empty())
     not_lowered("variable-K groups with K in one tile (each group runs its own k loop; split k into k tiles)");
   p.operand_rows_aligned = vector_rows(def, def.node(mm.operands[0])) && vector_rows(def, def.node(mm.operands[1]));
+  p.staged_a = p.tma_load && def.node(mm.operands[0]).staged;
+  p.staged_b = p.tma_load && def.node(mm.operands[1]).staged;
   if (p.pipeline.stages > 1 && !p.tma_load) {
     auto why = s.copy_choice(def.node(mm.operands[0]).name);
     not_lowered("a circular buffer fed by synchronous copies (" + (why ? *why : "use cache_read tma") + ")");

@@ -42,6 +42,13 @@ void check_problem_size(const Schedule& s) {
                      " tile steps, which a generated kernel counts in 32-bit ints; split the problem or use larger tiles");
 }
 
+// ", stage A through an aligned copy ..." where staging would let TMA load the operand, else "".
+std::string stage_hint(const Definition& def, const Node& n) {
+  if (!why_not_staged(def, n).empty()) return "";
+  return ", stage " + n.name + " through an aligned copy each launch makes (problem ... stage=" +
+         (n.id == def.matmul_node().operands[0] ? "a" : "b") + ", --stage; `auto` stages it itself)";
+}
+
 // TMA needs 16-byte aligned row strides. An explicit `tma` on a tensor without them is refused,
 // naming the `auto` fallback; `auto` never resolves to TMA there (Schedule::read_method).
 void check_alignment(const Schedule& s) {
@@ -53,7 +60,7 @@ void check_alignment(const Schedule& s) {
   for (const auto& op : copied) {
     const Node& n = *def.find(op);
     const bool explicit_tma = op == out.name ? w && w->method == CopyMethod::Tma : s.read_method(op) == CopyMethod::Tma;
-    if (!explicit_tma || batch_stride_aligned(def, n)) continue;
+    if (!explicit_tma || batch_stride_aligned(def, n) || n.staged) continue;  // a staged copy's matrices are aligned
     const std::string directive = op == out.name ? "cache_write " + op + " shared" : "cache_read " + op;
     throw_user_error("batch-stride-alignment",
                      directive + " tma: a batched tensor map needs its matrices 16-byte aligned, but '" + op +
@@ -65,14 +72,15 @@ void check_alignment(const Schedule& s) {
   }
   for (const auto& op : operands(def)) {
     const Node& n = *def.find(op);
-    if (s.read_method(op) != CopyMethod::Tma || tma_rows_aligned(def, n)) continue;
+    if (s.read_method(op) != CopyMethod::Tma || tma_can_load(def, n)) continue;
     const int64_t per16 = 16 / dtype_bytes(n.dtype), row = leading_dim(def, n);
     const std::string extent = n.layout == Layout::KMajor ? "K" : n.id == def.matmul_node().operands[0] ? "M" : "N";
     const std::string pad = n.ld > 0 ? "the leading dimension" : extent;
     throw_user_error(n.layout == Layout::KMajor ? "k-alignment" : "mn-alignment",
                      "cache_read " + op + " tma: a TMA load needs 16-byte aligned rows, but " + row_bytes_text(def, n) +
                      "; pad " + pad + " to a multiple of " + str(per16) + " (" + str((row + per16 - 1) / per16 * per16) +
-                     "), or write cache_read " + op + " auto to fall back to a synchronous element copy with bounds");
+                     ")" + stage_hint(def, n) + ", or write cache_read " + op +
+                     " auto to fall back to a synchronous element copy with bounds");
   }
   // A column-major output is staged transposed by stmatrix.trans: 16-bit values in 16-column steps.
   if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor) {
@@ -83,6 +91,19 @@ void check_alignment(const Schedule& s) {
                        "columns, but the output is " + std::string(dtype_name(out.dtype)) + " in subtiles of " +
                        std::to_string(st.cols) + " columns; write cache_write " + out.name +
                        " shared auto to store from registers with bounds");
+  }
+  // Rows whose length is read at run time: dense, a launch checks the length (rt::sizes_mismatch:
+  // its pitch must stay a 16-byte multiple); with a leading dimension of their own, a launch at a
+  // ragged length would write over the padding between the rows.
+  if (w && w->method == CopyMethod::Tma && tma_rows_aligned(def, out) && rows_follow_runtime_size(def, out) &&
+      out.ld > 0) {
+    const std::string extent = def.output_layout() == OutputLayout::ColumnMajor ? "M" : "N";
+    throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: a TMA store clips a row's end only to "
+                     "whole 16 bytes, and the rows' length " + extent + " is read at run time while their leading "
+                     "dimension is fixed: a launch at " + extent + " not a multiple of " +
+                     str(16 / dtype_bytes(out.dtype)) + " would overwrite the elements between the rows; compile " +
+                     extent + " (problem ... compiled=..., --compiled-dims) or write cache_write " + out.name +
+                     " shared auto to store from registers with bounds");
   }
   if (w && w->method == CopyMethod::Tma && tma_rows_aligned(def, out) && !vector_rows(def, out))
     throw_user_error("n-alignment", "cache_write " + out.name + " shared tma: a TMA store clips a row's end only "
@@ -227,7 +248,8 @@ void check_copies(const Schedule& s, const ResourceSummary& r) {
                                                                              : "N";
     const std::string fix = s.copy_choice(blocker)
                                 ? "pad " + (first.ld > 0 ? "the leading dimension" : extent) + " to a multiple of " +
-                                      str(16 / dtype_bytes(def.input_dtype())) + " for TMA, or drop warp_specialize"
+                                      str(16 / dtype_bytes(def.input_dtype())) + " for TMA" + stage_hint(def, first) +
+                                      ", or drop warp_specialize"
                                 : "add " + join(adds, ", ") + " (tutorial v4)";
     throw_user_error("warp-specialize-needs-tma", "warp_specialize: the producer warpgroup issues the operand loads "
                      "asynchronously and needs TMA, but " + join(not_tma, " and ") + " " +

@@ -339,6 +339,28 @@ void Definition::set_leading_dim(Tensor t, int64_t ld) {
   if (n.id == output_) check_output_batch_stride(batch_, n.batch_stride);
 }
 
+std::string why_not_staged(const Definition& def, const Node& n) {
+  const Node& mm = def.matmul_node();
+  const bool operand = n.kind == OpKind::Input && (mm.operands[0] == n.id || mm.operands[1] == n.id);
+  if (!operand) return "is not an operand of the matmul; only A and B are staged";
+  if (mm.operands[0] == mm.operands[1]) return ": D = A * A^T reads A as both operands; staging it is not lowered";
+  if (dtype_bytes(n.dtype) != 2)
+    return "is " + std::string(dtype_name(n.dtype)) + "; staging copies 16-bit operands (bf16, f16)";
+  if (def.problem_source() != ProblemSource::Dense)
+    return ": " + std::string(problem_source_name(def.problem_source())) +
+           " groups read their operands where the groups say; staging is for dense problems and batches";
+  if (tma_rows_aligned(def, n))
+    return ": TMA addresses its rows as they are (" + row_bytes_text(def, n) + "); staging copies only rows it cannot";
+  return "";
+}
+
+void Definition::stage_operand(Tensor t) {
+  const Node& n = checked(t, "stage_operand");
+  if (const std::string why = why_not_staged(*this, n); !why.empty())
+    throw_user_error("stage", "stage_operand: '" + n.name + "'" + (why[0] == ':' ? "" : " ") + why);
+  nodes_[static_cast<size_t>(n.id)].staged = true;
+}
+
 // Two matrices of a batched output must not share an element: the CTAs writing them would race,
 // and the result would depend on which wrote last. (Inputs are only read: theirs may overlap.)
 // `batch` and the output's `stride` are passed in, so set_batch and set_batch_stride check the
@@ -432,6 +454,7 @@ std::string Definition::to_string() const {
       if (n.scales >= 0)
         os << " scales " << node(n.scales).name << " per " << scale_granularity_name(n.granularity);
       if (batch_ > 1 && n.batch_stride >= 0) os << " batch_stride=" << n.batch_stride;
+      if (n.staged) os << " staged (an aligned copy, rows " << staged_pitch(*this, n) << " apart)";
     } else {
       os << "(";
       for (size_t i = 0; i < n.operands.size(); ++i) os << (i ? ", " : "") << node(n.operands[i]).name;
@@ -477,6 +500,8 @@ ProblemLayout problem_layout(const Definition& def) {
   if (const Node* sb = def.scale_of(b.id)) l.scale_b = sb->granularity;
   l.symmetric = a.id == b.id;
   if (l.symmetric) l.ldb = 0, l.stride_b = -1, l.scale_b.reset();  // B is A: nothing of its own
+  l.stage_a = a.staged;
+  l.stage_b = b.staged && !l.symmetric;
   return l;
 }
 
@@ -507,6 +532,14 @@ void set_compiled_dims(ProblemLayout& l, std::string_view dims) {
                    "always compiled");
 }
 
+void set_staged_operands(ProblemLayout& l, std::string_view operands) {
+  if (operands != "a" && operands != "b" && operands != "ab")
+    throw_user_error("stage", "staged operands '" + std::string(operands) + "': legal are a, b and ab (the operands "
+                     "read through an aligned copy the launch makes first)");
+  l.stage_a = operands.find('a') != std::string_view::npos;
+  l.stage_b = operands.find('b') != std::string_view::npos;
+}
+
 std::string problem_layout_text(const ProblemLayout& l) {
   std::vector<std::string> parts;
   if (l.a == Layout::MNMajor) parts.push_back("A m-major");
@@ -523,6 +556,8 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.scale_a) parts.push_back("A scaled per " + std::string(scale_granularity_name(*l.scale_a)));
   if (l.scale_b) parts.push_back("B scaled per " + std::string(scale_granularity_name(*l.scale_b)));
   if (l.symmetric) parts.push_back("symmetric (B is A)");
+  if (l.stage_a) parts.push_back("A staged");
+  if (l.stage_b) parts.push_back("B staged");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -554,6 +589,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.runtime_n = l.runtime_m;
   s.scale_a = l.scale_b;
   s.scale_b = l.scale_a;
+  s.stage_a = l.stage_b;
+  s.stage_b = l.stage_a;
   return s;
 }
 
@@ -585,6 +622,8 @@ void set_gemm_output(Definition& def, Tensor out, const ProblemLayout& l) {
   // D = A * A^T is M x M: N is read at run time where M is.
   def.set_runtime_sizes(l.runtime_m, l.symmetric ? l.runtime_m : l.runtime_n);
   def.set_problem_source(l.source);
+  if (l.stage_a) def.stage_operand(def.tensor(ops[0]));
+  if (l.stage_b) def.stage_operand(def.tensor(ops[1]));
 }
 
 Definition make_gemm(int64_t m, int64_t n, int64_t k, DType in, DType out) {
@@ -660,16 +699,30 @@ bool tma_rows_aligned(const Definition& def, const Node& n) {
   return leading_dim(def, n) * dtype_bytes(n.dtype) % 16 == 0 && batch_stride_aligned(def, n);
 }
 
+bool tma_can_load(const Definition& def, const Node& n) { return n.staged || tma_rows_aligned(def, n); }
+
+int64_t staged_pitch(const Definition& def, const Node& n) {
+  const int64_t per_piece = 16 / dtype_bytes(n.dtype);
+  return (row_elems(def, n) + per_piece - 1) / per_piece * per_piece;
+}
+
+bool rows_follow_runtime_size(const Definition& def, const Node& n) {
+  if (n.shape.size() != 2 || def.problem_source() == ProblemSource::PointerArray) return false;
+  const std::string extent = row_extent_name(def, n);
+  return (extent == "M" && def.runtime_m()) || (extent == "N" && def.runtime_n());
+}
+
 bool vector_rows(const Definition& def, const Node& n) {
   return tma_rows_aligned(def, n) && row_elems(def, n) * dtype_bytes(n.dtype) % 16 == 0;
 }
 
 bool tma_storable_output(const Definition& def) {
-  return def.output_layout() == OutputLayout::RowMajor && vector_rows(def, def.node(def.output()));
+  const Node& out = def.node(def.output());
+  return def.output_layout() == OutputLayout::RowMajor && vector_rows(def, out) && !rows_follow_runtime_size(def, out);
 }
 
 bool tma_can_copy(const Definition& def, const std::string& tensor) {
-  return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_rows_aligned(def, *def.find(tensor));
+  return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_can_load(def, *def.find(tensor));
 }
 
 std::string row_bytes_text(const Definition& def, const Node& n) {

@@ -99,6 +99,9 @@ struct Node {
   // (DeepGEMM's TMA-aligned layout: rows padded to 4 floats), K-major stores a row's k blocks together.
   int scales = -1;
   ScaleGranularity granularity = ScaleGranularity::Block1x128;
+  // An operand the kernel reads through an aligned copy the launch makes first (its rows padded to
+  // whole 16-byte pieces: staged_pitch), because TMA cannot address the caller's rows.
+  bool staged = false;
 };
 
 class Definition;
@@ -164,6 +167,12 @@ class Definition {
   // A strided view: `ld` elements from one stored row of `t` (an input or the output) to the
   // next, at least the row's own length (row_elems). CompileError `bad-leading-dim` otherwise.
   void set_leading_dim(Tensor t, int64_t ld);
+  // Operand `t` (A or B) is read through an aligned copy: each launch first copies the caller's
+  // rows into a buffer whose rows are padded to whole 16-byte pieces, and the kernel's TMA loads
+  // read that. For rows TMA cannot address (a K-major operand with K % 8 != 0, an MN-major one
+  // with M or N % 8 != 0, 16-bit types). CompileError `stage` for anything else: an operand whose
+  // rows TMA already addresses, FP8, grouped problem sources, D = A * A^T.
+  void stage_operand(Tensor t);
   // `count` matrices computed in one launch: D[b] = A[b] * B[b]^T. Each 2-D tensor's matrices lie
   // batch_stride elements apart (default: dense, one after the other); a stride of 0 broadcasts
   // one input matrix to every batch. CompileError `bad-batch` / `bad-batch-stride`, and
@@ -263,12 +272,26 @@ int64_t stored_span(const Definition& def, const Node& n);
 // loads from each matrix need); true for one matrix.
 bool batch_stride_aligned(const Definition& def, const Node& n);
 // Whether the row stride (and a batch's matrix stride) is the 16-byte multiple a TMA tensor map
-// needs (its extent may be ragged: TMA zero-fills and clips at the edge).
+// needs (its extent may be ragged: TMA zero-fills and clips at the edge), as the caller lays it out.
 bool tma_rows_aligned(const Definition& def, const Node& n);
+// Whether the kernel's TMA can load the operand: its rows aligned, or staged through an aligned copy.
+bool tma_can_load(const Definition& def, const Node& n);
+// The elements between a staged operand's rows in its aligned copy: the row length rounded up to
+// a whole number of 16-byte pieces.
+int64_t staged_pitch(const Definition& def, const Node& n);
+// Why operand `n` cannot be staged (Definition::stage_operand's refusal, after the operand's
+// name), or "" when it can: its rows are ones TMA cannot address and staging applies.
+std::string why_not_staged(const Definition& def, const Node& n);
+// Whether the stored rows run along a size the kernel reads at run time (M for an M-major A or a
+// column-major output, N for an N-major B or a row-major output): their length at a launch is
+// then unknown when planning (pointer-array groups state their own rule).
+bool rows_follow_runtime_size(const Definition& def, const Node& n);
 // Whether 16-byte vector loads cover the rows exactly: row length and stride 16-byte multiples.
 bool vector_rows(const Definition& def, const Node& n);
-// Whether a TMA store can write the output: row-major (a column-major output is stored from
-// registers), its row stride and its row length 16-byte multiples. The length too: measured on an
+// Whether a TMA store can write the output at every launch (what `auto` asks): row-major (a
+// column-major output is stored from registers), its row stride and its row length 16-byte
+// multiples, and that length not a size read at run time (a launch at another length would need
+// the rows to be whole 16-byte pieces again). The length too: measured on an
 // H100, a TMA store clips the row's end only to whole 16 bytes, so it would overwrite the
 // elements between a ragged row and the next (a strided view's padding).
 bool tma_storable_output(const Definition& def);
@@ -297,6 +320,8 @@ struct ProblemLayout {
   std::optional<ScaleGranularity> scale_a{}, scale_b{};
   // D = A * A^T: one input A read as both operands (matmul(A, A)); N is M.
   bool symmetric = false;
+  // A or B read through an aligned copy the launch makes first (Definition::stage_operand).
+  bool stage_a = false, stage_b = false;
   bool operator==(const ProblemLayout&) const = default;
 };
 // The layout of a definition's A, B and output.
@@ -315,6 +340,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l);
 std::string compiled_dims_text(const ProblemLayout& l);
 // Parses compiled_dims_text's spelling into `l`'s run-time sizes; CompileError `bad-compiled-dims`.
 void set_compiled_dims(ProblemLayout& l, std::string_view dims);
+// Parses the staged operands, "a", "b" or "ab", into `l`; CompileError `stage` for another word.
+void set_staged_operands(ProblemLayout& l, std::string_view operands);
 // Creates A [M,K] and B [N,K] inputs laid out as `l` says and applies its batch.
 std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int64_t k, DType in, const ProblemLayout& l);
 // Sets the output as `l` says (after the epilogue is built).

@@ -1,6 +1,7 @@
 #include "dsl/schedule.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "dsl/error.h"
 #include "targets/mma_shapes.h"
@@ -486,6 +487,15 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
   const Node& n = *def_.find(tensor);
   const std::string head = read ? "cache_read " + tensor + " auto: " : "cache_write " + tensor + " shared auto: ";
   const std::string rows = row_bytes_text(def_, n);
+  if (read && n.staged && !partner_blocks_tma(tensor)) {
+    const double mb = double(stored_matrices(def_, n) * stored_rows(def_, n) * dtype_bytes(n.dtype)) / 1e6;
+    std::ostringstream os;
+    os.precision(3);
+    os << head << "TMA from an aligned copy each launch makes first (" << rows << ", not the 16-byte multiple TMA "
+       << "needs; the copy's rows lie " << staged_pitch(def_, n) << " elements apart: " << mb * double(row_elems(def_, n))
+       << " MB read and " << mb * double(staged_pitch(def_, n)) << " MB written per launch)";
+    return os.str();
+  }
   if (read && tma_can_copy(def_, tensor) && partner_blocks_tma(tensor))
     return head + "a synchronous copy (" + rows + ", 16-byte aligned, but the other operand is copied synchronously "
            "and one pipeline feeds both)";
@@ -496,6 +506,10 @@ std::optional<std::string> Schedule::copy_choice(const std::string& tensor) cons
            " elements apart, not the 16-byte multiple a batched tensor map needs";
   if (!read && def_.output_layout() == OutputLayout::ColumnMajor)
     return head + "stores from registers with bounds, since the output is column-major (a TMA store writes rows)";
+  if (!read && tma_rows_aligned(def_, n) && rows_follow_runtime_size(def_, n))
+    return head + "stores from registers with bounds, since the rows' length " +
+           (def_.output_layout() == OutputLayout::ColumnMajor ? "M" : "N") + " is read at run time: a TMA store clips "
+           "a row's end only to whole 16 bytes and would overwrite the elements past a row of another length";
   if (!read && tma_rows_aligned(def_, n))
     return head + "stores from registers with bounds, since " + rows + ": a TMA store clips a row's end only to whole "
            "16 bytes and would overwrite the elements between the rows";

@@ -311,7 +311,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
          "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array] "
-         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...] [symmetric=1]");
+         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...] [symmetric=1] [stage=a|b|ab]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -386,6 +386,12 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
       if (p.symmetric) l.fail("symmetric is given twice");
       if (value != "0" && value != "1") l.fail("expected symmetric=1 (D = A * A^T) or symmetric=0, got '" + std::string(value) + "'");
       p.symmetric = value == "1";
+    } else if (key == "stage") {
+      if (p.stage) l.fail("stage is given twice");
+      if (value != "a" && value != "b" && value != "ab")
+        l.fail("expected stage=a, stage=b or stage=ab (the operands read through an aligned copy), got '" +
+               std::string(value) + "'");
+      p.stage = std::string(value);
     } else if (key == "scale_a" || key == "scale_b") {
       auto& slot = key == "scale_a" ? p.scale_a : p.scale_b;
       if (slot) l.fail(std::string(key) + " is given twice");
@@ -394,7 +400,7 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
              "lda, ldb, ldd, batch, stride_a, stride_b, stride_d, orientation, compiled, source, scale_a, scale_b, "
-             "symmetric");
+             "symmetric, stage");
   }
 }
 
@@ -540,6 +546,7 @@ std::string print_schedule(const Schedule& s) {
   if (compiled_dims_text(l) != compiled_dims_text(ProblemLayout{})) os << " compiled=" << compiled_dims_text(l);
   if (l.source != ProblemSource::Dense) os << " source=" << problem_source_name(l.source);
   if (l.symmetric) os << " symmetric=1";
+  if (l.stage_a || l.stage_b) os << " stage=" << (l.stage_a ? "a" : "") << (l.stage_b ? "b" : "");
   // An FP8 problem says both, "none" included: a reader's default for FP8 is DeepGEMM's factors.
   if (dtype_is_fp8(def.input_dtype()) || l.scale_a || l.scale_b)
     os << " scale_a=" << (l.scale_a ? scale_granularity_name(*l.scale_a) : "none")

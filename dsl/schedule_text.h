@@ -77,6 +77,7 @@ struct ProblemSpec {
   // parse_scale_granularity spells them; "none" for no factors.
   std::optional<std::string> scale_a, scale_b;
   std::optional<bool> symmetric;  // symmetric=1: D = A * A^T, A read as both operands
+  std::optional<std::string> stage;  // stage=a|b|ab: operands read through an aligned copy (Definition::stage_operand)
   bool operator==(const ProblemSpec&) const = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
@@ -67,6 +68,27 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
   return nullptr;
 }
 
+// A staged operand of a problem (the kernel's orientation): the caller's stored matrix, its
+// aligned copy and the copy's offset in the staging buffer (A's first, then B's).
+struct StagedOperand {
+  Operand operand;
+  StoredMatrix caller, copy;
+  uint64_t offset = 0;
+};
+
+std::vector<StagedOperand> staged_operands(const LaunchSpec& spec, const GemmProblem& problem) {
+  std::vector<StagedOperand> out;
+  uint64_t offset = 0;
+  for (const TensorMapSpec& t : spec.tensor_maps) {
+    if (!t.staged) continue;
+    StagedOperand s{t.operand, stored_matrix(problem.layouts, t.operand, problem.m, problem.n, problem.k), {}, offset};
+    s.copy = staged_matrix(s.caller, problem.in_type);
+    offset += staged_bytes(s.copy, problem.in_type);
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
@@ -123,7 +145,25 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
         status != CUDA_SUCCESS)
       fail("cuModuleGetFunction('" + builder + "')", status);
   }
+  if (std::any_of(spec_.tensor_maps.begin(), spec_.tensor_maps.end(), [](const TensorMapSpec& t) { return t.staged; })) {
+    const std::string stage = compiled.lowered_name + "_stage";
+    if (CUresult status = api.module_get_function(&stage_function_, module_, stage.c_str()); status != CUDA_SUCCESS)
+      fail("cuModuleGetFunction('" + stage + "')", status);
+  }
   reserve_workspace(spec_.workspace_bytes);
+}
+
+void LoadedKernel::reserve_staging(uint64_t bytes) const {
+  if (bytes <= staging_bytes_) return;
+  if (staging_ != nullptr) cudaFree(staging_);  // synchronizes: no launch still reads it
+  staging_ = nullptr;
+  staging_bytes_ = 0;
+  if (cudaError_t status = cudaMalloc(&staging_, bytes); status != cudaSuccess) {
+    staging_ = nullptr;
+    throw CudaError(describe() + ": allocating " + std::to_string(bytes) +
+                    " bytes for the staged operands' aligned copies failed: " + cudaGetErrorString(status));
+  }
+  staging_bytes_ = bytes;
 }
 
 void LoadedKernel::reserve_workspace(uint64_t bytes) const {
@@ -144,6 +184,7 @@ void LoadedKernel::reserve_workspace(uint64_t bytes) const {
 LoadedKernel::~LoadedKernel() {
   if (module_ != nullptr) driver_api().module_unload(module_);
   if (workspace_ != nullptr) cudaFree(workspace_);
+  if (staging_ != nullptr) cudaFree(staging_);
   if (group_maps_ != nullptr) cudaFree(group_maps_);
 }
 
@@ -156,13 +197,17 @@ LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
       group_maps_function_(std::exchange(other.group_maps_function_, nullptr)),
       group_maps_(std::exchange(other.group_maps_, nullptr)),
       group_maps_groups_(std::exchange(other.group_maps_groups_, 0)),
-      group_map_templates_(std::exchange(other.group_map_templates_, std::nullopt)) {}
+      group_map_templates_(std::exchange(other.group_map_templates_, std::nullopt)),
+      stage_function_(std::exchange(other.stage_function_, nullptr)),
+      staging_(std::exchange(other.staging_, nullptr)),
+      staging_bytes_(std::exchange(other.staging_bytes_, 0)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
     if (module_ != nullptr) driver_api().module_unload(module_);
     if (workspace_ != nullptr) cudaFree(workspace_);
     if (group_maps_ != nullptr) cudaFree(group_maps_);
+    if (staging_ != nullptr) cudaFree(staging_);
     module_ = std::exchange(other.module_, nullptr);
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
@@ -172,6 +217,9 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
     group_maps_ = std::exchange(other.group_maps_, nullptr);
     group_maps_groups_ = std::exchange(other.group_maps_groups_, 0);
     group_map_templates_ = std::exchange(other.group_map_templates_, std::nullopt);
+    stage_function_ = std::exchange(other.stage_function_, nullptr);
+    staging_ = std::exchange(other.staging_, nullptr);
+    staging_bytes_ = std::exchange(other.staging_bytes_, 0);
   }
   return *this;
 }
@@ -279,15 +327,71 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
     args.group_sizes = g.sizes;
     return args;
   }
+  const std::vector<StagedOperand> staged = staged_operands(spec_, problem);
+  if (!staged.empty())
+    reserve_staging(staged.back().offset + staged_bytes(staged.back().copy, problem.in_type));
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
-      *map_slot(spec.operand, args) =
-          encode_tensor_map(resolve_tensor_map_spec(spec, problem), base_pointer(spec.operand, problem));
+      TensorMapSpec resolved = resolve_tensor_map_spec(spec, problem);
+      const void* base = base_pointer(spec.operand, problem);
+      for (const StagedOperand& s : staged)  // the map reads the aligned copy
+        if (s.operand == spec.operand) {
+          resolved.row_stride = static_cast<uint64_t>(s.copy.row_stride);
+          resolved.batch_stride = static_cast<uint64_t>(s.copy.batch_stride);
+          base = static_cast<const char*>(staging_) + s.offset;
+        }
+      *map_slot(spec.operand, args) = encode_tensor_map(resolved, base);
     } catch (const CudaError& error) {
       throw CudaError(describe() + ": " + error.what());
     }
   }
   return args;
+}
+
+GgStageArgs LoadedKernel::make_stage_args(const GemmProblem& caller) const {
+  GemmProblem problem = swap_orientation(spec_, caller);
+  if (spec_.symmetric) problem.b = problem.a;
+  GgStageArgs args{};
+  const std::vector<StagedOperand> staged = staged_operands(spec_, problem);
+  if (!staged.empty()) reserve_staging(staged.back().offset + staged_bytes(staged.back().copy, problem.in_type));
+  for (const StagedOperand& s : staged) {
+    GgStageCopy& c = args.copies[args.count++];
+    c.src = base_pointer(s.operand, problem);
+    c.dst = static_cast<char*>(staging_) + s.offset;
+    c.rows = s.caller.rows;
+    c.cols = s.caller.cols;
+    c.matrices = s.caller.batches;
+    c.src_pitch = s.caller.row_stride;
+    c.dst_pitch = s.copy.row_stride;
+    c.src_matrix_stride = s.caller.batch_stride;
+    c.dst_matrix_stride = s.copy.batch_stride;
+    c.elem_bytes = elem_bytes(problem.in_type);
+  }
+  return args;
+}
+
+void LoadedKernel::launch_stage(const GgStageArgs& args, cudaStream_t stream) const {
+  if (args.count == 0) return;
+  constexpr unsigned kThreads = GG_STAGE_THREADS;
+  uint64_t pieces = 0;
+  for (int i = 0; i < args.count; ++i) {
+    const GgStageCopy& c = args.copies[i];
+    pieces += uint64_t(c.matrices * c.rows * (c.dst_pitch * c.elem_bytes / 16));
+  }
+  // A grid-stride loop: enough CTAs to fill the device a few times over, fewer for a small copy.
+  const uint64_t most = uint64_t(device_info().sm_count) * GG_STAGE_CTAS_PER_SM;
+  const auto blocks = static_cast<unsigned>(std::max<uint64_t>(1, std::min(most, (pieces + kThreads - 1) / kThreads)));
+  GgStageArgs by_value = args;
+  void* params[] = {&by_value};
+  CUlaunchConfig config{};
+  config.gridDimX = blocks;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = kThreads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  if (CUresult status = driver_api().launch_kernel_ex(&config, stage_function_, params, nullptr);
+      status != CUDA_SUCCESS)
+    fail("launching the staged operands' copy", status);
 }
 
 unsigned LoadedKernel::max_resident_ctas() const {
@@ -385,6 +489,7 @@ void LoadedKernel::launch_group_maps(const GgGroupMapArgs& args, cudaStream_t st
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {
   const GgGemmArgs args = make_args(problem);
   if (spec_.pointer_array) launch_group_maps(make_group_map_args(problem), stream);
+  if (stage_function_ != nullptr) launch_stage(make_stage_args(problem), stream);
   launch_args(args, stream);
 }
 

@@ -78,7 +78,12 @@ class LoadedKernel {
   // Pointer-array groups: the map builder's parameter for a problem (its templates encoded here).
   GgGroupMapArgs make_group_map_args(const GemmProblem& problem) const;
 
-  // Pointer-array groups: the map builder runs first, on the same stream.
+  // Staged operands: the copy kernel's parameter for a problem (the caller's; count 0 when the
+  // kernel stages none).
+  GgStageArgs make_stage_args(const GemmProblem& problem) const;
+
+  // Pointer-array groups: the map builder runs first, on the same stream; staged operands: the
+  // copy kernel.
   void launch(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
   void launch_args(const GgGemmArgs& args, cudaStream_t stream = nullptr) const;
 
@@ -116,6 +121,13 @@ class LoadedKernel {
   mutable std::optional<GgGroupMapArgs> group_map_templates_;  // the templates, encoded at the first launch
   void reserve_group_maps(int64_t groups) const;
   void launch_group_maps(const GgGroupMapArgs& args, cudaStream_t stream) const;
+  // Staged operands: the copy kernel and the buffer of the aligned copies it writes (grown to a
+  // launch's problem; launches of one LoadedKernel must not overlap).
+  CUfunction stage_function_ = nullptr;
+  mutable void* staging_ = nullptr;
+  mutable uint64_t staging_bytes_ = 0;
+  void reserve_staging(uint64_t bytes) const;
+  void launch_stage(const GgStageArgs& args, cudaStream_t stream) const;
 };
 
 }  // namespace gg::rt

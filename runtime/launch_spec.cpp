@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/tensor_map.h"
+
 namespace gg::rt {
 
 int elem_bytes(ElemType t) {
@@ -95,6 +97,19 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
   return s;
 }
 
+StoredMatrix staged_matrix(const StoredMatrix& caller, ElemType elem) {
+  StoredMatrix s = caller;
+  const int64_t per_piece = 16 / elem_bytes(elem);
+  s.row_stride = (caller.cols + per_piece - 1) / per_piece * per_piece;
+  s.batch_stride = s.batches > 1 ? s.rows * s.row_stride : 0;
+  return s;
+}
+
+uint64_t staged_bytes(const StoredMatrix& staged, ElemType elem) {
+  const auto bytes = static_cast<uint64_t>(staged.batches * staged.rows * staged.row_stride * elem_bytes(elem));
+  return (bytes + 255) / 256 * 256;
+}
+
 std::string layout_differences(const MatrixLayouts& e, const MatrixLayouts& g) {
   std::string out;
   auto field = [&](const char* name, int64_t want, int64_t got) {
@@ -164,6 +179,23 @@ std::string sizes_mismatch(const LaunchSpec& spec, int64_t m, int64_t n, int64_t
     if (const uint64_t count = b.count.at(m, n); count > b.most)
       out += std::string(out.empty() ? "" : "; ") + "M=" + std::to_string(m) + " N=" + std::to_string(n) + " takes " +
              std::to_string(count) + " " + b.what + ", more than the " + std::to_string(b.most) + " it may have";
+  // A tensor map resolved per launch over rows that follow M or N: its rows must lie a 16-byte
+  // multiple apart at this launch, and a TMA store's rows be whole 16-byte pieces (it writes a
+  // row's last piece whole). Staged operands' copies are aligned whatever the size.
+  if ((r.m || r.n) && !spec.pointer_array)
+    for (const TensorMapSpec& t : spec.tensor_maps) {
+      if (t.rows != 0 || t.cols != 0 || t.staged || t.operand == Operand::ScaleA) continue;
+      const StoredMatrix s = stored_matrix(spec.layouts, t.operand, m, n, k);
+      const int64_t bytes = elem_bytes(t.elem), row_bytes = s.cols * bytes, pitch = s.row_stride * bytes;
+      const bool store = t.operand == Operand::D || t.operand == Operand::Aux;
+      if (pitch % 16 == 0 && (!store || row_bytes % 16 == 0)) continue;
+      out += std::string(out.empty() ? "" : "; ") + "at M=" + std::to_string(m) + " N=" + std::to_string(n) + " " +
+             operand_name(t.operand) + "'s stored rows are " + std::to_string(s.cols) + " elements (" +
+             std::to_string(row_bytes) + " bytes), " + std::to_string(pitch) + " bytes apart: its TMA " +
+             (store ? "store writes whole 16-byte pieces of rows 16-byte multiples apart"
+                    : "load needs rows a 16-byte multiple apart") +
+             "; this kernel serves sizes that keep them so (plan for this size, as gg::gemm does)";
+    }
   return out;
 }
 

@@ -41,6 +41,9 @@ struct TensorMapSpec {
   // row dimension, coordinates (col, box_rows - rows kept, first row + rows kept) over a base
   // box_rows rows before the matrix, so the box's rows past those kept fall outside the map.
   bool row_limited = false;
+  // The map reads the launch's aligned copy of the operand (staged_matrix), which each launch
+  // writes first from the caller's rows (`<kernel>_stage`), not the caller's memory.
+  bool staged = false;
 };
 
 // Pointer-array groups' device arrays, one entry per group: each group's A, B and D, its M, N and
@@ -80,6 +83,12 @@ struct StoredMatrix {
   int64_t rows = 0, cols = 0, row_stride = 0, batches = 1, batch_stride = 0;
 };
 StoredMatrix stored_matrix(const MatrixLayouts& l, Operand operand, int64_t m, int64_t n, int64_t k);
+// The aligned copy a staged tensor map reads (TensorMapSpec::staged): the caller's stored matrix's
+// rows and columns with its rows padded to whole 16-byte pieces, its matrices one after another
+// (a broadcast operand's one matrix copied once).
+StoredMatrix staged_matrix(const StoredMatrix& caller, ElemType elem);
+// The bytes of that copy, a 256-byte multiple (so the next copy in one buffer starts aligned).
+uint64_t staged_bytes(const StoredMatrix& staged, ElemType elem);
 // "lda=72 ldb=64 ..." of the fields that differ between two resolved layouts; "" when equal.
 std::string layout_differences(const MatrixLayouts& expected, const MatrixLayouts& given);
 

@@ -33,8 +33,17 @@ struct Rates {
   // from the last MMA to the store's reads for 16 KB).
   double epilogue_s = 0.5e-6;
   double store_bytes_per_sm_s = 50e9;
+  // An output stored from registers one element at a time (column-major, or rows not whole
+  // 16-byte pieces at every launch: their length read at run time). H100, 3000 x 5000 x 1032 in
+  // 128x240 tiles: column-major D straight 0.73x cuBLAS, swapped (D^T's rows of M read at run
+  // time) 0.50x, against 0.90x for the row-major output's TMA store: about 15 GB/s per SM.
+  double element_store_bytes_per_sm_s = 15e9;
   // Split-K's hand-off: the ticket's atomic and fence round trip.
   double ticket_s = 1e-6;
+  // Staged operands' copy kernel: about 4 us, then 2.3 TB/s of bytes read and written (H100: 4444
+  // x 555 bf16 rows padded to 560 in 8.9 us, 4097 x 4095 in 32 us, 3005 x 1001 in 9.0 us).
+  double stage_s = 4e-6;
+  double stage_bytes_per_s = 2.3e12;
 };
 
 // FP8 operands run the tensor cores at twice the bf16 rate (1979 dense TFLOP/s on an H100 SXM).
@@ -52,6 +61,21 @@ double dram_seconds(const Definition& def) {
   const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
   return bytes / Rates{}.dram_bytes_per_s;
 }
+
+}  // namespace
+
+double staging_seconds(const Definition& def) {
+  double bytes = 0;
+  for (int id : def.matmul_node().operands) {
+    const Node& n = def.node(id);
+    if (n.staged)  // the caller's rows read, the padded rows written, every stored matrix
+      bytes += double(stored_matrices(def, n) * stored_rows(def, n) * (row_elems(def, n) + staged_pitch(def, n)) *
+                      dtype_bytes(n.dtype));
+  }
+  return bytes > 0 ? Rates{}.stage_s + bytes / Rates{}.stage_bytes_per_s : 0.0;
+}
+
+namespace {
 
 // The problem's m tiles per matrix: contiguous groups add each group's ragged last tile (half a
 // tile each, expected) to M's.
@@ -107,7 +131,11 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   };
   const double tile_loop = k_loop_seconds(ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k);
   const double tile_bytes = double(p.tile_m * p.tile_n);
-  const double epilogue = r.epilogue_s + tile_bytes * out_b / r.store_bytes_per_sm_s;
+  const Node& out = def.node(def.output());
+  const bool element_stores = p.subtile_cols == 0 && (def.output_layout() == OutputLayout::ColumnMajor ||
+                                                      !vector_rows(def, out) || rows_follow_runtime_size(def, out));
+  const double epilogue =
+      r.epilogue_s + tile_bytes * out_b / (element_stores ? r.element_store_bytes_per_sm_s : r.store_bytes_per_sm_s);
   const double split_waves = double(p.waves - whole_waves);
   const double mainloop = p.ping_pong ? double(p.waves) * std::max(tile_loop, epilogue) + epilogue
                                       : double(whole_waves) * (k_loop_seconds(ceil_div(k, p.tile_k) * p.tile_k) + epilogue) +
@@ -120,7 +148,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
       p.split_k > 1 && split_waves > 0 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
                                        : 0.0;
   p.mainloop_us = (mainloop + hand_off) * 1e6;
-  return std::max(mainloop, dram_seconds(def)) + hand_off + r.launch_s;
+  return std::max(mainloop, dram_seconds(def)) + hand_off + r.launch_s + staging_seconds(def);
 }
 
 // Whether the MMAs at peak take longer than reading the operands and writing D once from DRAM

@@ -38,6 +38,10 @@ struct AutoParams {
 // (64x16x64 with 16 stages: 18.2 us). Wide tiles fit fewer stages and never reach the cap.
 inline constexpr int kMaxAutoStages = 8;
 
+// The staged operands' copy (Definition::stage_operand) before the kernel: a launch and the bytes
+// read and written at the copy's rate (0 when nothing is staged). Part of every prediction.
+double staging_seconds(const Definition& def);
+
 // The operand bytes the persistent tile order fetches: for each wave of tiles (one per CTA), the
 // rows of A and B its distinct m and n tiles touch, times K. A wave's CTAs share those rows in
 // L2 while they stream K together; the next wave fetches its own. Smaller is friendlier to L2

@@ -1,5 +1,6 @@
 #include "schedules/gemm.h"
 
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,16 @@ std::string_view plan_source_name(PlanSource s) {
   return "?";
 }
 
+ProblemLayout stage_unaddressable_operands(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
+  ProblemLayout l = options.layout;
+  if (l.source != ProblemSource::Dense || l.symmetric || dtype_bytes(options.in) != 2) return l;
+  const Definition def = gemm_definition(m, n, k, options);
+  const auto& ops = def.matmul_node().operands;
+  l.stage_a = l.stage_a || !tma_rows_aligned(def, def.node(ops[0]));
+  l.stage_b = l.stage_b || !tma_rows_aligned(def, def.node(ops[1]));
+  return l;
+}
+
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
   GemmOptions o = options;
   o.layout = canonical_layout(m, n, options.layout);
@@ -95,6 +106,12 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   std::string read_as;
   if (o.layout.a != options.layout.a) read_as += "A read k-major (M=1); ";
   if (o.layout.b != options.layout.b) read_as += "B read k-major (N=1); ";
+  if (o.schedule.empty()) {  // the planner's kernels load by TMA: rows it cannot address are staged
+    const ProblemLayout staged = stage_unaddressable_operands(m, n, k, o);
+    if (staged.stage_a && !o.layout.stage_a) read_as += "A staged; ";
+    if (staged.stage_b && !o.layout.stage_b) read_as += "B staged; ";
+    o.layout = staged;
+  }
   if (o.schedule.empty()) {
     if (auto tuned = tuned_plan(m, n, k, o, read_as)) return *std::move(tuned);
   }
@@ -167,6 +184,15 @@ std::string explain_plan(const GemmPlan& plan) {
     os << " (the model's best: straight " << us(plan.straight_best) << ", swapped " << us(plan.swapped_best)
        << "; the swap is taken when it is 5% faster)";
   os << "\n";
+  std::string staged;
+  for (int id : def.matmul_node().operands)
+    if (const Node& x = def.node(id); x.staged)
+      staged += (staged.empty() ? "" : "; ") + x.name + " (" + row_bytes_text(def, x) + ", copied with rows " +
+                std::to_string(staged_pitch(def, x)) + " elements apart)";
+  if (!staged.empty())  // (in the kernel's orientation: a swapped plan's A is the caller's B)
+    os << "  staged:      " << staged << ": TMA cannot address the rows, so each launch first copies them into "
+       << "aligned buffers; the model counts " << std::fixed << std::setprecision(1) << staging_seconds(def) * 1e6
+       << " us for the copy\n" << std::defaultfloat;
   if (plan.source == PlanSource::Auto) os << explain_auto(def, limits_for(plan.target));
   return os.str();
 }
@@ -186,6 +212,18 @@ std::string pick_schedule(const Definition& def, Target target) {
   throw_user_error("no-schedule", "no built-in schedule lowers for M=" + std::to_string(def.m()) + " N=" +
                    std::to_string(def.n()) + " K=" + std::to_string(def.k()) + " (" + reasons +
                    "); `gemmgen check --schedule NAME` explains each");
+}
+
+rt::CompiledKernel compile_gemm_kernel(const EmittedKernel& e) {
+  return rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{});
+}
+
+PrecompiledGemm precompile_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
+  PrecompiledGemm out{plan_gemm(m, n, k, options), "", false};
+  const EmittedKernel e = emit_cuda(out.plan.build());
+  out.kernel_name = e.kernel_name;
+  out.from_cache = compile_gemm_kernel(e).from_cache;
+  return out;
 }
 
 namespace {
@@ -217,9 +255,7 @@ const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const Gem
     const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
     auto loaded = cache.kernels.find(e.kernel_name);
     if (loaded == cache.kernels.end()) {
-      auto fresh = std::make_unique<rt::LoadedKernel>(
-          rt::compile_kernel(e.source, e.kernel_name, std::string(target_name(e.plan.target)), rt::JitOptions{}),
-          e.launch);
+      auto fresh = std::make_unique<rt::LoadedKernel>(compile_gemm_kernel(e), e.launch);
       loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
     }
     it = cache.by_problem.emplace(key, loaded->second.get()).first;

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "codegen/emit.h"
 #include "dsl/definition.h"
 #include "dsl/schedule_text.h"
+#include "runtime/jit.h"
 #include "runtime/launch_spec.h"
 #include "schedules/auto_schedule.h"
 
@@ -45,6 +47,11 @@ struct GemmOptions {
 // The definition gemm() computes for these sizes and options, laid out as options.layout says;
 // `swapped`: in the swapped orientation, D^T[N,M] = B * A^T (Definition::swapped).
 Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {}, bool swapped = false);
+
+// The layout with each operand whose rows TMA cannot address (16-bit, a dense problem or batch)
+// staged through an aligned copy the launch makes first (Definition::stage_operand): what the
+// planner does before it plans, so every shape gets its TMA kernels.
+ProblemLayout stage_unaddressable_operands(int64_t m, int64_t n, int64_t k, const GemmOptions& options);
 
 // The swap rule, the one place it is decided: the swapped orientation runs when only it has an
 // `auto` config, or when the model predicts it at least 5% faster than the straight one.
@@ -86,6 +93,19 @@ struct GemmPlan {
 // in the orientation prefer_swapped takes, else the furthest tutorial step that lowers
 // (pick_schedule). A one-row M-major A (or N-major B) is read K-major (canonical_layout) first.
 GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+
+// gg::gemm's compile of an emitted kernel: NVRTC through the disk cache (runtime/kernel_cache.h)
+// with the options every gg::gemm launch uses, so a kernel compiled here is a cache hit there.
+rt::CompiledKernel compile_gemm_kernel(const EmittedKernel& e);
+
+// What gg::gemm would compile for a problem, compiled now into the disk cache (no GPU needed;
+// `gemmgen precompile`), so a service's first call of that shape loads instead of compiling.
+struct PrecompiledGemm {
+  GemmPlan plan;
+  std::string kernel_name;
+  bool from_cache = false;  // it was compiled before (by an earlier precompile or use)
+};
+PrecompiledGemm precompile_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 
 // What `explain` prints for a plan: the source, the orientation with the model's figures for
 // both, the config, and the chosen orientation's ranking.

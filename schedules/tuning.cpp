@@ -17,6 +17,7 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
                                            const DeviceLimits& limits) {
   GemmOptions o = options;
   o.layout = canonical_layout(m, n, options.layout);
+  o.layout = stage_unaddressable_operands(m, n, k, o);  // as plan_gemm plans
   std::vector<TuneCandidate> out;
   for (bool swap : {false, true}) {
     const Definition def = gemm_definition(m, n, k, o, swap);
@@ -82,13 +83,17 @@ std::optional<std::filesystem::path> tuning_file() {
   return *dir / "tuned.tsv";
 }
 
-std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
-  const AutoParams& p = c.params;
+std::string params_record(const AutoParams& p) {
   std::ostringstream os;
-  os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' '
-     << p.consumers << ' ' << p.stages << ' ' << p.cluster << ' ' << p.group << ' ' << p.subtile_cols << ' '
-     << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a << ' ' << p.split_k << ' '
-     << raster_name(p.raster) << (p.split_tail ? " tail" : "") << '\t' << c.ms << '\t' << c.cublas_ms;
+  os << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' ' << p.consumers << ' ' << p.stages << ' ' << p.cluster
+     << ' ' << p.group << ' ' << p.subtile_cols << ' ' << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a
+     << ' ' << p.split_k << ' ' << raster_name(p.raster) << (p.split_tail ? " tail" : "");
+  return os.str();
+}
+
+std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
+  std::ostringstream os;
+  os << key << '\t' << (c.swapped ? 1 : 0) << '\t' << params_record(c.params) << '\t' << c.ms << '\t' << c.cublas_ms;
   return os.str();
 }
 

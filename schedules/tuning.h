@@ -45,6 +45,10 @@ std::optional<TunedChoice> lookup_tuned(const std::string& key);
 // Appends the choice; throws CompileError `cannot-write` when the record cannot be written.
 void record_tuned(const std::string& key, const TunedChoice& choice);
 
+// A config as the tuning record writes it: "128 256 64 2 4 2 8 64 2 0 0 1 row" (tile m n k,
+// consumers, stages, cluster, group, store subtile columns and buffers, ping-pong, A multicast,
+// split-K, the order, and "tail" for split-K on the last wave); the tune data set's "params".
+std::string params_record(const AutoParams& p);
 // The line format, exposed for tests: "key\tswapped\tparams\tms\tcublas_ms".
 std::string format_tuned_line(const std::string& key, const TunedChoice& choice);
 std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::string& line);

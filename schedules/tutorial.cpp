@@ -136,8 +136,15 @@ Schedule symmetric_schedule(const Definition& def, Target target) {
   // v8's directives with the persistent walk over the upper triangle first (every CTA an even
   // share of the tiles that compute).
   std::vector<Directive> directives = tutorial_schedule(8, def, target).directives();
-  for (Directive& d : directives)
+  const std::string& out = def.node(def.output()).name;
+  for (Directive& d : directives) {
     if (auto* persist = std::get_if<PersistD>(&d)) persist->raster = Raster::Triangle;
+    // The mirror needs the TMA store. M (and N, which is M) is read at run time, so `auto` would
+    // store from registers; a launch checks that D's rows stay whole 16-byte pieces
+    // (rt::sizes_mismatch).
+    if (auto* w = std::get_if<CacheWriteD>(&d); w && w->tensor == out && tma_rows_aligned(def, def.node(def.output())))
+      w->method = CopyMethod::Tma;
+  }
   Schedule s = apply_directives(def, directives);
   s.ping_pong();
   s.store_subtile(128, 1);

@@ -22,8 +22,9 @@ c++ -std=c++17 -O2 -DGG_M=16 -DGG_N=4096 -DGG_K=4096 -DGG_LAUNCH="$(sed -n 's|^/
 c++ .devbin/use_emitted.o .devbin/swapped.o -L"$(dirname "$(command -v nvcc)")/../lib64" -lcudart -o .devbin/use_emitted_swapped
 rm -f .devbin/swapped.o .devbin/use_emitted.o
 # the same around kernels that read M at run time, called at several M (gpu_session.sh sizes):
-# v10 planned at M=1000, and a swapped split-K plan whose workspace grows with M
-for spec in "v10 1000 2048 512 v10" "auto 256 256 8192 splitk" "v8 520 264 200 v8" "pingpong 264 520 200 pingpong"; do
+# v10 planned at M=1000, a swapped split-K plan whose workspace grows with M, and K odd (operands staged)
+for spec in "v10 1000 2048 512 v10" "auto 256 256 8192 splitk" "v8 520 264 200 v8" "pingpong 264 520 200 pingpong" \
+            "auto 333 4444 555 staged"; do
   set -- $spec
   "$BUILD/tools/gemmgen/gemmgen" emit --schedule $1 --m $2 --n $3 --k $4 -o .devbin/$5.cu
   nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -c .devbin/$5.cu -o .devbin/$5.o

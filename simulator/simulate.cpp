@@ -246,6 +246,7 @@ class Simulator {
       if (n.kind == OpKind::AddBias) input(bias_, in, 1, n.bias_along == BiasAlong::Rows ? m_ : n_), bias_name_ = in.name;
     }
     make_scales(seed);
+    stage_operands();
     d_.elem = runtime_elem(p_.out);
     d_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd, layouts_.batch,
                 layouts_.batch > 1 ? layouts_.stride_d : 0);
@@ -257,6 +258,22 @@ class Simulator {
       aux_.elem = d_.elem;
       aux_.allocate(layouts_.d_column_major ? n_ : m_, layouts_.d_column_major ? m_ : n_, layouts_.ldd,
                     layouts_.batch, layouts_.batch > 1 ? layouts_.stride_d : 0);
+    }
+  }
+
+  // The launch's aligned copies of staged operands (`<kernel>_stage`, before the kernel runs):
+  // the caller's rows with their pitch rounded up to whole 16-byte pieces (rt::staged_matrix).
+  void stage_operands() {
+    for (const rt::TensorMapSpec& t : k_.launch.tensor_maps) {
+      if (!t.staged) continue;
+      const GlobalTensor& from = t.operand == rt::Operand::A ? a_ : b_;
+      GlobalTensor& copy = t.operand == rt::Operand::A ? staged_a_ : staged_b_;
+      const rt::StoredMatrix s = rt::staged_matrix(rt::stored_matrix(layouts_, t.operand, m_, n_, p_.k), from.elem);
+      copy.elem = from.elem;
+      copy.allocate(s.rows, s.cols, s.row_stride, s.batches, s.batch_stride);
+      for (int64_t b = 0; b < s.batches; ++b)
+        for (int64_t i = 0; i < s.rows; ++i)
+          for (int64_t j = 0; j < s.cols; ++j) copy.set(i, j, from.get(i, j, b), b);
     }
   }
 
@@ -328,6 +345,11 @@ class Simulator {
           t.row_stride = static_cast<uint64_t>(stored.row_stride);
           t.batches = static_cast<uint64_t>(stored.batches);
           t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
+          if (t.staged) {  // the map reads the aligned copy
+            const rt::StoredMatrix copy = rt::staged_matrix(stored, t.elem);
+            t.row_stride = static_cast<uint64_t>(copy.row_stride);
+            t.batch_stride = static_cast<uint64_t>(copy.batch_stride);
+          }
         }
         maps_.push_back(t);
       }
@@ -337,8 +359,8 @@ class Simulator {
   }
   GlobalTensor& tensor(rt::Operand op) {
     switch (op) {
-      case rt::Operand::A: return a_;
-      case rt::Operand::B: return b_;
+      case rt::Operand::A: return staged_a_.rows ? staged_a_ : a_;
+      case rt::Operand::B: return staged_b_.rows ? staged_b_ : b_;
       case rt::Operand::C: return c_;
       case rt::Operand::D: return d_;
       case rt::Operand::ScaleA: return scale_a_;
@@ -891,6 +913,10 @@ class Simulator {
     if ((col * eb) % 16 != 0)
       error("a TMA load of " + tensor_map_field(n.map) + " at column " + std::to_string(col) + " (" +
             std::to_string(col * eb) + " bytes into its row): a box's first column must be 16-byte aligned");
+    // cuTensorMapEncodeTiled refuses a row pitch that is not a 16-byte multiple (K odd, K-major).
+    if (g.ld * eb % 16 != 0)
+      error("a TMA load of " + tensor_map_field(n.map) + " over rows " + std::to_string(g.ld) + " elements (" +
+            std::to_string(g.ld * eb) + " bytes) apart: a tensor map's rows must lie a 16-byte multiple apart");
     std::vector<int> targets;
     if (n.multicast_mask == 0) targets.push_back(w.cta);
     for (int r = 0; r < 16; ++r)
@@ -2227,6 +2253,7 @@ class Simulator {
   std::vector<rt::TensorMapSpec> maps_;  // the launch's tensor maps for them (map())
   std::map<std::pair<int, int64_t>, rt::TensorMapSpec> group_maps_;  // pointer arrays: (operand, group) -> map
   GlobalTensor a_, b_, c_, bias_, d_;
+  GlobalTensor staged_a_, staged_b_;  // staged operands' aligned copies (stage_operands)
   GlobalTensor aux_;  // a saved output (Definition::set_saved_output), laid out as D
   // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block,
   // stored as the ScaleA map reads them; B's per 128 x 128 block, [n blocks][k blocks] as

@@ -43,6 +43,26 @@ struct GgGemmArgs {
 
 #define GG_GROUP_MAP_SLOTS 4
 
+// Staged operands (rt::staged_matrix): the launch's copy kernel `<kernel>_stage` writes A's and
+// B's rows, padded to whole 16-byte pieces, into aligned copies that the GEMM's TMA loads read.
+// One copy per staged operand: `matrices` matrices of `rows` rows of `cols` elements, rows
+// src_pitch (dst_pitch) elements and matrices src_matrix_stride (dst_matrix_stride) apart.
+#define GG_STAGE_COPIES 2
+#define GG_STAGE_THREADS 256     // the copy kernel's CTA
+#define GG_STAGE_CTAS_PER_SM 8   // its grid: at most this many CTAs per SM, striding over the pieces
+struct GgStageCopy {
+  const void* src;
+  void* dst;
+  long long rows, cols, matrices;
+  long long src_pitch, dst_pitch;
+  long long src_matrix_stride, dst_matrix_stride;
+  int elem_bytes;
+};
+struct GgStageArgs {
+  GgStageCopy copies[GG_STAGE_COPIES];
+  int count;
+};
+
 // The map builder's one parameter (pointer-array groups): per operand slot, a template map (box,
 // swizzle, element type; its address, sizes and stride are replaced), a device array of one
 // pointer per group (nullptr: the slot is unused) and one of leading dimensions in elements; whether

@@ -100,6 +100,27 @@ static void report_launch_error(const char* kernel_name, const char* what, cudaE
                smem_bytes, what, cudaGetErrorName(status), cudaGetErrorString(status));
 }
 
+// The staged operands' copy kernel's CTAs (GG_STAGE_THREADS each), as gemmgen's runtime/launch.cpp
+// sizes them: one per GG_STAGE_THREADS 16-byte pieces of the copies, at most GG_STAGE_CTAS_PER_SM
+// per SM (the threads stride over the rest).
+static unsigned stage_blocks(const GgStageArgs* stage) {
+  static int sms = 0;
+  if (sms == 0) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      sms = 1;
+  }
+  unsigned long long pieces = 0;
+  for (int i = 0; i < stage->count; ++i) {
+    const GgStageCopy& c = stage->copies[i];
+    pieces += (unsigned long long)(c.matrices * c.rows * (c.dst_pitch * c.elem_bytes / 16));
+  }
+  const unsigned long long most = (unsigned long long)sms * GG_STAGE_CTAS_PER_SM;
+  const unsigned long long blocks = (pieces + GG_STAGE_THREADS - 1) / GG_STAGE_THREADS;
+  return (unsigned)(blocks < 1 ? 1 : blocks < most ? blocks : most);
+}
+
 // Launches `kernel` (a __global__ function taking one GgGemmArgs) with the given shape;
 // cluster {1,1,1} launches without a cluster attribute.
 static cudaError_t launch_kernel(const void* kernel, const char* kernel_name, dim3 grid, dim3 block, dim3 cluster,

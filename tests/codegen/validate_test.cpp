@@ -61,7 +61,8 @@ std::string v4_text(const char* read, const char* write) {
 TEST_CASE("k-alignment") {
   check_rule(sched(gemm(1024, 1024, 1004), v4_text("tma", "tma")), "k-alignment",
              "cache_read A tma: a TMA load needs 16-byte aligned rows, but a row of K=1004 bf16 elements is 2008 bytes; "
-             "pad K to a multiple of 8 (1008), or write cache_read A auto to fall back to a synchronous element copy "
+             "pad K to a multiple of 8 (1008), stage A through an aligned copy each launch makes (problem ... stage=a, "
+             "--stage; `auto` stages it itself), or write cache_read A auto to fall back to a synchronous element copy "
              "with bounds");
   // `auto` takes the fallback, and so does a synchronous copy: one load per element.
   CHECK_NOTHROW(validate_schedule(sched(gemm(1024, 1024, 1004), v4_text("auto", "tma"))));

@@ -9,6 +9,7 @@
 #include "runtime/device_info.h"
 #include "schedules/gemm.h"
 #include "schedules/tutorial.h"
+#include "scratch_cache_dir.h"
 
 using namespace gg;
 
@@ -126,7 +127,15 @@ TEST_CASE("a plan names its source: named, auto or fallback, and describes itsel
   CHECK(v8.describe() == "v8");
   named.schedule = "auto";  // the name `auto` is the planner's choice, as an empty name is
   CHECK(plan_gemm(1, 4096, 4096, named).describe() == plan_gemm(1, 4096, 4096).describe());
-  const GemmPlan ragged = plan_gemm(333, 4444, 555);  // K not a multiple of 8: no TMA, no auto
+  // K not a multiple of 8: the planner stages A and B (aligned copies) and plans auto on them
+  const GemmPlan staged = plan_gemm(333, 4444, 555);
+  CHECK(staged.source == PlanSource::Auto);
+  CHECK(staged.describe().rfind("auto: A staged; B staged; ", 0) == 0);
+  // Masked groups are not staged (a group's rows lie where the groups say): no TMA, no auto
+  GemmOptions masked;
+  masked.layout.source = ProblemSource::Masked;
+  masked.layout.batch = 2;
+  const GemmPlan ragged = plan_gemm(333, 4444, 555, masked);
   CHECK(ragged.source == PlanSource::Fallback);
   CHECK(ragged.describe() == "fallback v4");
   CHECK(ragged.auto_refusal.rfind("no-schedule: ", 0) == 0);
@@ -152,4 +161,20 @@ TEST_CASE("a plan for sm_100a ranks and builds for that target") {
   const Schedule s = plan.build();
   REQUIRE(s.mma_shape());
   CHECK(s.mma_shape()->target == Target::Sm100a);
+}
+
+TEST_CASE("precompile_gemm compiles gg::gemm's kernel into the disk cache: the next compile of it is a hit") {
+  gg::testing::ScratchCacheDir cache("precompile");
+  const uint64_t compiles = rt::nvrtc_compiles();
+  const PrecompiledGemm first = precompile_gemm(333, 4444, 555);
+  CHECK_FALSE(first.from_cache);
+  CHECK(first.plan.describe().rfind("auto: A staged; B staged; ", 0) == 0);
+  CHECK(rt::nvrtc_compiles() == compiles + 1);
+  // What gg::gemm compiles on first use of the shape (cached_kernel) is now a cache hit; another M
+  // whose plan makes the same kernel (M read at run time) too.
+  const EmittedKernel e = emit_cuda(plan_gemm(333, 4444, 555).build());
+  CHECK(e.kernel_name == first.kernel_name);
+  CHECK(compile_gemm_kernel(e).from_cache);
+  CHECK(precompile_gemm(333, 4444, 555).from_cache);
+  CHECK(rt::nvrtc_compiles() == compiles + 1);
 }

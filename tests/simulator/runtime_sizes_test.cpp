@@ -221,3 +221,42 @@ TEST_CASE("the Hilbert order's rectangle is the kernel's own expression: a plant
   const SimulationReport r = simulate_kernel(bad, s.definition());
   CHECK_FALSE(r.passed);
 }
+
+TEST_CASE("rows whose length is read at run time: auto stores them from registers; a TMA store's launch checks them") {
+  // N read at run time, D row-major: D's rows are N long. `auto` stores from registers (a launch at
+  // a ragged N would have a TMA store write past the rows), so one kernel serves every N.
+  ProblemLayout runtime_n;
+  set_compiled_dims(runtime_n, "mk");
+  const Definition def = make_definition(256, 256, 128, DType::BF16, DType::BF16, {}, runtime_n, false);
+  CHECK(rows_follow_runtime_size(def, def.node(def.output())));
+  CHECK_FALSE(tma_storable_output(def));
+  const Kernel v10 = lower(builtin_schedule("v10", def));
+  CHECK_FALSE(v10.plan.tma_store);
+  CHECK(rt::sizes_mismatch(v10.launch, 256, 100, 128) == "");
+  // Asked for explicitly on dense rows: allowed, and a launch at an N that breaks the rows' 16-byte
+  // pieces is refused (by the launch and the simulator alike) instead of writing past them.
+  std::vector<Directive> directives = builtin_schedule("v10", def).directives();
+  for (Directive& d : directives)
+    if (auto* w = std::get_if<CacheWriteD>(&d)) w->method = CopyMethod::Tma;
+  const Kernel tma = lower(apply_directives(def, directives));
+  CHECK(tma.plan.tma_store);
+  CHECK(rt::sizes_mismatch(tma.launch, 256, 264, 128) == "");
+  CHECK(rt::sizes_mismatch(tma.launch, 256, 100, 128) ==
+        "at M=256 N=100 D's stored rows are 100 elements (200 bytes), 200 bytes apart: its TMA store writes whole "
+        "16-byte pieces of rows 16-byte multiples apart; this kernel serves sizes that keep them so (plan for this "
+        "size, as gg::gemm does)");
+  SimulateOptions ragged;
+  ragged.n = 100;
+  testing::check_error([&] { simulate_kernel(tma, def, ragged); }, "runtime-size", "D's stored rows are 100 elements");
+  // With a leading dimension of their own the rows' padding would be overwritten: refused.
+  Definition strided = make_definition(256, 256, 128, DType::BF16, DType::BF16, {}, [&] {
+    ProblemLayout l = runtime_n;
+    l.ldd = 264;
+    return l;
+  }(), false);
+  std::vector<Directive> strided_directives = builtin_schedule("v10", strided).directives();
+  for (Directive& d : strided_directives)
+    if (auto* w = std::get_if<CacheWriteD>(&d)) w->method = CopyMethod::Tma;
+  testing::check_error([&] { lower(apply_directives(strided, strided_directives)); }, "n-alignment",
+                       "the rows' length N is read at run time while their leading dimension is fixed");
+}

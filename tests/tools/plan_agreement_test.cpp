@@ -93,15 +93,28 @@ TEST_CASE("explain, check and emit --schedule auto take gg::plan_gemm's plan on 
   MESSAGE("swapped plans: " << swapped << ", fallbacks: " << fallback);
 }
 
-TEST_CASE("the planner's fallback: run/check --schedule auto take the step gg::gemm falls back to, not no-schedule") {
+TEST_CASE("K odd: run/check --schedule auto stage the operands as gg::gemm does; masked groups take its fallback") {
   const BenchShape ragged{333, 4444, 555, "K not a multiple of 8"};
   const GemmPlan plan = plan_gemm(ragged.m, ragged.n, ragged.k);
-  CHECK(plan.source == PlanSource::Fallback);
-  CHECK(plan.schedule == "v4");
-  CHECK(plan.describe() == "fallback v4");
+  CHECK(plan.source == PlanSource::Auto);
+  CHECK(plan.describe().rfind("auto: A staged; B staged; ", 0) == 0);
   check_commands_agree(ragged);
   const CliResult e = gemmgen(problem_args("explain", ragged));
-  CHECK(e.out.find("source:      fallback (no `auto` config lowers: no-schedule") != std::string::npos);
+  CHECK(e.out.find("  staged:      A (a row of K=555 bf16 elements is 1110 bytes, copied with rows 560 elements apart)") !=
+        std::string::npos);
+  // Masked groups are not staged: the planner falls back to the furthest step that lowers.
+  GemmOptions masked;
+  masked.layout.source = ProblemSource::Masked;
+  masked.layout.batch = 2;
+  const GemmPlan fallback = plan_gemm(ragged.m, ragged.n, ragged.k, masked);
+  CHECK(fallback.source == PlanSource::Fallback);
+  CHECK(fallback.schedule == "v4");
+  CHECK(fallback.describe() == "fallback v4");
+  std::vector<std::string> args = problem_args("explain", ragged);
+  for (const char* a : {"--batch", "2", "--group-m", "100,200"}) args.push_back(a);
+  const CliResult f = gemmgen(args);
+  CHECK(f.out.find("source:      fallback (no `auto` config lowers: no-schedule") != std::string::npos);
+  CHECK(f.out.find("stage A") == std::string::npos);  // staging does not apply to groups: not offered
 }
 
 TEST_CASE("a swapped plan round-trips through print and a schedule file: same kernel, same orientation") {

@@ -25,6 +25,7 @@
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
 #include "tools/gemmgen/simulate_budget.h"
+#include "tools/gemmgen/precompile.h"
 #include "tools/gemmgen/tune.h"
 
 namespace gg::cli {
@@ -411,6 +412,16 @@ const std::vector<Command>& commands() {
         {"json", "FILE", "also write every candidate's figures as JSON"},
         {"dry-run", "", "list the candidates without a GPU; nothing is timed or recorded"}}}),
        cmd_tune},
+      {"precompile",
+       "compile gg::gemm's kernel for every shape of a shapes file into the disk cache, on every core (needs no GPU)",
+       concat({{{"shapes", "FILE", "shapes file: lines 'M N K [label]' (benchmarks/shapes.txt)"}},
+               type_flags(),
+               {{"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
+        {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
+        {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
+        {"arch", "ARCH", "sm_90a (default) or sm_100a"},
+        {"jobs", "N", "compiles at once (default: one per core)"}}}),
+       cmd_precompile},
       {"jit",
        "time a first use's codegen and NVRTC compile on this CPU, disk cache bypassed (needs no GPU)",
        concat({schedule_flags(), problem_flags(),

@@ -75,6 +75,8 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   if (auto source = source_flag(args)) p.layout.source = *source;
   else if (file.source) p.layout.source = *file.source;
   p.layout.symmetric = args.has("symmetric") || file.symmetric.value_or(false);
+  if (const auto stage = args.value("stage") ? args.value("stage") : file.stage)
+    set_staged_operands(p.layout, *stage);
   p.layout.scale_a = scale_flag(args, "scale-a", file.scale_a, p.in, ScaleGranularity::Block1x128);
   p.layout.scale_b = scale_flag(args, "scale-b", file.scale_b, p.in, ScaleGranularity::Block128x128);
   return p;
@@ -207,6 +209,8 @@ std::vector<FlagSpec> problem_flags() {
       {"ldd", "L", "elements between D's stored rows (default: dense)"},
       {"batch", "B", "matrices computed in one launch (default 1)"},
       {"symmetric", "", "D = A * A^T: A is read as both operands (N = M); schedule it with `symmetric`"},
+      {"stage", "a|b|ab", "read these operands through an aligned copy each launch makes first (rows TMA cannot "
+                          "address; `auto` stages them itself)"},
       {"stride-a", "S", "elements between A's matrices of a batch (default: dense; 0: one A for every batch)"},
       {"stride-b", "S", "elements between B's matrices of a batch (default: dense; 0: one B for every batch)"},
       {"stride-d", "S", "elements between D's matrices of a batch (default: dense)"},

@@ -19,6 +19,7 @@
 #include "schedules/bench_report.h"
 #include "schedules/tuning.h"
 #include "tools/gemmgen/load.h"
+#include "tools/gemmgen/parallel_jobs.h"
 
 namespace gg::cli {
 
@@ -30,37 +31,6 @@ struct Timed {
   std::string verdict;  // "ok", or why it was refused or failed
   double ms = 0, cublas_ms = 0;
 };
-
-// NVRTC runs on every core: candidates are independent programs.
-void compile_all(const std::vector<EmittedKernel>& kernels, std::ostream& progress) {
-  std::atomic<size_t> next{0}, done{0};
-  const unsigned jobs = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), unsigned(kernels.size())));
-  std::vector<std::thread> workers;
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  for (unsigned w = 0; w < jobs; ++w)
-    workers.emplace_back([&] {
-      for (size_t i; (i = next++) < kernels.size();) {
-        try {
-          compile_check_builds(kernels[i]);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(failure_mutex);
-          if (!failure) failure = std::current_exception();
-        }
-        ++done;
-      }
-    });
-  for (size_t shown = 0; shown < kernels.size();) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (done.load() != shown) {
-      shown = done.load();
-      progress << "\r  compiling " << shown << "/" << kernels.size() << " (" << jobs << " jobs)" << std::flush;
-    }
-  }
-  for (auto& w : workers) w.join();
-  progress << "\n";
-  if (failure) std::rethrow_exception(failure);
-}
 
 std::string json_text(const std::string& s) {
   std::string out;
@@ -104,7 +74,10 @@ int cmd_tune(const Args& args, Io io) {
   std::vector<std::vector<TuneCandidate>> candidates_of;
   for (const BenchShape& shape : shapes)
     candidates_of.push_back(tune_candidates(shape.m, shape.n, shape.k, gemm, top, limits));
-  if (json) *json << "{\"device\": \"" << json_text(device) << "\", \"shapes\": [";
+  if (json)
+    *json << "{\"device\": \"" << json_text(device) << "\", \"dtype\": \"" << dtype_name(gemm.in) << "\", \"out\": \""
+          << dtype_name(gemm.out) << "\", \"layout\": \"" << json_text(problem_layout_text(gemm.layout))
+          << "\", \"reps\": " << options.reps << ", \"shapes\": [";
   for (size_t s = 0; s < shapes.size(); ++s) {
     const BenchShape& shape = shapes[s];
     io.err << "[" << s + 1 << "/" << shapes.size() << "] " << shape.m << "x" << shape.n << "x" << shape.k << "\n";
@@ -116,7 +89,7 @@ int cmd_tune(const Args& args, Io io) {
       kernels.push_back(emit_cuda(auto_schedule(c.def, c.params)));
     }
     if (!dry) {
-      compile_all(kernels, io.err);
+      run_jobs(kernels.size(), [&](size_t i) { compile_check_builds(kernels[i]); }, io.err, "compiling");
       for (size_t i = 0; i < timed.size(); ++i) {
         io.err << "\r  timing " << i + 1 << "/" << timed.size() << std::flush;
         const CheckReport r = check_on_gpu(auto_schedule(timed[i].candidate.def, timed[i].candidate.params), options);
@@ -148,7 +121,10 @@ int cmd_tune(const Args& args, Io io) {
     }
     if (best) {
       TunedChoice choice{best->candidate.swapped(), best->candidate.params, best->ms, best->cublas_ms};
-      const std::string key = tuning_key(shape.m, shape.n, shape.k, gemm, "sm_90a", device);
+      GemmOptions keyed = gemm;  // the layout plan_gemm looks the record up under: canonical, then staged
+      keyed.layout = canonical_layout(shape.m, shape.n, gemm.layout);
+      keyed.layout = stage_unaddressable_operands(shape.m, shape.n, shape.k, keyed);
+      const std::string key = tuning_key(shape.m, shape.n, shape.k, keyed, "sm_90a", device);
       record_tuned(key, choice);
       io.out << "  recorded for auto: " << best->candidate.describe() << " (" << timed.front().ms / best->ms
              << "x the model's choice)\n";
@@ -160,7 +136,12 @@ int cmd_tune(const Args& args, Io io) {
         *json << (i ? ", " : "") << "{\"config\": \"" << json_text(timed[i].candidate.describe())
               << "\", \"predicted_us\": " << timed[i].candidate.params.predicted_us << ", \"ms\": " << timed[i].ms
               << ", \"cublas_ms\": " << timed[i].cublas_ms << ", \"passed\": " << (timed[i].passed ? "true" : "false")
-              << ", \"fastest\": " << (&timed[i] == best ? "true" : "false") << "}";
+              << ", \"fastest\": " << (&timed[i] == best ? "true" : "false")
+              << ", \"swapped\": " << (timed[i].candidate.swapped() ? "true" : "false") << ", \"params\": \""
+              << params_record(timed[i].candidate.params) << "\", \"tiles\": " << timed[i].candidate.params.tiles
+              << ", \"waves\": " << timed[i].candidate.params.waves
+              << ", \"mainloop_us\": " << timed[i].candidate.params.mainloop_us
+              << ", \"operand_mb\": " << timed[i].candidate.params.operand_mb << "}";
       *json << "]}";
     }
   }

@@ -8,7 +8,8 @@
 //   c++ main.o gemm.o -L$CUDA/lib64 -lcudart -o use_emitted
 //
 // Run on a Hopper GPU it checks D = A * B^T exactly (A[m][k] = 1 + m % 3, B[n][k] = n % 4, so
-// D[m][n] = K * (1 + m % 3) * (n % 4): operands or M and N exchanged would show). The shape is
+// D[m][n] = K * (1 + m % 3) * (n % 4), summed exactly in fp32 and rounded once to bf16: operands or
+// M and N exchanged would show). The shape is
 // 4096^3 unless -DGG_M=, -DGG_N=, -DGG_K= say otherwise (a planned-swapped kernel's host entry
 // takes the caller's M and N like any other). Arguments, if any, are other M to call the same
 // entry with (a kernel that reads M at run time serves each). Exit status: 0 right, 1 wrong or
@@ -42,10 +43,10 @@ namespace {
 #endif
 constexpr long long kM = GG_M, kN = GG_N, kK = GG_K;
 
-uint16_t to_bf16(float x) {  // exact for the small integers used here
+uint16_t to_bf16(float x) {  // round to nearest even, as the kernel's conversion does (a K of 555 makes sums past 256)
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
-  return static_cast<uint16_t>(bits >> 16);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 bool ok(cudaError_t status, const char* what) {
