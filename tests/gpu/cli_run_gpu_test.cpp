@@ -72,7 +72,7 @@ TEST_CASE("gemmgen run exits 2 for a schedule built for another architecture tha
 // The one planner on a GPU: `run --schedule auto` and `bench` run the plan gg::plan_gemm makes for
 // the shape (a tuned record on this machine is read by both), swapped for a skinny M, and the
 // fallback where `auto` cannot lower, which `run` refused before.
-TEST_CASE("gemmgen run --schedule auto runs gg::plan_gemm's plan: swapped for a skinny M, the fallback where auto cannot lower") {
+TEST_CASE("gemmgen run --schedule auto runs gg::plan_gemm's plan: swapped for a skinny M, operands staged where K is odd") {
   for (const auto& shape : {std::array<int64_t, 3>{16, 4096, 4096}, {1, 4096, 4096}, {7, 1000, 264},
                             {333, 4444, 555}, {1000, 1000, 1000}}) {
     const gg::GemmPlan plan = gg::plan_gemm(shape[0], shape[1], shape[2]);
