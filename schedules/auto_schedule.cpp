@@ -277,6 +277,11 @@ void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoPa
   p.operand_mb = best / 1e6;
 }
 
+void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
+  p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+  p.operand_mb = order_operand_bytes(def, limits, p) / 1e6;
+}
+
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
   std::vector<AutoParams> out;
   const int out_b = dtype_bytes(def.output_dtype());

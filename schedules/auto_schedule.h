@@ -60,6 +60,10 @@ void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoPa
 // tiles, or cluster groups, along m and along n).
 bool hilbert_fits(const Definition& def, const AutoParams& p);
 
+// The model's figures for one config as it is (its order kept): predicted_us, mainloop_us, tiles,
+// waves and operand_mb; what `explain` sets beside a config `tune` measured.
+void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p);
+
 // The candidate configs for a problem, each with the model's predicted time, best first. A
 // candidate is listed only when its schedule validates and lowers.
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits);

@@ -51,6 +51,9 @@ std::optional<GemmPlan> tuned_plan(int64_t m, int64_t n, int64_t k, const GemmOp
   plan.source = PlanSource::Tuned;
   plan.schedule = "auto";
   plan.params = tuned->params;
+  predict_auto_params(plan.def, limits_for(o.target), *plan.params);
+  plan.measured_us = tuned->ms * 1e3;
+  plan.measured_cublas_us = tuned->cublas_ms * 1e3;
   plan.target = o.target;
   plan.config = read_as + "tuned: " + (tuned->swapped ? "swap A/B; " : "") + tuned->params.to_string();
   return plan;
@@ -184,6 +187,15 @@ std::string explain_plan(const GemmPlan& plan) {
     os << " (the model's best: straight " << us(plan.straight_best) << ", swapped " << us(plan.swapped_best)
        << "; the swap is taken when it is 5% faster)";
   os << "\n";
+  if (plan.source == PlanSource::Tuned && plan.measured_us && plan.params) {
+    os << std::fixed << std::setprecision(1) << "  measured:    " << *plan.measured_us << " us when tuned";
+    if (plan.measured_cublas_us && *plan.measured_us > 0)
+      os << " (cuBLAS " << *plan.measured_cublas_us << " us, ratio " << std::setprecision(2)
+         << *plan.measured_cublas_us / *plan.measured_us << ")";
+    os << std::setprecision(1) << "; the model predicts " << plan.params->predicted_us << " us for this config ("
+       << std::setprecision(2) << plan.params->predicted_us / *plan.measured_us << "x the measured)\n"
+       << std::defaultfloat;
+  }
   std::string staged;
   for (int id : def.matmul_node().operands)
     if (const Node& x = def.node(id); x.staged)

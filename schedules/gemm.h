@@ -82,6 +82,9 @@ struct GemmPlan {
   // For auto and fallback plans: the model's best config in each orientation, when one lowers.
   std::optional<AutoParams> straight_best, swapped_best;
   std::string auto_refusal;           // for a fallback: why no `auto` config lowers
+  // For a tuned plan: its time and cuBLAS's as `tune` measured them (params carries the model's
+  // prediction for the same config, so explain shows the two side by side).
+  std::optional<double> measured_us, measured_cublas_us;
 
   Schedule build() const;  // the schedule of the plan
   // One line naming the choice: "auto: swap A/B; tile 64x16x256, ...", "fallback v4", "v10".

@@ -3,6 +3,9 @@
 // crashing.
 #include <doctest/doctest.h>
 
+#include <iomanip>
+#include <sstream>
+
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
 #include "runtime/cuda_error.h"
@@ -177,4 +180,24 @@ TEST_CASE("precompile_gemm compiles gg::gemm's kernel into the disk cache: the n
   CHECK(compile_gemm_kernel(e).from_cache);
   CHECK(precompile_gemm(333, 4444, 555).from_cache);
   CHECK(rt::nvrtc_compiles() == compiles + 1);
+}
+
+TEST_CASE("explain shows a tuned plan's measured time beside the model's prediction for the same config") {
+  GemmPlan plan = plan_gemm(2000, 3000, 7000);
+  REQUIRE(plan.params);
+  plan.source = PlanSource::Tuned;  // as tuned_plan makes it from a record (which needs a GPU to be read)
+  plan.measured_us = 172.0;
+  plan.measured_cublas_us = 147.0;
+  const std::string text = explain_plan(plan);
+  CAPTURE(text);
+  std::ostringstream predicted;
+  predicted << std::fixed << std::setprecision(1) << plan.params->predicted_us;
+  CHECK(text.find("  measured:    172.0 us when tuned (cuBLAS 147.0 us, ratio 0.85); the model predicts " +
+                  predicted.str() + " us for this config (") != std::string::npos);
+  // predict_auto_params gives a config the figures the ranking gave it
+  AutoParams again = *plan.params;
+  again.predicted_us = 0;
+  predict_auto_params(plan.def, limits_for(Target::Sm90a), again);
+  CHECK(again.predicted_us == doctest::Approx(plan.params->predicted_us));
+  CHECK(again.operand_mb == doctest::Approx(plan.params->operand_mb));
 }
