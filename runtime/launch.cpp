@@ -153,32 +153,28 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
   reserve_workspace(spec_.workspace_bytes);
 }
 
-void LoadedKernel::reserve_staging(uint64_t bytes) const {
-  if (bytes <= staging_bytes_) return;
-  if (staging_ != nullptr) cudaFree(staging_);  // synchronizes: no launch still reads it
-  staging_ = nullptr;
-  staging_bytes_ = 0;
-  if (cudaError_t status = cudaMalloc(&staging_, bytes); status != cudaSuccess) {
-    staging_ = nullptr;
-    throw CudaError(describe() + ": allocating " + std::to_string(bytes) +
-                    " bytes for the staged operands' aligned copies failed: " + cudaGetErrorString(status));
+bool LoadedKernel::grow(void*& buffer, uint64_t& held, uint64_t bytes, const char* what) const {
+  if (bytes <= held) return false;
+  if (buffer != nullptr) cudaFree(buffer);  // synchronizes: no launch still reads it
+  buffer = nullptr;
+  held = 0;
+  if (cudaError_t status = cudaMalloc(&buffer, bytes); status != cudaSuccess) {
+    buffer = nullptr;
+    throw CudaError(describe() + ": allocating " + std::to_string(bytes) + " bytes " + what +
+                    " failed: " + cudaGetErrorString(status));
   }
-  staging_bytes_ = bytes;
+  held = bytes;
+  return true;
+}
+
+void LoadedKernel::reserve_staging(uint64_t bytes) const {
+  grow(staging_, staging_bytes_, bytes, "for the staged operands' aligned copies");
 }
 
 void LoadedKernel::reserve_workspace(uint64_t bytes) const {
-  if (bytes <= workspace_bytes_) return;
-  if (workspace_ != nullptr) cudaFree(workspace_);  // synchronizes: no launch still reads it
-  workspace_ = nullptr;
-  workspace_bytes_ = 0;
-  if (cudaError_t status = cudaMalloc(&workspace_, bytes); status != cudaSuccess) {
-    workspace_ = nullptr;
-    throw CudaError(describe() + ": allocating " + std::to_string(bytes) +
-                    " bytes of workspace failed: " + cudaGetErrorString(status));
-  }
+  if (!grow(workspace_, workspace_bytes_, bytes, "of workspace")) return;
   if (cudaError_t status = cudaMemset(workspace_, 0, bytes); status != cudaSuccess)
     throw CudaError(describe() + ": zeroing the workspace failed: " + cudaGetErrorString(status));
-  workspace_bytes_ = bytes;
 }
 
 LoadedKernel::~LoadedKernel() {
@@ -372,7 +368,6 @@ GgStageArgs LoadedKernel::make_stage_args(const GemmProblem& caller) const {
 
 void LoadedKernel::launch_stage(const GgStageArgs& args, cudaStream_t stream) const {
   if (args.count == 0) return;
-  constexpr unsigned kThreads = GG_STAGE_THREADS;
   uint64_t pieces = 0;
   for (int i = 0; i < args.count; ++i) {
     const GgStageCopy& c = args.copies[i];
@@ -380,18 +375,23 @@ void LoadedKernel::launch_stage(const GgStageArgs& args, cudaStream_t stream) co
   }
   // A grid-stride loop: enough CTAs to fill the device a few times over, fewer for a small copy.
   const uint64_t most = uint64_t(device_info().sm_count) * GG_STAGE_CTAS_PER_SM;
-  const auto blocks = static_cast<unsigned>(std::max<uint64_t>(1, std::min(most, (pieces + kThreads - 1) / kThreads)));
+  const auto blocks =
+      static_cast<unsigned>(std::max<uint64_t>(1, std::min(most, (pieces + GG_STAGE_THREADS - 1) / GG_STAGE_THREADS)));
   GgStageArgs by_value = args;
-  void* params[] = {&by_value};
+  launch_companion(stage_function_, blocks, GG_STAGE_THREADS, &by_value, stream, "launching the staged operands' copy");
+}
+
+void LoadedKernel::launch_companion(CUfunction function, unsigned blocks, unsigned threads, void* param,
+                                    cudaStream_t stream, const char* what) const {
+  void* params[] = {param};
   CUlaunchConfig config{};
   config.gridDimX = blocks;
   config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = kThreads;
+  config.blockDimX = threads;
   config.blockDimY = config.blockDimZ = 1;
   config.hStream = stream;
-  if (CUresult status = driver_api().launch_kernel_ex(&config, stage_function_, params, nullptr);
-      status != CUDA_SUCCESS)
-    fail("launching the staged operands' copy", status);
+  if (CUresult status = driver_api().launch_kernel_ex(&config, function, params, nullptr); status != CUDA_SUCCESS)
+    fail(what, status);
 }
 
 unsigned LoadedKernel::max_resident_ctas() const {
@@ -474,16 +474,7 @@ void LoadedKernel::launch_group_maps(const GgGroupMapArgs& args, cudaStream_t st
   constexpr unsigned kThreads = 128;
   const unsigned blocks = (static_cast<unsigned>(args.groups) * GG_GROUP_MAP_SLOTS + kThreads - 1) / kThreads;
   GgGroupMapArgs by_value = args;
-  void* params[] = {&by_value};
-  CUlaunchConfig config{};
-  config.gridDimX = blocks;
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = kThreads;
-  config.blockDimY = config.blockDimZ = 1;
-  config.hStream = stream;
-  if (CUresult status = driver_api().launch_kernel_ex(&config, group_maps_function_, params, nullptr);
-      status != CUDA_SUCCESS)
-    fail("launching the group tensor-map builder", status);
+  launch_companion(group_maps_function_, blocks, kThreads, &by_value, stream, "launching the group tensor-map builder");
 }
 
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {

@@ -108,6 +108,9 @@ class LoadedKernel {
   LaunchSpec spec_;
   // Grows the workspace to `bytes` (zeroed) where a launch's problem needs more than it has.
   void reserve_workspace(uint64_t bytes) const;
+  // Reallocates `buffer` (of `held` bytes) to `bytes` when it holds fewer; whether it did. `what`
+  // names it in a failure ("of workspace").
+  bool grow(void*& buffer, uint64_t& held, uint64_t bytes, const char* what) const;
   // Zeroed scratch, the kernel's own (spec_.workspace_bytes, or more for a larger problem of a
   // kernel that reads its sizes at run time): launches of one LoadedKernel must not overlap (the
   // kernel leaves it zeroed for the next).
@@ -128,6 +131,10 @@ class LoadedKernel {
   mutable uint64_t staging_bytes_ = 0;
   void reserve_staging(uint64_t bytes) const;
   void launch_stage(const GgStageArgs& args, cudaStream_t stream) const;
+  // A companion kernel of the module (the map builder, the staging copy) on a 1-D grid, its one
+  // parameter by value; `what` names it in a failure.
+  void launch_companion(CUfunction function, unsigned blocks, unsigned threads, void* param, cudaStream_t stream,
+                        const char* what) const;
 };
 
 }  // namespace gg::rt
