@@ -277,7 +277,7 @@ bool tma_rows_aligned(const Definition& def, const Node& n);
 // Whether the kernel's TMA can load the operand: its rows aligned, or staged through an aligned copy.
 bool tma_can_load(const Definition& def, const Node& n);
 // The elements between a staged operand's rows in its aligned copy: the row length rounded up to
-// a whole number of 16-byte pieces.
+// a whole number of 16-byte pieces (the rule rt::staged_matrix applies at each launch).
 int64_t staged_pitch(const Definition& def, const Node& n);
 // Why operand `n` cannot be staged (Definition::stage_operand's refusal, after the operand's
 // name), or "" when it can: its rows are ones TMA cannot address and staging applies.

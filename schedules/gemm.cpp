@@ -114,8 +114,6 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
     if (staged.stage_a && !o.layout.stage_a) read_as += "A staged; ";
     if (staged.stage_b && !o.layout.stage_b) read_as += "B staged; ";
     o.layout = staged;
-  }
-  if (o.schedule.empty()) {
     if (auto tuned = tuned_plan(m, n, k, o, read_as)) return *std::move(tuned);
   }
   GemmPlan plan;
