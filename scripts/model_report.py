@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The cost model against measurement: reads `gemmgen tune --json` files (benchmarks/data/*.json)
+and prints, over every shape in them, how often the model's choice (each shape's first candidate)
+was within 3% of the fastest candidate measured, its worst misses, and the prediction's error
+(|predicted / measured - 1|) over every candidate that passed its check: median, 90th percentile
+and worst. What docs/performance.md reports for the model; with --held-out N it reports only
+every Nth shape (the part a fit leaves out).
+
+    python3 scripts/model_report.py benchmarks/data/tune_h100_2026-11-26.json [--held-out 4]
+"""
+import argparse
+import json
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--held-out", type=int, default=1, help="report every Nth shape only (1: all)")
+    args = parser.parse_args()
+    shapes = []
+    for path in args.files:
+        with open(path) as f:
+            data = json.load(f)
+        shapes += [(data.get("device", "?"), s) for s in data["shapes"]]
+    shapes = shapes[:: max(1, args.held_out)]
+    ratios, errors = [], []
+    for device, s in shapes:
+        passed = [c for c in s["candidates"] if c["passed"] and c["ms"] > 0]
+        if not passed:
+            continue
+        chosen = s["candidates"][0]
+        fastest = min(passed, key=lambda c: c["ms"])
+        ratio = chosen["ms"] / fastest["ms"] if chosen["passed"] else float("inf")
+        ratios.append((ratio, s["m"], s["n"], s["k"]))
+        errors += [abs(c["predicted_us"] / (c["ms"] * 1e3) - 1) for c in passed]
+    if not ratios:
+        raise SystemExit("model_report: no shape with a measured candidate")
+    within = sum(1 for r in ratios if r[0] <= 1.03)
+    errors.sort()
+    print(f"shapes: {len(ratios)}, candidates measured: {len(errors)}")
+    print(f"the model's choice within 3% of the fastest: {within} of {len(ratios)} ({100.0 * within / len(ratios):.0f}%)")
+    print("worst choices: " + ", ".join(f"{m}x{n}x{k} {r:.2f}x" for r, m, n, k in sorted(ratios)[-5:][::-1]))
+    pct = lambda q: errors[min(len(errors) - 1, int(q * len(errors)))]
+    print(f"prediction error |predicted/measured - 1|: median {pct(0.5):.3f}, 90th percentile {pct(0.9):.3f}, "
+          f"worst {errors[-1]:.3f}")
+
+
+if __name__ == "__main__":
+    main()
