@@ -194,12 +194,21 @@ std::string explain_plan(const GemmPlan& plan) {
        << std::setprecision(2) << plan.params->predicted_us / *plan.measured_us << "x the measured)\n"
        << std::defaultfloat;
   }
+  // Staged operands as the caller names them: a swapped plan's A is the caller's B, its M the caller's N.
   std::string staged;
   for (int id : def.matmul_node().operands)
-    if (const Node& x = def.node(id); x.staged)
-      staged += (staged.empty() ? "" : "; ") + x.name + " (" + row_bytes_text(def, x) + ", copied with rows " +
+    if (const Node& x = def.node(id); x.staged) {
+      std::string rows = row_bytes_text(def, x);
+      std::string name = x.name;
+      if (plan.swapped()) {
+        name = id == def.matmul_node().operands[0] ? "B" : "A";
+        if (const size_t at = rows.find(" of M="); at != std::string::npos) rows[at + 4] = 'N';
+        else if (const size_t at_n = rows.find(" of N="); at_n != std::string::npos) rows[at_n + 4] = 'M';
+      }
+      staged += (staged.empty() ? "" : "; ") + name + " (" + rows + ", copied with rows " +
                 std::to_string(staged_pitch(def, x)) + " elements apart)";
-  if (!staged.empty())  // (in the kernel's orientation: a swapped plan's A is the caller's B)
+    }
+  if (!staged.empty())
     os << "  staged:      " << staged << ": TMA cannot address the rows, so each launch first copies them into "
        << "aligned buffers; the model counts " << std::fixed << std::setprecision(1) << staging_seconds(def) * 1e6
        << " us for the copy\n" << std::defaultfloat;

@@ -20,7 +20,17 @@ def main():
     shapes = []
     for path in args.files:
         with open(path) as f:
-            data = json.load(f)
+            text = f.read()
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            # A tune run stopped mid-way (a time limit) leaves its last shape unfinished: read the
+            # shapes before it. Each shape's object ends in "]}".
+            cut = text.rfind(']}, {"m"')
+            if cut < 0:
+                raise SystemExit(f"model_report: {path} is not a tune --json file")
+            data = json.loads(text[: cut + 2] + "]}")
+            print(f"{path}: unfinished, read its {len(data['shapes'])} complete shapes")
         shapes += [(data.get("device", "?"), s) for s in data["shapes"]]
     shapes = shapes[:: max(1, args.held_out)]
     ratios, errors = [], []

@@ -121,6 +121,13 @@ TEST_CASE("staged operands: the planner stages only rows TMA cannot address; the
   CHECK(explain_plan(odd_k).find("staged:      A (a row of K=555 bf16 elements is 1110 bytes, copied with rows 560 "
                                  "elements apart)") != std::string::npos);
   CHECK(staging_seconds(odd_k.def) > 4e-6);
+  // A swapped plan names the staged operand as the caller does: its kernel's B is the caller's A.
+  ProblemLayout a_m_major;
+  a_m_major.a = Layout::MNMajor;
+  const GemmPlan swapped = planned(4001, 16, 4096, a_m_major);
+  REQUIRE(swapped.swapped());
+  CHECK(explain_plan(swapped).find("staged:      A (a row of M=4001 bf16 elements is 8002 bytes, copied with rows "
+                                   "4008 elements apart)") != std::string::npos);
   CHECK(staging_seconds(planned(256, 256, 64, {}).def) == 0.0);
 
   // The text form round-trips; a bad word, a second stage, and staging rows TMA addresses are refused.

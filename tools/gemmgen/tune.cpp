@@ -142,7 +142,7 @@ int cmd_tune(const Args& args, Io io) {
               << ", \"waves\": " << timed[i].candidate.params.waves
               << ", \"mainloop_us\": " << timed[i].candidate.params.mainloop_us
               << ", \"operand_mb\": " << timed[i].candidate.params.operand_mb << "}";
-      *json << "]}";
+      *json << "]}" << std::flush;  // whole shapes on disk if the run is stopped (scripts/model_report.py reads them)
     }
   }
   if (json) *json << "]}\n";
