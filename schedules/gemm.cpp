@@ -92,10 +92,12 @@ std::string_view plan_source_name(PlanSource s) {
   return "?";
 }
 
-ProblemLayout stage_unaddressable_operands(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
-  ProblemLayout l = options.layout;
+ProblemLayout planned_layout(int64_t m, int64_t n, int64_t k, const GemmOptions& options) {
+  ProblemLayout l = canonical_layout(m, n, options.layout);
   if (l.source != ProblemSource::Dense || l.symmetric || dtype_bytes(options.in) != 2) return l;
-  const Definition def = gemm_definition(m, n, k, options);
+  GemmOptions canonical = options;
+  canonical.layout = l;
+  const Definition def = gemm_definition(m, n, k, canonical);
   const auto& ops = def.matmul_node().operands;
   l.stage_a = l.stage_a || !tma_rows_aligned(def, def.node(ops[0]));
   l.stage_b = l.stage_b || !tma_rows_aligned(def, def.node(ops[1]));
@@ -110,7 +112,7 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
   if (o.layout.a != options.layout.a) read_as += "A read k-major (M=1); ";
   if (o.layout.b != options.layout.b) read_as += "B read k-major (N=1); ";
   if (o.schedule.empty()) {  // the planner's kernels load by TMA: rows it cannot address are staged
-    const ProblemLayout staged = stage_unaddressable_operands(m, n, k, o);
+    const ProblemLayout staged = planned_layout(m, n, k, o);
     if (staged.stage_a && !o.layout.stage_a) read_as += "A staged; ";
     if (staged.stage_b && !o.layout.stage_b) read_as += "B staged; ";
     o.layout = staged;

@@ -48,10 +48,11 @@ struct GemmOptions {
 // `swapped`: in the swapped orientation, D^T[N,M] = B * A^T (Definition::swapped).
 Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {}, bool swapped = false);
 
-// The layout with each operand whose rows TMA cannot address (16-bit, a dense problem or batch)
-// staged through an aligned copy the launch makes first (Definition::stage_operand): what the
-// planner does before it plans, so every shape gets its TMA kernels.
-ProblemLayout stage_unaddressable_operands(int64_t m, int64_t n, int64_t k, const GemmOptions& options);
+// The layout the planner plans (and tune times and records under): canonical_layout's, then each
+// operand whose rows TMA cannot address (16-bit, a dense problem or batch) staged through an
+// aligned copy the launch makes first (Definition::stage_operand), so every shape gets its TMA
+// kernels.
+ProblemLayout planned_layout(int64_t m, int64_t n, int64_t k, const GemmOptions& options);
 
 // The swap rule, the one place it is decided: the swapped orientation runs when only it has an
 // `auto` config, or when the model predicts it at least 5% faster than the straight one.

@@ -16,8 +16,7 @@ std::string TuneCandidate::describe() const { return (swapped() ? "swap A/B; " :
 std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, const GemmOptions& options, int top,
                                            const DeviceLimits& limits) {
   GemmOptions o = options;
-  o.layout = canonical_layout(m, n, options.layout);
-  o.layout = stage_unaddressable_operands(m, n, k, o);  // as plan_gemm plans
+  o.layout = planned_layout(m, n, k, options);  // as plan_gemm plans
   std::vector<TuneCandidate> out;
   for (bool swap : {false, true}) {
     const Definition def = gemm_definition(m, n, k, o, swap);
@@ -71,7 +70,7 @@ std::string tuning_key(int64_t m, int64_t n, int64_t k, const GemmOptions& optio
   std::ostringstream os;
   os << m << ' ' << n << ' ' << k << ' ' << dtype_name(options.in) << ' ' << dtype_name(options.out) << ' '
      << options.alpha;
-  const std::string layout = problem_layout_text(canonical_layout(m, n, options.layout));
+  const std::string layout = problem_layout_text(planned_layout(m, n, k, options));
   if (!layout.empty()) os << " [" << layout << "]";
   os << " | " << arch << " | " << device;
   return os.str();

@@ -32,7 +32,8 @@ struct TunedChoice {
   double ms = 0, cublas_ms = 0;  // as measured when it was recorded
 };
 
-// "M N K in out alpha [layout] | arch | device": what a tuned choice is valid for.
+// "M N K in out alpha [layout] | arch | device": what a tuned choice is valid for; the layout is
+// planned_layout's (canonical, operands staged where they need it), the one plan_gemm plans.
 std::string tuning_key(int64_t m, int64_t n, int64_t k, const GemmOptions& options, const std::string& arch,
                        const std::string& device);
 

@@ -63,6 +63,13 @@ TEST_CASE("tuning key: shape, dtypes, alpha, layout (as plan_gemm reads it), arc
   tt.layout.a = tt.layout.b = Layout::MNMajor;
   // M=1: A is read K-major, so only B's layout shows
   CHECK(tuning_key(1, 4096, 4096, tt, "sm_90a", "X") == "1 4096 4096 bf16 bf16 1 [B n-major] | sm_90a | X");
+  // K odd: the planner stages A and B, and tune records under that layout (planned_layout): the
+  // key tune writes is the key plan_gemm reads, whichever of them is given the staging already
+  const std::string staged = "333 4444 555 bf16 bf16 1 [A staged, B staged] | sm_90a | X";
+  CHECK(tuning_key(333, 4444, 555, o, "sm_90a", "X") == staged);
+  GemmOptions planned = o;
+  planned.layout = planned_layout(333, 4444, 555, o);
+  CHECK(tuning_key(333, 4444, 555, planned, "sm_90a", "X") == staged);
 }
 
 TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malformed lines are skipped") {

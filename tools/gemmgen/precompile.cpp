@@ -56,7 +56,7 @@ int cmd_precompile(const Args& args, Io io) {
   std::vector<size_t> distinct;
   for (const auto& [name, i] : first_of) distinct.push_back(i);
   std::map<std::string, bool> was_cached;
-  std::vector<bool> cached(distinct.size());
+  std::vector<char> cached(distinct.size());  // one byte a job: the jobs write them from their own threads
   run_jobs(distinct.size(), [&](size_t j) { cached[j] = compile_gemm_kernel(*emitted[distinct[j]]).from_cache; },
            io.err, "compiling", jobs);
   for (size_t j = 0; j < distinct.size(); ++j) was_cached[emitted[distinct[j]]->kernel_name] = cached[j];

@@ -121,10 +121,7 @@ int cmd_tune(const Args& args, Io io) {
     }
     if (best) {
       TunedChoice choice{best->candidate.swapped(), best->candidate.params, best->ms, best->cublas_ms};
-      GemmOptions keyed = gemm;  // the layout plan_gemm looks the record up under: canonical, then staged
-      keyed.layout = canonical_layout(shape.m, shape.n, gemm.layout);
-      keyed.layout = stage_unaddressable_operands(shape.m, shape.n, shape.k, keyed);
-      const std::string key = tuning_key(shape.m, shape.n, shape.k, keyed, "sm_90a", device);
+      const std::string key = tuning_key(shape.m, shape.n, shape.k, gemm, "sm_90a", device);
       record_tuned(key, choice);
       io.out << "  recorded for auto: " << best->candidate.describe() << " (" << timed.front().ms / best->ms
              << "x the model's choice)\n";
