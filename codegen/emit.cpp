@@ -141,19 +141,19 @@ std::string tensor_map_desc_c(const rt::TensorMapSpec& t, const rt::MatrixLayout
 }
 
 // Staged operands: the host entry copies them into aligned buffers with rows padded to whole
-// 16-byte pieces (rt::staged_matrix's rule; one static allocation grown as the sizes need), by the
+// GG_STAGE_PITCH_BYTES (rt::staged_matrix's rule; one static allocation grown as the sizes need), by the
 // `_stage` kernel on the stream, before the kernel's maps are encoded over the copies.
 std::string staged_copies_c(const Kernel& k) {
   const auto& L = k.launch;
   std::ostringstream os;
-  os << "  // staged operands: copied first into aligned buffers, rows padded to whole 16-byte pieces\n"
+  os << "  // staged operands: copied first into aligned buffers, rows padded to whole " << GG_STAGE_PITCH_BYTES << "-byte pieces\n"
      << "  static void* staging = nullptr;\n  static unsigned long long staging_bytes = 0;\n"
      << "  GgStageArgs stage = {};\n  unsigned long long staged_end = 0;\n";
   for (const auto& t : L.tensor_maps) {
     if (!t.staged) continue;
     const std::string slot = t.operand == rt::Operand::A ? "a" : "b";
     const auto [rows, cols] = map_extents_c(t, L.layouts);
-    const int per_piece = 16 / rt::elem_bytes(t.elem);
+    const int per_piece = GG_STAGE_PITCH_BYTES / rt::elem_bytes(t.elem);
     const bool one_matrix = map_batch_stride(t, L.layouts) == 0 || L.layouts.batch == 1;
     os << "  const unsigned long long " << slot << "_rows = " << rows << ", " << slot << "_cols = " << cols << ", "
        << slot << "_pitch = (" << slot << "_cols + " << per_piece - 1 << "ull) / " << per_piece << "ull * " << per_piece

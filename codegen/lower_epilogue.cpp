@@ -87,7 +87,7 @@ class LowerWrite : public Mutator {
     if (p_.epilogue.commit != EpiloguePlan::Commit::SplitK) return epilogue;
     GG_INTERNAL_CHECK(w.split != nullptr, "a split-K epilogue plan for a tile write with no split index");
     const kir::SplitKWorkspace& ws = p_.epilogue.workspace;
-    const ExprPtr tiles_m = tile_count(p_, Root::M), tiles_n = tile_count(p_, Root::N);
+    const ExprPtr tiles_m = slot_tile_count(p_, Root::M), tiles_n = slot_tile_count(p_, Root::N);
     ExprPtr slot = (w.batch ? w.batch * tiles_m + w.m_tile : w.m_tile) * tiles_n + w.n_tile;
     const auto shape = sm90::accumulator_shape(p_);
     const int first_thread = role_.first_warpgroup * kWarpgroupThreads;

@@ -599,7 +599,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
                 "split; multicast A pairs n tiles)");
-  if (p.split_k_tail && p.cluster_size > 1) not_lowered("split_k tail with a cluster");
   plan_pipeline(p);
   for (const SmemItem& item : resources.smem) {
     if (item.symbol.empty()) continue;

@@ -327,23 +327,8 @@ void check_cluster(const Schedule& s, const ResourceSummary& r, const DeviceLimi
     return;
   }
   // Persistent: the grid is chosen as a multiple of the cluster; CTAs of a cluster that share
-  // a multicast load take neighbouring tiles, the last group of a row padded with tiles past D's
-  // edge. Split-K's workspace has a slot per tile of D only, so there the shared dimension must
-  // split evenly.
-  if (s.split_k_of() == 1) return;
-  const auto ops = operands(s.definition());
-  for (const auto& op : s.multicast_operands()) {
-    bool b = op == ops[1];
-    int64_t tiles = dom.tile_count(b ? Root::M : Root::N);
-    if (tiles % r.cluster_size != 0)
-      throw_user_error("cluster-grid", "cluster " + shape + " with multicast " + op + " and split_k " +
-                       str(s.split_k_of()) + ": the persistent tile loop gives the " + str(r.cluster_size) +
-                       " CTAs of a cluster neighbouring " + (b ? "m" : "n") + " tiles that share " + op +
-                       ", but there are " + str(tiles) + " " + (b ? "m" : "n") + " tiles, not a multiple of " +
-                       str(r.cluster_size) + " (split-K's workspace has no slot for a tile past D's edge); pick a "
-                       "tile " + (b ? "m" : "n") + " that gives a multiple of " + str(r.cluster_size) +
-                       " tiles, or drop multicast " + op);
-  }
+  // a multicast load take neighbouring tiles, the last group of a row padded with a tile past D's
+  // edge (split-K's workspace has a slot for it: slot_tile_counts).
 }
 
 void check_tma_boxes(const Schedule& s, const ResourceSummary& r, const DeviceLimits& limits) {

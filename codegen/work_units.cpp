@@ -164,8 +164,19 @@ rt::SizedCount tile_counts(const KernelPlan& p, Root along) {
 
 ExprPtr tile_count(const KernelPlan& p, Root along) { return count_expr(tile_counts(p, along)); }
 
+rt::SizedCount slot_tile_counts(const KernelPlan& p, Root along) {
+  const rt::SizedCount c = tile_counts(p, along);
+  const bool paired = along == Root::M ? p.multicast_b : p.multicast_a;
+  const uint64_t cs = uint64_t(p.cluster_size);
+  if (p.split_k == 1 || !p.persistent || !paired || cs <= 1) return c;  // reductions skip such a tile
+  if (c.sized()) return {cs, c.m_divisor * cs, c.n_divisor * cs};  // ceil(x / (a cs)) * cs
+  return {(c.constant + cs - 1) / cs * cs, 0, 0};
+}
+
+ExprPtr slot_tile_count(const KernelPlan& p, Root along) { return count_expr(slot_tile_counts(p, along)); }
+
 rt::SizedCount workspace_slots(const KernelPlan& p) {
-  return product(product(tile_counts(p, Root::M), tile_counts(p, Root::N)), {uint64_t(p.layouts.batch), 0, 0});
+  return product(product(slot_tile_counts(p, Root::M), slot_tile_counts(p, Root::N)), {uint64_t(p.layouts.batch), 0, 0});
 }
 
 rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t max_clusters) {

@@ -113,6 +113,12 @@ kir::ExprPtr count_expr(const rt::SizedCount& c);
 // kernel counts them (count_expr of it).
 rt::SizedCount tile_counts(const KernelPlan& p, Root along);
 kir::ExprPtr tile_count(const KernelPlan& p, Root along);
+// The tiles a workspace has slots for along a dimension: a multicast group's CTAs take
+// neighbouring tiles, so under split-K the last group's tile past D's edge along the paired
+// dimension (it loads zeros and stores nothing, but takes part in the hand-off) has a slot too.
+// (The reductions' epilogue skips such a tile.)
+rt::SizedCount slot_tile_counts(const KernelPlan& p, Root along);
+kir::ExprPtr slot_tile_count(const KernelPlan& p, Root along);
 // Split-K's workspace slots: one per output tile of every matrix of the batch.
 rt::SizedCount workspace_slots(const KernelPlan& p);
 // How a launch sizes a kernel that reads M or N at run time: its grid (or persistent units, with

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dsl/error.h"
+#include "runtime/device/gemm_args.h"
 
 namespace gg {
 
@@ -349,8 +350,9 @@ std::string why_not_staged(const Definition& def, const Node& n) {
   if (def.problem_source() != ProblemSource::Dense)
     return ": " + std::string(problem_source_name(def.problem_source())) +
            " groups read their operands where the groups say; staging is for dense problems and batches";
-  if (tma_rows_aligned(def, n))
-    return ": TMA addresses its rows as they are (" + row_bytes_text(def, n) + "); staging copies only rows it cannot";
+  if (tma_rows_aligned(def, n) && leading_dim(def, n) * dtype_bytes(n.dtype) % 32 == 0)
+    return ": TMA addresses its rows as they are (" + row_bytes_text(def, n) +
+           "); staging copies only rows it cannot address or loads at half rate (rows not 32-byte multiples apart)";
   return "";
 }
 
@@ -702,8 +704,13 @@ bool tma_rows_aligned(const Definition& def, const Node& n) {
 bool tma_can_load(const Definition& def, const Node& n) { return n.staged || tma_rows_aligned(def, n); }
 
 int64_t staged_pitch(const Definition& def, const Node& n) {
-  const int64_t per_piece = 16 / dtype_bytes(n.dtype);
+  const int64_t per_piece = GG_STAGE_PITCH_BYTES / dtype_bytes(n.dtype);
   return (row_elems(def, n) + per_piece - 1) / per_piece * per_piece;
+}
+
+bool rows_sector_aligned(const Definition& def, const Node& n) {
+  const int64_t pitch = n.staged ? staged_pitch(def, n) : leading_dim(def, n);
+  return pitch * dtype_bytes(n.dtype) % 32 == 0;
 }
 
 bool rows_follow_runtime_size(const Definition& def, const Node& n) {

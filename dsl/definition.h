@@ -100,7 +100,7 @@ struct Node {
   int scales = -1;
   ScaleGranularity granularity = ScaleGranularity::Block1x128;
   // An operand the kernel reads through an aligned copy the launch makes first (its rows padded to
-  // whole 16-byte pieces: staged_pitch), because TMA cannot address the caller's rows.
+  // whole 32-byte sectors: staged_pitch), because TMA cannot address the caller's rows.
   bool staged = false;
 };
 
@@ -277,8 +277,12 @@ bool tma_rows_aligned(const Definition& def, const Node& n);
 // Whether the kernel's TMA can load the operand: its rows aligned, or staged through an aligned copy.
 bool tma_can_load(const Definition& def, const Node& n);
 // The elements between a staged operand's rows in its aligned copy: the row length rounded up to
-// a whole number of 16-byte pieces (the rule rt::staged_matrix applies at each launch).
+// a whole number of 32-byte sectors (GG_STAGE_PITCH_BYTES, the rule rt::staged_matrix applies at each launch).
 int64_t staged_pitch(const Definition& def, const Node& n);
+// Whether the operand's rows (the caller's, or a staged copy's) lie a multiple of 32 bytes apart, so
+// every row starts on an L2 sector: TMA loads rows that start 16 bytes into one at half the rate
+// (GG_STAGE_PITCH_BYTES).
+bool rows_sector_aligned(const Definition& def, const Node& n);
 // Why operand `n` cannot be staged (Definition::stage_operand's refusal, after the operand's
 // name), or "" when it can: its rows are ones TMA cannot address and staging applies.
 std::string why_not_staged(const Definition& def, const Node& n);

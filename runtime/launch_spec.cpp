@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/device/gemm_args.h"
 #include "runtime/tensor_map.h"
 
 namespace gg::rt {
@@ -99,7 +100,7 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
 
 StoredMatrix staged_matrix(const StoredMatrix& caller, ElemType elem) {
   StoredMatrix s = caller;
-  const int64_t per_piece = 16 / elem_bytes(elem);
+  const int64_t per_piece = GG_STAGE_PITCH_BYTES / elem_bytes(elem);
   s.row_stride = (caller.cols + per_piece - 1) / per_piece * per_piece;
   s.batch_stride = s.batches > 1 ? s.rows * s.row_stride : 0;
   return s;

@@ -38,6 +38,15 @@ struct Rates {
   // 128x240 tiles: column-major D straight 0.73x cuBLAS, swapped (D^T's rows of M read at run
   // time) 0.50x, against 0.90x for the row-major output's TMA store: about 15 GB/s per SM.
   double element_store_bytes_per_sm_s = 15e9;
+  // TMA loads of rows that start 16 bytes into a 32-byte sector (a row pitch that is an odd
+  // multiple of 16 bytes: K = 7000 or 1032 for K-major bf16) split into about 4x the L2 requests
+  // (ncu, H100, 2048 x 3072 x 7000 against x 7168: 21.2M requests against 5.2M). A CTA then
+  // issues such rows at about 36 GB/s with every SM loading, whichever tile: 128x256 tiles ran 1.44
+  // us a k tile (384 rows issued a CTA), 128x192, 128x128 and a swapped 256x96 in 2-CTA clusters
+  // sharing one operand 0.78, 0.65 and 0.79 us (224, 192 and 224 rows issued): about 3.5 ns a
+  // 128-byte row. (Per SM, not scaled to fewer CTAs: at 1000^3, 96 64x192 tiles ran 13.9 us and
+  // 128 64x128 ones 11.9.)
+  double unaligned_row_bytes_per_sm_s = 36e9;
   // Split-K's hand-off: the ticket's atomic and fence round trip.
   double ticket_s = 1e-6;
   // Staged operands' copy kernel: about 4 us, then 2.3 TB/s of bytes read and written (H100: 4444
@@ -60,6 +69,22 @@ double dram_seconds(const Definition& def) {
   const double m = double(def.m()), n = double(def.n()), k = double(def.k());
   const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
   return bytes / Rates{}.dram_bytes_per_s;
+}
+
+// Bytes a CTA's TMA issues per k element for operands whose rows are not 32-byte multiples
+// apart (the caller's, or a staged copy's); a multicast operand's rows are shared by the cluster.
+double unaligned_row_bytes(const Definition& def, const AutoParams& p) {
+  if (def.problem_source() == ProblemSource::PointerArray) return 0;  // each group's own rows
+  const auto& ops = def.matmul_node().operands;
+  double bytes = 0;
+  for (size_t i = 0; i < ops.size() && i < 2; ++i) {
+    const Node& n = def.node(ops[i]);
+    if (rows_sector_aligned(def, n)) continue;
+    const bool shared = p.cluster > 1 && (i == 0) == p.multicast_a;
+    bytes += double(i == 0 ? std::min(p.tile_m, def.m()) : std::min(p.tile_n, def.n())) * dtype_bytes(n.dtype) /
+             double(shared ? p.cluster : 1);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -122,8 +147,9 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
-  const double per_k = std::max(2.0 * double(p.tile_m * p.tile_n) / (mma_flops_per_sm(def) * mma_efficiency(p.tile_n)),
-                                row_bytes / load_rate);
+  const double per_k = std::max({2.0 * double(p.tile_m * p.tile_n) / (mma_flops_per_sm(def) * mma_efficiency(p.tile_n)),
+                                 row_bytes / load_rate,
+                                 unaligned_row_bytes(def, p) / r.unaligned_row_bytes_per_sm_s});
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
   const auto k_loop_seconds = [&](int64_t k_per_cta) {
@@ -389,16 +415,25 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     const auto tiles_of = [&](const AutoParams& p) {
       return m_tiles_of(def, p.tile_m) * ceil_div(def.n(), p.tile_n) * matrices_of(def);
     };
-    // `p` split `counts` ways, without a cluster; every split keeps 4 k tiles.
+    // `p` split `counts` ways, without a cluster and (where `p` has one) with it; every split keeps
+    // 4 k tiles. The cluster's variant comes second, so it wins only where the model gives its
+    // multicast something (rows TMA loads at half rate): on an H100 2000 x 3000 x 7000's last wave
+    // in 2 splits ran 0.65x cuBLAS without a cluster and 0.92x with B multicast, where at 8192^3
+    // (aligned rows) both ran 1.01x.
     const auto add_splits = [&](const AutoParams& p, std::initializer_list<int> counts, bool tail) {
       for (int splits : counts) {
         if (k_tiles_of_atoms < 4 * splits * (p.tile_k / atom_k)) break;
         AutoParams sk = p;
-        sk.cluster = 1;
-        sk.multicast_a = false;
         sk.split_k = splits;
         sk.split_tail = tail;
+        sk.cluster = 1;
+        sk.multicast_a = false;
         add(sk);
+        if (p.cluster > 1) {
+          sk.cluster = p.cluster;
+          sk.multicast_a = p.multicast_a;
+          add(sk);
+        }
       }
     };
     for (const AutoParams& p : unsplit) {

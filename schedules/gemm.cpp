@@ -10,6 +10,7 @@
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "runtime/device/gemm_args.h"
 #include "runtime/device_info.h"
 #include "runtime/launch.h"
 #include "dsl/schedule_text.h"
@@ -101,6 +102,11 @@ ProblemLayout planned_layout(int64_t m, int64_t n, int64_t k, const GemmOptions&
   const auto& ops = def.matmul_node().operands;
   l.stage_a = l.stage_a || !tma_rows_aligned(def, def.node(ops[0]));
   l.stage_b = l.stage_b || !tma_rows_aligned(def, def.node(ops[1]));
+  // Rows TMA loads at half rate (not 32-byte multiples apart: K = 7000 K-major bf16) are not staged
+  // for speed: on an H200 (one machine, each run against cuBLAS in its process) copying A first lost
+  // at 2000 x 3000 x 7000 (0.87x cuBLAS staged, 0.98x not), 2048 x 3072 x 7000 (0.81x, 0.88x),
+  // 4096 x 4096 x 7000 (0.89x, 0.94x), 3000 x 5000 x 1032 (0.86x, 0.94x), and copying B at 8000 x
+  // 6000 x 520 (1.01x, 1.07x); it won only at 2000 x 6000 x 7000 (0.93x, 0.90x).
   return l;
 }
 
@@ -207,12 +213,14 @@ std::string explain_plan(const GemmPlan& plan) {
         if (const size_t at = rows.find(" of M="); at != std::string::npos) rows[at + 4] = 'N';
         else if (const size_t at_n = rows.find(" of N="); at_n != std::string::npos) rows[at_n + 4] = 'M';
       }
+      // Rows TMA could load, but at half rate: they start 16 bytes into a 32-byte sector.
+      const std::string why = tma_rows_aligned(def, x) ? "TMA loads them at half rate" : "TMA cannot address them";
       staged += (staged.empty() ? "" : "; ") + name + " (" + rows + ", copied with rows " +
-                std::to_string(staged_pitch(def, x)) + " elements apart)";
+                std::to_string(staged_pitch(def, x)) + " elements apart: " + why + ")";
     }
   if (!staged.empty())
-    os << "  staged:      " << staged << ": TMA cannot address the rows, so each launch first copies them into "
-       << "aligned buffers; the model counts " << std::fixed << std::setprecision(1) << staging_seconds(def) * 1e6
+    os << "  staged:      " << staged << "; each launch first copies the rows into buffers whose rows are "
+       << GG_STAGE_PITCH_BYTES << "-byte multiples apart; the model counts " << std::fixed << std::setprecision(1) << staging_seconds(def) * 1e6
        << " us for the copy\n" << std::defaultfloat;
   if (plan.source == PlanSource::Auto) os << explain_auto(def, limits_for(plan.target));
   return os.str();

@@ -262,7 +262,7 @@ class Simulator {
   }
 
   // The launch's aligned copies of staged operands (`<kernel>_stage`, before the kernel runs):
-  // the caller's rows with their pitch rounded up to whole 16-byte pieces (rt::staged_matrix).
+  // the caller's rows with their pitch rounded up to whole 32-byte sectors (rt::staged_matrix).
   void stage_operands() {
     for (const rt::TensorMapSpec& t : k_.launch.tensor_maps) {
       if (!t.staged) continue;

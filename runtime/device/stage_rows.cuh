@@ -1,7 +1,7 @@
 #ifndef GG_DEV_STAGE_ROWS_CUH
 #define GG_DEV_STAGE_ROWS_CUH
 // Staged operands: rows TMA cannot address (a row pitch that is not a 16-byte multiple: K odd for
-// a K-major bf16 operand) copied into a buffer whose rows are padded to whole 16-byte pieces, so
+// a K-major bf16 operand) copied into a buffer whose rows are padded to whole GG_STAGE_PITCH_BYTES, so
 // the GEMM that follows on the stream loads them with TMA. Each thread writes one 16-byte piece of
 // the copy from the element loads that cover it (a source row may start at any 2-byte address);
 // the padding past a row's end is written as zeros.

@@ -173,6 +173,32 @@ TEST_CASE("auto: split-K where long k loops leave most SMs idle, never where DRA
   for (const AutoParams& p : rank_auto_params(gemm_definition(512, 512, 16384), hopper())) CHECK_FALSE(p.split_tail);
 }
 
+TEST_CASE("auto: rows 16 bytes into a 32-byte sector cost TMA requests; the cluster's multicast halves a shared operand's") {
+  // K = 7000: K-major rows 14000 bytes apart, every other one starting 16 bytes into a sector. On an
+  // H100 the unclustered split tail ran 237 us (0.60x cuBLAS) where K = 7168 ran 126 us; with B
+  // multicast in 2-CTA clusters (the same split) 0.92x.
+  const AutoParams odd = choose(2048, 3072, 7000), even = choose(2048, 3072, 7168);
+  CHECK(odd.to_string() ==
+        "tile 128x256x64, 2 consumers, 4 stages, split-K 2 on the last wave, cluster 2 (B multicast), group 8, store subtiles of 64");
+  CHECK(even.to_string() ==
+        "tile 128x256x64, 2 consumers, 4 stages, split-K 2 on the last wave, no cluster, group 8, store subtiles of 64");
+  // The model's time for the unclustered config is K = 7168's and more: 384 rows a k tile at about
+  // 3.5 ns each against the MMAs' 0.75 us.
+  const Definition odd_def = gemm_definition(2048, 3072, 7000);
+  AutoParams unclustered = even;
+  predict_auto_params(odd_def, hopper(), unclustered);
+  CHECK(unclustered.predicted_us > 1.6 * even.predicted_us);
+  CHECK(odd.predicted_us < 0.8 * unclustered.predicted_us);
+  // Rows a multiple of 32 bytes apart (K = 14000: 28000 bytes) cost nothing more (H100: 1.12x cuBLAS).
+  AutoParams long_k = even;
+  predict_auto_params(gemm_definition(2048, 3072, 14000), hopper(), long_k);
+  AutoParams long_k_odd = even;
+  predict_auto_params(gemm_definition(2048, 3072, 14008), hopper(), long_k_odd);
+  CHECK(long_k_odd.predicted_us > 1.6 * long_k.predicted_us);
+  // The split's cluster lowers: its pair shares each unit's B, whole tile or split.
+  CHECK_NOTHROW(lower(auto_schedule(odd_def, odd)));
+}
+
 TEST_CASE("auto: ping-pong and 256-row tiles are candidates the model ranks, and they lower") {
   const Definition def = gemm_definition(4096, 4096, 4096);
   bool ping_pong = false, rows_256 = false;

@@ -119,7 +119,7 @@ TEST_CASE("staged operands: the planner stages only rows TMA cannot address; the
               "stage=a, --stage; `auto` stages it itself), or drop warp_specialize");
   // The explanation counts the copy.
   CHECK(explain_plan(odd_k).find("staged:      A (a row of K=555 bf16 elements is 1110 bytes, copied with rows 560 "
-                                 "elements apart)") != std::string::npos);
+                                 "elements apart: TMA cannot address them)") != std::string::npos);
   CHECK(staging_seconds(odd_k.def) > 4e-6);
   // A swapped plan names the staged operand as the caller does: its kernel's B is the caller's A.
   ProblemLayout a_m_major;
@@ -127,7 +127,7 @@ TEST_CASE("staged operands: the planner stages only rows TMA cannot address; the
   const GemmPlan swapped = planned(4001, 16, 4096, a_m_major);
   REQUIRE(swapped.swapped());
   CHECK(explain_plan(swapped).find("staged:      A (a row of M=4001 bf16 elements is 8002 bytes, copied with rows "
-                                   "4008 elements apart)") != std::string::npos);
+                                   "4016 elements apart: TMA cannot address them)") != std::string::npos);
   CHECK(staging_seconds(planned(256, 256, 64, {}).def) == 0.0);
 
   // The text form round-trips; a bad word, a second stage, and staging rows TMA addresses are refused.
@@ -138,7 +138,7 @@ TEST_CASE("staged operands: the planner stages only rows TMA cannot address; the
   set_staged_operands(both, "ab");
   const Definition def = make_definition(64, 64, 37, DType::BF16, DType::BF16, {}, both, false);
   CHECK(print_schedule(tutorial_schedule(10, def)).find(" stage=ab\n") != std::string::npos);
-  CHECK(def.to_string().find("A = input bf16[64,37] k-major staged (an aligned copy, rows 40 apart)") != std::string::npos);
+  CHECK(def.to_string().find("A = input bf16[64,37] k-major staged (an aligned copy, rows 48 apart)") != std::string::npos);
   check_error([] { parse_schedule_file("problem m=64 n=64 k=37 dtype=bf16 out=bf16 stage=c\n"); }, "parse-error",
               "expected stage=a, stage=b or stage=ab");
   check_error([] { ProblemLayout x; set_staged_operands(x, "ba"); }, "stage", "legal are a, b and ab");
@@ -147,7 +147,18 @@ TEST_CASE("staged operands: the planner stages only rows TMA cannot address; the
                      x.stage_a = true;
                      return x;
                    }(), false); },
-              "stage", "stage_operand: 'A': TMA addresses its rows as they are (a row of K=64 bf16 elements is 128 bytes)");
+              "stage", "stage_operand: 'A': TMA addresses its rows as they are (a row of K=64 bf16 elements is 128 bytes); "
+              "staging copies only rows it cannot address or loads at half rate (rows not 32-byte multiples apart)");
+  // Rows 16 bytes into a 32-byte sector (K = 1032: 2064 bytes) TMA loads at half rate: they may be
+  // staged, and the copy's rows are 32-byte multiples apart (1040 elements).
+  ProblemLayout a_only;
+  a_only.stage_a = true;
+  const Definition half_rate = make_definition(64, 64, 1032, DType::BF16, DType::BF16, {}, a_only, false);
+  const Node& staged_a = half_rate.node(half_rate.matmul_node().operands[0]);
+  CHECK(staged_pitch(half_rate, staged_a) == 1040);
+  CHECK(rows_sector_aligned(half_rate, staged_a));
+  CHECK_FALSE(rows_sector_aligned(half_rate, half_rate.node(half_rate.matmul_node().operands[1])));
+  CHECK(staged_pitch(half_rate, half_rate.node(half_rate.matmul_node().operands[1])) == 1040);
   Definition d;
   Tensor a = d.input("A", {64, 37}, DType::BF16), b = d.input("B", {64, 37}, DType::BF16);
   Tensor x = d.matmul(a, b);
