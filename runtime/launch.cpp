@@ -89,6 +89,25 @@ std::vector<StagedOperand> staged_operands(const LaunchSpec& spec, const GemmPro
   return out;
 }
 
+// The copy kernel's parameter: each staged operand's rows from the caller's memory into its copy.
+GgStageArgs stage_args(const std::vector<StagedOperand>& staged, const GemmProblem& problem, void* staging) {
+  GgStageArgs args{};
+  for (const StagedOperand& s : staged) {
+    GgStageCopy& c = args.copies[args.count++];
+    c.src = base_pointer(s.operand, problem);
+    c.dst = static_cast<char*>(staging) + s.offset;
+    c.rows = s.caller.rows;
+    c.cols = s.caller.cols;
+    c.matrices = s.caller.batches;
+    c.src_pitch = s.caller.row_stride;
+    c.dst_pitch = s.copy.row_stride;
+    c.src_matrix_stride = s.caller.batch_stride;
+    c.dst_matrix_stride = s.copy.batch_stride;
+    c.elem_bytes = elem_bytes(problem.in_type);
+  }
+  return args;
+}
+
 }  // namespace
 
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
@@ -240,7 +259,7 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
   return p;
 }
 
-GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
+GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage) const {
   GemmProblem problem = swap_orientation(spec_, caller);
   if (spec_.symmetric) {  // D = A * A^T: B is A, whatever the caller passed
     if (problem.m != problem.n)
@@ -326,6 +345,7 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   const std::vector<StagedOperand> staged = staged_operands(spec_, problem);
   if (!staged.empty())
     reserve_staging(staged.back().offset + staged_bytes(staged.back().copy, problem.in_type));
+  if (stage != nullptr) *stage = stage_args(staged, problem, staging_);
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
       TensorMapSpec resolved = resolve_tensor_map_spec(spec, problem);
@@ -344,27 +364,6 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller) const {
   return args;
 }
 
-GgStageArgs LoadedKernel::make_stage_args(const GemmProblem& caller) const {
-  GemmProblem problem = swap_orientation(spec_, caller);
-  if (spec_.symmetric) problem.b = problem.a;
-  GgStageArgs args{};
-  const std::vector<StagedOperand> staged = staged_operands(spec_, problem);
-  if (!staged.empty()) reserve_staging(staged.back().offset + staged_bytes(staged.back().copy, problem.in_type));
-  for (const StagedOperand& s : staged) {
-    GgStageCopy& c = args.copies[args.count++];
-    c.src = base_pointer(s.operand, problem);
-    c.dst = static_cast<char*>(staging_) + s.offset;
-    c.rows = s.caller.rows;
-    c.cols = s.caller.cols;
-    c.matrices = s.caller.batches;
-    c.src_pitch = s.caller.row_stride;
-    c.dst_pitch = s.copy.row_stride;
-    c.src_matrix_stride = s.caller.batch_stride;
-    c.dst_matrix_stride = s.copy.batch_stride;
-    c.elem_bytes = elem_bytes(problem.in_type);
-  }
-  return args;
-}
 
 void LoadedKernel::launch_stage(const GgStageArgs& args, cudaStream_t stream) const {
   if (args.count == 0) return;
@@ -478,9 +477,10 @@ void LoadedKernel::launch_group_maps(const GgGroupMapArgs& args, cudaStream_t st
 }
 
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {
-  const GgGemmArgs args = make_args(problem);
+  GgStageArgs stage{};
+  const GgGemmArgs args = make_args(problem, &stage);
   if (spec_.pointer_array) launch_group_maps(make_group_map_args(problem), stream);
-  if (stage_function_ != nullptr) launch_stage(make_stage_args(problem), stream);
+  launch_stage(stage, stream);
   launch_args(args, stream);
 }
 

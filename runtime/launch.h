@@ -72,15 +72,13 @@ class LoadedKernel {
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
   // Pointers, sizes, scalars and one tensor map per spec entry. `problem` is the caller's: a
-  // swapped kernel's arguments get its A and B (and M and N) exchanged.
-  GgGemmArgs make_args(const GemmProblem& problem) const;
+  // swapped kernel's arguments get its A and B (and M and N) exchanged. Staged operands: `stage`
+  // (where given) receives the copy kernel's parameter, from the same copies the maps read (count
+  // 0 when the kernel stages none).
+  GgGemmArgs make_args(const GemmProblem& problem, GgStageArgs* stage = nullptr) const;
 
   // Pointer-array groups: the map builder's parameter for a problem (its templates encoded here).
   GgGroupMapArgs make_group_map_args(const GemmProblem& problem) const;
-
-  // Staged operands: the copy kernel's parameter for a problem (the caller's; count 0 when the
-  // kernel stages none).
-  GgStageArgs make_stage_args(const GemmProblem& problem) const;
 
   // Pointer-array groups: the map builder runs first, on the same stream; staged operands: the
   // copy kernel.

@@ -38,6 +38,12 @@ struct Rates {
   // 128x240 tiles: column-major D straight 0.73x cuBLAS, swapped (D^T's rows of M read at run
   // time) 0.50x, against 0.90x for the row-major output's TMA store: about 15 GB/s per SM.
   double element_store_bytes_per_sm_s = 15e9;
+  // A row-major output stored from registers (rows not whole 16-byte pieces, or their length read
+  // at run time) is slower again, about a third of that: on an H100 the swapped 3000 x 5000 x 1032
+  // (D^T's rows of M) ran 0.50x cuBLAS against the straight column-major store's 0.74x; ragged N
+  // (3919 x 2881 x 244, 5453 x 2005 x 273, 7578 x 639 x 249, 128-row ping-pong tiles) 84-86, 80
+  // and 41 us straight against 47, 47 and 25 us swapped, where the kernel's D is column-major.
+  double row_element_store_bytes_per_sm_s = 5e9;
   // TMA loads of rows that start 16 bytes into a 32-byte sector (a row pitch that is an odd
   // multiple of 16 bytes: K = 7000 or 1032 for K-major bf16) split into about 4x the L2 requests
   // (ncu, H100, 2048 x 3072 x 7000 against x 7168: 21.2M requests against 5.2M). A CTA then
@@ -161,7 +167,10 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const bool element_stores = p.subtile_cols == 0 && (def.output_layout() == OutputLayout::ColumnMajor ||
                                                       !vector_rows(def, out) || rows_follow_runtime_size(def, out));
   const double epilogue =
-      r.epilogue_s + tile_bytes * out_b / (element_stores ? r.element_store_bytes_per_sm_s : r.store_bytes_per_sm_s);
+      r.epilogue_s + tile_bytes * out_b / (!element_stores ? r.store_bytes_per_sm_s
+                                           : def.output_layout() == OutputLayout::ColumnMajor
+                                               ? r.element_store_bytes_per_sm_s
+                                               : r.row_element_store_bytes_per_sm_s);
   const double split_waves = double(p.waves - whole_waves);
   const double mainloop = p.ping_pong ? double(p.waves) * std::max(tile_loop, epilogue) + epilogue
                                       : double(whole_waves) * (k_loop_seconds(ceil_div(k, p.tile_k) * p.tile_k) + epilogue) +
