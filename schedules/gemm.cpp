@@ -202,26 +202,38 @@ std::string explain_plan(const GemmPlan& plan) {
        << std::setprecision(2) << plan.params->predicted_us / *plan.measured_us << "x the measured)\n"
        << std::defaultfloat;
   }
-  // Staged operands as the caller names them: a swapped plan's A is the caller's B, its M the caller's N.
-  std::string staged;
-  for (int id : def.matmul_node().operands)
-    if (const Node& x = def.node(id); x.staged) {
-      std::string rows = row_bytes_text(def, x);
-      std::string name = x.name;
-      if (plan.swapped()) {
-        name = id == def.matmul_node().operands[0] ? "B" : "A";
-        if (const size_t at = rows.find(" of M="); at != std::string::npos) rows[at + 4] = 'N';
-        else if (const size_t at_n = rows.find(" of N="); at_n != std::string::npos) rows[at_n + 4] = 'M';
-      }
-      // Rows TMA could load, but at half rate: they start 16 bytes into a 32-byte sector.
-      const std::string why = tma_rows_aligned(def, x) ? "TMA loads them at half rate" : "TMA cannot address them";
-      staged += (staged.empty() ? "" : "; ") + name + " (" + rows + ", copied with rows " +
-                std::to_string(staged_pitch(def, x)) + " elements apart: " + why + ")";
+  // Operands as the caller names them: a swapped plan's A is the caller's B, its M the caller's N.
+  const auto callers = [&](int id) {
+    std::string rows = row_bytes_text(def, def.node(id));
+    std::string name = def.node(id).name;
+    if (plan.swapped()) {
+      name = id == def.matmul_node().operands[0] ? "B" : "A";
+      if (const size_t at = rows.find(" of M="); at != std::string::npos) rows[at + 4] = 'N';
+      else if (const size_t at_n = rows.find(" of N="); at_n != std::string::npos) rows[at_n + 4] = 'M';
     }
+    return name + " (" + rows;
+  };
+  std::string staged, half_rate;
+  for (int id : def.matmul_node().operands) {
+    const Node& x = def.node(id);
+    // Rows TMA could load, but at half rate: they start 16 bytes into a 32-byte sector.
+    if (x.staged) {
+      const std::string why = tma_rows_aligned(def, x) ? "TMA loads them at half rate" : "TMA cannot address them";
+      staged += (staged.empty() ? "" : "; ") + callers(id) + ", copied with rows " +
+                std::to_string(staged_pitch(def, x)) + " elements apart: " + why + ")";
+    } else if (!rows_sector_aligned(def, x) && half_rate.find(callers(id)) == std::string::npos) {
+      half_rate += (half_rate.empty() ? "" : "; ") + callers(id) + ")";
+    }
+  }
   if (!staged.empty())
     os << "  staged:      " << staged << "; each launch first copies the rows into buffers whose rows are "
        << GG_STAGE_PITCH_BYTES << "-byte multiples apart; the model counts " << std::fixed << std::setprecision(1) << staging_seconds(def) * 1e6
        << " us for the copy\n" << std::defaultfloat;
+  if (!half_rate.empty())
+    os << "  half rate:   " << half_rate << ": rows not a multiple of 32 bytes apart start 16 bytes into an L2 "
+       << "sector, and TMA loads them in about 4x the requests; the model counts about 3.5 ns a 128-byte row a CTA "
+          "issues (a multicast operand's rows once per cluster); a leading dimension that is a multiple of 32 bytes "
+          "loads at full rate\n";
   if (plan.source == PlanSource::Auto) os << explain_auto(def, limits_for(plan.target));
   return os.str();
 }
