@@ -221,7 +221,8 @@ std::string explain_plan(const GemmPlan& plan) {
       const std::string why = tma_rows_aligned(def, x) ? "TMA loads them at half rate" : "TMA cannot address them";
       staged += (staged.empty() ? "" : "; ") + callers(id) + ", copied with rows " +
                 std::to_string(staged_pitch(def, x)) + " elements apart: " + why + ")";
-    } else if (!rows_sector_aligned(def, x) && half_rate.find(callers(id)) == std::string::npos) {
+    } else if (def.problem_source() != ProblemSource::PointerArray &&  // each group's own rows
+               !rows_sector_aligned(def, x) && half_rate.find(callers(id)) == std::string::npos) {
       half_rate += (half_rate.empty() ? "" : "; ") + callers(id) + ")";
     }
   }
