@@ -1,6 +1,7 @@
 #include "runtime/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <vector>
 
@@ -47,11 +48,27 @@ void check_reps(int reps) {
   if (reps < 1) throw std::invalid_argument("timing needs at least one rep");
 }
 
+// Warm-up: `calls` calls of `step`, then more until the GPU has run for kWarmUpMs since the first.
+// An idle H100 sits at 345 MHz and takes milliseconds to reach its clock: a count alone left the
+// first of several 10 us kernels timed at 2x (tune at 119 x 167 x 188: 22.9 us for the config the
+// same call then timed at 10.8 us with another tile order, and cuBLAS beside it 38.7 against 15.6).
+constexpr double kWarmUpMs = 25.0;
+void warm_up(const std::function<void()>& step, int calls, cudaStream_t stream) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) step();
+  const auto elapsed_ms = [&] {
+    check_cuda(cudaStreamSynchronize(stream), "synchronizing the warm-up");
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  while (elapsed_ms() < kWarmUpMs)
+    for (int i = 0; i < 8; ++i) step();
+}
+
 }  // namespace
 
 double median_time_ms(const std::function<void()>& launch, int warmup, int reps, cudaStream_t stream) {
   check_reps(reps);
-  for (int i = 0; i < warmup; ++i) launch();
+  warm_up(launch, warmup, stream);
   // One event pair per rep and a single sync at the end keep the GPU busy back to back.
   std::vector<EventPair> events(static_cast<size_t>(reps));
   for (EventPair& pair : events) pair.time(launch, stream);
@@ -64,10 +81,12 @@ double median_time_ms(const std::function<void()>& launch, int warmup, int reps,
 InterleavedMedians interleaved_median_ms(const std::function<void()>& ours, const std::function<void()>& reference,
                                          int warmup, int reps, cudaStream_t stream) {
   check_reps(reps);
-  for (int i = 0; i < warmup; ++i) {
-    ours();
-    reference();
-  }
+  warm_up(
+      [&] {
+        ours();
+        reference();
+      },
+      warmup, stream);
   std::vector<EventPair> ours_events(static_cast<size_t>(reps)), reference_events(static_cast<size_t>(reps));
   for (size_t i = 0; i < ours_events.size(); ++i) {
     ours_events[i].time(ours, stream);

@@ -8,7 +8,8 @@
 
 namespace gg::rt {
 
-// Median over `reps` timed calls of `launch` (which enqueues work on `stream`), in ms.
+// Median over `reps` timed calls of `launch` (which enqueues work on `stream`), in ms, after a
+// warm-up of `warmup` calls and as many more as bring it to 25 ms (an idle GPU's clock ramps up).
 double median_time_ms(const std::function<void()>& launch, int warmup = 3, int reps = 20,
                       cudaStream_t stream = nullptr);
 
