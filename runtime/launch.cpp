@@ -364,13 +364,12 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage
   return args;
 }
 
-
 void LoadedKernel::launch_stage(const GgStageArgs& args, cudaStream_t stream) const {
   if (args.count == 0) return;
   uint64_t pieces = 0;
   for (int i = 0; i < args.count; ++i) {
     const GgStageCopy& c = args.copies[i];
-    pieces += uint64_t(c.matrices * c.rows * (c.dst_pitch * c.elem_bytes / 16));
+    pieces += uint64_t(GG_STAGE_COPY_PIECES(c));
   }
   // A grid-stride loop: enough CTAs to fill the device a few times over, fewer for a small copy.
   const uint64_t most = uint64_t(device_info().sm_count) * GG_STAGE_CTAS_PER_SM;

@@ -84,7 +84,7 @@ struct StoredMatrix {
 };
 StoredMatrix stored_matrix(const MatrixLayouts& l, Operand operand, int64_t m, int64_t n, int64_t k);
 // The aligned copy a staged tensor map reads (TensorMapSpec::staged): the caller's stored matrix's
-// rows and columns with its rows padded to whole 16-byte pieces, its matrices one after another
+// rows and columns with its rows padded to whole GG_STAGE_PITCH_BYTES, its matrices one after another
 // (a broadcast operand's one matrix copied once).
 StoredMatrix staged_matrix(const StoredMatrix& caller, ElemType elem);
 // The bytes of that copy, a 256-byte multiple (so the next copy in one buffer starts aligned).

@@ -214,16 +214,18 @@ std::string explain_plan(const GemmPlan& plan) {
     return name + " (" + rows;
   };
   std::string staged, half_rate;
-  for (int id : def.matmul_node().operands) {
-    const Node& x = def.node(id);
-    // Rows TMA could load, but at half rate: they start 16 bytes into a 32-byte sector.
+  const auto& ops = def.matmul_node().operands;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i > 0 && ops[i] == ops[0]) continue;  // D = A * A^T: A once
+    const Node& x = def.node(ops[i]);
     if (x.staged) {
+      // Rows TMA could load, but at half rate: they start 16 bytes into a 32-byte sector.
       const std::string why = tma_rows_aligned(def, x) ? "TMA loads them at half rate" : "TMA cannot address them";
-      staged += (staged.empty() ? "" : "; ") + callers(id) + ", copied with rows " +
+      staged += (staged.empty() ? "" : "; ") + callers(x.id) + ", copied with rows " +
                 std::to_string(staged_pitch(def, x)) + " elements apart: " + why + ")";
     } else if (def.problem_source() != ProblemSource::PointerArray &&  // each group's own rows
-               !rows_sector_aligned(def, x) && half_rate.find(callers(id)) == std::string::npos) {
-      half_rate += (half_rate.empty() ? "" : "; ") + callers(id) + ")";
+               !rows_sector_aligned(def, x)) {
+      half_rate += (half_rate.empty() ? "" : "; ") + callers(x.id) + ")";
     }
   }
   if (!staged.empty())

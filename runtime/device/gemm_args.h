@@ -66,6 +66,9 @@ struct GgStageArgs {
   GgStageCopy copies[GG_STAGE_COPIES];
   int count;
 };
+// A copy's 16-byte pieces of destination rows: a copy thread writes one each (stage_rows.cuh), and
+// the launches (LoadedKernel, the emitted host entry) size the copy's grid by them.
+#define GG_STAGE_COPY_PIECES(c) ((c).matrices * (c).rows * ((c).dst_pitch * (c).elem_bytes / 16))
 
 // The map builder's one parameter (pointer-array groups): per operand slot, a template map (box,
 // swizzle, element type; its address, sizes and stride are replaced), a device array of one

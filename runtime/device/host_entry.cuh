@@ -114,7 +114,7 @@ static unsigned stage_blocks(const GgStageArgs* stage) {
   unsigned long long pieces = 0;
   for (int i = 0; i < stage->count; ++i) {
     const GgStageCopy& c = stage->copies[i];
-    pieces += (unsigned long long)(c.matrices * c.rows * (c.dst_pitch * c.elem_bytes / 16));
+    pieces += (unsigned long long)GG_STAGE_COPY_PIECES(c);
   }
   const unsigned long long most = (unsigned long long)sms * GG_STAGE_CTAS_PER_SM;
   const unsigned long long blocks = (pieces + GG_STAGE_THREADS - 1) / GG_STAGE_THREADS;

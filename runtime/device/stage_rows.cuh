@@ -9,7 +9,7 @@ namespace gg::dev {
 
 // The pieces of the copy a thread writes: one per 16 bytes of each destination row.
 static __device__ __forceinline__ long long stage_pieces(const GgStageCopy& c) {
-  return c.matrices * c.rows * (c.dst_pitch * c.elem_bytes / 16);
+  return GG_STAGE_COPY_PIECES(c);
 }
 
 static __device__ __forceinline__ void stage_piece(const GgStageCopy& c, long long piece) {
