@@ -56,6 +56,8 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
   for (StagedOperand& o : p.operands)
     o.multicast = o.operand == rt::Operand::A ? p.multicast_a : o.operand == rt::Operand::B && p.multicast_b;
   if (!p.multicast_a && !p.multicast_b) return;
+  if (ops[0] == ops[1])  // the shared operand's slice would land in both operands' stages
+    not_lowered("multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
   if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
   if (p.cluster.y != 1 || p.cluster.z != 1)
     not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");

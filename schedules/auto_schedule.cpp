@@ -33,10 +33,9 @@ struct Rates {
   // from the last MMA to the store's reads for 16 KB).
   double epilogue_s = 0.5e-6;
   double store_bytes_per_sm_s = 50e9;
-  // An output stored from registers one element at a time (column-major, or rows not whole
-  // 16-byte pieces at every launch: their length read at run time). H100, 3000 x 5000 x 1032 in
-  // 128x240 tiles: column-major D straight 0.73x cuBLAS, swapped (D^T's rows of M read at run
-  // time) 0.50x, against 0.90x for the row-major output's TMA store: about 15 GB/s per SM.
+  // A column-major output stored from registers one element at a time. H100, 3000 x 5000 x 1032
+  // in 128x240 tiles: column-major D straight 0.73x cuBLAS against 0.90x for the row-major
+  // output's TMA store: about 15 GB/s per SM.
   double element_store_bytes_per_sm_s = 15e9;
   // A row-major output stored from registers (rows not whole 16-byte pieces, or their length read
   // at run time) is slower again, about a third of that: on an H100 the swapped 3000 x 5000 x 1032
@@ -339,7 +338,9 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // 1143-1194 and 1173-1203 sharing A in 2-CTA clusters (even within that shape's noise), and
   // 1023-1174 and 1148-1186 sharing B: the pair's CTAs would only wait on each other's releases.
   const bool promoted = problem_layout(def).scale_a.has_value() || problem_layout(def).scale_b.has_value();
-  const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted;
+  // D = A * A^T reads A as both operands: its multicast is not lowered.
+  const bool one_operand = def.matmul_node().operands[0] == def.matmul_node().operands[1];
+  const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted && !one_operand;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
   // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096

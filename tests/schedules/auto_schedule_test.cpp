@@ -14,6 +14,7 @@
 #include "codegen/emit.h"
 #include "codegen/lower.h"
 #include "dsl/error.h"
+#include "error_check.h"
 #include "nvcc_compile.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/bench_report.h"
@@ -215,6 +216,25 @@ TEST_CASE("auto: D's rows stored from registers cost three times as much row-maj
   CHECK_FALSE(plan_gemm(3000, 5000, 1024).swapped());
   CHECK_FALSE(plan_gemm(77, 129, 72).swapped());
   CHECK_FALSE(plan_gemm(255, 257, 264).swapped());
+}
+
+TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), and a cluster's multicast of it is refused") {
+  // Before, every clustered candidate of a symmetric problem hit an internal check while lowering
+  // (the shared slice landed in both operands' stages): `explain --schedule auto --symmetric` died.
+  GemmOptions o;
+  o.layout.symmetric = true;
+  for (const int64_t size : {1000, 4096}) {
+    CAPTURE(size);
+    const GemmPlan plan = plan_gemm(size, size, size, o);
+    REQUIRE(plan.params.has_value());
+    CHECK(plan.params->cluster == 1);
+    CHECK_NOTHROW(lower(plan.build()));
+    for (const AutoParams& p : rank_auto_params(plan.def, hopper())) CHECK(p.cluster == 1);
+  }
+  AutoParams clustered = choose(4096, 4096, 4096);
+  REQUIRE(clustered.cluster == 2);
+  testing::check_error([&] { lower(auto_schedule(gemm_definition(4096, 4096, 4096, o), clustered)); }, "not-lowered",
+              "multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
 }
 
 TEST_CASE("auto: ping-pong and 256-row tiles are candidates the model ranks, and they lower") {
