@@ -65,9 +65,11 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
   switch (e.commit) {
     case EpiloguePlan::Commit::Store: os << "store, " << store_text(p) << "\n"; break;
     case EpiloguePlan::Commit::Symmetric:
-      os << "symmetric (D = A * A^T): the tiles below the diagonal compute nothing; each tile is stored, "
-         << store_text(p) << ", and one off the diagonal again at its mirror, staged transposed by stmatrix.trans "
-            "through the next buffer\n";
+      os << "symmetric (D = A * A^T): the tiles below the diagonal compute nothing; each " << p.staging.rows() << "x"
+         << p.staging.cols << " subtile on or above it is stored, " << store_text(p)
+         << ", and one above it again at its mirror, staged transposed by stmatrix.trans through the next buffer"
+         << (p.tile_n > p.tile_m ? " (a subtile below it, in a tile the diagonal crosses, is left to its mirror)" : "")
+         << "\n";
       break;
     case EpiloguePlan::Commit::SplitK:
       os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "")

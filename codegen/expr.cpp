@@ -81,19 +81,24 @@ int64_t call_device_helper(const std::string& helper, int64_t a, int64_t b) {
     return helper == "gg::dev::hilbert_tile_m" ? gg::dev::hilbert_tile_m(tile, dims) : gg::dev::hilbert_tile_n(tile, dims);
   }
   if (helper == "gg::dev::triangle_dims") {
-    GG_INTERNAL_CHECK(a >= 1 && a <= gg::dev::kHilbertMaxTiles && b >= 1 && b < 65536,
-                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tiles or group out of range");
+    GG_INTERNAL_CHECK(a >= 1 && a <= gg::dev::kHilbertMaxTiles && b >= 16 && b < 65536 && b % 16 >= 1,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tiles, group or ratio out of range");
     return gg::dev::triangle_dims(static_cast<int>(a), static_cast<int>(b));
   }
   if (helper == "gg::dev::triangle_tile_m" || helper == "gg::dev::triangle_tile_n") {
     // An index past the grid is asked about too (a dealt loop's look at the units past its end, which
     // it multiplies by 0): the device answers (0, 0) there, and so does its twin.
     const int64_t tiles = b / 65536;
-    GG_INTERNAL_CHECK(tiles >= 1 && a >= 0 && a <= INT32_MAX,
+    GG_INTERNAL_CHECK(tiles >= 1 && b % 16 >= 1 && b % 65536 >= 16 && a >= 0 && a <= INT32_MAX,
                       helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tile or dims out of range");
     const int tile = static_cast<int>(a), dims = static_cast<int>(b);
     return helper == "gg::dev::triangle_tile_m" ? gg::dev::triangle_tile_m(tile, dims)
                                                 : gg::dev::triangle_tile_n(tile, dims);
+  }
+  if (helper == "gg::dev::triangle_computes") {
+    GG_INTERNAL_CHECK(b / 65536 >= 1 && b % 16 >= 1 && a >= 0 && a <= INT32_MAX,
+                      helper + "(" + std::to_string(a) + ", " + std::to_string(b) + "): tile or dims out of range");
+    return gg::dev::triangle_computes(static_cast<int>(a), static_cast<int>(b));
   }
   GG_INTERNAL_CHECK(false, "no host twin of device helper " + helper);
 }
@@ -102,7 +107,8 @@ std::string helper_header(const std::string& helper) {
   if (helper == "gg::dev::swizzle_offset") return "smem_desc.h";
   if (helper == "gg::dev::tmem_lane_row") return "tcgen05_desc.h";
   if (helper == "gg::dev::hilbert_tile_m" || helper == "gg::dev::hilbert_tile_n" || helper == "gg::dev::hilbert_dims" ||
-      helper == "gg::dev::triangle_tile_m" || helper == "gg::dev::triangle_tile_n" || helper == "gg::dev::triangle_dims")
+      helper == "gg::dev::triangle_tile_m" || helper == "gg::dev::triangle_tile_n" || helper == "gg::dev::triangle_dims" ||
+      helper == "gg::dev::triangle_computes")
     return "tile_order.h";
   GG_INTERNAL_CHECK(false, "no header for device helper " + helper);
 }

@@ -39,7 +39,10 @@ ExprPtr ceil_div(ExprPtr a, ExprPtr b);
 // simulator compute it with the same function: "gg::dev::swizzle_offset" (byte offset, swizzle
 // bytes), "gg::dev::tmem_lane_row" (MMA rows, TMEM lane), "gg::dev::hilbert_tile_m" and
 // "gg::dev::hilbert_tile_n" (Hilbert tile index, gg::dev::hilbert_dims of the tile counts),
-// "gg::dev::hilbert_dims" (tiles along m, tiles along n).
+// "gg::dev::hilbert_dims" (tiles along m, tiles along n), "gg::dev::triangle_tile_m" and
+// "gg::dev::triangle_tile_n" (triangle tile index, gg::dev::triangle_dims), "gg::dev::triangle_dims"
+// (tiles along m, gg::dev::triangle_shape of the band and the tile's ratio) and
+// "gg::dev::triangle_computes" (triangle tile index, dims: whether it is dealt among the first).
 // InternalError for any other.
 ExprPtr call(const std::string& helper, ExprPtr a, ExprPtr b);
 // The runtime/device header that defines `helper` (one of call()'s), e.g. "tile_order.h".

@@ -285,6 +285,10 @@ class Checker {
     if (room()) rep_.failures.push_back({kind, message()});
   }
   bool room() const { return static_cast<int>(rep_.failures.size()) < opt_.max_failures; }
+  // The triangle order's tile width over its height (symmetric tiles are as wide or wider).
+  int64_t triangle_ratio() const {
+    return nest_.tile_m > 0 && nest_.tile_n >= nest_.tile_m ? nest_.tile_n / nest_.tile_m : 1;
+  }
 
   // The persistent tile order must be a bijection onto the tile grid, and the CTAs' strided loop
   // must visit every tile index exactly once. False when the nest cannot be enumerated at all.
@@ -311,7 +315,7 @@ class Checker {
       };
       for (int64_t t = 0; t < T; ++t) {
         TileCoord c = opt_.persistent_map ? opt_.persistent_map(t, tm, tn, r.raster, r.group)
-                                          : persistent_tile(t, tm, tn, r.raster, r.group);
+                                          : persistent_tile(t, tm, tn, r.raster, r.group, triangle_ratio());
         table[size_t(t)] = c;
         auto where = [&] {
           return head() + "tile index " + std::to_string(t) + " -> (" + r.outer + "=" + std::to_string(c.m) + ", " +
@@ -808,7 +812,8 @@ std::string_view failure_kind_name(IndexFailure::Kind k) {
   GG_INTERNAL_CHECK(false, "unhandled index failure kind");
 }
 
-TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group) {
+TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group,
+                          int64_t triangle_ratio) {
   GG_INTERNAL_CHECK(tiles_m >= 1 && tiles_n >= 1 && group >= 1 && t >= 0 && t < tiles_m * tiles_n,
                     "persistent_tile(" + std::to_string(t) + ", " + std::to_string(tiles_m) + ", " +
                         std::to_string(tiles_n) + ", group " + std::to_string(group) + ")");
@@ -818,9 +823,11 @@ TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster ra
     const auto c = gg::dev::hilbert_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(tiles_n));
     return {c.m, c.n};
   }
-  if (raster == Raster::Triangle) {  // the kernel's own helper, on a square grid
-    if (tiles_m != tiles_n) return {-1, -1};  // outside the grid: the check reports it
-    const auto c = gg::dev::triangle_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(group));
+  if (raster == Raster::Triangle) {  // the kernel's own helper, on its tiles' diagonal's grid
+    if (triangle_ratio < 1 || triangle_ratio >= 16 || (tiles_m + triangle_ratio - 1) / triangle_ratio != tiles_n)
+      return {-1, -1};  // outside the grid: the check reports it
+    const auto c = gg::dev::triangle_tile(static_cast<int>(t), static_cast<int>(tiles_m), static_cast<int>(triangle_ratio),
+                                          static_cast<int>(std::min<int64_t>(group, 4095)));
     return {c.m, c.n};
   }
   bool row = raster == Raster::RowMajor;

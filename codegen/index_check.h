@@ -60,7 +60,10 @@ struct TileCoord {
 // of consecutive CTAs in L2. The last band is partial when g does not divide the tile count
 // along it: it holds min(g, remaining) rows. Hilbert ignores g and follows the generalized
 // Hilbert curve of runtime/device/tile_order.h (the emitted kernel's own helper, run on the host).
-TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group);
+// Triangle: the tiles on and above the diagonal first, of tiles `triangle_ratio` times as wide as
+// they are tall (tiles_n = ceil(tiles_m / triangle_ratio)).
+TileCoord persistent_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group,
+                          int64_t triangle_ratio = 1);
 
 using PersistentTileMap = std::function<TileCoord(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster, int64_t group)>;
 

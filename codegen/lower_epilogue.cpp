@@ -215,7 +215,8 @@ class LowerWrite : public Mutator {
                              : count == st_.buffers               ? imm(o)  // a buffer per output
                                                                   : slot % imm(st_.buffers);
       const std::vector<StmtPtr> commit = stage_and_store(outputs[size_t(o)], w, sub, buffer);
-      if (outputs[size_t(o)]->mirror) body.push_back(if_then(w.m_tile < w.n_tile, block(commit)));  // off the diagonal; uniform over the CTA
+      if (p_.epilogue.commit == EpiloguePlan::Commit::Symmetric)
+        body.push_back(if_then(symmetric_subtile_stored(*outputs[size_t(o)], sub), block(commit)));
       else body.insert(body.end(), commit.begin(), commit.end());
     }
     const std::string why = "each staging buffer is rewritten after the store that read it last (bulk wait <" +
@@ -233,6 +234,15 @@ class LowerWrite : public Mutator {
                    (count > 1 ? ", the saved output's then D's" : "");
     loop->body = block(body);
     return block({comment(why), loop});
+  }
+
+  // D = A * A^T by square subtiles on the diagonal's grid (check_symmetric): a subtile above the
+  // diagonal is stored and mirrored, one on it stored alone, one below it left to its mirror (a
+  // tile the diagonal crosses computes some of those). Uniform over the warpgroup, which alone
+  // meets at its staging barrier.
+  ExprPtr symmetric_subtile_stored(const EpilogueStore& store, const ExprPtr& sub) const {
+    const ExprPtr row0 = store.row0 + store.warpgroup * imm(st_.rows()), col0 = store.col0 + sub * imm(st_.cols);
+    return store.mirror ? row0 < col0 : row0 < col0 + imm(st_.cols);
   }
 
   // One output's subtile `sub` through staging buffer `buffer`: the buffer's previous store has read

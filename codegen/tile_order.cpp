@@ -1,5 +1,6 @@
 #include "codegen/tile_order.h"
 
+#include <algorithm>
 #include <string>
 
 #include "dsl/error.h"
@@ -15,7 +16,7 @@ PairedTileGridExprs paired_tile_grid(const ExprPtr& tiles_m, const ExprPtr& tile
 }
 
 TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m_expr, const ExprPtr& tiles_n_expr,
-                                     Raster raster, int64_t group) {
+                                     Raster raster, int64_t group, int64_t triangle_ratio) {
   int64_t tiles_m = 1, tiles_n = 1;
   is_const(tiles_m_expr, &tiles_m);
   is_const(tiles_n_expr, &tiles_n);
@@ -35,10 +36,12 @@ TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m
     return {call("gg::dev::hilbert_tile_m", tile, dims), call("gg::dev::hilbert_tile_n", tile, dims)};
   }
   if (raster == Raster::Triangle) {
-    // The upper triangle first (runtime/device/tile_order.h's triangle_tile): a square grid, the
-    // side and the band height packed in one value.
-    GG_INTERNAL_CHECK(tiles_m == tiles_n, "a triangle order over a grid that is not square");
-    ExprPtr dims = call("gg::dev::triangle_dims", tiles_m_expr, imm(group));
+    // The tiles on and above the diagonal first (runtime/device/tile_order.h's triangle_tile): the
+    // grid's m tile count, the band height and the tile's width over its height packed in one value.
+    GG_INTERNAL_CHECK(triangle_ratio >= 1 && triangle_ratio < 16 && (tiles_m + triangle_ratio - 1) / triangle_ratio == tiles_n,
+                      "a triangle order over a grid that is not its tiles' diagonal's");
+    const int shape = gg::dev::triangle_shape(static_cast<int>(std::min<int64_t>(group, 4095)), static_cast<int>(triangle_ratio));
+    ExprPtr dims = call("gg::dev::triangle_dims", tiles_m_expr, imm(shape));
     return {call("gg::dev::triangle_tile_m", tile, dims), call("gg::dev::triangle_tile_n", tile, dims)};
   }
   // Bands of `group` tiles along the slow dimension; inside a band the band's own dimension

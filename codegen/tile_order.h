@@ -38,8 +38,10 @@ PairedTileGridExprs paired_tile_grid(const kir::ExprPtr& tiles_m, const kir::Exp
 // CompileError `persist-hilbert-size` for a Hilbert order over more than
 // gg::dev::kHilbertMaxTiles tiles along m or n (where the counts are constants; a launch checks
 // run-time ones, RuntimeSizes::bounds). The tile counts are constants or expressions of the sizes
-// the kernel reads at run time.
+// the kernel reads at run time. `triangle_ratio`: the triangle order's tile width over its height
+// (runtime/device/tile_order.h's triangle_tile), 1 for a square tile.
 TileCoordExprs persistent_tile_exprs(const kir::ExprPtr& tile, const kir::ExprPtr& tiles_m,
-                                     const kir::ExprPtr& tiles_n, Raster raster, int64_t group);
+                                     const kir::ExprPtr& tiles_n, Raster raster, int64_t group,
+                                     int64_t triangle_ratio = 1);
 
 }  // namespace gg

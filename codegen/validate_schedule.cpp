@@ -502,10 +502,11 @@ void check_split_k(const Schedule& s) {
                      "persistent tile loop, and this schedule has none; add persist (or drop tail to split every tile)");
 }
 
-// D = A * A^T on the tiles on and above the diagonal: a tile's mirror is the same staging written
-// transposed (stmatrix.trans) and stored through D's map at the mirrored box, so the tile is square,
-// the output 16-bit and TMA-stored, and a subtile as wide as a warpgroup's rows (the mirror's box
-// is the tile's box). What the mirror cannot carry is refused.
+// D = A * A^T on the tiles on and above the diagonal: a subtile's mirror is the same staging
+// written transposed (stmatrix.trans) and stored through D's map at the mirrored box, so the
+// output is 16-bit and TMA-stored, a subtile as wide as a warpgroup's rows (the mirror's box is the
+// subtile's), and a tile a whole number of subtiles along the diagonal's grid (as wide as it is
+// tall, or a whole number of times wider). What the mirror cannot carry is refused.
 void check_symmetric(const Schedule& s, const StagingShape& st) {
   for (const Relation& r : s.domain().relations())
     if (r.kind == Relation::Kind::Persist && r.raster == Raster::Triangle && !s.is_symmetric())
@@ -517,9 +518,10 @@ void check_symmetric(const Schedule& s, const StagingShape& st) {
   const Node& out = def.node(def.output());
   const int64_t tm = s.domain().tile_extent(Root::M), tn = s.domain().tile_extent(Root::N);
   const auto refuse = [](const std::string& why) { throw_user_error("symmetric", "symmetric: " + why); };
-  if (tm != tn)
-    refuse("a tile and its mirror are square, but the tile is " + str(tm) + "x" + str(tn) + "; use a square tile "
-           "(e.g. tile 128 128 64)");
+  if (tn % tm != 0 || tn / tm >= 16)
+    refuse("the diagonal crosses a tile's square subtiles, so a tile is as wide as it is tall or a whole number of "
+           "times wider (below 16), but the tile is " + str(tm) + "x" + str(tn) + "; use e.g. tile 128 128 64 or "
+           "tile 128 256 64");
   auto w = s.write_of(out.name);
   if (!w || w->method != CopyMethod::Tma || dtype_bytes(out.dtype) != 2)
     refuse("the mirror is staged transposed by stmatrix.trans and stored by TMA: write cache_write " + out.name +

@@ -77,7 +77,9 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
         outer_coordinates(tile / tc.groups_per_matrix);
         tile = tile % tc.groups_per_matrix;
       }
-      TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group);
+      const int64_t tile_m = dom.tile_extent(Root::M), tile_n = dom.tile_extent(Root::N);
+      const int64_t ratio = it->raster == Raster::Triangle && tile_n >= tile_m ? tile_n / tile_m : 1;
+      TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group, ratio);
       if (ctas > 1) (along_m ? c.m : c.n) = (along_m ? c.m : c.n) * imm(ctas) + var("cta_rank");
       value[it->outer] = c.m;
       value[it->inner] = c.n;
@@ -496,7 +498,14 @@ std::string WorkUnits::group_kind() const {
 
 ExprPtr WorkUnits::unit_computes(const ExprPtr& tile) const {
   if (masked_) return in_group(tile);
-  return substitute(grid_unit_.n_tile, "tile", tile) >= substitute(grid_unit_.m_tile, "tile", tile);
+  // A symmetric tile computes where one of its rows lies on or above the diagonal in one of its
+  // columns: its first row before its last column's end (tiles as wide as they are tall or wider).
+  // The triangle order deals those tiles first, so there it is a comparison with their count, not
+  // a walk of the order to the tile's coordinates (a unit asks for every unit it deals).
+  if (const Expr& m = *grid_unit_.m_tile; m.kind == ExprKind::Call && m.name == "gg::dev::triangle_tile_m")
+    return call("gg::dev::triangle_computes", substitute(m.a, "tile", tile), m.b);
+  const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile), n_tile = substitute(grid_unit_.n_tile, "tile", tile);
+  return m_tile * imm(p_.tile_m) < (n_tile + imm(1)) * imm(p_.tile_n);
 }
 
 ExprPtr WorkUnits::in_group(const ExprPtr& tile) const {

@@ -1,7 +1,9 @@
 #include "schedules/tutorial.h"
 
+#include "codegen/device_limits.h"
 #include "dsl/error.h"
 #include "dsl/schedule_text.h"
+#include "runtime/device/tile_order.h"
 #include "schedules/auto_schedule.h"
 #include "schedules/config.h"
 
@@ -94,8 +96,8 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
       {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong), stored in subtiles"},
-      {"symmetric", "D = A * A^T (--symmetric): v8's 128x128 tile over two consumer warpgroups, the tiles below the "
-                    "diagonal skipped, each one above stored with its mirror"},
+      {"symmetric", "D = A * A^T (--symmetric): v10's 128x256 tile without its cluster, the tiles below the "
+                    "diagonal skipped, each subtile above it stored with its mirror"},
       {"auto", "the heuristic's config for the problem: tile, consumers, stages, cluster (schedules/auto_schedule.h)"},
   };
   return all;
@@ -126,30 +128,58 @@ Schedule ping_pong_schedule(const Definition& def, Target target) {
   return s;
 }
 
-// D = A * A^T: v8's 128x128 tile, each of two ping-pong consumer warpgroups computing its own
-// tile and storing it whole (a 128-column subtile, as tall as the warpgroup's rows, so the
-// mirror's box is the tile's); the tiles below the diagonal are skipped and each one above is
-// stored again, transposed, at its mirror. No cluster: a pair's CTAs would not agree on which tiles
-// they skip. On an H100 at 8192^3 the ping-pong consumers ran 1.53-1.62x cuBLAS's full GEMM, two
-// consumers sharing a tile 1.47-1.50x (docs/performance.md).
-Schedule symmetric_schedule(const Definition& def, Target target) {
-  // v8's directives with the persistent walk over the upper triangle first (every CTA an even
-  // share of the tiles that compute).
-  std::vector<Directive> directives = tutorial_schedule(8, def, target).directives();
+// D = A * A^T: the tutorial step's directives without a cluster (a pair's CTAs would not agree on
+// which tiles they skip), walking the tiles on and above the diagonal first, stored by TMA (the
+// mirror is a transposed staging). M (and N, which is M) is read at run time, so `auto` would
+// store from registers; a launch checks that D's rows stay whole 16-byte pieces
+// (rt::sizes_mismatch).
+namespace {
+std::vector<Directive> symmetric_directives(const Definition& def, Target target, int version) {
+  std::vector<Directive> directives;
   const std::string& out = def.node(def.output()).name;
-  for (Directive& d : directives) {
+  const Schedule step = tutorial_schedule(version, def, target);
+  for (Directive d : step.directives()) {
+    if (std::holds_alternative<ClusterD>(d) || std::holds_alternative<MulticastD>(d)) continue;
     if (auto* persist = std::get_if<PersistD>(&d)) persist->raster = Raster::Triangle;
-    // The mirror needs the TMA store. M (and N, which is M) is read at run time, so `auto` would
-    // store from registers; a launch checks that D's rows stay whole 16-byte pieces
-    // (rt::sizes_mismatch).
     if (auto* w = std::get_if<CacheWriteD>(&d); w && w->tensor == out && tma_rows_aligned(def, def.node(def.output())))
       w->method = CopyMethod::Tma;
+    directives.push_back(d);
   }
-  Schedule s = apply_directives(def, directives);
+  return directives;
+}
+
+}  // namespace
+
+// Wide: v10's 128x256 tile over two consumer warpgroups (each 64x256, stored in 64x64 subtiles,
+// so a subtile's mirror is a box of the same shape); a subtile below the diagonal (in a tile the
+// diagonal crosses) is not stored, one above it is stored again, transposed, at its mirror.
+// Square: v8's 128x128 tile on ping-pong consumers, each storing its tile whole (one 128-column
+// subtile as tall as the warpgroup's rows) and again at its mirror off the diagonal.
+Schedule symmetric_schedule(const Definition& def, Target target, SymmetricTile tile) {
+  if (tile == SymmetricTile::Wide) {
+    Schedule s = apply_directives(def, symmetric_directives(def, target, 10));
+    s.symmetric();
+    return s;
+  }
+  Schedule s = apply_directives(def, symmetric_directives(def, target, 8));
   s.ping_pong();
   s.store_subtile(128, 1);
   s.symmetric();
   return s;
+}
+
+// The wide tile runs at v10's rate, the square one at about 0.8x of it (H100, 8192^3 and 16384^3:
+// 1.78x against 1.41-1.45x cuBLAS's full GEMM), but the wide one comes in half as many units,
+// so its last wave can be the emptier: at 4096^3, 272 wide units fill 2.06 waves of 132 SMs and
+// 528 square ones 4.0 (1.24x against 1.40x). The planned size's waves, each weighed by its
+// tile's time, decide.
+Schedule symmetric_schedule(const Definition& def, Target target) {
+  constexpr double kSquareTileTime = 0.5 / 0.8;  // a wide tile's time is 1
+  const int64_t sms = limits_for(target).sms, tiles = (def.m() + 127) / 128;
+  const auto waves = [&](int64_t units) { return double((units + sms - 1) / sms); };
+  const double wide = waves(gg::dev::triangle_computing(int(tiles), 2));
+  const double square = waves(gg::dev::triangle_computing(int(tiles), 1)) * kSquareTileTime;
+  return symmetric_schedule(def, target, wide <= square ? SymmetricTile::Wide : SymmetricTile::Square);
 }
 
 Schedule builtin_schedule(const std::string& name, const Definition& def, Target target) {

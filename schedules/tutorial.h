@@ -16,8 +16,12 @@ Schedule tutorial_schedule(int version, const Definition& def, Target target = T
 // v9 with ping-pong consumers: two warpgroups each computing whole tiles, in turn.
 Schedule ping_pong_schedule(const Definition& def, Target target = Target::Sm90a);
 
-// D = A * A^T (a definition whose matmul reads one tensor as both operands): square 128x128 tiles
-// over two consumer warpgroups, the `symmetric` directive; CompileError `symmetric` for another matmul.
+// D = A * A^T (a definition whose matmul reads one tensor as both operands) with the `symmetric`
+// directive, walking the tiles on and above the diagonal first: v10's 128x256 tile without its
+// cluster (Wide) or v8's 128x128 tile on ping-pong consumers (Square); without a choice, the one
+// whose waves at the planned size take less time. CompileError `symmetric` for another matmul.
+enum class SymmetricTile { Wide, Square };
+Schedule symmetric_schedule(const Definition& def, Target target, SymmetricTile tile);
 Schedule symmetric_schedule(const Definition& def, Target target = Target::Sm90a);
 
 // Built-in schedule names ("v1".."v10", "pingpong") with a one-line summary each.

@@ -101,39 +101,76 @@ GG_HOST_DEVICE constexpr int hilbert_dims(int tiles_m, int tiles_n) { return til
 GG_HOST_DEVICE constexpr int hilbert_tile_m(int tile, int dims) { return hilbert_tile(tile, dims / 65536, dims % 65536).m; }
 GG_HOST_DEVICE constexpr int hilbert_tile_n(int tile, int dims) { return hilbert_tile(tile, dims / 65536, dims % 65536).n; }
 
-// The upper triangle first, for D = A * A^T (`persist ... triangle G`): tile `t` (0 <= t < tiles^2)
-// of a square grid. Indices below tiles (tiles + 1) / 2 are the tiles on and above the diagonal
-// (m <= n), in bands of `group` rows: a band's columns from its first row's on, each column's rows
-// of the band down to the diagonal (m fastest), so that consecutive tiles share operand tiles in L2
-// as a row-major band does. The indices after them are the tiles below the diagonal, row by row.
-// A persistent loop dealing indices round-robin then gives every CTA an even share of the tiles
-// that compute (those below the diagonal compute nothing), which a rectangle's order does not.
-// O(tiles / group) steps for a tile above the diagonal, O(tiles) below.
-GG_HOST_DEVICE constexpr GridTile triangle_tile(int t, int tiles, int group) {
-  for (int first = 0; first < tiles; first += group) {
-    const int rows = tiles - first < group ? tiles - first : group;
-    const int corner = rows * (rows + 1) / 2;  // the band's first `rows` columns: 1, 2, .. rows of its rows
-    const int band = corner + rows * (tiles - first - rows);
+// The tiles on and above the diagonal first, for D = A * A^T (`persist ... triangle G`): tile `t`
+// (0 <= t < tiles_m * tiles_n) of a grid of tiles `ratio` times as wide as they are tall, so
+// tiles_n = ceil(tiles_m / ratio) (a square grid where ratio is 1). Column n's tiles on or above
+// the diagonal are its first min(tiles_m, ratio * (n + 1)) rows: a tile with a row above some
+// column of it. Indices below that count are those tiles, in bands of `group` rows: a band's
+// columns from the first that reaches its first row on, each column's rows of the band down to
+// the diagonal (m fastest), so that consecutive tiles share operand tiles in L2 as a row-major
+// band does. The indices after them are the tiles below the diagonal, row by row. A persistent
+// loop dealing indices round-robin then gives every CTA an even share of the tiles that compute
+// (those below the diagonal compute nothing), which a rectangle's order does not.
+// O(tiles_m / group + group / ratio) steps for a tile above the diagonal, O(tiles_m) below.
+GG_HOST_DEVICE constexpr GridTile triangle_tile(int t, int tiles_m, int ratio, int group) {
+  // No division in the loops (the ratio is a run-time value): every unit of a persistent loop asks.
+  const int tiles_n = (tiles_m + ratio - 1) / ratio;
+  // Per band: its first column holding any of its rows (first / ratio) and the first holding all
+  // of them (ceil((first + rows) / ratio) - 1), each advanced from the band before.
+  int first_column = 0, full_column = 0;
+  for (int first = 0; first < tiles_m; first += group) {
+    const int rows = tiles_m - first < group ? tiles_m - first : group;
+    while (ratio * (first_column + 1) <= first) ++first_column;
+    while (ratio * (full_column + 1) < first + rows) ++full_column;
+    // Columns first_column .. full_column - 1 hold ratio * (n + 1) - first of the band's rows.
+    const int corner = ratio * (full_column * (full_column + 1) - first_column * (first_column + 1)) / 2 -
+                       first * (full_column - first_column);
+    const int band = corner + rows * (tiles_n - full_column);
     if (t >= band) {
       t -= band;
       continue;
     }
-    if (t >= corner) return {first + (t - corner) % rows, first + rows + (t - corner) / rows};
-    int column = 0;
-    while ((column + 1) * (column + 2) / 2 <= t) ++column;
-    return {first + t - column * (column + 1) / 2, first + column};
+    if (t >= corner) return {first + (t - corner) % rows, full_column + (t - corner) / rows};
+    for (int column = first_column;; ++column) {
+      const int here = ratio * (column + 1) - first;
+      if (t < here) return {first + t, column};
+      t -= here;
+    }
   }
-  for (int m = 1; m < tiles; ++m) {  // below the diagonal: row m holds m tiles
-    if (t < m) return {m, t};
-    t -= m;
+  // Below the diagonal: row m holds m / ratio tiles (`held`, advanced every `ratio` rows).
+  for (int m = ratio, held = 1, step = 0; m < tiles_m; ++m) {
+    if (t < held) return {m, t};
+    t -= held;
+    if (++step == ratio) {
+      step = 0;
+      ++held;
+    }
   }
   return {0, 0};  // past the grid (not reached from a legal index)
 }
 
-// The grid's tile count along each side and the band height packed as one kernel-IR constant.
-GG_HOST_DEVICE constexpr int triangle_dims(int tiles, int group) { return tiles * 65536 + group; }
-GG_HOST_DEVICE constexpr int triangle_tile_m(int tile, int dims) { return triangle_tile(tile, dims / 65536, dims % 65536).m; }
-GG_HOST_DEVICE constexpr int triangle_tile_n(int tile, int dims) { return triangle_tile(tile, dims / 65536, dims % 65536).n; }
+// How many tiles come first in the triangle order (those with a row on or above the diagonal):
+// column n holds min(tiles_m, ratio * (n + 1)) of them.
+GG_HOST_DEVICE constexpr int triangle_computing(int tiles_m, int ratio) {
+  const int tiles_n = (tiles_m + ratio - 1) / ratio, rising = tiles_m / ratio;  // columns not yet full
+  return ratio * rising * (rising + 1) / 2 + (tiles_n - rising) * tiles_m;
+}
+
+// The band height (at most 4095 rows; a taller band orders the same grids as one of 4095 rows
+// but for grids taller still) and the ratio (below 16) packed as one value, and with the grid's
+// m tile count as one kernel-IR constant (1 <= tiles_m <= kHilbertMaxTiles).
+GG_HOST_DEVICE constexpr int triangle_shape(int group, int ratio) { return (group < 4095 ? group : 4095) * 16 + ratio; }
+GG_HOST_DEVICE constexpr int triangle_dims(int tiles_m, int shape) { return tiles_m * 65536 + shape; }
+GG_HOST_DEVICE constexpr int triangle_tile_m(int tile, int dims) {
+  return triangle_tile(tile, dims / 65536, dims % 16, dims % 65536 / 16).m;
+}
+GG_HOST_DEVICE constexpr int triangle_tile_n(int tile, int dims) {
+  return triangle_tile(tile, dims / 65536, dims % 16, dims % 65536 / 16).n;
+}
+// Whether tile `tile` of the triangle order has a row on or above the diagonal (1) or not (0).
+GG_HOST_DEVICE constexpr int triangle_computes(int tile, int dims) {
+  return tile < triangle_computing(dims / 65536, dims % 16) ? 1 : 0;
+}
 
 }  // namespace gg::dev
 

@@ -22,8 +22,8 @@ using namespace gg;
 
 namespace {
 
-TileCoord emitted_order(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group) {
-  TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(tiles_m), kir::imm(tiles_n), raster, group);
+TileCoord emitted_order(int64_t t, int64_t tiles_m, int64_t tiles_n, Raster raster, int64_t group, int64_t ratio = 1) {
+  TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(tiles_m), kir::imm(tiles_n), raster, group, ratio);
   return {kir::evaluate(e.m, {{"tile", t}}), kir::evaluate(e.n, {{"tile", t}})};
 }
 
@@ -111,7 +111,7 @@ TEST_CASE("v6 with the emitted tile order passes the index-math check on partial
   for (int64_t grid : {1, 5, 7, 132}) {
     IndexCheckOptions options;
     options.persistent_grid = grid;
-    options.persistent_map = emitted_order;
+    options.persistent_map = [](int64_t t, int64_t tm, int64_t tn, Raster r, int64_t g) { return emitted_order(t, tm, tn, r, g); };
     IndexCheckReport r = check_index_math(tutorial_schedule(6, make_gemm(1000, 700, 72, DType::BF16, DType::BF16)), options);
     CAPTURE(r.summary());
     CHECK(r.ok());
@@ -276,7 +276,7 @@ TEST_CASE("lowered Hilbert kernels: v6 passes the index check, v10's cluster pai
     for (int64_t grid : {1, 5, 7, 132}) {
       IndexCheckOptions options;
       options.persistent_grid = grid;
-      options.persistent_map = emitted_order;
+      options.persistent_map = [](int64_t t, int64_t tm, int64_t tn, Raster r, int64_t g) { return emitted_order(t, tm, tn, r, g); };
       IndexCheckReport r = check_index_math(s, options);
       CAPTURE(r.summary());
       CHECK(r.ok());
@@ -330,7 +330,42 @@ TEST_CASE("triangle order: a bijection of the square grid, the tiles on and abov
   CHECK(at(37) == TileCoord{1, 8});
   CHECK(at(36 + 8 * 56) == TileCoord{8, 8});  // the second band's first tile
   const TileCoordExprs e = persistent_tile_exprs(kir::var("tile"), kir::imm(64), kir::imm(64), Raster::Triangle, 8);
-  CHECK(kir::to_c(e.m) == "gg::dev::triangle_tile_m(tile, 4194312)");  // 64 * 65536 + 8
+  CHECK(kir::to_c(e.m) == "gg::dev::triangle_tile_m(tile, 4194433)");  // 64 * 65536 + 8 * 16 + 1
+}
+
+TEST_CASE("triangle order over tiles wider than tall: a bijection, every tile with a row on or above the diagonal first") {
+  for (int64_t ratio : {2, 3, 4})
+    for (int64_t tiles_m : {1, 2, 3, 5, 8, 9, 17, 63, 64})
+      for (int64_t group : {1, 3, 8}) {
+        CAPTURE(ratio);
+        CAPTURE(tiles_m);
+        CAPTURE(group);
+        const int64_t tiles_n = (tiles_m + ratio - 1) / ratio;
+        int64_t computing = 0;  // tile (m, n) of a tile_m x (ratio * tile_m) grid has a row above a column of it
+        for (int64_t m = 0; m < tiles_m; ++m)
+          for (int64_t n = 0; n < tiles_n; ++n) computing += m < ratio * (n + 1);
+        std::set<std::pair<int64_t, int64_t>> seen;
+        for (int64_t t = 0; t < tiles_m * tiles_n; ++t) {
+          CAPTURE(t);
+          const TileCoord c = persistent_tile(t, tiles_m, tiles_n, Raster::Triangle, group, ratio);
+          CHECK(emitted_order(t, tiles_m, tiles_n, Raster::Triangle, group, ratio) == c);
+          REQUIRE((c.m >= 0 && c.m < tiles_m && c.n >= 0 && c.n < tiles_n));
+          CHECK(seen.insert({c.m, c.n}).second);
+          CHECK((t < computing) == (c.m < ratio * (c.n + 1)));
+        }
+      }
+  // 128x256 tiles at 8192^2: 64 x 32 tiles, 1056 computing; the first band's first column holds
+  // its rows 0 and 1, the second its rows 0..3.
+  const auto at = [](int64_t t) { return persistent_tile(t, 64, 32, Raster::Triangle, 8, 2); };
+  CHECK(at(0) == TileCoord{0, 0});
+  CHECK(at(1) == TileCoord{1, 0});
+  CHECK(at(2) == TileCoord{0, 1});
+  CHECK(at(5) == TileCoord{3, 1});
+  CHECK(at(6) == TileCoord{0, 2});
+  CHECK(at(1055).m < 2 * (at(1055).n + 1));
+  CHECK(at(1056).m >= 2 * (at(1056).n + 1));
+  // A grid that is not the ratio's is outside the order (the index check reports it).
+  CHECK(persistent_tile(0, 64, 64, Raster::Triangle, 8, 2) == TileCoord{-1, -1});
 }
 
 TEST_CASE("triangle order: only for D = A * A^T") {

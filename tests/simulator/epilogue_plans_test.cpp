@@ -4,6 +4,8 @@
 // the activation (QuACK's gemm_act), a second output stored ahead of D.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "codegen/index_math.h"
 #include "codegen/lower.h"
 #include "codegen/validate_schedule.h"
@@ -246,50 +248,69 @@ Definition symmetric_definition(int64_t m, int64_t k, std::vector<EpilogueSpec> 
 }  // namespace
 
 TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diagonal, each stored with its mirror") {
-  for (const auto& [m, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}})
-    for (int sms : {2, 5}) {
-      CAPTURE(m);
-      CAPTURE(sms);
-      const Definition def = symmetric_definition(m, k, {{OpKind::Gelu}});
-      LowerOptions lo;
-      lo.limits = few_sms(sms);
-      const Kernel kernel = lower(symmetric_schedule(def), lo);
-      REQUIRE(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
-      CHECK(kernel.launch.symmetric);
-      SimulationReport r = simulate_kernel(kernel, def);
-      CAPTURE(r.to_string());
-      CHECK(r.passed);
-      CHECK(r.mismatches == 0);
-      CHECK(r.unwritten == 0);
-      // the tiles on and above the diagonal load A twice per k tile, the others nothing
-      const int64_t t = (m + 127) / 128, k_tiles = (k + 63) / 64;
-      CHECK(r.tma_loads == t * (t + 1) / 2 * k_tiles * 2);
-    }
+  for (const bool wide : {true, false})
+    for (const auto& [m, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}, {264, 64}})
+      for (int sms : {2, 5}) {
+        CAPTURE(wide);
+        CAPTURE(m);
+        CAPTURE(sms);
+        const Definition def = symmetric_definition(m, k, {{OpKind::Gelu}});
+        LowerOptions lo;
+        lo.limits = few_sms(sms);
+        const Kernel kernel = lower(symmetric_schedule(def, Target::Sm90a, wide ? SymmetricTile::Wide : SymmetricTile::Square), lo);
+        REQUIRE(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
+        REQUIRE(kernel.plan.tile_n == (wide ? 256 : 128));
+        CHECK(kernel.launch.symmetric);
+        SimulationReport r = simulate_kernel(kernel, def);
+        CAPTURE(r.to_string());
+        CHECK(r.passed);
+        CHECK(r.mismatches == 0);
+        CHECK(r.unwritten == 0);
+        // the tiles with a row on or above the diagonal load A twice per k tile (the n tile's
+        // rows, 256 of them, in one box), the others nothing
+        const int64_t ratio = wide ? 2 : 1, tiles_m = (m + 127) / 128, tiles_n = (tiles_m + ratio - 1) / ratio;
+        int64_t computing = 0;
+        for (int64_t n = 0; n < tiles_n; ++n) computing += std::min(tiles_m, ratio * (n + 1));
+        CHECK(r.tma_loads == computing * ((k + 63) / 64) * 2);
+      }
 }
 
 TEST_CASE("simulate: a symmetric mirror stored untransposed, or at the tile's own box, is caught") {
   const Definition def = symmetric_definition(512, 128);
   LowerOptions lo;
   lo.limits = few_sms(3);
-  const Kernel good = lower(symmetric_schedule(def), lo);
-  REQUIRE(simulate_kernel(good, def).passed);
-  const auto planted = [&](testing::Plant::Fn bug) {
-    Kernel bad = good;
-    testing::Plant plant(std::move(bug));
-    bad.body = index_epilogue_stores(plant.mutate(bad.body));
-    REQUIRE(plant.planted > 0);
-    return simulate_kernel(bad, def);
-  };
-  SimulationReport untransposed = planted(testing::rewrite<EpilogueStore>(
-      [](EpilogueStore& n) { n.transposed_staging = false; }, [](const EpilogueStore& n) { return n.mirror; }));
-  CHECK_FALSE(untransposed.passed);
-  CHECK(untransposed.mismatches > 0);
-  // the mirror's box at (m, n), where the tile itself goes: the mirror block of D is never written
-  SimulationReport unmirrored = planted(testing::rewrite<TmaStore>(
-      [](TmaStore& t) { std::swap(t.row, t.col); },
-      [](const TmaStore& t) { return to_c(t.row).find("n_tile") != std::string::npos; }));
-  CHECK_FALSE(unmirrored.passed);
-  CHECK(unmirrored.unwritten + unmirrored.mismatches > 0);
+  for (const SymmetricTile tile : {SymmetricTile::Wide, SymmetricTile::Square}) {
+    CAPTURE(tile == SymmetricTile::Wide);
+    const Kernel good = lower(symmetric_schedule(def, Target::Sm90a, tile), lo);
+    REQUIRE(simulate_kernel(good, def).passed);
+    const auto planted = [&](testing::Plant::Fn bug) {
+      Kernel bad = good;
+      testing::Plant plant(std::move(bug));
+      bad.body = index_epilogue_stores(plant.mutate(bad.body));
+      REQUIRE(plant.planted > 0);
+      return simulate_kernel(bad, def);
+    };
+    SimulationReport untransposed = planted(testing::rewrite<EpilogueStore>(
+        [](EpilogueStore& n) { n.transposed_staging = false; }, [](const EpilogueStore& n) { return n.mirror; }));
+    CHECK_FALSE(untransposed.passed);
+    CHECK(untransposed.mismatches > 0);
+    // the mirror's box at (m, n), where the tile itself goes: the mirror block of D is never written
+    SimulationReport unmirrored = planted(testing::rewrite<TmaStore>(
+        [](TmaStore& t) { std::swap(t.row, t.col); },
+        [](const TmaStore& t) { return to_c(t.row).find("n_tile") != std::string::npos; }));
+    CHECK_FALSE(unmirrored.passed);
+    CHECK(unmirrored.unwritten + unmirrored.mismatches > 0);
+    // a subtile on the diagonal taken for one below it (row0 < col0 + cols as row0 < col0): its
+    // store is skipped, and it has no mirror to stand in
+    SimulationReport diagonal_skipped = planted(testing::rewrite<If>(
+        [](If& i) { i.cond = i.cond->a < i.cond->b->a; },
+        [](const If& i) {
+          return i.cond->kind == ExprKind::Lt && i.cond->b->kind == ExprKind::Add && is_const(i.cond->b->b) &&
+                 to_c(i.cond).find("n_tile") != std::string::npos;
+        }));
+    CHECK_FALSE(diagonal_skipped.passed);
+    CHECK(diagonal_skipped.unwritten > 0);
+  }
 }
 
 TEST_CASE("symmetric: the directive, the problem line and their errors") {
@@ -300,14 +321,23 @@ TEST_CASE("symmetric: the directive, the problem line and their errors") {
   CHECK(printed.find("symmetric=1") != std::string::npos);
   CHECK(printed.find("\nsymmetric\n") != std::string::npos);
   // (the directive's and the problem's own errors: tests/dsl/primitive_errors_test.cpp)
-  // the 128x256 tile of v10 has no square mirror
-  check_error(
-      [&] {
-        Schedule s = tutorial_schedule(10, def);
-        s.symmetric();
-        validate_schedule(s);
-      },
-      "symmetric", "symmetric: a tile and its mirror are square, but the tile is 128x256");
+  // A tutorial step's schedule stored by TMA, with its text edited.
+  const auto edited = [&](int version, std::vector<std::pair<std::string, std::string>> edits) {
+    std::string text = print_schedule(tutorial_schedule(version, def));
+    edits.push_back({"cache_write cast shared auto", "cache_write cast shared tma"});
+    for (const auto& [from, to] : edits)
+      if (text.find(from) != std::string::npos) text.replace(text.find(from), from.size(), to);
+    Schedule s = apply_directives(def, parse_schedule_file(text).directives);
+    s.symmetric();
+    return s;
+  };
+  // a tile 1.5 times as wide as it is tall: the diagonal would cross a 64x64 subtile's middle
+  check_error([&] { validate_schedule(edited(8, {{"tile 128 128 64", "tile 128 192 64"}, {"mma 64 128 16", "mma 64 192 16"}})); },
+              "symmetric",
+              "symmetric: the diagonal crosses a tile's square subtiles, so a tile is as wide as it is tall or a whole "
+              "number of times wider (below 16), but the tile is 128x192");
+  // v10's cluster: a pair's CTAs would not agree on which tiles they skip
+  check_error([&] { validate_schedule(edited(10, {})); }, "symmetric", "symmetric: in a cluster");
   check_error([&] { Schedule(def).cache_read("B", CopyMethod::Tma); }, "not-an-operand",
               "cache_read B: 'B' is not an operand of the matmul; its one operand is A, read as both (A * A^T)");
 }
