@@ -510,7 +510,7 @@ void check_split_k(const Schedule& s) {
 void check_symmetric(const Schedule& s, const StagingShape& st) {
   for (const Relation& r : s.domain().relations())
     if (r.kind == Relation::Kind::Persist && r.raster == Raster::Triangle && !s.is_symmetric())
-      throw_user_error("symmetric", "persist ... triangle walks a square grid's tiles on and above the diagonal first, "
+      throw_user_error("symmetric", "persist ... triangle walks the tiles on and above the diagonal first, "
                                     "which only D = A * A^T (the symmetric directive) computes alone; use row, column "
                                     "or hilbert");
   if (!s.is_symmetric()) return;
@@ -522,10 +522,16 @@ void check_symmetric(const Schedule& s, const StagingShape& st) {
     refuse("the diagonal crosses a tile's square subtiles, so a tile is as wide as it is tall or a whole number of "
            "times wider (below 16), but the tile is " + str(tm) + "x" + str(tn) + "; use e.g. tile 128 128 64 or "
            "tile 128 256 64");
+  if (dtype_bytes(out.dtype) != 2)
+    refuse("the mirror is staged transposed by stmatrix.trans, which moves 16-bit values, but the output is " +
+           std::string(dtype_name(out.dtype)) + "; use bf16 or f16");
   auto w = s.write_of(out.name);
-  if (!w || w->method != CopyMethod::Tma || dtype_bytes(out.dtype) != 2)
-    refuse("the mirror is staged transposed by stmatrix.trans and stored by TMA: write cache_write " + out.name +
-           " shared tma with a 16-bit output (the output is " + std::string(dtype_name(out.dtype)) + ")");
+  if (!w || w->method != CopyMethod::Tma)
+    refuse("the mirror is stored by TMA from shared memory: write cache_write " + out.name + " shared tma" +
+           (tma_rows_aligned(def, out) ? std::string()
+                                       : " (TMA cannot store here: D's rows are " + str(def.n()) + " x " +
+                                             str(dtype_bytes(out.dtype)) + " bytes apart, not a multiple of 16; "
+                                             "use N a multiple of 8)"));
   if (st.cols != st.rows())
     refuse("the mirror of a subtile of " + str(st.cols) + " columns is " + str(st.cols) + " rows tall, but a "
            "warpgroup's box is " + str(st.rows()) + " rows; use store_subtile " + str(st.rows()));

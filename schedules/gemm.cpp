@@ -89,6 +89,7 @@ std::string_view plan_source_name(PlanSource s) {
     case PlanSource::Tuned: return "tuned";
     case PlanSource::Auto: return "auto";
     case PlanSource::Fallback: return "fallback";
+    case PlanSource::Symmetric: return "symmetric";
   }
   return "?";
 }
@@ -122,11 +123,28 @@ GemmPlan plan_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options) 
     if (staged.stage_a && !o.layout.stage_a) read_as += "A staged; ";
     if (staged.stage_b && !o.layout.stage_b) read_as += "B staged; ";
     o.layout = staged;
-    if (auto tuned = tuned_plan(m, n, k, o, read_as)) return *std::move(tuned);
   }
   GemmPlan plan;
   plan.def = gemm_definition(m, n, k, o);
   plan.target = o.target;
+  if (o.schedule.empty() && o.layout.symmetric) {
+    // D = A * A^T computes half the tiles where the symmetric plan lowers (16-bit D, rows TMA can
+    // store, no C or bias); otherwise the whole product, as any other.
+    try {
+      const Schedule symmetric = symmetric_schedule(plan.def, o.target);
+      lower(symmetric);
+      plan.source = PlanSource::Symmetric;
+      plan.schedule = "symmetric";
+      plan.config = read_as + "tile " + std::to_string(symmetric.domain().tile_extent(Root::M)) + "x" +
+                    std::to_string(symmetric.domain().tile_extent(Root::N)) +
+                    ", the tiles on and above the diagonal, each subtile above it stored with its mirror";
+      return plan;
+    } catch (const CompileError& e) {
+      plan.symmetric_refusal = e.message();
+    }
+  }
+  if (o.schedule.empty())
+    if (auto tuned = tuned_plan(m, n, k, o, read_as)) return *std::move(tuned);
   if (!o.schedule.empty()) {
     builtin_schedule(o.schedule, plan.def, o.target);  // an unknown name is refused here, not at build()
     plan.schedule = o.schedule;
@@ -180,7 +198,10 @@ std::string explain_plan(const GemmPlan& plan) {
     case PlanSource::Tuned: os << " (the record `gemmgen tune` wrote for this problem on this GPU)"; break;
     case PlanSource::Auto: os << " (no tuned record: the heuristic's best config)"; break;
     case PlanSource::Fallback: os << " (no `auto` config lowers: " << plan.auto_refusal << ")"; break;
+    case PlanSource::Symmetric: os << " (D = A * A^T: half the tiles, the built-in symmetric schedule)"; break;
   }
+  if (!plan.symmetric_refusal.empty())
+    os << "\n  symmetric:   the whole product (the symmetric schedule does not lower: " << plan.symmetric_refusal << ")";
   os << "\n  orientation: " << (plan.swapped() ? "swapped: D^T[N,M] = B * A^T, stored into D's memory column-major"
                                              : "straight: D[M,N] = A * B^T");
   const auto us = [](const std::optional<AutoParams>& p) {

@@ -64,8 +64,9 @@ enum class PlanSource {
   Tuned,     // the config `gemmgen tune` recorded for this problem on this GPU
   Auto,      // the `auto` heuristic, in the orientation the swap rule takes
   Fallback,  // no `auto` config lowers: the furthest tutorial step that does (pick_schedule)
+  Symmetric, // D = A * A^T: the built-in `symmetric` schedule, the tiles on and above the diagonal
 };
-std::string_view plan_source_name(PlanSource s);  // "named", "tuned", "auto", "fallback"
+std::string_view plan_source_name(PlanSource s);  // "named", "tuned", "auto", "fallback", "symmetric"
 
 // How a problem is run: the definition it lowers (in the orientation it runs: a swapped plan's
 // definition computes D^T[N,M] = B * A^T stored column-major, so a skinny M becomes the wgmma's
@@ -83,6 +84,7 @@ struct GemmPlan {
   // For auto and fallback plans: the model's best config in each orientation, when one lowers.
   std::optional<AutoParams> straight_best, swapped_best;
   std::string auto_refusal;           // for a fallback: why no `auto` config lowers
+  std::string symmetric_refusal;      // for D = A * A^T planned whole: why the symmetric schedule does not lower
   // For a tuned plan: its time and cuBLAS's as `tune` measured them (params carries the model's
   // prediction for the same config, so explain shows the two side by side).
   std::optional<double> measured_us, measured_cublas_us;
@@ -92,7 +94,9 @@ struct GemmPlan {
   std::string describe() const;
   bool swapped() const { return def.swapped(); }  // the orientation the definition computes
 };
-// With options.schedule a built-in name: that schedule on the problem as given. Otherwise the
+// With options.schedule a built-in name: that schedule on the problem as given. Otherwise, for
+// D = A * A^T (options.layout.symmetric), the `symmetric` schedule where it lowers (half the
+// tiles; faster than any whole product, so ahead of a tuned record). Otherwise the
 // config `gemmgen tune` recorded for this problem on this GPU (see schedules/tuning.h), else `auto`
 // in the orientation prefer_swapped takes, else the furthest tutorial step that lowers
 // (pick_schedule). A one-row M-major A (or N-major B) is read K-major (canonical_layout) first.

@@ -374,6 +374,6 @@ TEST_CASE("triangle order: only for D = A * A^T") {
   for (Directive& d : ds)
     if (auto* p = std::get_if<PersistD>(&d)) p->raster = Raster::Triangle;
   gg::testing::check_error([&] { lower(apply_directives(def, ds)); }, "symmetric",
-              "persist ... triangle walks a square grid's tiles on and above the diagonal first, which only D = A * A^T "
+              "persist ... triangle walks the tiles on and above the diagonal first, which only D = A * A^T "
               "(the symmetric directive) computes alone; use row, column or hilbert");
 }

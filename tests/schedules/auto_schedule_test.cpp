@@ -223,9 +223,11 @@ TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), an
   // (the shared slice landed in both operands' stages): `explain --schedule auto --symmetric` died.
   GemmOptions o;
   o.layout.symmetric = true;
+  o.out = DType::F32;  // the whole product (the symmetric plan's mirror moves 16-bit values)
   for (const int64_t size : {1000, 4096}) {
     CAPTURE(size);
     const GemmPlan plan = plan_gemm(size, size, size, o);
+    CHECK(plan.symmetric_refusal.find("which moves 16-bit values, but the output is f32") != std::string::npos);
     REQUIRE(plan.params.has_value());
     CHECK(plan.params->cluster == 1);
     CHECK_NOTHROW(lower(plan.build()));
@@ -235,6 +237,33 @@ TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), an
   REQUIRE(clustered.cluster == 2);
   testing::check_error([&] { lower(auto_schedule(gemm_definition(4096, 4096, 4096, o), clustered)); }, "not-lowered",
               "multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
+}
+
+TEST_CASE("the planner plans D = A * A^T as the symmetric schedule where it lowers, the whole product where not") {
+  GemmOptions o;
+  o.layout.symmetric = true;
+  for (const auto& [size, tile_n] : {std::pair<int64_t, int64_t>{8192, 256}, {4096, 128}, {1000, 128}, {8, 128}}) {
+    CAPTURE(size);
+    const GemmPlan plan = plan_gemm(size, size, size, o);
+    CHECK(plan.source == PlanSource::Symmetric);
+    CHECK(plan.schedule == "symmetric");
+    CHECK_FALSE(plan.swapped());
+    const Kernel k = lower(plan.build());
+    CHECK(k.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
+    CHECK(k.plan.tile_n == tile_n);  // the wide tile where its waves weigh less
+    CHECK(explain_plan(plan).find("source:      symmetric (D = A * A^T: half the tiles") != std::string::npos);
+  }
+  // D's rows 600 bytes apart: TMA cannot store the mirror, so the whole product, and explain says why
+  const GemmPlan whole = plan_gemm(300, 300, 64, o);
+  CHECK(whole.source == PlanSource::Auto);
+  CHECK(explain_plan(whole).find("symmetric:   the whole product (the symmetric schedule does not lower: symmetric: "
+                                 "the mirror is stored by TMA from shared memory: write cache_write cast shared tma "
+                                 "(TMA cannot store here: D's rows are 300 x 2 bytes apart, not a multiple of 16; use "
+                                 "N a multiple of 8))") != std::string::npos);
+  // a named schedule is the one asked for
+  GemmOptions named = o;
+  named.schedule = "v10";
+  CHECK(plan_gemm(4096, 4096, 4096, named).source == PlanSource::Named);
 }
 
 TEST_CASE("auto: ping-pong and 256-row tiles are candidates the model ranks, and they lower") {
