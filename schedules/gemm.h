@@ -84,7 +84,7 @@ struct GemmPlan {
   // For auto and fallback plans: the model's best config in each orientation, when one lowers.
   std::optional<AutoParams> straight_best, swapped_best;
   std::string auto_refusal;           // for a fallback: why no `auto` config lowers
-  std::string symmetric_refusal;      // for D = A * A^T planned whole: why the symmetric schedule does not lower
+  std::string symmetric_refusal;      // for D = A * A^T planned whole: why not the symmetric schedule
   // For a tuned plan: its time and cuBLAS's as `tune` measured them (params carries the model's
   // prediction for the same config, so explain shows the two side by side).
   std::optional<double> measured_us, measured_cublas_us;
@@ -95,8 +95,9 @@ struct GemmPlan {
   bool swapped() const { return def.swapped(); }  // the orientation the definition computes
 };
 // With options.schedule a built-in name: that schedule on the problem as given. Otherwise, for
-// D = A * A^T (options.layout.symmetric), the `symmetric` schedule where it lowers (half the
-// tiles; faster than any whole product, so ahead of a tuned record). Otherwise the
+// D = A * A^T (options.layout.symmetric), the `symmetric` schedule where it lowers and beats the
+// whole product (half the tiles, ahead of a tuned record; not where fewer tiles compute than half
+// the SMs, see symmetric_loses). Otherwise the
 // config `gemmgen tune` recorded for this problem on this GPU (see schedules/tuning.h), else `auto`
 // in the orientation prefer_swapped takes, else the furthest tutorial step that lowers
 // (pick_schedule). A one-row M-major A (or N-major B) is read K-major (canonical_layout) first.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <tuple>
 
 #include "codegen/gemm_check.h"
 #include "dsl/schedule_text.h"
@@ -236,12 +237,14 @@ TEST_CASE("symmetric A * A^T on the tiles on and above the diagonal matches cuBL
   }
 }
 
-TEST_CASE("gg::gemm plans D = A * A^T as the symmetric schedule and matches the host's product") {
+TEST_CASE("gg::gemm plans D = A * A^T (symmetric or whole) and matches the host's product") {
   GemmOptions o;
   o.layout.symmetric = true;
-  for (const auto& [m, k] : {std::pair<int64_t, int64_t>{1000, 128}, {2056, 64}}) {
+  // 3000: the square form; 4160: the wide one; 1000: the whole product (36 computing tiles)
+  for (const auto& [m, k, source] : {std::tuple<int64_t, int64_t, PlanSource>{3000, 128, PlanSource::Symmetric},
+                                     {4160, 64, PlanSource::Symmetric}, {1000, 128, PlanSource::Auto}}) {
     CAPTURE(m);
-    REQUIRE(plan_gemm(m, m, k, o).source == PlanSource::Symmetric);
+    REQUIRE(plan_gemm(m, m, k, o).source == source);
     rt::DeviceBuffer a(rt::ElemType::BF16, size_t(m * k)), d(rt::ElemType::BF16, size_t(m * m));
     const std::vector<float> ha = rt::fill_random_uniform(a, 51 + uint64_t(m));
     rt::fill_poison(d);

@@ -239,27 +239,36 @@ TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), an
               "multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
 }
 
-TEST_CASE("the planner plans D = A * A^T as the symmetric schedule where it lowers, the whole product where not") {
+TEST_CASE("the planner plans D = A * A^T as the symmetric schedule where it lowers and wins, the whole product where not") {
   GemmOptions o;
   o.layout.symmetric = true;
-  for (const auto& [size, tile_n] : {std::pair<int64_t, int64_t>{8192, 256}, {4096, 128}, {1000, 128}, {8, 128}}) {
+  for (const auto& [size, k, tile_n] :
+       {std::tuple<int64_t, int64_t, int64_t>{8192, 8192, 256}, {6144, 6144, 256}, {4096, 4096, 128}, {3000, 3072, 128},
+        {3000, 3000, 128}, {1000, 1000, 128}}) {  // (K = 3000 and 1000: A's rows at half rate; 1000: 36 tiles)
     CAPTURE(size);
-    const GemmPlan plan = plan_gemm(size, size, size, o);
+    const GemmPlan plan = plan_gemm(size, size, k, o);
     CHECK(plan.source == PlanSource::Symmetric);
     CHECK(plan.schedule == "symmetric");
     CHECK_FALSE(plan.swapped());
-    const Kernel k = lower(plan.build());
-    CHECK(k.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
-    CHECK(k.plan.tile_n == tile_n);  // the wide tile where its waves weigh less
+    const Kernel kernel = lower(plan.build());
+    CHECK(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
+    CHECK(kernel.plan.tile_n == tile_n);  // the wide tile where its waves weigh less
     CHECK(explain_plan(plan).find("source:      symmetric (D = A * A^T: half the tiles") != std::string::npos);
   }
-  // D's rows 600 bytes apart: TMA cannot store the mirror, so the whole product, and explain says why
-  const GemmPlan whole = plan_gemm(300, 300, 64, o);
-  CHECK(whole.source == PlanSource::Auto);
-  CHECK(explain_plan(whole).find("symmetric:   the whole product (the symmetric schedule does not lower: symmetric: "
-                                 "the mirror is stored by TMA from shared memory: write cache_write cast shared tma "
-                                 "(TMA cannot store here: D's rows are 300 x 2 bytes apart, not a multiple of 16; use "
-                                 "N a multiple of 8))") != std::string::npos);
+  // The whole product, and explain says why: fewer computing tiles than half the SMs with rows at full
+  // rate (1024^3: 36), D's rows 600 bytes apart (TMA cannot store the mirror).
+  const auto whole = [&](int64_t size, int64_t k) {
+    const GemmPlan plan = plan_gemm(size, size, k, o);
+    CHECK(plan.source == PlanSource::Auto);
+    return explain_plan(plan);
+  };
+  CHECK(whole(1024, 1024).find("symmetric:   planned as the whole product: the symmetric plan's 36 computing tiles "
+                               "fill less than half of 132 SMs, where the whole product's smaller tiles spread over "
+                               "more of them") != std::string::npos);
+  CHECK(whole(300, 64).find("symmetric:   planned as the whole product: the symmetric schedule does not lower "
+                            "(symmetric: the mirror is stored by TMA from shared memory: write cache_write cast shared "
+                            "tma (TMA cannot store here: D's rows are 300 x 2 bytes apart, not a multiple of 16; use "
+                            "N a multiple of 8))") != std::string::npos);
   // a named schedule is the one asked for
   GemmOptions named = o;
   named.schedule = "v10";
