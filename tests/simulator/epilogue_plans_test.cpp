@@ -24,6 +24,16 @@ using gg::testing::check_error;
 
 namespace {
 
+// Simulates a kernel and checks it ran to the end with every element of the output right.
+SimulationReport simulate_exactly(const Kernel& kernel, const Definition& def) {
+  SimulationReport r = simulate_kernel(kernel, def);
+  CAPTURE(r.to_string());
+  CHECK(r.passed);
+  CHECK(r.mismatches == 0);
+  CHECK(r.unwritten == 0);
+  return r;
+}
+
 EpilogueSpec save_here() {
   EpilogueSpec e;
   e.save = true;
@@ -141,11 +151,7 @@ TEST_CASE("simulate: the pre-activation saved beside the activation, staged and 
       CHECK(k.plan.epilogue.saves());
       CHECK_FALSE(k.plan.epilogue.staged_c);  // C from global memory beside a saved output
       CHECK(k.launch.writes_aux);
-      SimulationReport r = simulate_kernel(k, def);
-      CAPTURE(r.to_string());
-      CHECK(r.passed);
-      CHECK(r.mismatches == 0);
-      CHECK(r.unwritten == 0);
+      simulate_exactly(k, def);
     }
 }
 
@@ -261,11 +267,7 @@ TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diago
         REQUIRE(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
         REQUIRE(kernel.plan.tile_n == (wide ? 256 : 128));
         CHECK(kernel.launch.symmetric);
-        SimulationReport r = simulate_kernel(kernel, def);
-        CAPTURE(r.to_string());
-        CHECK(r.passed);
-        CHECK(r.mismatches == 0);
-        CHECK(r.unwritten == 0);
+        const SimulationReport r = simulate_exactly(kernel, def);
         // the tiles with a row on or above the diagonal load A twice per k tile (the n tile's
         // rows, 256 of them, in one box), the others nothing
         const int64_t ratio = wide ? 2 : 1, tiles_m = (m + 127) / 128, tiles_n = (tiles_m + ratio - 1) / ratio;
