@@ -108,3 +108,26 @@ TEST_CASE("gemmgen bench names, for each shape, the plan gg::plan_gemm makes") {
           std::string::npos);
   }
 }
+
+TEST_CASE("gemmgen bench --symmetric plans each shape's D = A * A^T as gg::plan_gemm does, and refuses N other than M") {
+  const std::string shapes =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/gg_symmetric_shapes.txt";
+  const std::string json = shapes + ".json";
+  std::ofstream(shapes) << "4096 4096 4096 square\n1024 1024 1024 small\n300 200 64 not square\n";
+  const Result r = run_gemmgen("bench --symmetric --shapes " + shapes + " --reps 5 --json " + json);
+  CAPTURE(r.output);
+  CHECK(r.exit_code == 0);
+  std::stringstream text;
+  text << std::ifstream(json).rdbuf();
+  gg::GemmOptions o;
+  o.layout.symmetric = true;
+  for (const int64_t size : {4096, 1024}) {
+    const gg::GemmPlan plan = gg::plan_gemm(size, size, size, o);
+    CAPTURE(plan.describe());
+    CHECK(text.str().find("\"schedule\": \"" + plan.schedule + "\", \"kernel\": \"" +
+                          gg::emit_cuda(plan.build()).kernel_name + "\", \"config\": \"" + plan.config + "\"") !=
+          std::string::npos);
+  }
+  CHECK(text.str().find("\"schedule\": \"symmetric\"") != std::string::npos);  // 4096^3 (1024^3 is planned whole)
+  CHECK(r.output.find("D = A * A^T is M x M, but N=200 and M=300") != std::string::npos);
+}

@@ -194,6 +194,7 @@ int cmd_bench(const Args& args, Io io) {
   if (auto a = args.value("a-major")) gemm.layout.a = parse_operand_major(*a, "A", "m");
   if (auto b = args.value("b-major")) gemm.layout.b = parse_operand_major(*b, "B", "n");
   if (auto c = args.value("compiled-dims")) set_compiled_dims(gemm.layout, *c);
+  gemm.layout.symmetric = args.has("symmetric");  // each shape's D = A * A^T (a shape with N other than M is refused)
   // Masked groups: every shape is `--batch` groups of at most M rows, `--group-m` of them in use
   // (random:SEED draws each shape's counts), planned for --expected-m rows when given.
   if (auto b = args.positive("batch")) gemm.layout.batch = *b;
@@ -388,6 +389,7 @@ const std::vector<Command>& commands() {
                {{"a-major", "k|m", "A's contiguous dimension for every shape: k (default) or m"},
         {"b-major", "k|n", "B's contiguous dimension for every shape: k (default) or n"},
         {"compiled-dims", "DIMS", "sizes the kernels have as constants: nk (default: M read at run time), mnk, mk, k"},
+        {"symmetric", "", "each shape is D = A * A^T (N = M): auto plans the symmetric schedule where it wins"},
         {"batch", "B", "matrices (masked: groups) per shape (default 1)"},
         {"group-m", "LIST", "groups' rows per shape (comma-separated) or random:SEED: masked, each group's rows in use; "
                             "contiguous, each group's rows of A and D (M in all at most; random:SEED: M in all)"},
