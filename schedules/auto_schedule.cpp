@@ -17,52 +17,9 @@ namespace gg {
 
 namespace {
 
-// Throughputs the model assumes for an H100 SXM: 989 dense bf16 TFLOP/s over 132 SMs, HBM3 at
-// 3.35 TB/s, L2 at about 3x that. A CTA's TMA loads reach about 2.5 us of latency under load,
-// so one SM streams (bytes in flight across its stages) / 2.5 us: measured on an H100, a 1 x
-// 4096 x 4096 problem ran at 22 GB/s per SM with 64 KB in flight and 55 GB/s with 128 KB.
-struct Rates {
-  double mma_flops_per_sm = 989e12 / 132;
-  double dram_bytes_per_s = 3.35e12;
-  double l2_bytes_per_s = 10e12;
-  double load_latency_s = 2.5e-6;
-  double k_tile_s = 50e-9;
-  double launch_s = 3e-6;
-  // A tile's epilogue: the last MMAs' wait, the conversions and staging barriers, about 0.5 us,
-  // and its output bytes at 50 GB/s per SM (H100, 1000^3 in 64x128 tiles: about 1500 cycles
-  // from the last MMA to the store's reads for 16 KB).
-  double epilogue_s = 0.5e-6;
-  double store_bytes_per_sm_s = 50e9;
-  // A column-major output stored from registers one element at a time. H100, 3000 x 5000 x 1032
-  // in 128x240 tiles: column-major D straight 0.73x cuBLAS against 0.90x for the row-major
-  // output's TMA store: about 15 GB/s per SM.
-  double element_store_bytes_per_sm_s = 15e9;
-  // A row-major output stored from registers (rows not whole 16-byte pieces, or their length read
-  // at run time) is slower again, about a third of that: on an H100 the swapped 3000 x 5000 x 1032
-  // (D^T's rows of M) ran 0.50x cuBLAS against the straight column-major store's 0.74x; ragged N
-  // (3919 x 2881 x 244, 5453 x 2005 x 273, 7578 x 639 x 249, 128-row ping-pong tiles) 84-86, 80
-  // and 41 us straight against 47, 47 and 25 us swapped, where the kernel's D is column-major.
-  double row_element_store_bytes_per_sm_s = 5e9;
-  // TMA loads of rows that start 16 bytes into a 32-byte sector (a row pitch that is an odd
-  // multiple of 16 bytes: K = 7000 or 1032 for K-major bf16) split into about 4x the L2 requests
-  // (ncu, H100, 2048 x 3072 x 7000 against x 7168: 21.2M requests against 5.2M). A CTA then
-  // issues such rows at about 36 GB/s with every SM loading, whichever tile: 128x256 tiles ran 1.44
-  // us a k tile (384 rows issued a CTA), 128x192, 128x128 and a swapped 256x96 in 2-CTA clusters
-  // sharing one operand 0.78, 0.65 and 0.79 us (224, 192 and 224 rows issued): about 3.5 ns a
-  // 128-byte row. (Per SM, not scaled to fewer CTAs: at 1000^3, 96 64x192 tiles ran 13.9 us and
-  // 128 64x128 ones 11.9.)
-  double unaligned_row_bytes_per_sm_s = 36e9;
-  // Split-K's hand-off: the ticket's atomic and fence round trip.
-  double ticket_s = 1e-6;
-  // Staged operands' copy kernel: about 4 us, then 2.3 TB/s of bytes read and written (H100: 4444
-  // x 555 bf16 rows padded to 560 in 8.9 us, 4097 x 4095 in 32 us, 3005 x 1001 in 9.0 us).
-  double stage_s = 4e-6;
-  double stage_bytes_per_s = 2.3e12;
-};
-
 // FP8 operands run the tensor cores at twice the bf16 rate (1979 dense TFLOP/s on an H100 SXM).
-double mma_flops_per_sm(const Definition& def) {
-  return Rates{}.mma_flops_per_sm * (dtype_bytes(def.input_dtype()) == 1 ? 2.0 : 1.0);
+double mma_flops_per_sm(const Definition& def, const ModelRates& r) {
+  return r.mma_flops_per_sm * (dtype_bytes(def.input_dtype()) == 1 ? 2.0 : 1.0);
 }
 
 // A narrow wgmma issues as often as a wide one for less work: the share of peak an N-wide
@@ -70,10 +27,10 @@ double mma_flops_per_sm(const Definition& def) {
 double mma_efficiency(int64_t n) { return double(n) / double(n + 32); }
 
 // Reading A and B once and writing D once, at DRAM's rate: no kernel of the problem is faster.
-double dram_seconds(const Definition& def) {
+double dram_seconds(const Definition& def, const ModelRates& r) {
   const double m = double(def.m()), n = double(def.n()), k = double(def.k());
   const double bytes = (m * k + n * k) * dtype_bytes(def.input_dtype()) + m * n * dtype_bytes(def.output_dtype());
-  return bytes / Rates{}.dram_bytes_per_s;
+  return bytes / r.dram_bytes_per_s;
 }
 
 // Bytes a CTA's TMA issues per k element for operands whose rows are not 32-byte multiples
@@ -94,7 +51,7 @@ double unaligned_row_bytes(const Definition& def, const AutoParams& p) {
 
 }  // namespace
 
-double staging_seconds(const Definition& def) {
+double staging_seconds(const Definition& def, const ModelRates& r) {
   double bytes = 0;
   for (int id : def.matmul_node().operands) {
     const Node& n = def.node(id);
@@ -102,7 +59,7 @@ double staging_seconds(const Definition& def) {
       bytes += double(stored_matrices(def, n) * stored_rows(def, n) * (row_elems(def, n) + staged_pitch(def, n)) *
                       dtype_bytes(n.dtype));
   }
-  return bytes > 0 ? Rates{}.stage_s + bytes / Rates{}.stage_bytes_per_s : 0.0;
+  return bytes > 0 ? r.stage_s + bytes / r.stage_bytes_per_s : 0.0;
 }
 
 namespace {
@@ -131,8 +88,7 @@ int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
 // last is exposed. Split-K runs each tile's k loop on `split_k` CTAs; the last of them reads
 // every split's fp32 partial sums back. On the last wave only (split_tail), whole waves of tiles
 // run all of K first and only the tiles past them are split.
-double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
-  const Rates r;
+double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoParams& p, const ModelRates& r) {
   const int64_t m = def.m(), n = def.n();
   // Variable-K groups share K among them: a unit's k loop is its group's share (expected even).
   const int64_t k = def.problem_source() == ProblemSource::VarlenK ? ceil_div(def.k(), def.batch()) : def.k();
@@ -152,7 +108,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
-  const double per_k = std::max({2.0 * double(p.tile_m * p.tile_n) / (mma_flops_per_sm(def) * mma_efficiency(p.tile_n)),
+  const double per_k = std::max({2.0 * double(p.tile_m * p.tile_n) / (mma_flops_per_sm(def, r) * mma_efficiency(p.tile_n)),
                                  row_bytes / load_rate,
                                  unaligned_row_bytes(def, p) / r.unaligned_row_bytes_per_sm_s});
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
@@ -182,7 +138,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
       p.split_k > 1 && split_waves > 0 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
                                        : 0.0;
   p.mainloop_us = (mainloop + hand_off) * 1e6;
-  return std::max(mainloop, dram_seconds(def)) + hand_off + r.launch_s + staging_seconds(def);
+  return std::max(mainloop, dram_seconds(def, r)) + hand_off + r.launch_s + staging_seconds(def, r);
 }
 
 // Whether the MMAs at peak take longer than reading the operands and writing D once from DRAM
@@ -192,7 +148,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
 // (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
 bool compute_bound(const Definition& def, const DeviceLimits& limits) {
   const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k());
-  return flops / (mma_flops_per_sm(def) * limits.sms) >= dram_seconds(def);
+  const ModelRates r;
+  return flops / (mma_flops_per_sm(def, r) * limits.sms) >= dram_seconds(def, r);
 }
 
 // A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
@@ -201,6 +158,67 @@ bool compute_bound(const Definition& def, const DeviceLimits& limits) {
 int64_t store_subtile_cols(int out_bytes) { return 128 / out_bytes; }
 
 }  // namespace
+
+const std::vector<std::pair<std::string, double ModelRates::*>>& model_rate_fields() {
+  static const std::vector<std::pair<std::string, double ModelRates::*>> fields = {
+      {"mma_flops_per_sm", &ModelRates::mma_flops_per_sm},
+      {"dram_bytes_per_s", &ModelRates::dram_bytes_per_s},
+      {"l2_bytes_per_s", &ModelRates::l2_bytes_per_s},
+      {"load_latency_s", &ModelRates::load_latency_s},
+      {"k_tile_s", &ModelRates::k_tile_s},
+      {"launch_s", &ModelRates::launch_s},
+      {"epilogue_s", &ModelRates::epilogue_s},
+      {"store_bytes_per_sm_s", &ModelRates::store_bytes_per_sm_s},
+      {"element_store_bytes_per_sm_s", &ModelRates::element_store_bytes_per_sm_s},
+      {"row_element_store_bytes_per_sm_s", &ModelRates::row_element_store_bytes_per_sm_s},
+      {"unaligned_row_bytes_per_sm_s", &ModelRates::unaligned_row_bytes_per_sm_s},
+      {"ticket_s", &ModelRates::ticket_s},
+      {"stage_s", &ModelRates::stage_s},
+      {"stage_bytes_per_s", &ModelRates::stage_bytes_per_s},
+  };
+  return fields;
+}
+
+ModelRates parse_model_rates(const std::string& text, ModelRates rates) {
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string name, value, extra;
+    if (!(words >> name)) continue;
+    const auto where = "rates line " + std::to_string(number) + ": ";
+    const auto& fields = model_rate_fields();
+    const auto field = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == name; });
+    if (field == fields.end()) {
+      std::string names;
+      for (const auto& f : fields) names += (names.empty() ? "" : ", ") + f.first;
+      throw_user_error("model-rates", where + "'" + name + "' is not a parameter of the cost model; they are " + names);
+    }
+    double v = 0;
+    size_t used = 0;
+    try {
+      if (words >> value) v = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (value.empty() || used != value.size() || !(v > 0) || !std::isfinite(v) || (words >> extra)) {
+      std::ostringstream example;
+      example << name << " " << ModelRates{}.*(field->second);
+      throw_user_error("model-rates", where + "'" + name + "' needs one positive number, e.g. '" + example.str() + "'");
+    }
+    rates.*(field->second) = v;
+  }
+  return rates;
+}
+
+std::string print_model_rates(const ModelRates& rates) {
+  std::ostringstream os;
+  os.precision(6);
+  for (const auto& [name, field] : model_rate_fields()) os << name << " " << rates.*field << "\n";
+  return os.str();
+}
 
 std::string AutoParams::to_string() const {
   std::ostringstream os;
@@ -311,8 +329,8 @@ void choose_tile_order(const Definition& def, const DeviceLimits& limits, AutoPa
   p.operand_mb = best / 1e6;
 }
 
-void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p) {
-  p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p, const ModelRates& rates) {
+  p.predicted_us = predict_seconds(def, limits, p, rates) * 1e6;
   p.operand_mb = order_operand_bytes(def, limits, p) / 1e6;
 }
 
@@ -355,7 +373,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     } catch (const CompileError&) {
       return;  // not even a schedule (a primitive refused it)
     }
-    p.predicted_us = predict_seconds(def, limits, p) * 1e6;
+    p.predicted_us = predict_seconds(def, limits, p, ModelRates{}) * 1e6;
     choose_tile_order(def, limits, p);
     out.push_back(p);
   };
@@ -419,7 +437,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     for (const AutoParams& p : out) best = best == 0 ? p.*field : std::min(best, p.*field);
     return best;
   };
-  if (!pointer_array && least(&AutoParams::mainloop_us) >= 2e6 * dram_seconds(def)) {
+  if (!pointer_array && least(&AutoParams::mainloop_us) >= 2e6 * dram_seconds(def, ModelRates{})) {
     const std::vector<AutoParams> unsplit = out;
     const double best_unsplit_predicted = least(&AutoParams::predicted_us);
     const auto tiles_of = [&](const AutoParams& p) {

@@ -4,12 +4,59 @@
 // auto_schedule turns it into primitive calls, as a tutorial step does.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/device_limits.h"
 #include "dsl/schedule.h"
 
 namespace gg {
+
+// The cost model's parameters: the throughputs and costs it assumes for an H100 SXM, each measured
+// where its comment says; `gemmgen model --rates FILE` predicts with others and
+// scripts/fit_model.py fits them to `tune` data. The defaults are what `auto` plans with: 989
+// dense bf16 TFLOP/s over 132 SMs, HBM3 at 3.35 TB/s, L2 at about 3x that. A CTA's TMA loads
+// reach about 2.5 us of latency under load, so one SM streams (bytes in flight across its stages)
+// / 2.5 us: measured on an H100, a 1 x 4096 x 4096 problem ran at 22 GB/s per SM with 64 KB in
+// flight and 55 GB/s with 128 KB.
+struct ModelRates {
+  double mma_flops_per_sm = 989e12 / 132;
+  double dram_bytes_per_s = 3.35e12;
+  double l2_bytes_per_s = 10e12;
+  double load_latency_s = 2.5e-6;
+  double k_tile_s = 50e-9;
+  double launch_s = 3e-6;
+  // A tile's epilogue: the last MMAs' wait, the conversions and staging barriers, about 0.5 us,
+  // and its output bytes at 50 GB/s per SM (H100, 1000^3 in 64x128 tiles: about 1500 cycles
+  // from the last MMA to the store's reads for 16 KB).
+  double epilogue_s = 0.5e-6;
+  double store_bytes_per_sm_s = 50e9;
+  // A column-major output stored from registers one element at a time. H100, 3000 x 5000 x 1032
+  // in 128x240 tiles: column-major D straight 0.73x cuBLAS against 0.90x for the row-major
+  // output's TMA store: about 15 GB/s per SM.
+  double element_store_bytes_per_sm_s = 15e9;
+  // A row-major output stored from registers (rows not whole 16-byte pieces, or their length read
+  // at run time) is slower again, about a third of that: on an H100 the swapped 3000 x 5000 x 1032
+  // (D^T's rows of M) ran 0.50x cuBLAS against the straight column-major store's 0.74x; ragged N
+  // (3919 x 2881 x 244, 5453 x 2005 x 273, 7578 x 639 x 249, 128-row ping-pong tiles) 84-86, 80
+  // and 41 us straight against 47, 47 and 25 us swapped, where the kernel's D is column-major.
+  double row_element_store_bytes_per_sm_s = 5e9;
+  // TMA loads of rows that start 16 bytes into a 32-byte sector (a row pitch that is an odd
+  // multiple of 16 bytes: K = 7000 or 1032 for K-major bf16) split into about 4x the L2 requests
+  // (ncu, H100, 2048 x 3072 x 7000 against x 7168: 21.2M requests against 5.2M). A CTA then
+  // issues such rows at about 36 GB/s with every SM loading, whichever tile: 128x256 tiles ran 1.44
+  // us a k tile (384 rows issued a CTA), 128x192, 128x128 and a swapped 256x96 in 2-CTA clusters
+  // sharing one operand 0.78, 0.65 and 0.79 us (224, 192 and 224 rows issued): about 3.5 ns a
+  // 128-byte row. (Per SM, not scaled to fewer CTAs: at 1000^3, 96 64x192 tiles ran 13.9 us and
+  // 128 64x128 ones 11.9.)
+  double unaligned_row_bytes_per_sm_s = 36e9;
+  // Split-K's hand-off: the ticket's atomic and fence round trip.
+  double ticket_s = 1e-6;
+  // Staged operands' copy kernel: about 4 us, then 2.3 TB/s of bytes read and written (H100: 4444
+  // x 555 bf16 rows padded to 560 in 8.9 us, 4097 x 4095 in 32 us, 3005 x 1001 in 9.0 us).
+  double stage_s = 4e-6;
+  double stage_bytes_per_s = 2.3e12;
+};
 
 struct AutoParams {
   int64_t tile_m = 128, tile_n = 256, tile_k = 64;
@@ -40,7 +87,14 @@ inline constexpr int kMaxAutoStages = 8;
 
 // The staged operands' copy (Definition::stage_operand) before the kernel: a launch and the bytes
 // read and written at the copy's rate (0 when nothing is staged). Part of every prediction.
-double staging_seconds(const Definition& def);
+double staging_seconds(const Definition& def, const ModelRates& rates = ModelRates{});
+
+// Each parameter's name, as a rates file writes it ("mma_flops_per_sm 7.49e+12").
+const std::vector<std::pair<std::string, double ModelRates::*>>& model_rate_fields();
+// A rates file: "name value" lines over `base` ('#' starts a comment). CompileError `model-rates`
+// for an unknown name or a value that is not a positive number.
+ModelRates parse_model_rates(const std::string& text, ModelRates base = ModelRates{});
+std::string print_model_rates(const ModelRates& rates);
 
 // The operand bytes the persistent tile order fetches: for each wave of tiles (one per CTA), the
 // rows of A and B its distinct m and n tiles touch, times K. A wave's CTAs share those rows in
@@ -62,7 +116,8 @@ bool hilbert_fits(const Definition& def, const AutoParams& p);
 
 // The model's figures for one config as it is (its order kept): predicted_us, mainloop_us, tiles,
 // waves and operand_mb; what `explain` sets beside a config `tune` measured.
-void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p);
+void predict_auto_params(const Definition& def, const DeviceLimits& limits, AutoParams& p,
+                         const ModelRates& rates = ModelRates{});
 
 // The candidate configs for a problem, each with the model's predicted time, best first. A
 // candidate is listed only when its schedule validates and lowers.

@@ -96,15 +96,9 @@ std::string format_tuned_line(const std::string& key, const TunedChoice& c) {
   return os.str();
 }
 
-std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
-  if (fields.size() != 5 || (fields[1] != "0" && fields[1] != "1")) return std::nullopt;
-  TunedChoice c;
-  c.swapped = fields[1] == "1";
-  AutoParams& p = c.params;
-  std::istringstream params(fields[2]);
+std::optional<AutoParams> parse_params_record(const std::string& record) {
+  AutoParams p;
+  std::istringstream params(record);
   if (!(params >> p.tile_m >> p.tile_n >> p.tile_k >> p.consumers >> p.stages >> p.cluster >> p.group >>
         p.subtile_cols >> p.store_buffers))
     return std::nullopt;
@@ -127,6 +121,19 @@ std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::s
     if (p.split_k < 1 || p.split_k > kMaxSplitK) return std::nullopt;
     p.raster = *raster;
   }
+  return p;
+}
+
+std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
+  if (fields.size() != 5 || (fields[1] != "0" && fields[1] != "1")) return std::nullopt;
+  TunedChoice c;
+  c.swapped = fields[1] == "1";
+  const std::optional<AutoParams> params = parse_params_record(fields[2]);
+  if (!params) return std::nullopt;
+  c.params = *params;
   try {
     c.ms = std::stod(fields[3]);
     c.cublas_ms = std::stod(fields[4]);

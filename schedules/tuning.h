@@ -50,6 +50,8 @@ void record_tuned(const std::string& key, const TunedChoice& choice);
 // consumers, stages, cluster, group, store subtile columns and buffers, ping-pong, A multicast,
 // split-K, the order, and "tail" for split-K on the last wave); the tune data set's "params".
 std::string params_record(const AutoParams& p);
+// The config params_record wrote (also each candidate's "params" in `tune --json`), or nullopt.
+std::optional<AutoParams> parse_params_record(const std::string& record);
 // The line format, exposed for tests: "key\tswapped\tparams\tms\tcublas_ms".
 std::string format_tuned_line(const std::string& key, const TunedChoice& choice);
 std::optional<std::pair<std::string, TunedChoice>> parse_tuned_line(const std::string& line);

@@ -12,13 +12,10 @@ import argparse
 import json
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("files", nargs="+")
-    parser.add_argument("--held-out", type=int, default=1, help="report every Nth shape only (1: all)")
-    args = parser.parse_args()
+def load_shapes(paths):
+    """Every shape of the files, as (device, shape) pairs, in file order."""
     shapes = []
-    for path in args.files:
+    for path in paths:
         with open(path) as f:
             text = f.read()
         try:
@@ -28,11 +25,21 @@ def main():
             # shapes before it. Each shape's object ends in "]}".
             cut = text.rfind(']}, {"m"')
             if cut < 0:
-                raise SystemExit(f"model_report: {path} is not a tune --json file")
+                raise SystemExit(f"{path} is not a tune --json file")
             data = json.loads(text[: cut + 2] + "]}")
             print(f"{path}: unfinished, read its {len(data['shapes'])} complete shapes")
-        shapes += [(data.get("device", "?"), s) for s in data["shapes"]]
-    shapes = shapes[:: max(1, args.held_out)]
+        # each shape carries its file's dtypes and layout ("" is every operand K-major)
+        common = {key: data.get(key, "") for key in ("dtype", "out", "layout")}
+        shapes += [(data.get("device", "?"), dict(s, **common)) for s in data["shapes"]]
+    return shapes
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--held-out", type=int, default=1, help="report every Nth shape only (1: all)")
+    args = parser.parse_args()
+    shapes = load_shapes(args.files)[:: max(1, args.held_out)]
     ratios, errors = [], []
     for device, s in shapes:
         passed = [c for c in s["candidates"] if c["passed"] and c["ms"] > 0]

@@ -24,8 +24,9 @@
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 #include "tools/gemmgen/load.h"
-#include "tools/gemmgen/simulate_budget.h"
+#include "tools/gemmgen/model.h"
 #include "tools/gemmgen/precompile.h"
+#include "tools/gemmgen/simulate_budget.h"
 #include "tools/gemmgen/tune.h"
 
 namespace gg::cli {
@@ -430,6 +431,12 @@ const std::vector<Command>& commands() {
                {{"reps", "N", "compiles to time, the median is reported (default 5, at most 100)"},
                 {"nvrtc-options", "OPTIONS", "extra NVRTC options, space-separated, e.g. \"-time=-\" (its log is printed)"}}}),
        cmd_jit},
+      {"model",
+       "the cost model's predicted time for configs `tune` measured, with given rates (needs no GPU)",
+       {{"configs", "FILE", "lines 'M N K DTYPE OUT SWAPPED PARAMS' (PARAMS as tune --json writes a candidate's)"},
+        {"rates", "FILE", "'name value' lines for the model's parameters (default: the ones auto plans with)"},
+        {"print-rates", "", "print the rates (the defaults, or --rates FILE's) instead"}},
+       cmd_model},
       {"simulate",
        "execute the lowered kernel on the CPU: sync hazards, deadlocks and the output vs a host reference (exit 1 on a finding)",
        concat({schedule_flags(), problem_flags(),
