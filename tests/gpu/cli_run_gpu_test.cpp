@@ -91,43 +91,55 @@ TEST_CASE("gemmgen run --schedule auto runs gg::plan_gemm's plan: swapped for a 
   }
 }
 
-TEST_CASE("gemmgen bench names, for each shape, the plan gg::plan_gemm makes") {
-  const std::string shapes = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/gg_plan_shapes.txt";
-  const std::string json = shapes + ".json";
-  std::ofstream(shapes) << "16 4096 4096 decode\n333 4444 555 ragged k\n2048 2048 2048 square\n";
-  const Result r = run_gemmgen("bench --shapes " + shapes + " --reps 5 --json " + json);
-  CAPTURE(r.output);
-  CHECK(r.exit_code == 0);
+namespace {
+
+// `gemmgen bench FLAGS` over the shapes given: its output, and the JSON it wrote.
+struct BenchRun {
+  Result result;
+  std::string json;
+  // Whether the JSON names the plan gg::plan_gemm makes for the shape: schedule, kernel and config.
+  bool names(const gg::GemmPlan& plan) const {
+    return json.find("\"schedule\": \"" + plan.schedule + "\", \"kernel\": \"" +
+                     gg::emit_cuda(plan.build()).kernel_name + "\", \"config\": \"" + plan.config + "\"") !=
+           std::string::npos;
+  }
+};
+BenchRun bench(const std::string& name, const std::string& shapes_text, const std::string& flags) {
+  const std::string shapes = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/" + name;
+  std::ofstream(shapes) << shapes_text;
+  BenchRun run;
+  run.result = run_gemmgen("bench " + flags + " --shapes " + shapes + " --reps 5 --json " + shapes + ".json");
   std::stringstream text;
-  text << std::ifstream(json).rdbuf();
+  text << std::ifstream(shapes + ".json").rdbuf();
+  run.json = text.str();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("gemmgen bench names, for each shape, the plan gg::plan_gemm makes") {
+  const BenchRun run = bench("gg_plan_shapes.txt", "16 4096 4096 decode\n333 4444 555 ragged k\n2048 2048 2048 square\n", "");
+  CAPTURE(run.result.output);
+  CHECK(run.result.exit_code == 0);
   for (const auto& shape : {std::array<int64_t, 3>{16, 4096, 4096}, {333, 4444, 555}, {2048, 2048, 2048}}) {
     const gg::GemmPlan plan = gg::plan_gemm(shape[0], shape[1], shape[2]);
     CAPTURE(plan.describe());
-    CHECK(text.str().find("\"schedule\": \"" + plan.schedule + "\", \"kernel\": \"" +
-                          gg::emit_cuda(plan.build()).kernel_name + "\", \"config\": \"" + plan.config + "\"") !=
-          std::string::npos);
+    CHECK(run.names(plan));
   }
 }
 
 TEST_CASE("gemmgen bench --symmetric plans each shape's D = A * A^T as gg::plan_gemm does, and refuses N other than M") {
-  const std::string shapes =
-      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/gg_symmetric_shapes.txt";
-  const std::string json = shapes + ".json";
-  std::ofstream(shapes) << "4096 4096 4096 square\n1024 1024 1024 small\n300 200 64 not square\n";
-  const Result r = run_gemmgen("bench --symmetric --shapes " + shapes + " --reps 5 --json " + json);
-  CAPTURE(r.output);
-  CHECK(r.exit_code == 0);
-  std::stringstream text;
-  text << std::ifstream(json).rdbuf();
+  const BenchRun run = bench("gg_symmetric_shapes.txt",
+                             "4096 4096 4096 square\n1024 1024 1024 small\n300 200 64 not square\n", "--symmetric");
+  CAPTURE(run.result.output);
+  CHECK(run.result.exit_code == 0);
   gg::GemmOptions o;
   o.layout.symmetric = true;
   for (const int64_t size : {4096, 1024}) {
     const gg::GemmPlan plan = gg::plan_gemm(size, size, size, o);
     CAPTURE(plan.describe());
-    CHECK(text.str().find("\"schedule\": \"" + plan.schedule + "\", \"kernel\": \"" +
-                          gg::emit_cuda(plan.build()).kernel_name + "\", \"config\": \"" + plan.config + "\"") !=
-          std::string::npos);
+    CHECK(run.names(plan));
   }
-  CHECK(text.str().find("\"schedule\": \"symmetric\"") != std::string::npos);  // 4096^3 (1024^3 is planned whole)
-  CHECK(r.output.find("D = A * A^T is M x M, but N=200 and M=300") != std::string::npos);
+  CHECK(run.json.find("\"schedule\": \"symmetric\"") != std::string::npos);  // 4096^3 (1024^3 is planned whole)
+  CHECK(run.result.output.find("D = A * A^T is M x M, but N=200 and M=300") != std::string::npos);
 }
