@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "codegen/analyze_schedule.h"
+#include "codegen/tile_order.h"
 #include "dsl/error.h"
 #include "runtime/device/tile_order.h"
 
@@ -285,10 +286,6 @@ class Checker {
     if (room()) rep_.failures.push_back({kind, message()});
   }
   bool room() const { return static_cast<int>(rep_.failures.size()) < opt_.max_failures; }
-  // The triangle order's tile width over its height (symmetric tiles are as wide or wider).
-  int64_t triangle_ratio() const {
-    return nest_.tile_m > 0 && nest_.tile_n >= nest_.tile_m ? nest_.tile_n / nest_.tile_m : 1;
-  }
 
   // The persistent tile order must be a bijection onto the tile grid, and the CTAs' strided loop
   // must visit every tile index exactly once. False when the nest cannot be enumerated at all.
@@ -315,7 +312,8 @@ class Checker {
       };
       for (int64_t t = 0; t < T; ++t) {
         TileCoord c = opt_.persistent_map ? opt_.persistent_map(t, tm, tn, r.raster, r.group)
-                                          : persistent_tile(t, tm, tn, r.raster, r.group, triangle_ratio());
+                                          : persistent_tile(t, tm, tn, r.raster, r.group,
+                                                            triangle_ratio(nest_.tile_m, nest_.tile_n));
         table[size_t(t)] = c;
         auto where = [&] {
           return head() + "tile index " + std::to_string(t) + " -> (" + r.outer + "=" + std::to_string(c.m) + ", " +

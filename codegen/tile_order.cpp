@@ -15,6 +15,8 @@ PairedTileGridExprs paired_tile_grid(const ExprPtr& tiles_m, const ExprPtr& tile
   return along_m ? PairedTileGridExprs{groups(tiles_m), tiles_n} : PairedTileGridExprs{tiles_m, groups(tiles_n)};
 }
 
+int64_t triangle_ratio(int64_t tile_m, int64_t tile_n) { return tile_m > 0 && tile_n >= tile_m ? tile_n / tile_m : 1; }
+
 TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m_expr, const ExprPtr& tiles_n_expr,
                                      Raster raster, int64_t group, int64_t triangle_ratio) {
   int64_t tiles_m = 1, tiles_n = 1;
@@ -42,7 +44,8 @@ TileCoordExprs persistent_tile_exprs(const ExprPtr& tile, const ExprPtr& tiles_m
                       "a triangle order over a grid that is not its tiles' diagonal's");
     const int shape = gg::dev::triangle_shape(static_cast<int>(std::min<int64_t>(group, 4095)), static_cast<int>(triangle_ratio));
     ExprPtr dims = call("gg::dev::triangle_dims", tiles_m_expr, imm(shape));
-    return {call("gg::dev::triangle_tile_m", tile, dims), call("gg::dev::triangle_tile_n", tile, dims)};
+    return {call("gg::dev::triangle_tile_m", tile, dims), call("gg::dev::triangle_tile_n", tile, dims),
+            call("gg::dev::triangle_computes", tile, dims)};
   }
   // Bands of `group` tiles along the slow dimension; inside a band the band's own dimension
   // runs fastest, so consecutive CTAs share the fast dimension's operand tiles in L2.

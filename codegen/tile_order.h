@@ -12,7 +12,14 @@ namespace gg {
 
 struct TileCoordExprs {
   kir::ExprPtr m, n;
+  // The triangle order: 1 where the index is one of the tiles it deals first (a row on or above
+  // the diagonal), 0 past them, from their count rather than the walk; nullptr for other orders.
+  kir::ExprPtr dealt_first = nullptr;
 };
+
+// The triangle order's tile width over its height (runtime/device/tile_order.h's `ratio`): a
+// symmetric tile is as wide as it is tall or a whole number of times wider (check_symmetric).
+int64_t triangle_ratio(int64_t tile_m, int64_t tile_n);
 
 // With multicast, the persistent loop deals a cluster's CTAs `ctas` neighbouring tiles along the
 // dimension they do not share (along m when they share B), so that dimension's tiles round up to

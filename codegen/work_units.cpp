@@ -31,6 +31,7 @@ struct TileCoordinates {
   ExprPtr split;  // split-K: which share of the k tiles; nullptr without split-K
   ExprPtr in_range = imm(1);
   ExprPtr groups_per_matrix;  // persistent: the loop's tile groups (of the cluster's CTAs) per matrix
+  ExprPtr dealt_first;        // the triangle order: whether the unit is among the tiles it deals first
 };
 
 // Every tile-level axis's extent as an expression: the schedule's constant, or where the axis
@@ -77,10 +78,11 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
         outer_coordinates(tile / tc.groups_per_matrix);
         tile = tile % tc.groups_per_matrix;
       }
-      const int64_t tile_m = dom.tile_extent(Root::M), tile_n = dom.tile_extent(Root::N);
-      const int64_t ratio = it->raster == Raster::Triangle && tile_n >= tile_m ? tile_n / tile_m : 1;
+      const int64_t ratio =
+          it->raster == Raster::Triangle ? triangle_ratio(dom.tile_extent(Root::M), dom.tile_extent(Root::N)) : 1;
       TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group, ratio);
       if (ctas > 1) (along_m ? c.m : c.n) = (along_m ? c.m : c.n) * imm(ctas) + var("cta_rank");
+      else tc.dealt_first = c.dealt_first;  // (a cluster's tiles are the pair's, not the order's)
       value[it->outer] = c.m;
       value[it->inner] = c.n;
     } else if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
@@ -305,6 +307,7 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   grid_unit_.in_range = tc.in_range;
   masked_ = p.masked && !walk_groups_;  // a grid of tiles skips a group's tiles past its rows
   symmetric_ = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;  // and a symmetric one those below the diagonal
+  dealt_first_ = tc.dealt_first;
   // The pipeline's running count skips no unit's k tiles, so no unit may be skipped by a guard
   // (but a masked group's, whose unit runs no k tiles at all).
   if (tile_axis_ && !is_const(tc.in_range))
@@ -502,8 +505,7 @@ ExprPtr WorkUnits::unit_computes(const ExprPtr& tile) const {
   // columns: its first row before its last column's end (tiles as wide as they are tall or wider).
   // The triangle order deals those tiles first, so there it is a comparison with their count, not
   // a walk of the order to the tile's coordinates (a unit asks for every unit it deals).
-  if (const Expr& m = *grid_unit_.m_tile; m.kind == ExprKind::Call && m.name == "gg::dev::triangle_tile_m")
-    return call("gg::dev::triangle_computes", substitute(m.a, "tile", tile), m.b);
+  if (dealt_first_) return substitute(dealt_first_, "tile", tile);
   const ExprPtr m_tile = substitute(grid_unit_.m_tile, "tile", tile), n_tile = substitute(grid_unit_.n_tile, "tile", tile);
   return m_tile * imm(p_.tile_m) < (n_tile + imm(1)) * imm(p_.tile_n);
 }

@@ -96,6 +96,7 @@ class WorkUnits {
   kir::ExprPtr unit_computes(const kir::ExprPtr& tile) const;
   const char* computes_name() const { return masked_ ? "in_group" : "on_or_above_diagonal"; }  // its let
   bool symmetric_ = false;
+  kir::ExprPtr dealt_first_;   // the triangle order's test that a unit is among the tiles it deals first
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
   kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time

@@ -9,6 +9,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
+#include "codegen/tile_order.h"
 #include "dsl/error.h"
 #include "runtime/device/gemm_args.h"
 #include "runtime/device/tile_order.h"
@@ -80,7 +81,8 @@ std::optional<AutoParams> best_auto(const Definition& def, const DeviceLimits& l
 // 36 computing tiles, 0.0122 against 0.0092 ms).
 std::string symmetric_loses(const Definition& def, const Schedule& symmetric, const DeviceLimits& limits) {
   const int64_t tile_m = symmetric.domain().tile_extent(Root::M), tile_n = symmetric.domain().tile_extent(Root::N);
-  const int64_t computing = gg::dev::triangle_computing(int((def.m() + tile_m - 1) / tile_m), int(tile_n / tile_m));
+  const int64_t computing =
+      gg::dev::triangle_computing(int((def.m() + tile_m - 1) / tile_m), int(triangle_ratio(tile_m, tile_n)));
   if (2 * computing < limits.sms && rows_sector_aligned(def, def.node(def.matmul_node().operands[0])))
     return "the symmetric plan's " + std::to_string(computing) + " computing tiles fill less than half of " +
            std::to_string(limits.sms) + " SMs, where the whole product's smaller tiles spread over more of them";

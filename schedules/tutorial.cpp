@@ -128,12 +128,13 @@ Schedule ping_pong_schedule(const Definition& def, Target target) {
   return s;
 }
 
+namespace {
+
 // D = A * A^T: the tutorial step's directives without a cluster (a pair's CTAs would not agree on
 // which tiles they skip), walking the tiles on and above the diagonal first, stored by TMA (the
 // mirror is a transposed staging). M (and N, which is M) is read at run time, so `auto` would
 // store from registers; a launch checks that D's rows stay whole 16-byte pieces
 // (rt::sizes_mismatch).
-namespace {
 std::vector<Directive> symmetric_directives(const Definition& def, Target target, int version) {
   std::vector<Directive> directives;
   const std::string& out = def.node(def.output()).name;
