@@ -200,13 +200,30 @@ class NestBuilder {
     zero->name = "acc";
     zero->blocks = acc_shape.blocks;
     zero->regs = acc_shape.regs;
+    std::vector<StmtPtr> steps = {decl, zero};
     if (p_.fp8.promote && p_.fp8.promote_every > 1) {
       // FP8 promoted every few k tiles: the promotion accumulator lives across them.
       auto promoted = std::make_shared<AccumulatorDecl>(*decl);
       promoted->name = sm90::kPromotedAccumulator;
-      return block({decl, zero, promoted, std::move(mainloop), write});
+      steps.push_back(promoted);
     }
-    return block({decl, zero, std::move(mainloop), write});
+    steps.push_back(std::move(mainloop));
+    if (p_.fp8.scale_b == ScaleGranularity::PerRow) steps.push_back(column_factors(acc_shape));
+    steps.push_back(write);
+    return block(steps);
+  }
+
+  // FP8, B's factors per row of B: the unit's columns of D times theirs, once its k loop is done.
+  StmtPtr column_factors(const sm90::AccumulatorShape& shape) const {
+    const ExprPtr n = narrow(var("args.n"));
+    const bool batched = unit_.batch && rt::stored_matrix(p_.layouts, rt::Operand::B, p_.m, p_.n, p_.k).batches > 1;
+    const ExprPtr matrix_base = batched ? var("batch") * n : imm(0);
+    auto scale = std::make_shared<ScaleAccumulatorColumns>();
+    scale->blocks = shape.blocks;
+    scale->regs = shape.regs;
+    scale->first = matrix_base + var("n_tile") * imm(p_.tile_n);
+    scale->last = matrix_base + n - imm(1);
+    return scale;
   }
 
   // The nests built next are role `r`'s.

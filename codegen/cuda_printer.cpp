@@ -64,6 +64,7 @@ class CudaPrinter : public Visitor {
     if (!f.origin.empty()) line("// " + f.origin);
     if (f.unroll) line("#pragma unroll");
     if (f.rolled) line("#pragma unroll 1");
+    if (f.unroll_by > 1) line("#pragma unroll " + num(f.unroll_by));
     const std::string cond = f.var + " < " + to_c(f.end) + (f.while_cond ? " && " + to_c(f.while_cond) : "");
     open("for (int " + f.var + " = " + to_c(own_begin(f)) + "; " + cond + "; " + f.var +
          " += " + to_c(own_step(f)) + ")");
@@ -243,12 +244,32 @@ class CudaPrinter : public Visitor {
     line("  #pragma unroll");
     line("  for (int h = 0; h < 2; ++h)");
     const std::string row = to_c(n.row0) + " + 64 * b + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * h";
-    if (n.row_scales)
+    if (n.row_scales) {
       line("    sa[b][h] = __uint_as_float(gg::dev::ld_shared_u32(" + smem(*n.row_scales) + " + 4 * (" + row + ")));");
-    else if (n.a_per_row)
-      line("    sa[b][h] = __ldg(args.scale_a + min(" + to_c(n.a_index) + " + " + row + ", " + to_c(n.a_last) + "));");
-    else
+    } else if (n.a_row_block) {
+      const std::string clamped = "min(" + to_c(n.a_row) + " + " + row + ", " + to_c(n.a_last) + ")";
+      const std::string block = n.a_row_block == 1 ? clamped : clamped + " / " + num(n.a_row_block);
+      line("    sa[b][h] = __ldg(args.scale_a + " + to_c(n.a_index) + " + " + block + " * " + to_c(n.a_row_stride) + ");");
+    } else {
       line("    sa[b][h] = __ldg(args.scale_a + " + to_c(n.a_index) + ");  // one per tensor");
+    }
+  }
+  // Columns as PromoteAccumulator's: register 4 j + e holds column 8 j + 2 (lane % 4) + e % 2.
+  void visit_ScaleAccumulatorColumns(const ScaleAccumulatorColumns& n) override {
+    line("// FP8: B's factors per column of D, constant along K, applied once to the finished accumulator");
+    line("#pragma unroll");
+    line("for (int j = 0; j < " + num(n.regs / 4) + "; ++j) {");
+    line("  const long long col = (long long)(" + to_c(n.first) + ") + 8 * j + 2 * (threadIdx.x % 4), last = " +
+         to_c(n.last) + ";");
+    line("  const float s0 = __ldg(args.scale_b + min(col, last)), s1 = __ldg(args.scale_b + min(col + 1, last));");
+    line("  #pragma unroll");
+    line("  for (int b = 0; b < " + num(n.blocks) + "; ++b) {");
+    line("    " + n.name + "[b][4 * j] *= s0;");
+    line("    " + n.name + "[b][4 * j + 1] *= s1;");
+    line("    " + n.name + "[b][4 * j + 2] *= s0;");
+    line("    " + n.name + "[b][4 * j + 3] *= s1;");
+    line("  }");
+    line("}");
   }
   // An 8-column group never straddles a 128-column block: its factor is sb_lo or sb_hi.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {

@@ -267,8 +267,9 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
      << (L.varlen_k ? "// Variable-K groups: group_offsets (device memory, batch + 1 ints) bounds each group's rows of K "
                       "in A and B.\n" : "")
      << (p.fp8.scale_a || p.fp8.scale_b
-             ? "// FP8 scale factors (device memory): scale_a per row and 128 of K, [ceil(K/128)][M rounded up to 4];\n"
-               "// scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)].\n"
+             ? "// FP8 scale factors (device memory): scale_a " +
+                   (p.fp8.scale_a ? k.launch.scale_a_array : std::string("unused (null)")) + ";\n// scale_b " +
+                   (p.fp8.scale_b ? k.launch.scale_b_array : std::string("unused (null)")) + ".\n"
              : "")
      << (L.writes_aux ? "// aux (device memory, D's type, laid out as D): the saved second output.\n" : "")
      << (reduces ? "// row_reduction, col_reduction (device memory, fp32, [batch][M] and [batch][N]): the reductions' "

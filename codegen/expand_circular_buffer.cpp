@@ -19,13 +19,19 @@ std::shared_ptr<LoadTile> retarget(const LoadTile& l, ExprPtr k_tile, ExprPtr st
 // persistent CTA), not the tile-local one.
 ExprPtr running(bool persistent, ExprPtr k) { return persistent ? var("k_done") + std::move(k) : std::move(k); }
 
-StmtPtr restage(const StmtPtr& s, ExprPtr stage, ExprPtr fill) {
+// The warp-specialized k loop's pipeline state (ExpandRoleRings) and how many steps it unrolls.
+constexpr const char* kPipeStage = "pipe_stage";
+constexpr const char* kPipePhase = "pipe_phase";
+constexpr int kFp8KLoopUnroll = 8;
+
+// `s` at stage `stage` of fill f: a wait for fill f to land takes parity `landed` (f % 2), the
+// producer's wait before fill f for the release of fill f - 1 parity `released` ((f + 1) % 2,
+// which a fresh barrier passes).
+StmtPtr restage_with(const StmtPtr& s, ExprPtr stage, ExprPtr landed, ExprPtr released) {
   if (auto a = as<AcquireStage>(s)) {
     auto c = std::make_shared<AcquireStage>(*a);
     c->stage = stage;
-    // The consumer waits for fill f to land (parity f % 2); the producer, before fill f,
-    // waits for the release of fill f - 1 (parity (f + 1) % 2, which a fresh barrier passes).
-    c->parity = a->to_fill ? (fill + imm(1)) % imm(2) : fill % imm(2);
+    c->parity = a->to_fill ? released : landed;
     return c;
   }
   if (auto c = as<ComputeTile>(s)) {
@@ -40,6 +46,13 @@ StmtPtr restage(const StmtPtr& s, ExprPtr stage, ExprPtr fill) {
   }
   if (auto l = as<LoadTile>(s)) return retarget(*l, l->k_tile, stage);
   return s;
+}
+// At the running count's fill f, and at the pipeline state's stage and phase (ExpandRoleRings).
+StmtPtr restage(const StmtPtr& s, ExprPtr stage, ExprPtr fill) {
+  return restage_with(s, std::move(stage), fill % imm(2), (fill + imm(1)) % imm(2));
+}
+StmtPtr restage_at(const StmtPtr& s, ExprPtr stage, const ExprPtr& phase) {
+  return restage_with(s, std::move(stage), phase, imm(1) - phase);
 }
 
 StmtPtr release(ExprPtr stage) {
@@ -114,46 +127,90 @@ class ExpandOneRoleRing : public Mutator {
 // done: `mma_in_flight` k steps later, and the last ones after the k loop.
 class ExpandRoleRings : public Mutator {
  public:
-  ExpandRoleRings(const PipelinePlan& pl, bool persistent, bool has_k_loop, bool empty_k_loops)
-      : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop), empty_k_loops_(empty_k_loops) {}
+  ExpandRoleRings(const PipelinePlan& pl, bool persistent, bool has_k_loop, bool empty_k_loops, int unroll)
+      : pl_(pl), persistent_(persistent), has_k_loop_(has_k_loop), empty_k_loops_(empty_k_loops), unroll_(unroll) {}
+
+  // A persistent role's pipeline state lives beside its running count, across its units: each
+  // unit's k loop advances it by the unit's k tiles, as the unit advances k_done.
+  StmtPtr mutate_Block(const std::shared_ptr<const Block>& b) override {
+    std::vector<StmtPtr> out;
+    for (const StmtPtr& s : b->body) {
+      out.push_back(mutate(s));
+      const Let* l = as<Let>(s);
+      if (has_k_loop_ && l && l->name == "k_done") {
+        const ExprPtr S = imm(pl_.stages);
+        out.push_back(mutable_let(kPipeStage, l->value % S));
+        out.push_back(mutable_let(kPipePhase, l->value / S % imm(2)));
+      }
+    }
+    return block(out);
+  }
 
   StmtPtr mutate_For(const std::shared_ptr<const For>& f) override {
     if (f->kind == LoopKind::Drain) return f;  // its stages and phases follow the fill count already
+    if (f->kind == LoopKind::Tiles && f->dealt > 1) {
+      // Units dealt in turn (ping-pong): k_done passes the other warpgroups' units too, so each
+      // unit's k loop takes its state from the running count.
+      dealt_ = true;
+      StmtPtr out = Mutator::mutate_For(f);
+      dealt_ = false;
+      return out;
+    }
     if (f->kind != LoopKind::KTiles) return Mutator::mutate_For(f);
     auto body = as<Block>(f->body);
     GG_INTERNAL_CHECK(body != nullptr, "k loop body is not a block");
-    ExprPtr S = imm(pl_.stages), k = var(f->var), run = running(persistent_, k);
+    ExprPtr S = imm(pl_.stages), k = var(f->var);
     const int lag = pl_.mma_in_flight;
     GG_INTERNAL_CHECK(lag <= 1, "a release lag beyond one k step is not generated");
+    // The pipeline state (CUTLASS's PipelineState): the stage of the running count's k tile and
+    // the parity of its fill, set from the running count before the loop and advanced at the end
+    // of each step, so no step divides by the stage count (whose quotient ptxas keeps in vector
+    // registers, and with it every descriptor and barrier address of the step).
+    const ExprPtr run0 = running(persistent_, imm(0));
+    const ExprPtr stage = var(kPipeStage), phase = var(kPipePhase);
     bool computes = false;
     std::vector<StmtPtr> iteration;
     for (const auto& s : body->body) {
       if (auto c = as<ComputeTile>(s)) {
         computes = true;
         auto n = std::make_shared<ComputeTile>(*c);
-        n->stage = run % S;
+        n->stage = stage;
         n->in_flight = lag;
-        if (pl_.release_in_compute) n->release = release(run % S);
+        if (pl_.release_in_compute) n->release = release(stage);
         iteration.push_back(n);
       } else if (as<ReleaseStage>(s) && pl_.release_in_compute) {
         GG_INTERNAL_CHECK(lag == 0, "a release inside the compute cannot lag");
         GG_INTERNAL_CHECK(computes, "a k loop's release before its compute");
       } else if (as<ReleaseStage>(s) && lag > 0) {
-        iteration.push_back(if_then(k >= imm(lag), release((run - imm(lag)) % S)));
+        iteration.push_back(if_then(k >= imm(lag), release((stage + S - imm(lag)) % S)));
       } else {
-        iteration.push_back(restage(s, run % S, run / S));
+        iteration.push_back(restage_at(s, stage, phase));
       }
     }
+    iteration.push_back(assign(kPipeStage, stage + imm(1)));
+    iteration.push_back(if_then(stage == S, block({assign(kPipeStage, imm(0)), assign(kPipePhase, imm(1) - phase)})));
     auto loop = std::make_shared<For>(*f);
     loop->body = block(iteration);
     loop->origin = f->origin + ", circular buffer of " + std::to_string(pl_.stages) + " stages" +
                    (computes ? "" : " (producer: waits for a released stage before each fill)");
-    if (!computes || lag == 0) return loop;
+    // FP8: unrolled by a few steps, so ptxas keeps the state and the descriptors in uniform
+    // registers and schedules a step's waits under the previous step's promotion (at 4096 x 7168
+    // x 16384 on an H100: 1145 -> 1350 TFLOP/s with the state above; the JIT's compile takes 0.6
+    // -> 2.1 s, so 16-bit kernels, which gained nothing measurable, stay rolled).
+    // (Their trip count is a constant now: kept a loop, as ptxas otherwise unrolls short ones whole.)
+    if (unroll_ > 1) loop->unroll_by = unroll_;
+    else loop->rolled = true;
+    // Without a running count (one unit per CTA) the state starts with the loop; dealt units set it
+    // from the count; else it is the role's (mutate_Block).
+    StmtPtr state = block({});
+    if (!persistent_) state = block({mutable_let(kPipeStage, imm(0)), mutable_let(kPipePhase, imm(0))});
+    if (dealt_) state = block({assign(kPipeStage, run0 % S), assign(kPipePhase, run0 / S % imm(2))});
+    if (!computes || lag == 0) return block({state, loop});
     ExprPtr last = running(persistent_, var("k_tiles") - imm(1));
     // A unit may run no k tiles (a variable-K group with none): then it holds no stage to release.
     StmtPtr release_last = release(last % S);
     if (empty_k_loops_) release_last = if_then(var("k_tiles") >= imm(1), release_last);
-    return block({loop, std::make_shared<FinishCompute>(), release_last});
+    return block({state, loop, std::make_shared<FinishCompute>(), release_last});
   }
 
   // K fits one tile: the single k step still cycles through the stages across tiles.
@@ -171,6 +228,8 @@ class ExpandRoleRings : public Mutator {
 
   const PipelinePlan& pl_;
   bool persistent_, has_k_loop_, empty_k_loops_;
+  int unroll_;          // the k loop's #pragma unroll (0: none)
+  bool dealt_ = false;  // inside a tile loop dealt among warpgroups
 };
 
 }  // namespace
@@ -178,7 +237,11 @@ class ExpandRoleRings : public Mutator {
 Kernel expand_circular_buffer(Kernel k) {
   const KernelPlan& p = k.plan;
   if (p.warp_specialized) {
-    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.k_per_unit()).mutate(k.body);
+    // (dense problems only: their k tile count is a constant, WorkUnits::kernel_lets)
+    const bool dense = !p.masked && !p.contiguous && !p.pointer_array && !p.k_per_unit() &&
+                       p.epilogue.commit != EpiloguePlan::Commit::Symmetric;
+    const int unroll = p.fp8.promote && dense ? kFp8KLoopUnroll : 0;
+    k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.k_per_unit(), unroll).mutate(k.body);
     return k;
   }
   if (p.k_loop.empty()) return k;  // one k tile: nothing to pipeline

@@ -111,6 +111,11 @@ std::optional<ScaleGranularity> granularity_of(const Definition& def, int operan
   const Node* s = def.scale_of(def.matmul_node().operands[size_t(operand)]);
   return s ? std::optional<ScaleGranularity>(s->granularity) : std::nullopt;
 }
+// The layout of an operand's two-dimensional factors (one-dimensional ones have none: MN-major then).
+rt::ScaleLayout scale_layout_of(const Definition& def, int operand) {
+  const Node* s = def.scale_of(def.matmul_node().operands[size_t(operand)]);
+  return s && s->shape.size() == 2 && s->layout == Layout::KMajor ? rt::ScaleLayout::KMajor : rt::ScaleLayout::MNMajor;
+}
 
 }  // namespace
 
@@ -125,8 +130,9 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
   const auto ga = granularity_of(def, 0), gb = granularity_of(def, 1);
   const rt::MatrixLayouts layouts = rt::resolve_layouts(e.launch.layouts, r.m, r.n, r.k);
   const auto matrices = [&](rt::Operand op) { return rt::stored_matrix(layouts, op, r.m, r.n, r.k).batches; };
-  Fp8Operand a = make_operand(matrices(rt::Operand::A), r.m, r.k, in, ga, rt::ScaleLayout::MNMajor, o.exact, o.seed);
-  Fp8Operand b = make_operand(matrices(rt::Operand::B), r.n, r.k, in, gb, rt::ScaleLayout::KMajor, o.exact, o.seed + 1);
+  const rt::ScaleLayout a_layout = scale_layout_of(def, 0), b_layout = scale_layout_of(def, 1);
+  Fp8Operand a = make_operand(matrices(rt::Operand::A), r.m, r.k, in, ga, a_layout, o.exact, o.seed);
+  Fp8Operand b = make_operand(matrices(rt::Operand::B), r.n, r.k, in, gb, b_layout, o.exact, o.seed + 1);
   const int64_t d_matrices = matrices(rt::Operand::D);
   const auto d_index = [&](int64_t matrix, int64_t row, int64_t col) {
     return (d_matrices > 1 ? matrix * layouts.stride_d : 0) + row * layouts.ldd + col;
@@ -232,15 +238,27 @@ CheckReport check_fp8(const EmittedKernel& e, rt::LoadedKernel& kernel, const De
       if (blocks) {
         if (sl.rows % 4 != 0) throw std::invalid_argument("a group of " + std::to_string(sl.rows) + " rows (block-scaled cuBLASLt takes multiples of 4)");
         // The slice's A factors as a matrix of its own rows: k blocks x rows (padded to 4).
-        const int64_t k_blocks = (r.k + 127) / 128, ld = (r.m + 3) / 4 * 4, packed_ld = (sl.rows + 3) / 4 * 4;
+        const int64_t k_blocks = (r.k + 127) / 128, packed_ld = (sl.rows + 3) / 4 * 4;
         std::vector<float> packed(size_t(k_blocks * packed_ld), 0.0f);
         for (int64_t kb = 0; kb < k_blocks; ++kb)
           for (int64_t row = 0; row < sl.rows; ++row)
-            packed[size_t(kb * packed_ld + row)] = a.scales[size_t(sl.a * a.scales_per_matrix + kb * ld + sl.row0 + row)];
+            packed[size_t(kb * packed_ld + row)] =
+                a.scales[size_t(sl.a * a.scales_per_matrix +
+                                factor_index(*ga, a_layout, r.m, r.k, sl.row0 + row, kb * kScaleBlock))];
         slice_scales.emplace_back(rt::ElemType::F32, packed.size());
         slice_scales.back().upload(packed);
         ops.a_scales = static_cast<const float*>(slice_scales.back().data());
-        ops.b_scales = static_cast<const float*>(b.scale_buffer.data()) + sl.b * b.scales_per_matrix;
+        // B's factors K-major ([n blocks][k blocks]) as cuBLASLt's reference takes them.
+        const int64_t n_blocks = (r.n + 127) / 128;
+        std::vector<float> b_packed(size_t(n_blocks * k_blocks));
+        for (int64_t nb = 0; nb < n_blocks; ++nb)
+          for (int64_t kb = 0; kb < k_blocks; ++kb)
+            b_packed[size_t(nb * k_blocks + kb)] =
+                b.scales[size_t(sl.b * b.scales_per_matrix +
+                                factor_index(*gb, b_layout, r.n, r.k, nb * kScaleBlock, kb * kScaleBlock))];
+        slice_scales.emplace_back(rt::ElemType::F32, b_packed.size());
+        slice_scales.back().upload(b_packed);
+        ops.b_scales = static_cast<const float*>(slice_scales.back().data());
         baselines.push_back(lt.prepare_blockscaled(ops));
       } else if (per_tensor) {  // each matrix's one factor
         ops.a_scales = static_cast<const float*>(a.scale_buffer.data()) + sl.a;

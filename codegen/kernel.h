@@ -47,14 +47,15 @@ struct PipelinePlan {
 // into the fp32 one, times the k block's scale factors (kir::PromoteAccumulator).
 struct Fp8Plan {
   bool promote = false;
-  // A's and B's factors, where they have any: A's per row and 128 of K travel with the operands
-  // (the ScaleA stage buffer); B's per 128 x 128 block are read from args.scale_b,
-  // [n_blocks][k_blocks]; factors per tensor (one per matrix) and A's per row are read from
-  // args.scale_a / args.scale_b.
+  // A's and B's factors, where they have any: A's per row and 128 of K MN-major (DeepGEMM's layout)
+  // travel with the operands (the ScaleA stage buffer); the rest are read from args.scale_a and
+  // args.scale_b in the promotion (B's per row, constant along K, once after the k loop:
+  // kir::ScaleAccumulatorColumns). `*_major`: the two-dimensional factors' layouts.
   std::optional<ScaleGranularity> scale_a, scale_b;
+  Layout scale_a_major = Layout::MNMajor, scale_b_major = Layout::KMajor;
   int64_t k_blocks = 0, n_blocks = 0;
   int64_t promote_every = 1;  // k tiles between promotions (promote); their MMAs accumulate in one
-  bool stages_scale_a() const { return scale_a == ScaleGranularity::Block1x128; }
+  bool stages_scale_a() const { return scale_a == ScaleGranularity::Block1x128 && scale_a_major == Layout::MNMajor; }
 };
 
 // One operand the pipeline's stages carry (A and B, and an FP8 A's scale factors):

@@ -418,7 +418,17 @@ class Dumper : public Visitor {
          (n.lo ? " sb_lo = args.scale_b[" + to_c(n.lo) + "] sb_hi = " + (n.hi ? "args.scale_b[" + to_c(n.hi) + "]" : "sb_lo")
                : std::string()) +
          (n.row_scales ? " sa[" + std::to_string(n.blocks) + "][2] from " + smem(*n.row_scales) + " row0=" + to_c(n.row0)
-                       : std::string()));
+                       : std::string()) +
+         (n.a_index ? " sa[" + std::to_string(n.blocks) + "][2] = args.scale_a[" + to_c(n.a_index) +
+                          (n.a_row_block ? " + min(" + to_c(n.a_row) + " + row, " + to_c(n.a_last) + ") / " +
+                                               std::to_string(n.a_row_block) + " * " + to_c(n.a_row_stride)
+                                         : std::string()) +
+                          "]"
+                    : std::string()));
+  }
+  void visit_ScaleAccumulatorColumns(const ScaleAccumulatorColumns& n) override {
+    line("ScaleAccumulatorColumns " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) +
+         "] x args.scale_b[min(" + to_c(n.first) + " + column, " + to_c(n.last) + ")]");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     std::string ops;

@@ -26,6 +26,7 @@ namespace gg::kir {
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadScaleFactors) X(PromoteAccumulator)  \
+  X(ScaleAccumulatorColumns)                                                                   \
   X(EpilogueStore)                                                                             \
   X(PartialStore) X(TileTicket) X(PartialReduce) X(ReductionCombine)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
@@ -90,6 +91,7 @@ struct For : NodeOf<NodeKind::For> {
   ExprPtr begin, end, step;
   bool unroll = false;
   bool rolled = false;  // kept a loop (#pragma unroll 1): unrolled, every trip's registers were live at once
+  int unroll_by = 0;    // partly unrolled (#pragma unroll N): the k loop of warp-specialized kernels
   std::string origin;  // the axis / directive this loop comes from
   StmtPtr body;
   // Dealt in turn to the warpgroups of a role (ping-pong): with `dealt` > 1, the one whose
@@ -291,16 +293,17 @@ struct WgmmaWait : NodeOf<NodeKind::WgmmaWait> { int pending = 0; };
 // two) 128-column blocks, args.scale_b[lo] and args.scale_b[hi] (hi nullptr: the tile meets one
 // block) into `sb_lo` and `sb_hi`, where `lo` is set; A's of the thread's fragment rows from the
 // stage (tile row r's at `row_scales` + 4 r) into `sa[b][h]`, rows as PromoteAccumulator's.
-// A's factors per row or per tensor come from args.scale_a instead (`a_index` set, row_scales
-// not): args.scale_a[a_index + the tile row] per row (the row clamped to at most `a_last`), the
-// one args.scale_a[a_index] per tensor.
+// A's factors that are not staged come from args.scale_a instead (`a_index` set, row_scales not):
+// fragment row r's is args.scale_a[a_index + min(a_row + r, a_last) / a_row_block * a_row_stride]
+// (per row: a_row_block 1, stride 1; per 1x128 K-major: stride the k blocks; per 128x128: a_row_block
+// 128), or the one args.scale_a[a_index] where a_row_block is 0 (per tensor).
 struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
   ExprPtr lo, hi;
   std::optional<SmemRef> row_scales;
   ExprPtr row0;
   int blocks = 1;
-  ExprPtr a_index, a_last;
-  bool a_per_row = false;
+  ExprPtr a_index, a_row, a_last, a_row_stride;
+  int64_t a_row_block = 0;
 };
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its
@@ -316,6 +319,15 @@ struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   ExprPtr block;
   bool row_scaled = false;
   ExprPtr col_split;
+};
+
+// FP8 with B's factors per row of B (per column of D): they are constant along K, so the finished
+// accumulator's columns are multiplied once after the k loop (the promotion applies A's alone):
+// tile column c's factor is args.scale_b[min(first + c, last)]. Columns as PromoteAccumulator's.
+struct ScaleAccumulatorColumns : NodeOf<NodeKind::ScaleAccumulatorColumns> {
+  std::string name = "acc";
+  int blocks = 1, regs = 0;
+  ExprPtr first, last;
 };
 
 // An epilogue op applied to each accumulator value in registers. ActGrad multiplies by the

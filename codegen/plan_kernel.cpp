@@ -91,29 +91,26 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
   const Node* sa = def.scale_of(def.matmul_node().operands[0]);
   const Node* sb = def.scale_of(def.matmul_node().operands[1]);
-  // A: per tensor, per row, or per 1x128 MN-major as DeepGEMM lays them out; B: per tensor or per
-  // 128x128 block K-major. B's per row (one per column of D) would need a column's factor in the
-  // promotion, N / 4 registers a thread: not lowered yet.
-  if (sa && (sa->granularity == ScaleGranularity::Block128x128 ||
-             (sa->granularity == ScaleGranularity::Block1x128 && sa->layout != Layout::MNMajor)))
-    not_lowered("A's scale factors per " + std::string(scale_granularity_name(sa->granularity)) +
-                (sa->shape.size() == 2 && sa->layout == Layout::KMajor ? " K-major" : "") +
-                " (lowered: per tensor, per row, and per 1x128 MN-major as DeepGEMM lays them out)");
-  if (sb && (sb->granularity == ScaleGranularity::Block1x128 || sb->granularity == ScaleGranularity::PerRow ||
-             (sb->granularity == ScaleGranularity::Block128x128 && sb->layout != Layout::KMajor)))
-    not_lowered("B's scale factors per " + std::string(scale_granularity_name(sb->granularity)) +
-                (sb->shape.size() == 2 && sb->layout == Layout::MNMajor ? " MN-major" : "") +
-                " (lowered: per tensor, and per 128x128 block K-major)");
-  if (sa) p.fp8.scale_a = sa->granularity;
-  if (sb) p.fp8.scale_b = sb->granularity;
+  // Every granularity and major but B's per 1x128: a column's factor per k block in the promotion
+  // would take N / 4 registers a thread (DeepGEMM's 1D1D kernel stages them per k tile instead).
+  if (sb && sb->granularity == ScaleGranularity::Block1x128)
+    not_lowered("B's scale factors per 1x128 (one per column of D and 128 of K, DeepGEMM's 1D1D recipe; lowered for "
+                "B: per tensor, per row, and per 128x128 block)");
+  if (sa) {
+    p.fp8.scale_a = sa->granularity;
+    if (sa->shape.size() == 2) p.fp8.scale_a_major = sa->layout;
+  }
+  if (sb) {
+    p.fp8.scale_b = sb->granularity;
+    if (sb->shape.size() == 2) p.fp8.scale_b_major = sb->layout;
+  }
   // The promotion interval (promote): factors per 128 of K apply one k block at a time; factors
   // constant along K (per tensor, per row) or none leave it free.
   const int64_t interval = s.promotion_interval().value_or(kScaleBlock);
-  const bool per_k_block = (sa && sa->granularity == ScaleGranularity::Block1x128) ||
-                           (sb && sb->granularity == ScaleGranularity::Block128x128);
-  if (per_k_block && interval != kScaleBlock)
+  const auto along_k = [](const Node* f) { return f && f->shape.size() == 2; };  // per 1x128 or 128x128
+  if ((along_k(sa) || along_k(sb)) && interval != kScaleBlock)
     throw_user_error("promote", "promote " + std::to_string(interval) + ": the scale factors change every " +
-                     std::to_string(kScaleBlock) + " elements of K (A per 1x128 or B per 128x128), so each k block is "
+                     std::to_string(kScaleBlock) + " elements of K (per 1x128 or 128x128), so each k block is "
                      "promoted with its own; use promote 128 (the default)");
   if (interval == 0 && (sa || sb))
     not_lowered("promote 0 with scale factors (they are applied in the promotion; without one, the epilogue would "
@@ -653,8 +650,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.varlen_k = p.varlen_k;
   k.launch.pointer_array = p.pointer_array;
   k.launch.reads_scale_b = p.fp8.scale_b.has_value();
-  k.launch.scale_b_per_tensor = p.fp8.scale_b == ScaleGranularity::PerTensor;
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
+  if (p.fp8.scale_a) k.launch.scale_a_array = scale_array_text(*p.fp8.scale_a, p.fp8.scale_a_major, "M");
+  if (p.fp8.scale_b) k.launch.scale_b_array = scale_array_text(*p.fp8.scale_b, p.fp8.scale_b_major, "N");
   k.launch.writes_aux = p.epilogue.saves();
   k.launch.symmetric = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;
   // A workspace slot per output tile of the batch: counted for the planned problem, and as the

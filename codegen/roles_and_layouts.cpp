@@ -70,7 +70,10 @@ int promotion_regs(const Schedule& s) {
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {
   const Definition& def = s.definition();
   const Node* scales = def.scale_of(def.matmul_node().operands[0]);
-  if (!scales || scales->granularity != ScaleGranularity::Block1x128) return std::nullopt;
+  // Staged: DeepGEMM's per 1x128 MN-major (a k block's factors of the tile's rows lie together);
+  // the others are read from global memory in the promotion.
+  if (!scales || scales->granularity != ScaleGranularity::Block1x128 || scales->layout != Layout::MNMajor)
+    return std::nullopt;
   SmemTileLayout l;
   l.mn_major = true;  // its row runs along M
   l.elem_bytes = 4;

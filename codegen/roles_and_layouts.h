@@ -85,7 +85,7 @@ bool promotes_fp8(const Schedule& s);
 // The promotion accumulator's registers per thread: one 64-row block of the tile's columns over a
 // warpgroup's 128 threads (a warpgroup with several blocks promotes them in waves); 0 without FP8.
 int promotion_regs(const Schedule& s);
-// An FP8 A scaled per row and 128 of K: a stage holds its factors for the tile's rows and the
+// An FP8 A scaled per row and 128 of K, MN-major (DeepGEMM's layout): a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s);
 // A contiguous group's A factors travel in boxes of this many (128 bytes each; scale_a_layout).

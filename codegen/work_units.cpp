@@ -348,12 +348,15 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
   // zero-filled like any edge, so every split runs as many.
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())
-    lets.push_back(let("k_tiles_all", ceil_div(var("args.k"), imm(p_.tile_k))));
+    lets.push_back(let("k_tiles_all", imm(ceil_div(p_.k, p_.tile_k))));  // K is compiled
     lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
   } else if (p_.k_per_unit()) {
     // each unit's k tiles are its group's (unit())
   } else if (!p_.k_loop.empty()) {
-    ExprPtr k_tiles = ceil_div(var("args.k"), imm(p_.tile_k));
+    // K is compiled: a dense problem's constant trip count lets ptxas unroll its FP8 k loop without
+    // a remainder (expand_circular_buffer); over groups ptxas then spills the FP8 consumer (a
+    // contiguous group's at 56 k tiles: 52 bytes), so they read it from args.k.
+    ExprPtr k_tiles = walk_groups_ || skips() ? ceil_div(var("args.k"), imm(p_.tile_k)) : imm(ceil_div(p_.k, p_.tile_k));
     lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
   } else if (persistent()) {
     lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", imm(1)));

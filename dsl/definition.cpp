@@ -49,6 +49,75 @@ ScaleGranularity parse_scale_granularity(std::string_view name) {
                    "': legal are tensor, row, 1x128 (per row and 128 of K) and 128x128 (per block)");
 }
 
+ScaleSpec parse_scale_spec(std::string_view text) {
+  const size_t colon = text.find(':');
+  ScaleSpec spec;
+  spec.granularity = parse_scale_granularity(text.substr(0, colon));
+  if (colon == std::string_view::npos) return spec;
+  const std::string_view major = text.substr(colon + 1);
+  if (spec.granularity == ScaleGranularity::PerTensor || spec.granularity == ScaleGranularity::PerRow)
+    throw_user_error("bad-scale", "scale factors '" + std::string(text) + "': factors per " +
+                     std::string(scale_granularity_name(spec.granularity)) + " are one-dimensional and have no major");
+  if (major == "k") spec.major = Layout::KMajor;
+  else if (major == "mn") spec.major = Layout::MNMajor;
+  else
+    throw_user_error("bad-scale", "scale factors '" + std::string(text) + "': unknown major '" + std::string(major) +
+                     "'; legal are k ([rows][k blocks]) and mn ([k blocks][rows rounded up to 4], DeepGEMM's)");
+  return spec;
+}
+
+std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major) {
+  const bool two_d = g == ScaleGranularity::Block1x128 || g == ScaleGranularity::Block128x128;
+  return std::string(scale_granularity_name(g)) +
+         (two_d && major != default_major ? (major == Layout::KMajor ? ":k" : ":mn") : "");
+}
+
+std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows) {
+  const std::string r(rows);
+  switch (g) {
+    case ScaleGranularity::PerTensor: return "one fp32 for the tensor";
+    case ScaleGranularity::PerRow: return "[" + r + "] fp32, one per row";
+    case ScaleGranularity::Block1x128:
+      return major == Layout::MNMajor ? "[ceil(K/128)][" + r + " rounded up to 4] fp32"
+                                      : "[" + r + "][ceil(K/128)] fp32";
+    case ScaleGranularity::Block128x128:
+      return major == Layout::MNMajor ? "[ceil(K/128)][ceil(" + r + "/128) rounded up to 4] fp32"
+                                      : "[ceil(" + r + "/128)][ceil(K/128)] fp32";
+  }
+  GG_INTERNAL_CHECK(false, "unhandled scale granularity");
+}
+
+namespace {
+// A two-dimensional granularity's rows of factors (rows or 128-row blocks) and its leading dimension.
+int64_t factor_rows(ScaleGranularity g, int64_t rows) {
+  return g == ScaleGranularity::Block128x128 ? (rows + kScaleBlock - 1) / kScaleBlock : rows;
+}
+int64_t factor_ld(ScaleGranularity g, Layout major, int64_t rows, int64_t k) {
+  const int64_t r = factor_rows(g, rows);
+  return major == Layout::MNMajor ? (r + 3) / 4 * 4 : (k + kScaleBlock - 1) / kScaleBlock;
+}
+}  // namespace
+
+int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k) {
+  const int64_t k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
+  switch (g) {
+    case ScaleGranularity::PerTensor: return 1;
+    case ScaleGranularity::PerRow: return rows;
+    default: return major == Layout::MNMajor ? k_blocks * factor_ld(g, major, rows, k) : factor_rows(g, rows) * k_blocks;
+  }
+}
+
+int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c) {
+  switch (g) {
+    case ScaleGranularity::PerTensor: return 0;
+    case ScaleGranularity::PerRow: return r;
+    default: {
+      const int64_t row = g == ScaleGranularity::Block128x128 ? r / kScaleBlock : r, kb = c / kScaleBlock;
+      return major == Layout::MNMajor ? kb * factor_ld(g, major, rows, k) + row : row * factor_ld(g, major, rows, k) + kb;
+    }
+  }
+}
+
 std::string_view op_name(OpKind k) {
   switch (k) {
     case OpKind::Input: return "input";
@@ -498,8 +567,14 @@ ProblemLayout problem_layout(const Definition& def) {
   l.runtime_m = def.runtime_m();
   l.runtime_n = def.runtime_n();
   l.source = def.problem_source();
-  if (const Node* sa = def.scale_of(a.id)) l.scale_a = sa->granularity;
-  if (const Node* sb = def.scale_of(b.id)) l.scale_b = sb->granularity;
+  if (const Node* sa = def.scale_of(a.id)) {
+    l.scale_a = sa->granularity;
+    if (sa->shape.size() == 2) l.scale_a_major = sa->layout;
+  }
+  if (const Node* sb = def.scale_of(b.id)) {
+    l.scale_b = sb->granularity;
+    if (sb->shape.size() == 2) l.scale_b_major = sb->layout;
+  }
   l.symmetric = a.id == b.id;
   if (l.symmetric) l.ldb = 0, l.stride_b = -1, l.scale_b.reset();  // B is A: nothing of its own
   l.stage_a = a.staged;
@@ -555,8 +630,9 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.stride_b >= 0) parts.push_back("stride_b=" + std::to_string(l.stride_b));
   if (l.stride_d >= 0) parts.push_back("stride_d=" + std::to_string(l.stride_d));
   if (l.source != ProblemSource::Dense) parts.push_back(std::string(problem_source_name(l.source)) + " groups");
-  if (l.scale_a) parts.push_back("A scaled per " + std::string(scale_granularity_name(*l.scale_a)));
-  if (l.scale_b) parts.push_back("B scaled per " + std::string(scale_granularity_name(*l.scale_b)));
+  const ProblemLayout defaults;
+  if (l.scale_a) parts.push_back("A scaled per " + scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major));
+  if (l.scale_b) parts.push_back("B scaled per " + scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major));
   if (l.symmetric) parts.push_back("symmetric (B is A)");
   if (l.stage_a) parts.push_back("A staged");
   if (l.stage_b) parts.push_back("B staged");
@@ -591,6 +667,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.runtime_n = l.runtime_m;
   s.scale_a = l.scale_b;
   s.scale_b = l.scale_a;
+  s.scale_a_major = l.scale_b_major;
+  s.scale_b_major = l.scale_a_major;
   s.stage_a = l.stage_b;
   s.stage_b = l.stage_a;
   return s;
@@ -609,8 +687,8 @@ std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int
   def.set_batch(l.batch);
   if (l.stride_a >= 0) def.set_batch_stride(a, l.stride_a);
   if (l.stride_b >= 0 && !l.symmetric) def.set_batch_stride(b, l.stride_b);
-  if (l.scale_a) def.scale_input("SA", a, *l.scale_a, Layout::MNMajor);
-  if (l.scale_b) def.scale_input("SB", b, *l.scale_b, Layout::KMajor);
+  if (l.scale_a) def.scale_input("SA", a, *l.scale_a, l.scale_a_major);
+  if (l.scale_b) def.scale_input("SB", b, *l.scale_b, l.scale_b_major);
   return {a, b};
 }
 

@@ -48,6 +48,22 @@ enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, 
 enum class ScaleGranularity { PerTensor, PerRow, Block1x128, Block128x128 };
 std::string_view scale_granularity_name(ScaleGranularity g);  // "tensor", "row", "1x128", "128x128"
 ScaleGranularity parse_scale_granularity(std::string_view name);  // CompileError `bad-scale`
+// An operand's factors as the CLI and the schedule text write them: a granularity, and for the
+// two-dimensional ones the factors' major after a colon ("1x128:k": K-major, "128x128:mn": M- or
+// N-major); without one, the operand's default (DeepGEMM's: A's MN-major, B's K-major).
+struct ScaleSpec {
+  ScaleGranularity granularity = ScaleGranularity::Block1x128;
+  std::optional<Layout> major;
+};
+ScaleSpec parse_scale_spec(std::string_view text);  // CompileError `bad-scale`
+std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major);  // "1x128", "1x128:k"
+// The array an operand's factors are, as launch errors name it: "[ceil(K/128)][M rounded up to 4] fp32".
+// `rows` names the operand's rows ("M" or "N").
+std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows);
+// How many factors a rows x k operand matrix has, and where the factor of its element (r, c) lies
+// among them (MN-major: [k blocks][row blocks rounded up to 4]; K-major: [row blocks][k blocks]).
+int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k);
+int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c);
 inline constexpr int64_t kScaleBlock = 128;  // elements of K (and rows, 128 x 128) one factor covers
 
 // How the output [M,N] lies in memory: rows contiguous (D[m * N + n]) or columns contiguous
@@ -322,6 +338,9 @@ struct ProblemLayout {
   // FP8 operands' scale factors (nullopt: none, a factor of 1), laid out as DeepGEMM does: A's
   // ("SA") MN-major, B's ("SB") K-major.
   std::optional<ScaleGranularity> scale_a{}, scale_b{};
+  // The two-dimensional factors' majors (1x128, 128x128): MN-major (DeepGEMM's TMA-aligned
+  // [k blocks][rows rounded up to 4]) or K-major ([rows][k blocks]).
+  Layout scale_a_major = Layout::MNMajor, scale_b_major = Layout::KMajor;
   // D = A * A^T: one input A read as both operands (matmul(A, A)); N is M.
   bool symmetric = false;
   // A or B read through an aligned copy the launch makes first (Definition::stage_operand).

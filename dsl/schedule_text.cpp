@@ -311,7 +311,7 @@ EpilogueSpec parse_epilogue(std::string_view text, const std::vector<std::string
 void parse_problem(std::string_view text, const std::vector<std::string_view>& words, ProblemSpec& p) {
   Line l(text, words, "problem m=M n=N k=K dtype=f16|bf16 out=f16|bf16|f32 [a_major=k|m] [b_major=k|n] [d_major=n|m] "
          "[lda=L] [ldb=L] [ldd=L] [batch=B] [stride_a=S] [stride_b=S] [stride_d=S] [orientation=straight|swapped] [compiled=mnk|nk|mk|k] [source=dense|masked|contiguous|varlen_k|pointer_array] "
-         "[scale_a=1x128|128x128|row|tensor|none] [scale_b=...] [symmetric=1] [stage=a|b|ab]");
+         "[scale_a=1x128|128x128|row|tensor|none, 1x128:k or 128x128:mn for a major] [scale_b=...] [symmetric=1] [stage=a|b|ab]");
   if (l.size() < 2) l.fail("expected key=value pairs");
   for (size_t i = 1; i < words.size(); ++i) {
     std::string_view w = words[i];
@@ -395,7 +395,7 @@ void parse_problem(std::string_view text, const std::vector<std::string_view>& w
     } else if (key == "scale_a" || key == "scale_b") {
       auto& slot = key == "scale_a" ? p.scale_a : p.scale_b;
       if (slot) l.fail(std::string(key) + " is given twice");
-      if (value != "none") parse_scale_granularity(value);  // bad-scale, at this line
+      if (value != "none") parse_scale_spec(value);  // bad-scale, at this line
       slot = std::string(value);
     } else
       l.fail("unknown key '" + std::string(key) + "'; legal keys are m, n, k, dtype, out, a_major, b_major, d_major, "
@@ -548,9 +548,10 @@ std::string print_schedule(const Schedule& s) {
   if (l.symmetric) os << " symmetric=1";
   if (l.stage_a || l.stage_b) os << " stage=" << (l.stage_a ? "a" : "") << (l.stage_b ? "b" : "");
   // An FP8 problem says both, "none" included: a reader's default for FP8 is DeepGEMM's factors.
+  const ProblemLayout defaults;
   if (dtype_is_fp8(def.input_dtype()) || l.scale_a || l.scale_b)
-    os << " scale_a=" << (l.scale_a ? scale_granularity_name(*l.scale_a) : "none")
-       << " scale_b=" << (l.scale_b ? scale_granularity_name(*l.scale_b) : "none");
+    os << " scale_a=" << (l.scale_a ? scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major) : "none")
+       << " scale_b=" << (l.scale_b ? scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major) : "none");
   os << "\n";
   if (swapped)
     os << "# computed as D^T = B * A^T: the directives schedule the swapped problem (M'=" << def.m() << " N'=" << def.n()

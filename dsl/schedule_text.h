@@ -74,7 +74,7 @@ struct ProblemSpec {
   std::optional<std::string> compiled;  // compiled=nk: the sizes not named are read at run time
   std::optional<ProblemSource> source;  // source=masked: the batch's matrices are masked groups
   // scale_a=1x128, scale_b=128x128 (or tensor, row, none): FP8 operands' scale factors, as
-  // parse_scale_granularity spells them; "none" for no factors.
+  // parse_scale_spec spells them (a two-dimensional one's major after a colon: 1x128:k); "none" for no factors.
   std::optional<std::string> scale_a, scale_b;
   std::optional<bool> symmetric;  // symmetric=1: D = A * A^T, A read as both operands
   std::optional<std::string> stage;  // stage=a|b|ab: operands read through an aligned copy (Definition::stage_operand)

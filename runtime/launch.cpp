@@ -272,10 +272,10 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage
                                     [](const TensorMapSpec& t) { return t.operand == Operand::ScaleA; });
   if ((a_staged || spec_.reads_scale_a) && problem.scale_a == nullptr)
     throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, " +
-                    (a_staged ? "[ceil(K/128)][M rounded up to 4] fp32)" : "one fp32 per tensor or per row of A)"));
+                    spec_.scale_a_array + ")");
   if (spec_.reads_scale_b && problem.scale_b == nullptr)
     throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, " +
-                    (spec_.scale_b_per_tensor ? "one fp32 for the tensor)" : "[ceil(N/128)][ceil(K/128)] fp32)"));
+                    spec_.scale_b_array + ")");
   if (spec_.writes_aux && problem.aux == nullptr)
     throw CudaError(describe() + ": the kernel stores a saved second output (GemmProblem::aux, device memory of D's "
                     "type laid out as D)");

@@ -159,7 +159,8 @@ struct LaunchSpec {
   // FP8: the kernel reads B's scale factors from GgGemmArgs::scale_b (A's, where it has them, go
   // through the ScaleA tensor map), which a launch must pass.
   bool reads_scale_b = false;
-  bool scale_b_per_tensor = false;  // B's factor is one fp32 for the tensor, not one per 128 x 128 block
+  // The arrays the kernel reads the factors from, as errors name them ("[ceil(N/128)][ceil(K/128)] fp32").
+  std::string scale_a_array, scale_b_array;
   // FP8: the kernel reads A's factors (per tensor or row from GgGemmArgs::scale_a; per row and 128
   // of K through the ScaleA tensor map), which a launch must pass.
   bool reads_scale_a = false;

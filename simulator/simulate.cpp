@@ -279,7 +279,6 @@ class Simulator {
 
   void make_scales(uint64_t seed) {
     const gg::Node& mm = def_.matmul_node();
-    k_blocks_ = (p_.k + kScaleBlock - 1) / kScaleBlock;
     const auto powers = [&](size_t count) {
       std::vector<float> v = rt::small_integer_values(count, seed++);
       for (float& x : v) x = std::ldexp(1.0f, int(x));  // 2^-2 .. 2^2
@@ -291,10 +290,10 @@ class Simulator {
     const gg::Node* b_scales = def_.scale_of(mm.operands[1]);
     a_granularity_ = a_scales ? std::optional<ScaleGranularity>(a_scales->granularity) : std::nullopt;
     b_granularity_ = b_scales ? std::optional<ScaleGranularity>(b_scales->granularity) : std::nullopt;
+    if (a_scales && a_scales->shape.size() == 2) a_major_ = a_scales->layout;
+    if (b_scales && b_scales->shape.size() == 2) b_major_ = b_scales->layout;
     a_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::A, m_, n_, p_.k).batches;
-    if (a_granularity_ == ScaleGranularity::PerTensor) scale_a_vec_ = powers(size_t(a_scale_matrices_));
-    if (a_granularity_ == ScaleGranularity::PerRow) scale_a_vec_ = powers(size_t(a_scale_matrices_ * m_));
-    if (a_granularity_ == ScaleGranularity::Block1x128) {
+    if (p_.fp8.stages_scale_a()) {  // through the ScaleA tensor map
       const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
       scale_a_.elem = rt::ElemType::F32;
       scale_a_.allocate(s.rows, s.cols, s.row_stride, s.batches, s.batch_stride);
@@ -302,11 +301,13 @@ class Simulator {
       for (int64_t b = 0; b < s.batches; ++b)
         for (int64_t kb = 0; kb < s.rows; ++kb)
           for (int64_t i = 0; i < s.cols; ++i) scale_a_.set(kb, i, v[size_t((b * s.rows + kb) * s.cols + i)], b);
+    } else if (a_granularity_) {  // read from args.scale_a
+      a_scale_count_ = scale_factor_count(*a_granularity_, a_major_, m_, p_.k);
+      scale_a_vec_ = powers(size_t(a_scale_matrices_ * a_scale_count_));
     }
     b_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::B, m_, n_, p_.k).batches;
-    b_scale_blocks_ = (n_ + kScaleBlock - 1) / kScaleBlock * k_blocks_;
-    if (b_granularity_ == ScaleGranularity::PerTensor) b_scale_blocks_ = 1;
-    if (b_scales) scale_b_ = powers(size_t(b_scale_matrices_ * b_scale_blocks_));
+    if (b_granularity_) b_scale_count_ = scale_factor_count(*b_granularity_, b_major_, n_, p_.k);
+    if (b_scales) scale_b_ = powers(size_t(b_scale_matrices_ * b_scale_count_));
   }
   // args.scale_a[index] (factors per tensor or per row) and args.scale_b[index] as the kernel reads them.
   float scale_a_vector(int64_t index) { return read_factor(scale_a_vec_, index, "scale_a", "A's"); }
@@ -322,15 +323,14 @@ class Simulator {
   // The factor of A's row i and B's row j of matrix (or group) b at element kk of K (1 without scales).
   double scale_a_at(int64_t b, int64_t i, int64_t kk) const {
     const int64_t matrix = a_scale_matrices_ > 1 ? b : 0;
-    if (a_granularity_ == ScaleGranularity::PerTensor) return scale_a_vec_[size_t(matrix)];
-    if (a_granularity_ == ScaleGranularity::PerRow) return scale_a_vec_[size_t(matrix * m_ + i)];
-    return scale_a_.rows ? double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0)) : 1.0;
+    if (scale_a_.rows) return double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0));
+    if (!a_granularity_) return 1.0;
+    return scale_a_vec_[size_t(matrix * a_scale_count_ + scale_factor_index(*a_granularity_, a_major_, m_, p_.k, i, kk))];
   }
   double scale_b_at(int64_t b, int64_t j, int64_t kk) const {
     if (scale_b_.empty()) return 1.0;
     const int64_t matrix = b_scale_matrices_ > 1 ? b : 0;
-    if (b_granularity_ == ScaleGranularity::PerTensor) return double(scale_b_[size_t(matrix)]);
-    return double(scale_b_[size_t(matrix * b_scale_blocks_ + j / kScaleBlock * k_blocks_ + kk / kScaleBlock)]);
+    return double(scale_b_[size_t(matrix * b_scale_count_ + scale_factor_index(*b_granularity_, b_major_, n_, p_.k, j, kk))]);
   }
 
   // The launch's tensor maps, with the extents a kernel that reads sizes at run time leaves to the
@@ -1253,13 +1253,18 @@ class Simulator {
       w.column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
     }
     const int64_t row0 = eval(w, n.row0), quarter = w.index % kWarpsPerWarpgroup;
-    if (n.a_index) {  // per tensor or per row, from args.scale_a
-      const int64_t base = eval(w, n.a_index), last = n.a_last ? eval(w, n.a_last) : base;
+    if (n.a_index) {  // from args.scale_a: per tensor, or row r's (clamped), row block's times the stride
+      const int64_t base = eval(w, n.a_index);
       w.row_scales.assign(size_t(n.blocks * 16), 0.0f);
       for (int64_t b = 0; b < n.blocks; ++b)
-        for (int64_t i = 0; i < 16; ++i)
-          w.row_scales[size_t(b * 16 + i)] =
-              scale_a_vector(n.a_per_row ? std::min(base + row0 + 64 * b + 16 * quarter + i, last) : base);
+        for (int64_t i = 0; i < 16; ++i) {
+          int64_t at = base;
+          if (n.a_row_block) {
+            const int64_t row = std::min(eval(w, n.a_row) + row0 + 64 * b + 16 * quarter + i, eval(w, n.a_last));
+            at += row / n.a_row_block * eval(w, n.a_row_stride);
+          }
+          w.row_scales[size_t(b * 16 + i)] = scale_a_vector(at);
+        }
       return true;
     }
     if (!n.row_scales) return true;
@@ -1305,6 +1310,22 @@ class Simulator {
           into[at] += from[src] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));
         }
       }
+    return true;
+  }
+  // Each warp's 16 rows of each block: column j times B's factor of tile column j.
+  bool exec(Warp& w, Frame&, const ScaleAccumulatorColumns& n) {
+    auto& acc = w.acc[n.name];
+    const int64_t N = 2 * n.regs;
+    if (int64_t(acc.size()) != n.blocks * 16 * N) {
+      error("column factors on an accumulator of another shape than " + std::to_string(n.blocks) + " x 64 x " +
+            std::to_string(N));
+      return true;
+    }
+    const int64_t first = eval(w, n.first), last = eval(w, n.last);
+    for (int64_t j = 0; j < N; ++j) {
+      const float s = scale_b(std::min(first + j, last));
+      for (int64_t r = 0; r < n.blocks * 16; ++r) acc[size_t(r * N + j)] *= s;
+    }
     return true;
   }
   bool exec(Warp& w, Frame&, const WgmmaCommit&) {
@@ -2255,16 +2276,16 @@ class Simulator {
   GlobalTensor a_, b_, c_, bias_, d_;
   GlobalTensor staged_a_, staged_b_;  // staged operands' aligned copies (stage_operands)
   GlobalTensor aux_;  // a saved output (Definition::set_saved_output), laid out as D
-  // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block,
-  // stored as the ScaleA map reads them; B's per 128 x 128 block, [n blocks][k blocks] as
-  // args.scale_b (empty without).
+  // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block
+  // MN-major stored as the ScaleA map reads them; B's as args.scale_b holds them (empty without).
   GlobalTensor scale_a_;
   std::vector<float> scale_b_;
-  int64_t b_scale_matrices_ = 1, b_scale_blocks_ = 0;  // B's matrices with factors, factors per matrix
+  int64_t b_scale_matrices_ = 1, b_scale_count_ = 0;  // B's matrices with factors, factors per matrix
+  int64_t a_scale_count_ = 0;  // A's factors per matrix read from args.scale_a
+  Layout a_major_ = Layout::MNMajor, b_major_ = Layout::KMajor;  // two-dimensional factors' majors
   int64_t a_scale_matrices_ = 1;                      // A's matrices (with factors, one set each)
   std::optional<ScaleGranularity> a_granularity_, b_granularity_;
-  std::vector<float> scale_a_vec_;  // A's factors per tensor (one per matrix) or per row
-  int64_t k_blocks_ = 0;
+  std::vector<float> scale_a_vec_;  // A's factors read from args.scale_a (all but 1x128 MN-major, staged)
   std::string c_name_, bias_name_;
   std::map<std::string, HostMatrices> host_;
   std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)

@@ -35,13 +35,19 @@ inline std::vector<int64_t> offsets_of(const std::vector<int64_t>& sizes, int64_
   return offsets;
 }
 
-// One role's running pipeline count skips a unit's k tiles: the roles' stages and phases part.
-inline Kernel with_running_count_skipped(Kernel k) {
+// One role's pipeline state skips a stage at each unit's first k tile (as a running count that
+// skipped a unit's k tiles would): the roles' stages and phases part.
+inline Kernel with_pipeline_state_skipped(Kernel k) {
   int seen = 0;
-  Plant count(rewrite<kir::Assign>([&](kir::Assign& a) { a.value = a.value + kir::imm(seen++ == 0 ? 1 : 0); },
-                                   [](const kir::Assign& a) { return a.name == "k_done"; }));
-  k.body = count.mutate(k.body);
-  GG_INTERNAL_CHECK(count.planted > 0, "no running count to plant into");
+  Plant state(rewrite<kir::Assign>(
+      [&](kir::Assign& a) {
+        if (seen++ == 0) a.value = a.value + (kir::var("k_tile") == kir::imm(0));
+      },
+      [](const kir::Assign& a) {  // the advance, pipe_stage + 1 (not its wrap to 0 or a re-set)
+        return a.name == "pipe_stage" && kir::to_c(a.value).find("pipe_stage") != std::string::npos;
+      }));
+  k.body = state.mutate(k.body);
+  GG_INTERNAL_CHECK(state.planted > 0, "no pipeline state to plant into");
   return k;
 }
 

@@ -29,7 +29,7 @@ struct GgGemmArgs {
   // written by the launch's map builder, and each group's M, N, K (3 ints per group).
   const GgTensorMap* group_maps;
   const int* group_sizes;
-  // FP8 scale factors: A's (also through map_scale_a) and B's per 128 x 128 block, [ceil(N/128)][ceil(K/128)].
+  // FP8 scale factors, laid out as the kernel's problem line says (A's per 1x128 MN-major through map_scale_a).
   const float* scale_a;
   const float* scale_b;
   // A saved second output (Definition::set_saved_output): [M, N] in D's type, laid out as D (ldd,

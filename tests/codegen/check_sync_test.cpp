@@ -475,12 +475,34 @@ std::vector<BugClass> bug_classes() {
        named("full_bar")},
       {"expect_tx moved after its TMA loads", tma, expect_after_loads, full},
       {"phases restart every unit (the running count k_done never advances)",
-       [](const Kernel& k) { return k.plan.persistent; },
+       [](const Kernel& k) { return k.plan.persistent && !k.plan.warp_specialized; },
        [](const Kernel& k) {
          return plant<Assign>(
              k, [](const Assign& a, const Spot&) { return a.name == "k_done"; },
              [](auto n) -> StmtPtr {
                n->value = var("k_done");
+               return n;
+             });
+       },
+       named("full_bar[")},
+      {"a ping-pong consumer's unit keeps its own pipeline state (not re-set past the other's k tiles)",
+       [](const Kernel& k) { return k.plan.ping_pong; },
+       [](const Kernel& k) {
+         return plant<Assign>(
+             k, [](const Assign& a, const Spot&) { return a.name == "pipe_stage" && to_c(a.value).find("k_done") != std::string::npos; },
+             [](auto n) -> StmtPtr {
+               n->value = var("pipe_stage");
+               return n;
+             });
+       },
+       named("full_bar[")},
+      {"the pipeline state never advances (each k step waits on the same stage)",
+       [](const Kernel& k) { return k.plan.warp_specialized && !k.plan.k_loop.empty(); },
+       [](const Kernel& k) {
+         return plant<Assign>(
+             k, [](const Assign& a, const Spot&) { return a.name == "pipe_stage"; },
+             [](auto n) -> StmtPtr {
+               n->value = var("pipe_stage");
                return n;
              });
        },
@@ -631,12 +653,13 @@ std::vector<Config> bug_configs() {
   return {
       {"v2", lower(step(2, 128, 128, 512))},
       {"v5", lower(step(5))},
-      {"v6", lower(step(6))},
+      // K of 17 k tiles: a running count that never advances then lands on another phase
+      {"v6", lower(step(6, 1024, 1024, 1088))},
       {"v8", lower(step(8))},
       {"v9", lower(step(9))},
       {"v10", lower(step(10))},
       {"v8 64x256", lower(variant(8, gemm(1024, 1024, 1024), 64, 256, 64))},
-      {"pingpong", lower(ping_pong_schedule(gemm(1024, 1024, 1024)))},
+      {"pingpong", lower(ping_pong_schedule(gemm(1024, 1024, 1088)))},  // 17 k tiles: a skipped turn moves the phase
   };
 }
 

@@ -235,19 +235,18 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   check_not_lowered(blackwell, "e4m3 operands on sm_100a (Blackwell's block-scaled tcgen05.mma takes UE8M0 factors per "
                                "32 elements of K, a later step)");
   check_not_lowered(tutorial_schedule(3, deepgemm()), "e4m3 operands with synchronous copies (cache_read A and B tma)");
-  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block128x128, ScaleGranularity::Block128x128)),
-                    "A's scale factors per 128x128 (lowered: per tensor, per row, and per 1x128 MN-major as DeepGEMM "
-                    "lays them out)");
+  // B's per 1x128 would cost the promotion a factor per column and k block: N / 4 registers a thread.
   check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
-                    "B's scale factors per 1x128 (lowered: per tensor, and per 128x128 block K-major)");
+                    "B's scale factors per 1x128 (one per column of D and 128 of K, DeepGEMM's 1D1D recipe; lowered "
+                    "for B: per tensor, per row, and per 128x128 block)");
   // The promotion interval: factors per 128 of K need 128; none with factors is not lowered; a
   // warpgroup of several row blocks promotes in waves, one k tile at a time.
   {
     Schedule s = tutorial_schedule(10, deepgemm());
     s.promote(256);
     check_error([&] { lower(s); }, "promote",
-                "promote 256: the scale factors change every 128 elements of K (A per 1x128 or B per 128x128), so each "
-                "k block is promoted with its own; use promote 128 (the default)");
+                "promote 256: the scale factors change every 128 elements of K (per 1x128 or 128x128), so each k block "
+                "is promoted with its own; use promote 128 (the default)");
     Schedule none = tutorial_schedule(10, fp8(ScaleGranularity::PerTensor, ScaleGranularity::PerTensor));
     none.promote(0);
     check_not_lowered(none, "promote 0 with scale factors (they are applied in the promotion; without one, the "
@@ -257,9 +256,6 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
     check_not_lowered(waves, "promote 256 with 2 64-row blocks per consumer warpgroup (they are promoted in waves "
                              "through one promotion accumulator, which holds one k tile)");
   }
-  // One factor per column of D would cost the promotion N / 4 registers a thread.
-  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::PerRow, ScaleGranularity::PerRow)),
-                    "B's scale factors per row (lowered: per tensor, and per 128x128 block K-major)");
   // A grid of TMA-loaded tiles of the given shape (v4 without the staged store).
   const auto grid = [](const Definition& def, int64_t tile_n, int64_t tile_k) {
     Schedule s(def);

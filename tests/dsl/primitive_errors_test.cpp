@@ -417,6 +417,15 @@ TEST_CASE("bad-scale") {
   check_error([] { parse_scale_granularity("1x64"); }, "bad-scale",
               "unknown scale granularity '1x64': legal are tensor, row, 1x128 (per row and 128 of K) and 128x128 (per "
               "block)");
+  // A two-dimensional granularity's major after a colon; one-dimensional ones have none.
+  check_error([] { parse_scale_spec("row:k"); }, "bad-scale",
+              "scale factors 'row:k': factors per row are one-dimensional and have no major");
+  check_error([] { parse_scale_spec("1x128:m"); }, "bad-scale",
+              "scale factors '1x128:m': unknown major 'm'; legal are k ([rows][k blocks]) and mn ([k blocks][rows "
+              "rounded up to 4], DeepGEMM's)");
+  CHECK(parse_scale_spec("128x128:mn").major == Layout::MNMajor);
+  CHECK(parse_scale_spec("1x128:k").major == Layout::KMajor);
+  CHECK_FALSE(parse_scale_spec("1x128").major.has_value());
   check_error(
       [] {
         Definition d;

@@ -278,6 +278,46 @@ TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B"
       }
 }
 
+TEST_CASE("fp8 on the GPU: factors K-major per 1x128, per 128x128 of A, N-major of B, per row of B") {
+  using G = gg::ScaleGranularity;
+  const gg::Layout K = gg::Layout::KMajor, MN = gg::Layout::MNMajor;
+  struct Pair {
+    G a;
+    gg::Layout a_major;
+    G b;
+    gg::Layout b_major;
+  };
+  // The first: DeepGEMM's granularities in the other majors (cuBLASLt's block-scaled baseline
+  // takes them repacked); the rest have no cuBLASLt baseline (fp64 only).
+  const std::vector<Pair> pairs = {{G::Block1x128, K, G::Block128x128, MN},  {G::Block128x128, MN, G::Block128x128, K},
+                                   {G::Block128x128, K, G::PerRow, K},        {G::Block1x128, MN, G::PerRow, K},
+                                   {G::PerRow, MN, G::PerRow, K}};
+  for (const Pair& pr : pairs)
+    for (const char* name : {"v8", "auto"})
+      for (bool exact : {false, true}) {
+        gg::ProblemLayout l;
+        l.scale_a = pr.a;
+        l.scale_b = pr.b;
+        l.scale_a_major = pr.a_major;
+        l.scale_b_major = pr.b_major;
+        CAPTURE(gg::problem_layout_text(l));
+        CAPTURE(name);
+        CAPTURE(exact);
+        const gg::Definition def =
+            gg::make_definition(300, 264, 640, gg::DType::E4M3, exact ? gg::DType::F32 : gg::DType::BF16, {}, l);
+        check_passes(gg::builtin_schedule(name, def), exact, 1);
+      }
+  // a masked batch of groups, each with its own factors read from memory
+  gg::ProblemLayout grouped;
+  grouped.scale_a = G::Block128x128;
+  grouped.scale_a_major = K;
+  grouped.scale_b = G::PerRow;
+  grouped.batch = 3;
+  grouped.source = gg::ProblemSource::Masked;
+  check_passes(gg::builtin_schedule("auto", gg::make_definition(200, 264, 640, gg::DType::E4M3, gg::DType::BF16, {}, grouped)),
+               false, 1, {200, 0, 77});
+}
+
 TEST_CASE("fp8 on the GPU: promotion every 512 of K, and none (one accumulator)") {
   using G = gg::ScaleGranularity;
   for (bool exact : {false, true})

@@ -3,6 +3,7 @@
 // accumulator: the simulator runs the kernels on small integers and power-of-two factors, exactly.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "codegen/lower.h"
@@ -251,23 +252,36 @@ TEST_CASE("fp8: masked and contiguous groups and batches read each matrix's fact
   }
 }
 
-TEST_CASE("fp8: factors per tensor and per row of A, per tensor of B, in every pairing, simulate exactly") {
+TEST_CASE("fp8: every granularity and major of A's and B's factors, in every pairing, simulates exactly") {
   using namespace gg::kir;
   using G = ScaleGranularity;
-  const std::vector<std::optional<G>> a_kinds = {G::PerTensor, G::PerRow, G::Block1x128, std::nullopt};
-  const std::vector<std::optional<G>> b_kinds = {G::PerTensor, G::Block128x128, std::nullopt};
-  for (const auto& ga : a_kinds)
-    for (const auto& gb : b_kinds) {
+  struct Factors {
+    std::optional<G> g;
+    Layout major;
+  };
+  const Layout K = Layout::KMajor, MN = Layout::MNMajor;
+  const std::vector<Factors> a_kinds = {{G::PerTensor, MN},    {G::PerRow, MN},       {G::Block1x128, MN},
+                                        {G::Block1x128, K},    {G::Block128x128, MN}, {G::Block128x128, K},
+                                        {std::nullopt, MN}};
+  const std::vector<Factors> b_kinds = {
+      {G::PerTensor, K}, {G::PerRow, K}, {G::Block128x128, K}, {G::Block128x128, MN}, {std::nullopt, K}};
+  for (const Factors& fa : a_kinds)
+    for (const Factors& fb : b_kinds) {
       ProblemLayout l;
-      l.scale_a = ga;
-      l.scale_b = gb;
-      CAPTURE(ga ? scale_granularity_name(*ga) : "none");
-      CAPTURE(gb ? scale_granularity_name(*gb) : "none");
-      for (const auto& [source, groups] : {std::pair{ProblemSource::Dense, 1}, std::pair{ProblemSource::Masked, 3}}) {
+      l.scale_a = fa.g;
+      l.scale_b = fb.g;
+      l.scale_a_major = fa.major;
+      l.scale_b_major = fb.major;
+      CAPTURE(problem_layout_text(l));
+      for (const auto& [source, groups] : {std::pair{ProblemSource::Dense, 1}, std::pair{ProblemSource::Masked, 3},
+                                           std::pair{ProblemSource::Contiguous, 4}}) {
+        // contiguous groups: each pairing's kernel once, the rest on the first A kinds
+        if (source == ProblemSource::Contiguous && fb.g && fb.g != G::PerRow && fa.g != G::Block128x128) continue;
         ProblemLayout grouped = l;
         grouped.batch = groups;
         grouped.source = source;
-        const Definition def = make_definition(200, 136, 384, DType::E4M3, DType::BF16, {}, grouped);
+        const int64_t m = source == ProblemSource::Contiguous ? 400 : 200;
+        const Definition def = make_definition(m, 136, 384, DType::E4M3, DType::BF16, {}, grouped);
         const SimulationReport r = simulate(tutorial_schedule(8, def), rows_of(source));
         INFO(r.to_string());
         CHECK(r.passed);
@@ -292,6 +306,63 @@ TEST_CASE("fp8: factors per tensor and per row of A, per tensor of B, in every p
     REQUIRE(plant.planted > 0);
     const SimulationReport r = simulate_kernel(wrong, s.definition(), rows_of(ProblemSource::Masked));
     CHECK_FALSE(r.passed);
+  }
+}
+
+TEST_CASE("fp8: planted bugs in the factors read from memory (K-major rows, 128-row blocks, B per row) are caught") {
+  using namespace gg::kir;
+  using G = ScaleGranularity;
+  // Each case: A's and B's factors, and a bug in the kernel that reads them.
+  struct Case {
+    const char* what;
+    G a, b;
+    Layout a_major, b_major;
+    std::function<void(Kernel&, int&)> plant;
+  };
+  const auto on_factors = [](std::function<void(LoadScaleFactors&)> f) {
+    return [f](Kernel& k, int& count) {
+      gg::testing::Plant plant(gg::testing::rewrite<LoadScaleFactors>(f));
+      k.body = plant.mutate(k.body);
+      count = plant.planted;
+    };
+  };
+  const std::vector<Case> cases = {
+      {"A's K-major 1x128 factors read with the MN-major stride", G::Block1x128, G::Block128x128, Layout::KMajor,
+       Layout::KMajor, on_factors([](LoadScaleFactors& n) { n.a_row_stride = imm(1); })},
+      {"A's 128x128 factors read per 64 rows", G::Block128x128, G::PerTensor, Layout::KMajor, Layout::KMajor,
+       on_factors([](LoadScaleFactors& n) { n.a_row_block = 64; })},
+      {"B's N-major 128x128 factors read K-major", G::PerTensor, G::Block128x128, Layout::MNMajor, Layout::MNMajor,
+       on_factors([](LoadScaleFactors& n) { n.lo = substitute(n.lo, "k_tile", imm(0)); })},
+      {"B's factors per row never applied", G::Block1x128, G::PerRow, Layout::MNMajor, Layout::KMajor,
+       [](Kernel& k, int& count) {
+         gg::testing::Plant plant(gg::testing::drop<ScaleAccumulatorColumns>());
+         k.body = plant.mutate(k.body);
+         count = plant.planted;
+       }},
+      {"B's factors per row one column off", G::PerRow, G::PerRow, Layout::MNMajor, Layout::KMajor,
+       [](Kernel& k, int& count) {
+         gg::testing::Plant plant(gg::testing::rewrite<ScaleAccumulatorColumns>(
+             [](ScaleAccumulatorColumns& n) { n.first = n.first + imm(1); }));
+         k.body = plant.mutate(k.body);
+         count = plant.planted;
+       }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.what));
+    ProblemLayout l;
+    l.scale_a = c.a;
+    l.scale_b = c.b;
+    l.scale_a_major = c.a_major;
+    l.scale_b_major = c.b_major;
+    const Schedule s = tutorial_schedule(10, make_definition(200, 264, 384, DType::E4M3, DType::BF16, {}, l));
+    Kernel k = lower(s);
+    CHECK(simulate_kernel(k, s.definition()).passed);
+    int count = 0;
+    c.plant(k, count);
+    REQUIRE(count > 0);
+    const SimulationReport r = simulate_kernel(k, s.definition());
+    INFO(r.to_string());
+    CHECK_FALSE(r.passed);  // wrong values, or a factor read outside its array
   }
 }
 

@@ -130,7 +130,7 @@ TEST_CASE("masked groups: planted bugs in the group bound and in the walk over t
   CHECK_FALSE(simulate_kernel(with_producer_walk_shifted(good), s.definition(), o).passed);
   // The search stops one group late (a group's last tile counted as the next group's first).
   CHECK_FALSE(simulate_kernel(with_let_shifted(good, "virtual_m", -1), s.definition(), o).passed);
-  CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_pipeline_state_skipped(good), s.definition(), o).passed);
 }
 
 TEST_CASE("masked groups: what is not lowered says so; the text form round-trips the source") {

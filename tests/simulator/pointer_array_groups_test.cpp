@@ -97,7 +97,7 @@ TEST_CASE("pointer-array groups: planted bugs in the maps' group, their acquire,
   CHECK(r.to_string().find("before the warp acquired the group's maps") != std::string::npos);
   // A group's k tiles one short: its last rows of K left out of the product.
   CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_tiles", -1), s.definition(), o).passed);
-  CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_pipeline_state_skipped(good), s.definition(), o).passed);
   // A store without its own acquire of the group's D map.
   Kernel store_unfenced = good;
   Plant drop_store([](const StmtPtr& n) -> std::optional<StmtPtr> {

@@ -88,7 +88,7 @@ TEST_CASE("variable-K groups: planted bugs in the range and the running pipeline
   // The range's end a row late, or its start a row early: a neighbour's row of K joins the product.
   CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_end", 1), s.definition(), o).passed);
   CHECK_FALSE(simulate_kernel(with_let_shifted(good, "k_row0", -1), s.definition(), o).passed);
-  CHECK_FALSE(simulate_kernel(with_running_count_skipped(good), s.definition(), o).passed);
+  CHECK_FALSE(simulate_kernel(with_pipeline_state_skipped(good), s.definition(), o).passed);
 }
 
 TEST_CASE("variable-K groups: what is not lowered says so; the text form round-trips the source") {

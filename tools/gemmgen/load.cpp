@@ -30,12 +30,27 @@ struct Problem {
 DType default_output(DType in) { return dtype_is_fp8(in) ? DType::BF16 : in; }
 
 // An FP8 operand's factors: the flag's, else the file's, else DeepGEMM's default; "none": no factors.
-std::optional<ScaleGranularity> scale_flag(const Args& args, const char* flag, const std::optional<std::string>& in_file,
-                                           DType in, ScaleGranularity fp8_default) {
+// `granularity` and `major` are the layout's fields for the operand.
+void scale_flag(const Args& args, const char* flag, const std::optional<std::string>& in_file, DType in,
+                ScaleGranularity fp8_default, std::optional<ScaleGranularity>& granularity, Layout& major) {
   const std::optional<std::string> v = args.value(flag) ? args.value(flag) : in_file;
-  if (v && *v == "none") return std::nullopt;
-  if (v) return parse_scale_granularity(*v);
-  return dtype_is_fp8(in) ? std::optional(fp8_default) : std::nullopt;
+  granularity.reset();
+  if (v && *v == "none") return;
+  if (!v) {
+    if (dtype_is_fp8(in)) granularity = fp8_default;
+    return;
+  }
+  const ScaleSpec spec = parse_scale_spec(*v);
+  granularity = spec.granularity;
+  if (spec.major) major = *spec.major;
+}
+
+// Both operands' factors into `l`.
+void scale_flags(const Args& args, const ProblemSpec* file, DType in, ProblemLayout& l) {
+  scale_flag(args, "scale-a", file ? file->scale_a : std::nullopt, in, ScaleGranularity::Block1x128, l.scale_a,
+             l.scale_a_major);
+  scale_flag(args, "scale-b", file ? file->scale_b : std::nullopt, in, ScaleGranularity::Block128x128, l.scale_b,
+             l.scale_b_major);
 }
 
 // Flags override the file's `problem` line, which overrides the defaults; the output dtype
@@ -77,8 +92,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.symmetric = args.has("symmetric") || file.symmetric.value_or(false);
   if (const auto stage = args.value("stage") ? args.value("stage") : file.stage)
     set_staged_operands(p.layout, *stage);
-  p.layout.scale_a = scale_flag(args, "scale-a", file.scale_a, p.in, ScaleGranularity::Block1x128);
-  p.layout.scale_b = scale_flag(args, "scale-b", file.scale_b, p.in, ScaleGranularity::Block128x128);
+  scale_flags(args, &file, p.in, p.layout);
   return p;
 }
 
@@ -87,8 +101,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
 void apply_type_flags(const Args& args, GemmOptions& o) {
   if (auto d = args.value("dtype")) o.in = parse_dtype(*d);
   o.out = args.value("out-dtype") ? parse_dtype(*args.value("out-dtype")) : default_output(o.in);
-  o.layout.scale_a = scale_flag(args, "scale-a", std::nullopt, o.in, ScaleGranularity::Block1x128);
-  o.layout.scale_b = scale_flag(args, "scale-b", std::nullopt, o.in, ScaleGranularity::Block128x128);
+  scale_flags(args, nullptr, o.in, o.layout);
 }
 
 namespace {
@@ -188,8 +201,10 @@ std::vector<FlagSpec> type_flags() {
   return {
       {"dtype", "DTYPE", "operand dtype: bf16 (default), f16, e4m3 or e5m2"},
       {"out-dtype", "DTYPE", "output dtype: bf16, f16 or f32 (default: the operand dtype; bf16 for FP8)"},
-      {"scale-a", "GRAN", "FP8: A's scale factors per 1x128 (default), tensor, row, 128x128 or none"},
-      {"scale-b", "GRAN", "FP8: B's scale factors per 128x128 (default), tensor, row, 1x128 or none"},
+      {"scale-a", "GRAN", "FP8: A's scale factors per 1x128 (default), tensor, row, 128x128 or none; "
+                          "1x128:k, 128x128:k for K-major factors (default MN-major)"},
+      {"scale-b", "GRAN", "FP8: B's scale factors per 128x128 (default), tensor, row, 1x128 or none; "
+                          "128x128:mn for N-major factors (default K-major)"},
   };
 }
 

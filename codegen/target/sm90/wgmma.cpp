@@ -65,6 +65,13 @@ class SelectWgmma : public Mutator {
   // K per instruction: 32 bytes of it (16 bf16 or f16 elements, 32 FP8 ones).
   int mma_k() const { return 32 / dtype_bytes(p_.in); }
 
+  // The k block whose factors a promoted k tile applies. A split-K share may run k tiles past K
+  // (their loads fill zeros, their MMAs add nothing): they read the last k block's, inside the array.
+  ExprPtr factor_k_block(const ComputeTile& c) const {
+    GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
+    return p_.split_k > 1 ? min(c.k_block, imm(p_.fp8.k_blocks - 1)) : c.k_block;
+  }
+
   // FP8: the k tile's MMAs into their own accumulator, waited for, then added into the fp32
   // one times the k block's factors: A's of each row from the stage, B's of the tile's (at most
   // two) 128-column blocks from args.scale_b. `mmas` is the loop over the warpgroup's row blocks.
@@ -100,38 +107,54 @@ class SelectWgmma : public Mutator {
       const ExprPtr shift = p_.contiguous ? var("m_row0") % imm(4) * imm(4) : imm(0);
       factors->row_scales = SmemRef{sa.buffer, c.stage * imm(sa.smem.bytes()) + shift};
       promote->row_scaled = true;
-    } else if (p_.fp8.scale_a) {  // per tensor or per row, from args.scale_a
+    } else if (p_.fp8.scale_a) {  // from args.scale_a: per tensor, per row, per 1x128 K-major, per 128x128
+      const ScaleGranularity g = *p_.fp8.scale_a;
       const ExprPtr m = narrow(var("args.m"));
       const ExprPtr matrix = batched(rt::Operand::A) ? c.batch : imm(0);
-      factors->a_per_row = p_.fp8.scale_a == ScaleGranularity::PerRow;
-      if (factors->a_per_row) {
-        const ExprPtr tile_row0 = p_.contiguous ? var("m_row0") : var("m_tile") * imm(p_.tile_m);
-        factors->a_index = matrix * m + tile_row0;
-        factors->a_last = matrix * m + m - imm(1);  // rows past M read the last row's factor
-      } else {
+      if (g == ScaleGranularity::PerTensor) {
         factors->a_index = matrix;
+      } else {
+        const bool block_rows = g == ScaleGranularity::Block128x128;
+        // A matrix's factors: one per row, or [row blocks][k blocks] (K-major) or [k blocks][row
+        // blocks rounded up to 4] (MN-major), as scale_factor_index lays them out.
+        const ExprPtr rows = block_rows ? (m + imm(kScaleBlock - 1)) / imm(kScaleBlock) : m;
+        const ExprPtr ld = p_.fp8.scale_a_major == Layout::MNMajor ? (rows + imm(3)) / imm(4) * imm(4)
+                                                                    : imm(p_.fp8.k_blocks);
+        const bool per_row = g == ScaleGranularity::PerRow, mn_major = p_.fp8.scale_a_major == Layout::MNMajor;
+        const ExprPtr per_matrix = per_row ? m : mn_major ? ld * imm(p_.fp8.k_blocks) : rows * imm(p_.fp8.k_blocks);
+        factors->a_index = matrix * per_matrix;
+        if (!per_row) factors->a_index = factors->a_index + (mn_major ? factor_k_block(c) * ld : factor_k_block(c));
+        factors->a_row = p_.contiguous ? var("m_row0") : var("m_tile") * imm(p_.tile_m);
+        factors->a_last = m - imm(1);  // rows past M read the last row's factor
+        factors->a_row_block = block_rows ? kScaleBlock : 1;
+        factors->a_row_stride = per_row || mn_major ? imm(1) : imm(p_.fp8.k_blocks);
       }
       promote->row_scaled = true;
     }
     if (p_.fp8.scale_b == ScaleGranularity::PerTensor) {
       factors->lo = batched(rt::Operand::B) ? c.batch : imm(0);
       promote->col_split = imm(p_.tile_n);  // every column takes sb_lo
-    } else if (p_.fp8.scale_b) {
-      GG_INTERNAL_CHECK(c.k_block != nullptr, "a promoted k tile knows its k block");
+    } else if (p_.fp8.scale_b == ScaleGranularity::Block128x128) {
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
-      const ExprPtr last = imm(p_.fp8.n_blocks - 1), row = imm(p_.fp8.k_blocks);
-      // A split-K share may run k tiles past K (their loads fill zeros, their MMAs add nothing):
-      // they read the last k block's factor, inside the array.
-      ExprPtr k_block = p_.split_k > 1 ? min(c.k_block, imm(p_.fp8.k_blocks - 1)) : c.k_block;
-      if (batched(rt::Operand::B)) k_block = c.batch * imm(p_.fp8.n_blocks * p_.fp8.k_blocks) + k_block;
-      factors->lo = min(block, last) * row + k_block;
+      const ExprPtr last = imm(p_.fp8.n_blocks - 1);
+      // A matrix's factors: [n blocks][k blocks] (K-major) or [k blocks][n blocks rounded up to 4].
+      const bool mn_major = p_.fp8.scale_b_major == Layout::MNMajor;
+      const int64_t ld = mn_major ? ceil_div(p_.fp8.n_blocks, 4) * 4 : p_.fp8.k_blocks;
+      const int64_t per_matrix = mn_major ? p_.fp8.k_blocks * ld : p_.fp8.n_blocks * ld;
+      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * imm(per_matrix) : imm(0);
+      const ExprPtr kb = factor_k_block(c);
+      const auto at = [&](const ExprPtr& n_block) {
+        const ExprPtr nb = min(n_block, last);
+        return matrix_base + (mn_major ? kb * imm(ld) + nb : nb * imm(ld) + kb);
+      };
+      factors->lo = at(block);
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
       // the split between two blocks' factors is known here; else it follows the tile. A tile
       // within one block reads one factor.
       const bool aligned = p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0;
       promote->col_split = aligned ? imm(std::min<int64_t>(p_.tile_n, kScaleBlock)) : imm(kScaleBlock) - n0 % imm(kScaleBlock);
-      if (!aligned || p_.tile_n > kScaleBlock) factors->hi = min(block + imm(1), last) * row + k_block;
-    }
+      if (!aligned || p_.tile_n > kScaleBlock) factors->hi = at(block + imm(1));
+    }  // per row (per column of D): after the k loop (build_loop_nests, ScaleAccumulatorColumns)
     std::vector<StmtPtr> out;
     if (factors->lo || factors->row_scales || factors->a_index) out.push_back(factors);
     if (every == 1) out.push_back(decl);  // else declared beside acc (build_loop_nests): it spans k tiles
