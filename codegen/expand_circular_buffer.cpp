@@ -237,10 +237,7 @@ class ExpandRoleRings : public Mutator {
 Kernel expand_circular_buffer(Kernel k) {
   const KernelPlan& p = k.plan;
   if (p.warp_specialized) {
-    // (dense problems only: their k tile count is a constant, WorkUnits::kernel_lets)
-    const bool dense = !p.masked && !p.contiguous && !p.pointer_array && !p.k_per_unit() &&
-                       p.epilogue.commit != EpiloguePlan::Commit::Symmetric;
-    const int unroll = p.fp8.promote && dense ? kFp8KLoopUnroll : 0;
+    const int unroll = p.fp8.promote && p.k_tiles_constant() ? kFp8KLoopUnroll : 0;
     k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.k_per_unit(), unroll).mutate(k.body);
     return k;
   }

@@ -101,6 +101,11 @@ struct KernelPlan {
   bool pointer_array = false;
   // Each unit runs its own group's k tiles, possibly none (variable K, pointer arrays).
   bool k_per_unit() const { return varlen_k || pointer_array; }
+  // Every unit runs the same k tiles, a constant (K is compiled): no group, masked tile or
+  // triangle decides a unit's work at run time (WorkUnits' k tile count; the FP8 k loop's unroll).
+  bool k_tiles_constant() const {
+    return !masked && !contiguous && !k_per_unit() && epilogue.commit != EpiloguePlan::Commit::Symmetric;
+  }
   int tile_m = 0, tile_n = 0, tile_k = 0;
   bool tma_load = false;                // operands by TMA (else the synchronous copy)
   bool operand_rows_aligned = true;     // A and B rows are 16-byte multiples (else element copies)

@@ -11,6 +11,30 @@ namespace gg {
 
 namespace {
 
+// Where one FP8 operand's factors travel and are applied (plan_fp8's lowering, in words).
+std::string factor_route(const Definition& def, int operand) {
+  const Node* f = def.scale_of(def.matmul_node().operands[size_t(operand)]);
+  if (!f) return "";
+  const bool a = operand == 0, two_d = f->shape.size() == 2;
+  std::string what = std::string(a ? "A" : "B") + " per " + std::string(scale_granularity_name(f->granularity)) +
+                     (two_d ? (f->layout == Layout::KMajor ? " (K-major)" : a ? " (M-major)" : " (N-major)") : "");
+  if (a && f->granularity == ScaleGranularity::Block1x128 && f->layout == Layout::MNMajor)
+    return what + ": staged by TMA beside A, applied in each k tile's promotion";
+  if (!a && f->granularity == ScaleGranularity::PerRow)
+    return what + ": read once per tile, applied to the finished accumulator's columns after the k loop";
+  return what + ": read from memory by the consumers, applied in " +
+         (two_d ? "each k tile's promotion" : "every promotion");
+}
+
+}  // namespace
+
+std::string fp8_factors_text(const Definition& def) {
+  std::string a = factor_route(def, 0), b = factor_route(def, 1);
+  return a + (!a.empty() && !b.empty() ? "; " : "") + b;
+}
+
+namespace {
+
 
 int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
@@ -119,6 +143,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   r.roles = roles;
   r.promotion_regs = promotion_regs(s);
   r.promotion_interval = r.promotion_regs > 0 ? s.promotion_interval().value_or(kScaleBlock) : 0;
+  r.fp8_factors = fp8_factors_text(s.definition());
   r.threads = total_threads(roles);
   for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 
@@ -236,6 +261,7 @@ std::string ResourceSummary::to_string() const {
          << " of K accumulate apart, then add in times their scale factors)";
     os << "\n";
   }
+  if (!fp8_factors.empty()) os << "  FP8 factors: " << fp8_factors << "\n";
   os << "  barriers: " << mbarrier_count << " mbarrier(s)";
   if (!mbarriers.empty()) {
     os << " (";

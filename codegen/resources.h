@@ -86,12 +86,18 @@ struct ResourceSummary {
   std::vector<NamedBarrier> named_barriers;
   int threads = 0;
   ClusterD cluster{1, 1, 1};
+
+// FP8: what ResourceSummary::fp8_factors says for a definition's operands ("" without factors).
+std::string fp8_factors_text(const Definition& def);
   int cluster_size = 1;
   GridShape grid;
   // FP8: the promotion every `promotion_interval` elements of K holds a second accumulator of the
   // consumers' rows: these registers per thread of the accumulator_regs (0 without FP8 or promotion).
   int promotion_regs = 0;
   int64_t promotion_interval = 0;
+  // FP8: where each operand's scale factors come from and where they are applied ("" without):
+  // "A per 1x128 (MN-major): staged by TMA beside A; B per row: read once after the k loop".
+  std::string fp8_factors;
   int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
 

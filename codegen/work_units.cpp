@@ -356,7 +356,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     // K is compiled: a dense problem's constant trip count lets ptxas unroll its FP8 k loop without
     // a remainder (expand_circular_buffer); over groups ptxas then spills the FP8 consumer (a
     // contiguous group's at 56 k tiles: 52 bytes), so they read it from args.k.
-    ExprPtr k_tiles = walk_groups_ || skips() ? ceil_div(var("args.k"), imm(p_.tile_k)) : imm(ceil_div(p_.k, p_.tile_k));
+    ExprPtr k_tiles = p_.k_tiles_constant() ? imm(ceil_div(p_.k, p_.tile_k)) : ceil_div(var("args.k"), imm(p_.tile_k));
     lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", p_.split_k > 1 ? ceil_div(k_tiles, imm(p_.split_k)) : k_tiles));
   } else if (persistent()) {
     lets.push_back(let(skips() ? "k_tiles_each" : "k_tiles", imm(1)));

@@ -114,13 +114,12 @@ class SelectWgmma : public Mutator {
       if (g == ScaleGranularity::PerTensor) {
         factors->a_index = matrix;
       } else {
-        const bool block_rows = g == ScaleGranularity::Block128x128;
+        const bool block_rows = g == ScaleGranularity::Block128x128, per_row = g == ScaleGranularity::PerRow;
+        const bool mn_major = p_.fp8.scale_a_major == Layout::MNMajor;
         // A matrix's factors: one per row, or [row blocks][k blocks] (K-major) or [k blocks][row
         // blocks rounded up to 4] (MN-major), as scale_factor_index lays them out.
         const ExprPtr rows = block_rows ? (m + imm(kScaleBlock - 1)) / imm(kScaleBlock) : m;
-        const ExprPtr ld = p_.fp8.scale_a_major == Layout::MNMajor ? (rows + imm(3)) / imm(4) * imm(4)
-                                                                    : imm(p_.fp8.k_blocks);
-        const bool per_row = g == ScaleGranularity::PerRow, mn_major = p_.fp8.scale_a_major == Layout::MNMajor;
+        const ExprPtr ld = mn_major ? (rows + imm(3)) / imm(4) * imm(4) : imm(p_.fp8.k_blocks);
         const ExprPtr per_matrix = per_row ? m : mn_major ? ld * imm(p_.fp8.k_blocks) : rows * imm(p_.fp8.k_blocks);
         factors->a_index = matrix * per_matrix;
         if (!per_row) factors->a_index = factors->a_index + (mn_major ? factor_k_block(c) * ld : factor_k_block(c));
