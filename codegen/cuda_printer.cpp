@@ -237,6 +237,15 @@ class CudaPrinter : public Visitor {
     if (n.lo)
       line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = " +
            (n.hi ? "__ldg(args.scale_b + " + to_c(n.hi) + ")" : std::string("sb_lo")) + ";  // B's factors");
+    if (n.cols_index) {
+      line("float sbc[" + num(n.cols / 8) + "][2];  // B's factors of this thread's columns");
+      line("#pragma unroll");
+      line("for (int j = 0; j < " + num(n.cols / 8) + "; ++j)");
+      line("  #pragma unroll");
+      line("  for (int e = 0; e < 2; ++e)");
+      line("    sbc[j][e] = __ldg(args.scale_b + " + to_c(n.cols_index) + " + min(" + to_c(n.cols_first) +
+           " + 8 * j + 2 * (threadIdx.x % 4) + e, " + to_c(n.cols_last) + ") * " + to_c(n.cols_stride) + ");");
+    }
     if (!n.row_scales && !n.a_index) return;
     line("float sa[" + num(n.blocks) + "][2];  // A's factors of this thread's rows");
     line("#pragma unroll");
@@ -284,9 +293,13 @@ class CudaPrinter : public Visitor {
     if (n.col_split) line("    const float s_lo = " + sa + " * sb_lo, s_hi = " + sa + " * sb_hi;");
     line("    #pragma unroll");
     line("    for (int j = 0; j < " + num(n.regs / 4) + "; ++j) {");
-    line("      const float s = " + (n.col_split ? "8 * j < " + to_c(n.col_split) + " ? s_lo : s_hi" : sa) + ";");
-    line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + from + "[4 * j + 2 * h], s, " + n.into + "[b][4 * j + 2 * h]);");
-    line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + from + "[4 * j + 2 * h + 1], s, " + n.into +
+    // Each column its own factor (B per 1x128), or one for the 8-column group.
+    const std::string s0 = n.col_scaled ? sa + " * sbc[j][0]" : "s", s1 = n.col_scaled ? sa + " * sbc[j][1]" : "s";
+    if (!n.col_scaled)
+      line("      const float s = " + (n.col_split ? "8 * j < " + to_c(n.col_split) + " ? s_lo : s_hi" : sa) + ";");
+    line("      " + n.into + "[b][4 * j + 2 * h] = fmaf(" + from + "[4 * j + 2 * h], " + s0 + ", " + n.into +
+         "[b][4 * j + 2 * h]);");
+    line("      " + n.into + "[b][4 * j + 2 * h + 1] = fmaf(" + from + "[4 * j + 2 * h + 1], " + s1 + ", " + n.into +
          "[b][4 * j + 2 * h + 1]);");
     line("    }");
     line("  }");

@@ -411,7 +411,8 @@ class Dumper : public Visitor {
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
     line("PromoteAccumulator " + n.into + " += " + n.from + "[" + std::to_string(n.blocks) + "][" +
          std::to_string(n.regs) + "]" + (n.block ? " block " + to_c(n.block) : "") + (n.row_scaled ? " x sa" : "") +
-         (n.col_split ? " x sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : ""));
+         (n.col_split ? " x sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : "") +
+         (n.col_scaled ? " x sbc" : ""));
   }
   void visit_LoadScaleFactors(const LoadScaleFactors& n) override {
     line("LoadScaleFactors" +
@@ -424,7 +425,10 @@ class Dumper : public Visitor {
                                                std::to_string(n.a_row_block) + " * " + to_c(n.a_row_stride)
                                          : std::string()) +
                           "]"
-                    : std::string()));
+                    : std::string()) +
+         (n.cols_index ? " sbc[" + std::to_string(n.cols / 8) + "][2] = args.scale_b[" + to_c(n.cols_index) + " + min(" +
+                             to_c(n.cols_first) + " + column, " + to_c(n.cols_last) + ") * " + to_c(n.cols_stride) + "]"
+                       : std::string()));
   }
   void visit_ScaleAccumulatorColumns(const ScaleAccumulatorColumns& n) override {
     line("ScaleAccumulatorColumns " + n.name + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) +

@@ -304,6 +304,11 @@ struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
   int blocks = 1;
   ExprPtr a_index, a_row, a_last, a_row_stride;
   int64_t a_row_block = 0;
+  // B's factors per column of D and k block (per 1x128; `cols_index` set): tile column c's is
+  // args.scale_b[cols_index + min(cols_first + c, cols_last) * cols_stride], each thread's `cols` / 4
+  // columns (as PromoteAccumulator's) into sbc[j][e].
+  ExprPtr cols_index, cols_first, cols_last, cols_stride;
+  int cols = 0;
 };
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its
@@ -319,6 +324,7 @@ struct PromoteAccumulator : NodeOf<NodeKind::PromoteAccumulator> {
   ExprPtr block;
   bool row_scaled = false;
   ExprPtr col_split;
+  bool col_scaled = false;  // each column times its own factor, sbc[j][e] (LoadScaleFactors' cols)
 };
 
 // FP8 with B's factors per row of B (per column of D): they are constant along K, so the finished

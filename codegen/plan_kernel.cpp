@@ -91,11 +91,6 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
   const Node* sa = def.scale_of(def.matmul_node().operands[0]);
   const Node* sb = def.scale_of(def.matmul_node().operands[1]);
-  // Every granularity and major but B's per 1x128: a column's factor per k block in the promotion
-  // would take N / 4 registers a thread (DeepGEMM's 1D1D kernel stages them per k tile instead).
-  if (sb && sb->granularity == ScaleGranularity::Block1x128)
-    not_lowered("B's scale factors per 1x128 (one per column of D and 128 of K, DeepGEMM's 1D1D recipe; lowered for "
-                "B: per tensor, per row, and per 128x128 block)");
   if (sa) {
     p.fp8.scale_a = sa->granularity;
     if (sa->shape.size() == 2) p.fp8.scale_a_major = sa->layout;

@@ -64,7 +64,13 @@ bool promotes_fp8(const Schedule& s) {
 }
 
 int promotion_regs(const Schedule& s) {
-  return promotes_fp8(s) ? static_cast<int>(64 * s.domain().tile_extent(Root::N) / kWarpgroupThreads) : 0;
+  if (!promotes_fp8(s)) return 0;
+  const int64_t tile_n = s.domain().tile_extent(Root::N);
+  // B's factors per 1x128: each thread holds its tile_n / 4 columns' factors of the k block too.
+  const Definition& def = s.definition();
+  const Node* b = def.scale_of(def.matmul_node().operands[1]);
+  const int column_factors = b && b->granularity == ScaleGranularity::Block1x128 ? static_cast<int>(tile_n / 4) : 0;
+  return static_cast<int>(64 * tile_n / kWarpgroupThreads) + column_factors;
 }
 
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {

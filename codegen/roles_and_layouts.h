@@ -82,8 +82,9 @@ StagingShape staging_shape(const Schedule& s);
 // each k tile's MMAs go to a second accumulator of the tile's size, added into the fp32 one
 // (times the k block's scale factors) after the tile.
 bool promotes_fp8(const Schedule& s);
-// The promotion accumulator's registers per thread: one 64-row block of the tile's columns over a
-// warpgroup's 128 threads (a warpgroup with several blocks promotes them in waves); 0 without FP8.
+// The promotion's registers per thread: its accumulator, one 64-row block of the tile's columns over
+// a warpgroup's 128 threads (a warpgroup with several blocks promotes them in waves), and with B's
+// factors per 1x128 each thread's columns' factors of the k block; 0 without FP8.
 int promotion_regs(const Schedule& s);
 // An FP8 A scaled per row and 128 of K, MN-major (DeepGEMM's layout): a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.

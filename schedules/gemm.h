@@ -134,7 +134,9 @@ void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k
 // A and B e4m3 (options.in, or e5m2) and K-major, each element times its scale factor: scale_a
 // per row and 128 of K, [ceil(K/128)][M rounded up to 4] fp32 (DeepGEMM's MN-major TMA-aligned
 // layout), scale_b per 128 x 128 block, [ceil(N/128)][ceil(K/128)] fp32; a null factor pointer
-// means a factor of 1. D is options.out (bf16 by default; f16, f32). Every k tile of 128 is
+// means a factor of 1. Other granularities and majors (options.layout.scale_a / scale_b and
+// scale_a_major / scale_b_major: per tensor, per row, per 1x128, per 128x128, K- or MN-major) take
+// their arrays as scale_factor_index lays them out. D is options.out (bf16 by default; f16, f32). Every k tile of 128 is
 // promoted into fp32 (WGMMA's FP8 accumulation keeps about 14 bits). Device pointers, 16-byte
 // aligned; asynchronous on options.stream.
 void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,

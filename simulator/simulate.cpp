@@ -64,6 +64,7 @@ struct Warp {
   std::map<std::string, std::vector<float>> acc;  // per block: 16 rows (this warp's) x N
   std::map<std::string, int> acc_n;
   std::optional<std::pair<float, float>> column_scales;  // FP8: B's factors (LoadScaleFactors)
+  std::vector<float> column_factors;  // FP8: B's per column of the tile (per 1x128, LoadScaleFactors' cols)
   std::vector<float> row_scales;  // FP8: A's factors of the warp's 16 rows of each block (LoadScaleFactors)
   int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
@@ -1252,6 +1253,12 @@ class Simulator {
       const float lo = scale_b(eval(w, n.lo));
       w.column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
     }
+    if (n.cols_index) {
+      const int64_t base = eval(w, n.cols_index), first = eval(w, n.cols_first), last = eval(w, n.cols_last);
+      const int64_t stride = eval(w, n.cols_stride);
+      w.column_factors.assign(size_t(n.cols), 0.0f);
+      for (int64_t c = 0; c < n.cols; ++c) w.column_factors[size_t(c)] = scale_b(base + std::min(first + c, last) * stride);
+    }
     const int64_t row0 = eval(w, n.row0), quarter = w.index % kWarpsPerWarpgroup;
     if (n.a_index) {  // from args.scale_a: per tensor, or row r's (clamped), row block's times the stride
       const int64_t base = eval(w, n.a_index);
@@ -1290,7 +1297,8 @@ class Simulator {
             std::to_string(N));
       return true;
     }
-    if ((n.col_split && !w.column_scales) || (n.row_scaled && int64_t(w.row_scales.size()) != n.blocks * 16)) {
+    if ((n.col_split && !w.column_scales) || (n.row_scaled && int64_t(w.row_scales.size()) != n.blocks * 16) ||
+        (n.col_scaled && int64_t(w.column_factors.size()) < 2 * n.regs)) {
       error("promotion with scale factors no LoadScaleFactors loaded");
       return true;
     }
@@ -1307,7 +1315,8 @@ class Simulator {
         for (int64_t j = 0; j < N; ++j) {
           const auto at = static_cast<size_t>((b * 16 + i) * N + j);
           const auto src = static_cast<size_t>(((n.block ? 0 : b) * 16 + i) * N + j);
-          into[at] += from[src] * (sa * (j / 8 * 8 < split ? sb_lo : sb_hi));
+          const float sb = n.col_scaled ? w.column_factors[size_t(j)] : j / 8 * 8 < split ? sb_lo : sb_hi;
+          into[at] += from[src] * (sa * sb);
         }
       }
     return true;

@@ -13,6 +13,7 @@
 #include "dsl/error.h"
 #include "error_check.h"
 #include "dsl/schedule_text.h"
+#include "schedules/auto_schedule.h"
 #include "schedules/tutorial.h"
 
 using namespace gg;
@@ -235,10 +236,21 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   check_not_lowered(blackwell, "e4m3 operands on sm_100a (Blackwell's block-scaled tcgen05.mma takes UE8M0 factors per "
                                "32 elements of K, a later step)");
   check_not_lowered(tutorial_schedule(3, deepgemm()), "e4m3 operands with synchronous copies (cache_read A and B tma)");
-  // B's per 1x128 would cost the promotion a factor per column and k block: N / 4 registers a thread.
-  check_not_lowered(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128)),
-                    "B's scale factors per 1x128 (one per column of D and 128 of K, DeepGEMM's 1D1D recipe; lowered "
-                    "for B: per tensor, per row, and per 128x128 block)");
+  // B's factors per 1x128 cost the promotion each thread's columns' factors (tile n / 4 registers):
+  // the M = 4096 plan's 256x128 tile no longer fits its consumers.
+  {
+    AutoParams big;
+    big.tile_m = 256;
+    big.tile_n = 128;
+    big.tile_k = 128;
+    big.stages = 3;
+    const Schedule wide = auto_schedule(fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128, 7168), big);
+    check_error([&] { lower(wide); }, "register-file",
+                "the 2 consumer warpgroup(s) hold a 256 x 128 fp32 accumulator in registers: 224 per thread (96 of them "
+                "the FP8 promotion's) plus about 40 for addresses and loop state, over the 232 registers "
+                "warp_specialize gives them");
+    CHECK_NOTHROW(lower(tutorial_schedule(10, fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block1x128))));
+  }
   // The promotion interval: factors per 128 of K need 128; none with factors is not lowered; a
   // warpgroup of several row blocks promotes in waves, one k tile at a time.
   {

@@ -278,7 +278,7 @@ TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B"
       }
 }
 
-TEST_CASE("fp8 on the GPU: factors K-major per 1x128, per 128x128 of A, N-major of B, per row of B") {
+TEST_CASE("fp8 on the GPU: factors K-major per 1x128, per 128x128 of A, N-major of B, per row and per 1x128 of B") {
   using G = gg::ScaleGranularity;
   const gg::Layout K = gg::Layout::KMajor, MN = gg::Layout::MNMajor;
   struct Pair {
@@ -291,7 +291,8 @@ TEST_CASE("fp8 on the GPU: factors K-major per 1x128, per 128x128 of A, N-major 
   // takes them repacked); the rest have no cuBLASLt baseline (fp64 only).
   const std::vector<Pair> pairs = {{G::Block1x128, K, G::Block128x128, MN},  {G::Block128x128, MN, G::Block128x128, K},
                                    {G::Block128x128, K, G::PerRow, K},        {G::Block1x128, MN, G::PerRow, K},
-                                   {G::PerRow, MN, G::PerRow, K}};
+                                   {G::PerRow, MN, G::PerRow, K},             {G::Block1x128, MN, G::Block1x128, K},
+                                   {G::Block1x128, K, G::Block1x128, MN}};
   for (const Pair& pr : pairs)
     for (const char* name : {"v8", "auto"})
       for (bool exact : {false, true}) {

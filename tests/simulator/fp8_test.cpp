@@ -263,8 +263,9 @@ TEST_CASE("fp8: every granularity and major of A's and B's factors, in every pai
   const std::vector<Factors> a_kinds = {{G::PerTensor, MN},    {G::PerRow, MN},       {G::Block1x128, MN},
                                         {G::Block1x128, K},    {G::Block128x128, MN}, {G::Block128x128, K},
                                         {std::nullopt, MN}};
-  const std::vector<Factors> b_kinds = {
-      {G::PerTensor, K}, {G::PerRow, K}, {G::Block128x128, K}, {G::Block128x128, MN}, {std::nullopt, K}};
+  const std::vector<Factors> b_kinds = {{G::PerTensor, K},    {G::PerRow, K},        {G::Block1x128, K},
+                                        {G::Block1x128, MN},   {G::Block128x128, K},  {G::Block128x128, MN},
+                                        {std::nullopt, K}};
   for (const Factors& fa : a_kinds)
     for (const Factors& fb : b_kinds) {
       ProblemLayout l;
@@ -333,6 +334,10 @@ TEST_CASE("fp8: planted bugs in the factors read from memory (K-major rows, 128-
        on_factors([](LoadScaleFactors& n) { n.a_row_block = 64; })},
       {"B's N-major 128x128 factors read K-major", G::PerTensor, G::Block128x128, Layout::MNMajor, Layout::MNMajor,
        on_factors([](LoadScaleFactors& n) { n.lo = substitute(n.lo, "k_tile", imm(0)); })},
+      {"B's 1x128 factors one column off", G::PerTensor, G::Block1x128, Layout::MNMajor, Layout::KMajor,
+       on_factors([](LoadScaleFactors& n) { n.cols_first = n.cols_first + imm(1); })},
+      {"B's N-major 1x128 factors of the k block before", G::Block1x128, G::Block1x128, Layout::MNMajor, Layout::MNMajor,
+       on_factors([](LoadScaleFactors& n) { n.cols_index = substitute(n.cols_index, "k_tile", var("k_tile") - imm(1)); })},
       {"B's factors per row never applied", G::Block1x128, G::PerRow, Layout::MNMajor, Layout::KMajor,
        [](Kernel& k, int& count) {
          gg::testing::Plant plant(gg::testing::drop<ScaleAccumulatorColumns>());

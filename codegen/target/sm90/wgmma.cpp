@@ -153,9 +153,24 @@ class SelectWgmma : public Mutator {
       const bool aligned = p_.tile_n % kScaleBlock == 0 || kScaleBlock % p_.tile_n == 0;
       promote->col_split = aligned ? imm(std::min<int64_t>(p_.tile_n, kScaleBlock)) : imm(kScaleBlock) - n0 % imm(kScaleBlock);
       if (!aligned || p_.tile_n > kScaleBlock) factors->hi = at(block + imm(1));
+    } else if (p_.fp8.scale_b == ScaleGranularity::Block1x128) {
+      // A factor per column and k block: each thread's columns' for this k block, [N][k blocks]
+      // (K-major) or [k blocks][N rounded up to 4] (N-major) per matrix.
+      const ExprPtr n = narrow(var("args.n"));
+      const bool mn_major = p_.fp8.scale_b_major == Layout::MNMajor;
+      const ExprPtr ld = mn_major ? (n + imm(3)) / imm(4) * imm(4) : imm(p_.fp8.k_blocks);
+      const ExprPtr per_matrix = mn_major ? imm(p_.fp8.k_blocks) * ld : n * imm(p_.fp8.k_blocks);
+      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * per_matrix : imm(0);
+      const ExprPtr kb = factor_k_block(c);
+      factors->cols_index = matrix_base + (mn_major ? kb * ld : kb);
+      factors->cols_first = var("n_tile") * imm(p_.tile_n);
+      factors->cols_last = n - imm(1);  // columns past N read the last column's factor
+      factors->cols_stride = mn_major ? imm(1) : imm(p_.fp8.k_blocks);
+      factors->cols = static_cast<int>(p_.tile_n);
+      promote->col_scaled = true;
     }  // per row (per column of D): after the k loop (build_loop_nests, ScaleAccumulatorColumns)
     std::vector<StmtPtr> out;
-    if (factors->lo || factors->row_scales || factors->a_index) out.push_back(factors);
+    if (factors->lo || factors->row_scales || factors->a_index || factors->cols_index) out.push_back(factors);
     if (every == 1) out.push_back(decl);  // else declared beside acc (build_loop_nests): it spans k tiles
     // The stage is released once the MMAs reading it are done (the last wave's), before the
     // promotion, which reads registers only.
