@@ -72,6 +72,25 @@ class SelectWgmma : public Mutator {
     return p_.split_k > 1 ? min(c.k_block, imm(p_.fp8.k_blocks - 1)) : c.k_block;
   }
 
+  // One matrix's two-dimensional factors over `rows` rows (an operand's rows, or its 128-row
+  // blocks), laid out as scale_factor_index says: factor (row, kb) at kb * ld + row (MN-major, ld
+  // the rows rounded up to 4) or row * k_blocks + kb (K-major).
+  struct FactorArray {
+    bool mn_major;
+    ExprPtr ld, per_matrix, row_stride;
+    ExprPtr k_offset(const ExprPtr& kb) const { return mn_major ? kb * ld : kb; }
+    ExprPtr at(const ExprPtr& row, const ExprPtr& kb) const { return mn_major ? k_offset(kb) + row : row * row_stride + kb; }
+  };
+  FactorArray factor_array(const ExprPtr& rows, Layout major) const {
+    FactorArray f;
+    f.mn_major = major == Layout::MNMajor;
+    const ExprPtr k_blocks = imm(p_.fp8.k_blocks);
+    f.ld = f.mn_major ? (rows + imm(3)) / imm(4) * imm(4) : k_blocks;
+    f.per_matrix = f.mn_major ? f.ld * k_blocks : rows * k_blocks;
+    f.row_stride = f.mn_major ? imm(1) : k_blocks;
+    return f;
+  }
+
   // FP8: the k tile's MMAs into their own accumulator, waited for, then added into the fp32
   // one times the k block's factors: A's of each row from the stage, B's of the tile's (at most
   // two) 128-column blocks from args.scale_b. `mmas` is the loop over the warpgroup's row blocks.
@@ -114,19 +133,20 @@ class SelectWgmma : public Mutator {
       if (g == ScaleGranularity::PerTensor) {
         factors->a_index = matrix;
       } else {
+        // A matrix's factors: one per row, or a factor array over its rows or 128-row blocks.
         const bool block_rows = g == ScaleGranularity::Block128x128, per_row = g == ScaleGranularity::PerRow;
-        const bool mn_major = p_.fp8.scale_a_major == Layout::MNMajor;
-        // A matrix's factors: one per row, or [row blocks][k blocks] (K-major) or [k blocks][row
-        // blocks rounded up to 4] (MN-major), as scale_factor_index lays them out.
-        const ExprPtr rows = block_rows ? (m + imm(kScaleBlock - 1)) / imm(kScaleBlock) : m;
-        const ExprPtr ld = mn_major ? (rows + imm(3)) / imm(4) * imm(4) : imm(p_.fp8.k_blocks);
-        const ExprPtr per_matrix = per_row ? m : mn_major ? ld * imm(p_.fp8.k_blocks) : rows * imm(p_.fp8.k_blocks);
-        factors->a_index = matrix * per_matrix;
-        if (!per_row) factors->a_index = factors->a_index + (mn_major ? factor_k_block(c) * ld : factor_k_block(c));
         factors->a_row = p_.contiguous ? var("m_row0") : var("m_tile") * imm(p_.tile_m);
         factors->a_last = m - imm(1);  // rows past M read the last row's factor
         factors->a_row_block = block_rows ? kScaleBlock : 1;
-        factors->a_row_stride = per_row || mn_major ? imm(1) : imm(p_.fp8.k_blocks);
+        if (per_row) {
+          factors->a_index = matrix * m;
+          factors->a_row_stride = imm(1);
+        } else {
+          const FactorArray f = factor_array(block_rows ? (m + imm(kScaleBlock - 1)) / imm(kScaleBlock) : m,
+                                             p_.fp8.scale_a_major);
+          factors->a_index = matrix * f.per_matrix + f.k_offset(factor_k_block(c));
+          factors->a_row_stride = f.row_stride;
+        }
       }
       promote->row_scaled = true;
     }
@@ -136,16 +156,11 @@ class SelectWgmma : public Mutator {
     } else if (p_.fp8.scale_b == ScaleGranularity::Block128x128) {
       const ExprPtr n0 = var("n_tile") * imm(p_.tile_n), block = n0 / imm(kScaleBlock);
       const ExprPtr last = imm(p_.fp8.n_blocks - 1);
-      // A matrix's factors: [n blocks][k blocks] (K-major) or [k blocks][n blocks rounded up to 4].
-      const bool mn_major = p_.fp8.scale_b_major == Layout::MNMajor;
-      const int64_t ld = mn_major ? ceil_div(p_.fp8.n_blocks, 4) * 4 : p_.fp8.k_blocks;
-      const int64_t per_matrix = mn_major ? p_.fp8.k_blocks * ld : p_.fp8.n_blocks * ld;
-      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * imm(per_matrix) : imm(0);
+      // A matrix's factors: an array over its 128-column blocks.
+      const FactorArray f = factor_array(imm(p_.fp8.n_blocks), p_.fp8.scale_b_major);
+      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * f.per_matrix : imm(0);
       const ExprPtr kb = factor_k_block(c);
-      const auto at = [&](const ExprPtr& n_block) {
-        const ExprPtr nb = min(n_block, last);
-        return matrix_base + (mn_major ? kb * imm(ld) + nb : nb * imm(ld) + kb);
-      };
+      const auto at = [&](const ExprPtr& n_block) { return matrix_base + f.at(min(n_block, last), kb); };
       factors->lo = at(block);
       // Where a tile's columns start on a 128-column block (tile n a multiple of 128, or dividing it),
       // the split between two blocks' factors is known here; else it follows the tile. A tile
@@ -154,18 +169,15 @@ class SelectWgmma : public Mutator {
       promote->col_split = aligned ? imm(std::min<int64_t>(p_.tile_n, kScaleBlock)) : imm(kScaleBlock) - n0 % imm(kScaleBlock);
       if (!aligned || p_.tile_n > kScaleBlock) factors->hi = at(block + imm(1));
     } else if (p_.fp8.scale_b == ScaleGranularity::Block1x128) {
-      // A factor per column and k block: each thread's columns' for this k block, [N][k blocks]
-      // (K-major) or [k blocks][N rounded up to 4] (N-major) per matrix.
+      // A factor per column and k block: each thread's columns' for this k block, from a factor
+      // array over the matrix's N columns.
       const ExprPtr n = narrow(var("args.n"));
-      const bool mn_major = p_.fp8.scale_b_major == Layout::MNMajor;
-      const ExprPtr ld = mn_major ? (n + imm(3)) / imm(4) * imm(4) : imm(p_.fp8.k_blocks);
-      const ExprPtr per_matrix = mn_major ? imm(p_.fp8.k_blocks) * ld : n * imm(p_.fp8.k_blocks);
-      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * per_matrix : imm(0);
-      const ExprPtr kb = factor_k_block(c);
-      factors->cols_index = matrix_base + (mn_major ? kb * ld : kb);
+      const FactorArray f = factor_array(n, p_.fp8.scale_b_major);
+      const ExprPtr matrix_base = batched(rt::Operand::B) ? c.batch * f.per_matrix : imm(0);
+      factors->cols_index = matrix_base + f.k_offset(factor_k_block(c));
       factors->cols_first = var("n_tile") * imm(p_.tile_n);
       factors->cols_last = n - imm(1);  // columns past N read the last column's factor
-      factors->cols_stride = mn_major ? imm(1) : imm(p_.fp8.k_blocks);
+      factors->cols_stride = f.row_stride;
       factors->cols = static_cast<int>(p_.tile_n);
       promote->col_scaled = true;
     }  // per row (per column of D): after the k loop (build_loop_nests, ScaleAccumulatorColumns)
