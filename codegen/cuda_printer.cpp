@@ -217,8 +217,15 @@ class CudaPrinter : public Visitor {
     GG_INTERNAL_CHECK(mode != 0, std::string(instruction) + " operand rows swizzled in " +
                                      std::to_string(l.swizzle_bytes) + " bytes");
     const SmemDescOffsets offsets = smem_desc_offsets(l);
-    return std::string("gg::dev::") + maker + "(" + smem(r) + ", " + num(offsets.leading) + ", " +
-           num(offsets.stride) + ", " + num(mode) + ")";
+    // The buffer's descriptor (loop-invariant) moved by the offset in 16-byte units where the
+    // offset provably is a multiple of 16, so the per-wgmma work is one add.
+    const ExprPtr units = exact_quotient(r.offset, 16);
+    int64_t zero = 0;
+    const bool at_base = units && is_const(units, &zero) && zero == 0;
+    const std::string base = units ? buffer_name(r.buffer) : smem(r);
+    const std::string desc = std::string("gg::dev::") + maker + "(" + base + ", " + num(offsets.leading) + ", " +
+                             num(offsets.stride) + ", " + num(mode) + ")";
+    return units && !at_base ? "gg::dev::smem_desc_add(" + desc + ", " + to_c(units) + ")" : desc;
   }
   void visit_WgmmaIssue(const WgmmaIssue& n) override {
     // The layout code is 1 (128B), 2 (64B) or 3 (32B).
@@ -233,10 +240,20 @@ class CudaPrinter : public Visitor {
          (n.accumulate ? "unsigned(" + to_c(n.accumulate) + ")" : std::string("1u")) + ");");
   }
   // The fragment's rows are wgmma's (kir::PromoteAccumulator).
+  void visit_PrefetchScaleFactors(const PrefetchScaleFactors& n) override {
+    line("float sb_next_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_next_hi = " +
+         (n.hi ? "__ldg(args.scale_b + " + to_c(n.hi) + ")" : std::string("sb_next_lo")) +
+         ";  // B's factors of the first k step");
+  }
   void visit_LoadScaleFactors(const LoadScaleFactors& n) override {
-    if (n.lo)
+    if (n.lo != nullptr && n.lo_next != nullptr) {
+      line("const float sb_lo = sb_next_lo, sb_hi = sb_next_hi;  // B's factors, loaded a k step before");
+      line("sb_next_lo = __ldg(args.scale_b + " + to_c(n.lo_next) + ");");
+      line(n.hi_next ? "sb_next_hi = __ldg(args.scale_b + " + to_c(n.hi_next) + ");" : "sb_next_hi = sb_next_lo;");
+    } else if (n.lo) {
       line("const float sb_lo = __ldg(args.scale_b + " + to_c(n.lo) + "), sb_hi = " +
            (n.hi ? "__ldg(args.scale_b + " + to_c(n.hi) + ")" : std::string("sb_lo")) + ";  // B's factors");
+    }
     if (n.cols_index) {
       line("float sbc[" + num(n.cols / 8) + "][2];  // B's factors of this thread's columns");
       line("#pragma unroll");

@@ -76,7 +76,9 @@ class CollectHelpers : public Visitor {
   void visit_TmemBaseLoad(const TmemBaseLoad&) override { headers.insert("smem.cuh"); }  // ld_shared_u32
   void visit_TmemDealloc(const TmemDealloc&) override { headers.insert("tcgen05.cuh"); }
   void visit_Tcgen05Fence(const Tcgen05Fence&) override { headers.insert("tcgen05.cuh"); }
-  void visit_Tcgen05Mma(const Tcgen05Mma&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
+  void visit_Tcgen05Mma(const Tcgen05Mma&) override {
+    headers.insert({"smem_desc.h", "tcgen05_desc.h", "tcgen05.cuh"});  // smem_desc_add moves descriptors
+  }
   void visit_Tcgen05Commit(const Tcgen05Commit&) override { headers.insert("tcgen05.cuh"); }
   void visit_TmemLoad(const TmemLoad&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
   void visit_EpilogueStore(const EpilogueStore& n) override {

@@ -1,6 +1,7 @@
 #include "codegen/expr.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "dsl/error.h"
 #include "runtime/device/smem_desc.h"
@@ -150,6 +151,39 @@ ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& val
     case ExprKind::Load: return load(e->name, a);
     case ExprKind::Call: return call(e->name, a, b);
     default: return binary(e->kind, a, b);
+  }
+}
+
+ExprPtr exact_quotient(const ExprPtr& e, int64_t divisor) {
+  GG_INTERNAL_CHECK(divisor > 0, "exact_quotient by " + std::to_string(divisor));
+  if (divisor == 1) return e;
+  int64_t c = 0;
+  if (is_const(e, &c)) return c % divisor == 0 ? imm(c / divisor) : nullptr;
+  switch (e->kind) {
+    case ExprKind::Add:
+    case ExprKind::Sub: {
+      ExprPtr qa = exact_quotient(e->a, divisor), qb = exact_quotient(e->b, divisor);
+      if (!qa || !qb) return nullptr;
+      return e->kind == ExprKind::Add ? qa + qb : qa - qb;
+    }
+    case ExprKind::Mul: {
+      // A constant factor may carry part of the divisor: (x * 32) / 16 is x * 2.
+      for (const auto& [factor, other] : {std::pair{e->b, e->a}, std::pair{e->a, e->b}}) {
+        if (!is_const(factor, &c) || c == 0) continue;
+        const int64_t g = std::gcd(c, divisor);
+        if (ExprPtr q = exact_quotient(other, divisor / g)) return q * imm(c / g);
+      }
+      if (ExprPtr qa = exact_quotient(e->a, divisor)) return qa * e->b;
+      if (ExprPtr qb = exact_quotient(e->b, divisor)) return e->a * qb;
+      return nullptr;
+    }
+    case ExprKind::Mod: {
+      // (x % m) / d is (x / d) % (m / d) when d divides both x and m.
+      if (!is_const(e->b, &c) || c % divisor != 0) return nullptr;
+      ExprPtr qa = exact_quotient(e->a, divisor);
+      return qa ? qa % imm(c / divisor) : nullptr;
+    }
+    default: return nullptr;
   }
 }
 

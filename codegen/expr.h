@@ -60,6 +60,11 @@ ExprPtr narrow(ExprPtr a);
 // bind its elements as variables named element_name(array, i).
 ExprPtr load(const std::string& array, ExprPtr index);
 std::string element_name(const std::string& array, int64_t index);  // "args.group_rows[3]"
+// `e / divisor` with the division carried into `e`'s terms -- (s * 32768 + kk * 32 % 128) / 16 is
+// s * 2048 + kk * 2 % 8 -- where every term is provably a multiple of `divisor` (> 0); nullptr
+// where one is not. A shared-memory byte offset in 16-byte units this way lets the compiler add
+// the constant part to a descriptor instead of shifting each address.
+ExprPtr exact_quotient(const ExprPtr& e, int64_t divisor);
 // `e` with every use of variable `name` replaced by `value`.
 ExprPtr substitute(const ExprPtr& e, const std::string& name, const ExprPtr& value);
 

@@ -414,10 +414,17 @@ class Dumper : public Visitor {
          (n.col_split ? " x sb_lo before column " + to_c(n.col_split) + ", sb_hi after" : "") +
          (n.col_scaled ? " x sbc" : ""));
   }
+  void visit_PrefetchScaleFactors(const PrefetchScaleFactors& n) override {
+    line("PrefetchScaleFactors sb_next_lo = args.scale_b[" + to_c(n.lo) + "] sb_next_hi = " +
+         (n.hi ? "args.scale_b[" + to_c(n.hi) + "]" : "sb_next_lo"));
+  }
   void visit_LoadScaleFactors(const LoadScaleFactors& n) override {
     line("LoadScaleFactors" +
-         (n.lo ? " sb_lo = args.scale_b[" + to_c(n.lo) + "] sb_hi = " + (n.hi ? "args.scale_b[" + to_c(n.hi) + "]" : "sb_lo")
-               : std::string()) +
+         (n.lo != nullptr && n.lo_next != nullptr ? " sb_lo, sb_hi = sb_next_lo, sb_next_hi (args.scale_b[" + to_c(n.lo) + "]); sb_next_lo = args.scale_b[" +
+                                  to_c(n.lo_next) + "] sb_next_hi = " +
+                                  (n.hi_next ? "args.scale_b[" + to_c(n.hi_next) + "]" : "sb_next_lo")
+          : n.lo ? " sb_lo = args.scale_b[" + to_c(n.lo) + "] sb_hi = " + (n.hi ? "args.scale_b[" + to_c(n.hi) + "]" : "sb_lo")
+                 : std::string()) +
          (n.row_scales ? " sa[" + std::to_string(n.blocks) + "][2] from " + smem(*n.row_scales) + " row0=" + to_c(n.row0)
                        : std::string()) +
          (n.a_index ? " sa[" + std::to_string(n.blocks) + "][2] = args.scale_a[" + to_c(n.a_index) +

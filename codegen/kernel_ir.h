@@ -26,7 +26,7 @@ namespace gg::kir {
   X(FenceProxyAsync) X(SyncThreads) X(NamedBarrierSync) X(NamedBarrierArrive) X(AccumulatorDecl)      \
   X(AccumulatorZero) X(AccumulatorFence)                                                        \
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadScaleFactors) X(PromoteAccumulator)  \
-  X(ScaleAccumulatorColumns)                                                                   \
+  X(PrefetchScaleFactors) X(ScaleAccumulatorColumns)                                                                   \
   X(EpilogueStore)                                                                             \
   X(PartialStore) X(TileTicket) X(PartialReduce) X(ReductionCombine)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
@@ -309,6 +309,15 @@ struct LoadScaleFactors : NodeOf<NodeKind::LoadScaleFactors> {
   // columns (as PromoteAccumulator's) into sbc[j][e].
   ExprPtr cols_index, cols_first, cols_last, cols_stride;
   int cols = 0;
+  // `lo_next` set: sb_lo and sb_hi are the registers the k step before loaded (a k loop's first
+  // step: PrefetchScaleFactors before the loop), and this step loads the next step's, args.scale_b
+  // [lo_next] and [hi_next], into them, so the global load's latency is a k step's MMAs behind it.
+  ExprPtr lo_next, hi_next;
+};
+// B's factors of a k loop's first step (args.scale_b[lo], [hi]; hi unset: lo's), loaded before the
+// loop into the registers its LoadScaleFactors (lo_next) take them from and refill.
+struct PrefetchScaleFactors : NodeOf<NodeKind::PrefetchScaleFactors> {
+  ExprPtr lo, hi;
 };
 // FP8 promotion (DeepGEMM; DeepSeek-V3 report 3.3.2): after a k tile's MMAs into `from` completed,
 // each register of this thread's wgmma fragment is added into `into` times its row's and its

@@ -64,6 +64,7 @@ struct Warp {
   std::map<std::string, std::vector<float>> acc;  // per block: 16 rows (this warp's) x N
   std::map<std::string, int> acc_n;
   std::optional<std::pair<float, float>> column_scales;  // FP8: B's factors (LoadScaleFactors)
+  std::optional<std::pair<float, float>> next_column_scales;  // the next k step's (PrefetchScaleFactors, lo_next)
   std::vector<float> column_factors;  // FP8: B's per column of the tile (per 1x128, LoadScaleFactors' cols)
   std::vector<float> row_scales;  // FP8: A's factors of the warp's 16 rows of each block (LoadScaleFactors)
   int64_t wgmma_groups = 0;   // committed wgmma groups; the open one has this id
@@ -1248,8 +1249,23 @@ class Simulator {
       }
   }
   // The warp's 16 rows of each block (rows as the fragment's) and B's factors, into its registers.
+  // The registers hold what was loaded, not what this k step should read: a prefetch of the wrong
+  // k block or column block shows in D.
+  bool exec(Warp& w, Frame&, const PrefetchScaleFactors& n) {
+    const float lo = scale_b(eval(w, n.lo));
+    w.next_column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
+    return true;
+  }
   bool exec(Warp& w, Frame&, const LoadScaleFactors& n) {
-    if (n.lo) {
+    if (n.lo != nullptr && n.lo_next != nullptr) {
+      if (!w.next_column_scales) {
+        error("B's factors taken from the prefetched registers before a PrefetchScaleFactors loaded them");
+        return false;
+      }
+      w.column_scales = w.next_column_scales;
+      const float lo = scale_b(eval(w, n.lo_next));
+      w.next_column_scales = std::pair<float, float>{lo, n.hi_next ? scale_b(eval(w, n.hi_next)) : lo};
+    } else if (n.lo) {
       const float lo = scale_b(eval(w, n.lo));
       w.column_scales = std::pair<float, float>{lo, n.hi ? scale_b(eval(w, n.hi)) : lo};
     }

@@ -60,6 +60,14 @@ Plant::Fn drop(std::function<bool(const T&)> matches = [](const T&) { return tru
   };
 }
 
+// A plant that applies `first` where it answers, else `second`: one bug planted into two node kinds.
+inline Plant::Fn either(Plant::Fn first, Plant::Fn second) {
+  return [=](const kir::StmtPtr& s) -> std::optional<kir::StmtPtr> {
+    if (auto r = first(s)) return r;
+    return second(s);
+  };
+}
+
 // The message of the InternalError check_sync raises on `k`; empty when it passes.
 inline std::string sync_error(const Kernel& k) {
   try {

@@ -57,10 +57,20 @@ GG_HOST_DEVICE constexpr unsigned long long make_smem_desc(unsigned smem_address
          static_cast<unsigned long long>(swizzle_mode & 0x3u) << 62;
 }
 
+// The same descriptor with its start address moved by `units` of 16 bytes, added to the low word
+// alone: a start address inside shared memory (< 2^18 bytes) never carries out of its 14-bit
+// field, and a 32-bit add of a loop-invariant base and a constant is one uniform instruction
+// per wgmma (DeepGEMM's descriptors are built the same way), where shifting and masking each
+// address costs four. Both MMA families' descriptors (sm_90's and sm_100's) keep the start address
+// in bits 0-13.
+GG_HOST_DEVICE constexpr unsigned long long smem_desc_add(unsigned long long desc, unsigned units) {
+  return (desc & 0xFFFFFFFF00000000ull) | static_cast<unsigned>(static_cast<unsigned>(desc) + units);
+}
+
 // The same descriptor with its start address moved by `byte_offset` (a multiple of 16
 // that keeps the address inside the 14-bit field).
 GG_HOST_DEVICE constexpr unsigned long long smem_desc_advance(unsigned long long desc, unsigned byte_offset) {
-  return desc + static_cast<unsigned long long>(byte_offset >> 4);
+  return smem_desc_add(desc, byte_offset >> 4);
 }
 
 }  // namespace gg::dev

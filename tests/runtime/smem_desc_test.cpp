@@ -55,6 +55,23 @@ TEST_CASE("fields are masked to their width and the advance moves only the start
   CHECK(step == make_smem_desc(0x1000 + 32, 16, 1024, kDescSwizzle128B));
 }
 
+TEST_CASE("smem_desc_add of a buffer's descriptor is the descriptor of the moved address, hi word untouched") {
+  // The printed kernels build every MMA operand descriptor this way: the buffer's descriptor plus
+  // the byte offset / 16. Over the whole 228 KB window, each swizzle mode and both leading offsets
+  // it must equal the descriptor made from the moved address.
+  for (unsigned mode : {kDescSwizzle128B, kDescSwizzle64B, kDescSwizzle32B})
+    for (unsigned leading : {16u, 8192u})
+      for (unsigned base : {0u, 1024u, 0x24000u})
+        for (unsigned offset = 0; base + offset < 228u * 1024u; offset += 16 * 97) {
+          const uint64_t moved = smem_desc_add(make_smem_desc(base, leading, 1024, mode), offset / 16);
+          REQUIRE(moved == make_smem_desc(base + offset, leading, 1024, mode));
+        }
+  // The add stays in the low word: the start address field at its top plus one carries into bit
+  // 14 (reserved, which addresses inside shared memory never reach), not into the stride field.
+  const uint64_t top = make_smem_desc(0x3FFF0, 16, 1024, kDescSwizzle128B);
+  CHECK(field(smem_desc_add(top, 1), 32, 14) == 1024 >> 4);
+}
+
 namespace {
 
 // The PTX ISA's tensor swizzling modes as tables: within one repeat of the pattern (8 rows of

@@ -59,13 +59,36 @@ TEST_CASE("fp8: planted bugs in the scale factors and the promotion are caught b
   int count = 0;
   SUBCASE("the unplanted kernel passes") { CHECK(planted([](const StmtPtr&) { return std::nullopt; }).passed); }
   SUBCASE("B's factor of the wrong k block") {
+    // v10's k loop loads each step's factors a step ahead (lo_next); the index it loads moved.
     const SimulationReport r = planted(rewrite<LoadScaleFactors>([](LoadScaleFactors& n) {
-                                         if (n.lo) n.lo = n.lo + imm(1);
+                                         REQUIRE(n.lo_next != nullptr);
+                                         n.lo_next = n.lo_next + imm(1);
                                        }),
                                        &count);
     CHECK(count > 0);
     CHECK_FALSE(r.passed);
+  }
+  SUBCASE("B's prefetched factors used a k step late (the refill reloads this step's)") {
+    const SimulationReport r =
+        planted(rewrite<LoadScaleFactors>([](LoadScaleFactors& n) { n.lo_next = n.lo; }), &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
     CHECK(r.mismatches > 0);
+  }
+  SUBCASE("B's factors of the k loop's first step never loaded before it") {
+    const SimulationReport r = planted(drop<PrefetchScaleFactors>(), &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+    CHECK(r.to_string().find("before a PrefetchScaleFactors loaded them") != std::string::npos);
+  }
+  SUBCASE("the last k step's refill not clamped: it reads past the factor array") {
+    const SimulationReport r = planted(rewrite<LoadScaleFactors>([](LoadScaleFactors& n) {
+                                         n.lo_next = substitute(n.lo, "k_tile", var("k_tile") + imm(1));
+                                       }),
+                                       &count);
+    CHECK(count > 0);
+    CHECK_FALSE(r.passed);
+    CHECK(r.to_string().find("outside B's") != std::string::npos);
   }
   SUBCASE("A's factors of the wrong row") {
     const SimulationReport r =
@@ -228,12 +251,19 @@ TEST_CASE("fp8: masked and contiguous groups and batches read each matrix's fact
       const SimulationReport clean = simulate_kernel(k, s.definition(), rows_of(source));
       INFO(clean.to_string());
       CHECK(clean.passed);
-      // Planted: every group promoted with the first matrix's factors of B.
+      // Planted: every group promoted with the first matrix's factors of B (loaded in the k step,
+      // or a step ahead and before the k loop).
       Kernel wrong_b = k;
-      gg::testing::Plant first_b(gg::testing::rewrite<LoadScaleFactors>([](LoadScaleFactors& n) {
-        n.lo = substitute(n.lo, "batch", imm(0));
-        if (n.hi) n.hi = substitute(n.hi, "batch", imm(0));
-      }));
+      const auto first_matrix = [](ExprPtr& e) {
+        if (e) e = substitute(e, "batch", imm(0));
+      };
+      gg::testing::Plant first_b(gg::testing::either(gg::testing::rewrite<LoadScaleFactors>([&](LoadScaleFactors& n) {
+                                                       for (ExprPtr* e : {&n.lo, &n.hi, &n.lo_next, &n.hi_next}) first_matrix(*e);
+                                                     }),
+                                                     gg::testing::rewrite<PrefetchScaleFactors>([&](PrefetchScaleFactors& n) {
+                                                       first_matrix(n.lo);
+                                                       first_matrix(n.hi);
+                                                     })));
       wrong_b.body = first_b.mutate(wrong_b.body);
       REQUIRE(first_b.planted > 0);
       const SimulationReport b = simulate_kernel(wrong_b, s.definition(), rows_of(source));
@@ -333,7 +363,9 @@ TEST_CASE("fp8: planted bugs in the factors read from memory (K-major rows, 128-
       {"A's 128x128 factors read per 64 rows", G::Block128x128, G::PerTensor, Layout::KMajor, Layout::KMajor,
        on_factors([](LoadScaleFactors& n) { n.a_row_block = 64; })},
       {"B's N-major 128x128 factors read K-major", G::PerTensor, G::Block128x128, Layout::MNMajor, Layout::MNMajor,
-       on_factors([](LoadScaleFactors& n) { n.lo = substitute(n.lo, "k_tile", imm(0)); })},
+       on_factors([](LoadScaleFactors& n) {  // every k step's refill of the prefetched factors reads k block 0
+         n.lo_next = substitute(n.lo, "k_tile", imm(0));
+       })},
       {"B's 1x128 factors one column off", G::PerTensor, G::Block1x128, Layout::MNMajor, Layout::KMajor,
        on_factors([](LoadScaleFactors& n) { n.cols_first = n.cols_first + imm(1); })},
       {"B's N-major 1x128 factors of the k block before", G::Block1x128, G::Block1x128, Layout::MNMajor, Layout::MNMajor,
