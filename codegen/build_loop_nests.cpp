@@ -50,7 +50,10 @@ class NestBuilder {
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
     // (A pointer-array group only picks its maps: an int.)
     if (u.batch && role_reads_batch()) coords.push_back(let("batch", u.batch, p_.pointer_array ? "int" : "long long"));
-    if (u.split && !p_.split_k_tail) coords.push_back(let("split", u.split));
+    // A stream-K unit's piece is the epilogue's alone (its loads start at k_first): the roles that
+    // compute bind it.
+    const bool binds_split = !p_.split_k_tail || (p_.split_k_stream && (!role_ || role_->computes));
+    if (u.split && binds_split) coords.push_back(let("split", u.split));
     if (!units_.persistent()) {
       coords.insert(coords.begin(), comment("tile coordinates from the grid-bound axes"));
       coords.push_back(guarded);
@@ -184,6 +187,7 @@ class NestBuilder {
     write->batch = batch();
     if (u.split) write->split = var("split");
     if (u.handed_on) write->split_when = u.handed_on;
+    if (u.pieces) write->pieces = var("pieces");
     if (u.m_first) write->row0 = var("m_row0");
     write->row_end = u.row_end;
     if (p_.accumulator == Place::Tmem) {

@@ -688,7 +688,7 @@ class CudaPrinter : public Visitor {
     // One pass over the tile per split, not unrolled: the splits' loads would otherwise be unrolled
     // splits x fragments times, which doubled the NVRTC time of a 128x256 tile's kernel.
     line("#pragma unroll 1");
-    open("for (int s = 0; s < " + num(n.ws.splits) + "; ++s)");
+    open("for (int s = 0; s < " + (n.pieces ? to_c(n.pieces) : num(n.ws.splits)) + "; ++s)");
     line("#pragma unroll");
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");

@@ -72,10 +72,14 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
          << "\n";
       break;
     case EpiloguePlan::Commit::SplitK:
-      os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "")
+      if (p.split_k_stream)
+        os << "stream-K on the last wave's tiles, at most " << e.workspace.splits << " CTAs' k ranges a tile";
+      else
+        os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "");
+      os
          << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()
          << " bytes for the planned problem, tickets included) and takes a ticket; the tile's last adds them in "
-            "split order, then store, "
+         << (p.split_k_stream ? "range" : "split") << " order, then store, "
          << store_text(p) << "\n";
       break;
   }

@@ -156,6 +156,11 @@ struct KernelPlan {
   int split_k = 1;
   // split_k ... tail: only the tiles past the persistent grid's last whole wave are split.
   bool split_k_tail = false;
+  // split_k ... stream (with split_k_tail): those tiles' k tiles are dealt stream-K, in even
+  // contiguous ranges over min(grid, split_k x those tiles) CTAs (WorkUnits); a tile's pieces,
+  // at most `stream_pieces`, meet in the workspace as splits do.
+  bool split_k_stream = false;
+  int stream_pieces = 0;
   Fp8Plan fp8;
 };
 

@@ -313,8 +313,8 @@ class Dumper : public Visitor {
          std::to_string(n.part_stride) + "; threads " + std::to_string(n.threads) + " from " + std::to_string(n.first_thread));
   }
   void visit_PartialReduce(const PartialReduce& n) override {
-    line("PartialReduce " + n.accumulator + " = sum over splits of " + workspace(n.ws) + " slot=" + to_c(n.slot) +
-         " first_thread=" + std::to_string(n.first_thread));
+    line("PartialReduce " + n.accumulator + " = sum over " + (n.pieces ? "the first " + to_c(n.pieces) + " splits" : "splits") +
+         " of " + workspace(n.ws) + " slot=" + to_c(n.slot) + " first_thread=" + std::to_string(n.first_thread));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
     line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +
@@ -341,7 +341,7 @@ class Dumper : public Visitor {
   void visit_ReleaseStage(const ReleaseStage& n) override { line("ReleaseStage stage=" + to_c(n.stage)); }
   void visit_WriteTile(const WriteTile& n) override {
     line("WriteTile m_tile=" + to_c(n.m_tile) + " n_tile=" + to_c(n.n_tile) + batch_text(n.batch) +
-         (n.split ? " split=" + to_c(n.split) : ""));
+         (n.split ? " split=" + to_c(n.split) : "") + (n.pieces ? " pieces=" + to_c(n.pieces) : ""));
   }
   void visit_MbarrierInit(const MbarrierInit& n) override {
     line("MbarrierInit " + bar(n.bar) + " arrivals=" + std::to_string(n.arrivals));

@@ -160,8 +160,11 @@ struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // split: which share of the k tiles this CTA reduced (nullptr without split-K); split_when: where
 // set, the tile is shared only when it is nonzero (split_k ... tail: the tiles of the last wave).
 // `row0`: the tile's first row where it is not m_tile * tile_m, and `row_end` the row its store
-// stops before where it is not M (a contiguous group's); nullptr otherwise.
-struct WriteTile : NodeOf<NodeKind::WriteTile> { ExprPtr m_tile, n_tile, batch, split, split_when, row0, row_end; };
+// stops before where it is not M (a contiguous group's); nullptr otherwise. `pieces` (stream-K):
+// how many CTAs share this tile (`split` is this one's place among them); nullptr: split_k's count.
+struct WriteTile : NodeOf<NodeKind::WriteTile> {
+  ExprPtr m_tile, n_tile, batch, split, split_when, row0, row_end, pieces;
+};
 
 // setmaxnreg: the role's warpgroups give registers back (`increase` false) or take them.
 struct SetMaxNReg : NodeOf<NodeKind::SetMaxNReg> { int regs = 0; bool increase = false; };
@@ -526,12 +529,13 @@ struct TileTicket : NodeOf<NodeKind::TileTicket> {
   ExprPtr barrier, when;
   std::string result = "split_last";
 };
-// The accumulator becomes the sum of every split's partial sums of the slot, added in split order.
+// The accumulator becomes the sum of every split's partial sums of the slot, added in split order:
+// the first `pieces` splits' (stream-K: the CTAs that shared the tile), or all ws.splits.
 struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
   std::string accumulator;
   int blocks = 1, regs = 0, first_thread = 0;
   SplitKWorkspace ws;
-  ExprPtr slot;
+  ExprPtr slot, pieces;
 };
 
 // ---- Blackwell (sm_100a): Tensor Memory and tcgen05. TMEM holds a CTA's accumulator: 128 lanes

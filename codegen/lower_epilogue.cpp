@@ -108,15 +108,18 @@ class LowerWrite : public Mutator {
     meet->threads = ws.threads;
     auto ticket = std::make_shared<TileTicket>();
     ticket->counter = wide(slot) * imm(ws.record_words());  // past 2^31 words for a multi-GB workspace
-    ticket->arrivals = imm(ws.splits);
+    ticket->arrivals = w.pieces ? w.pieces : imm(ws.splits);
     ticket->record_words = ws.record_words();
     ticket->counters = ws.count();
     ticket->threads = ws.threads;
     ticket->first_thread = first_thread;
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
-    StmtPtr note = comment("split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds their "
-                           "partial sums in split order");
+    reduce->pieces = w.pieces;
+    StmtPtr note = comment(w.pieces ? "stream-K: `pieces` CTAs share this tile; the last adds their partial sums in "
+                                      "range order"
+                                    : "split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds "
+                                      "their partial sums in split order");
     if (!w.split_when)
       return block({note, store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});
     // split_k tail: only the last wave's tiles are shared (the condition is uniform over the CTA);

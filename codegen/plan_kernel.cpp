@@ -563,6 +563,13 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.epilogue.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
   p.split_k = s.split_k_of();
   p.split_k_tail = s.split_k_tail();
+  p.split_k_stream = s.split_k_stream();
+  if (p.split_k_stream) {
+    if (auto c = s.cluster_dims(); c && c->x * c->y * c->z > 1)
+      not_lowered("split_k ... stream in a cluster (a CTA's k ranges are its own, not shared with its pair)");
+    const int64_t tile_k = s.domain().tile_extent(Root::K);
+    p.stream_pieces = stream_k_max_pieces((p.k + tile_k - 1) / tile_k, p.split_k);
+  }
   if (p.split_k > 1) p.epilogue.commit = EpiloguePlan::Commit::SplitK;
   if (s.is_symmetric()) {
     p.epilogue.commit = EpiloguePlan::Commit::Symmetric;
@@ -656,7 +663,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.split_k > 1) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.epilogue.workspace.slots = static_cast<int64_t>(slots.at(p.m, p.n));
-    k.plan.epilogue.workspace.splits = p.split_k;
+    k.plan.epilogue.workspace.splits = p.split_k_stream ? p.stream_pieces : p.split_k;  // a tile's most sharers
     k.plan.epilogue.workspace.per_thread = acc.blocks * acc.regs;
     k.plan.epilogue.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.epilogue.workspace.bytes());

@@ -209,6 +209,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       const int64_t tiles = per_matrix * batches;
       r.grid.whole_wave_tiles = tiles / clusters * clusters;
       r.grid.tiles = r.grid.whole_wave_tiles + (tiles - r.grid.whole_wave_tiles) * splits;
+      r.grid.stream = s.split_k_stream();
     }
     r.grid.x = clusters * r.cluster.x;
     r.grid.y = r.cluster.y;
@@ -292,7 +293,10 @@ std::string ResourceSummary::to_string() const {
        << " groups, whose tiles in use a persistent loop walks (the count above bounds them)";
   else if (grid.batches > 1)
     os << "; " << grid.batches << " matrices, the batch index the outermost tile coordinate";
-  if (grid.splits > 1 && grid.whole_wave_tiles >= 0)
+  if (grid.splits > 1 && grid.stream)
+    os << "; stream-K on the last wave: " << grid.whole_wave_tiles << " tiles in whole waves run all of K, the later "
+       << "tiles' k tiles are dealt in even contiguous ranges to at most " << grid.splits << " CTAs a tile";
+  else if (grid.splits > 1 && grid.whole_wave_tiles >= 0)
     os << "; split-K on the last wave: " << grid.whole_wave_tiles << " tiles in whole waves run all of K, each later "
        << "tile is shared by " << grid.splits << " CTAs, each a share of the k tiles";
   else if (grid.splits > 1)

@@ -68,6 +68,7 @@ struct GridShape {
   ProblemSource source = ProblemSource::Dense;  // groups (masked, contiguous): the batch's matrices are groups
   int64_t splits = 1;   // split-K: CTAs per output tile
   int64_t whole_wave_tiles = -1;  // split_k ... tail: the tiles of whole waves, which are not split
+  bool stream = false;            // split_k ... stream: the later tiles' k tiles are dealt stream-K
   int ctas_per_sm = 1;  // CTAs of this kernel an SM holds at once (shared memory, registers, threads)
   int64_t ctas() const { return x * y * z; }
 };

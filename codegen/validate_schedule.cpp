@@ -497,9 +497,12 @@ void check_split_k(const Schedule& s) {
                      str(s.definition().k()) + " in tiles of " + str(s.domain().tile_extent(Root::K)) +
                      "), fewer than the splits; use at most " + str(k_tiles) + " splits or smaller k tiles");
   // The waves are the persistent grid's: without it every tile has a CTA of its own.
-  if (s.split_k_tail() && !s.domain().bound_to(Binding::Persistent))
-    throw_user_error("split-k-tail", "split_k " + str(splits) + " tail: splits the tiles past the last whole wave of a "
-                     "persistent tile loop, and this schedule has none; add persist (or drop tail to split every tile)");
+  if (s.split_k_tail() && !s.domain().bound_to(Binding::Persistent)) {
+    const std::string extent = s.split_k_stream() ? "stream" : "tail";
+    throw_user_error("split-k-tail", "split_k " + str(splits) + " " + extent + ": splits the tiles past the last whole "
+                     "wave of a persistent tile loop, and this schedule has none; add persist (or drop " + extent +
+                     " to split every tile)");
+  }
 }
 
 // D = A * A^T on the tiles on and above the diagonal: a subtile's mirror is the same staging

@@ -277,6 +277,8 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   // split_k ... tail: the loop's units are the whole waves' tiles, then the last wave's tiles once
   // per split; a unit's tile is `work_tile` (see unit()), which the coordinates read.
   tail_ = p.split_k_tail;
+  stream_ = p.split_k_stream;
+  GG_INTERNAL_CHECK(!stream_ || (tail_ && p.cluster_size == 1), "split_k stream: a tail, one CTA per cluster");
   tile_axis_ = s.domain().bound_to(Binding::Persistent);
   GG_INTERNAL_CHECK(!tail_ || tile_axis_, "split_k tail needs the persistent tile loop");
   std::map<std::string, ExprPtr> extents = axis_extents(s.domain(), p);
@@ -349,7 +351,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   // zero-filled like any edge, so every split runs as many.
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())
     lets.push_back(let("k_tiles_all", imm(ceil_div(p_.k, p_.tile_k))));  // K is compiled
-    lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
+    if (!stream_) lets.push_back(let("k_share", ceil_div(var("k_tiles_all"), imm(p_.split_k))));
   } else if (p_.k_per_unit()) {
     // each unit's k tiles are its group's (unit())
   } else if (!p_.k_loop.empty()) {
@@ -365,7 +367,19 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   // Rounded to whole waves at run time, from the grid the kernel runs with.
   if (tail_) {
     lets.push_back(let("whole_tiles", all_tiles() / stride() * stride()));
-    lets.push_back(let("units_end", var("whole_tiles") + (all_tiles() - var("whole_tiles")) * imm(p_.split_k)));
+    if (!stream_) {
+      lets.push_back(let("units_end", var("whole_tiles") + (all_tiles() - var("whole_tiles")) * imm(p_.split_k)));
+    } else {
+      // Stream-K (StreamKDeal): the tail's k tiles as one run, tile after tile, in even contiguous
+      // ranges over sk_ctas CTAs; CTA c's j-th unit past the whole waves is the j-th tile its range
+      // touches, so the loop runs sk_segments units per CTA there.
+      lets.push_back(let("sk_tiles", all_tiles() - var("whole_tiles")));
+      lets.push_back(let("sk_iters", var("sk_tiles") * var("k_tiles_all")));
+      lets.push_back(let("sk_ctas", max(min(stride(), var("sk_tiles") * imm(p_.split_k)), imm(1))));
+      lets.push_back(let("sk_segments",
+                         ceil_div(ceil_div(var("sk_iters"), var("sk_ctas")), var("k_tiles_all")) + imm(1)));
+      lets.push_back(let("units_end", var("whole_tiles") + (var("sk_tiles") >= imm(1)) * stride() * var("sk_segments")));
+    }
   }
   return lets;
 }
@@ -456,10 +470,60 @@ WorkUnitExprs WorkUnits::unit() const {
             let("split", var("past") / divisor),
             let("k_tiles", tail_k_tiles(var("in_tail")))};
   u.handed_on = var("in_tail");
+  if (stream_) stream_unit(u);
   return u;
 }
 
+void WorkUnits::stream_unit(WorkUnitExprs& u) const {
+  // Past the whole waves, unit `past` is CTA sk_cta's sk_seg-th tile of its range [range_begin,
+  // range_end) of the tail's run of k tiles: tile sk_tile, its k tiles seg_begin..seg_end of the
+  // run. The tile's pieces come from the CTAs whose ranges hold its first and last k tile
+  // (StreamKDeal::cta_of), in range order: the unit's piece is its CTA's place among them. A unit
+  // past its CTA's range (or of a CTA the deal leaves out) computes nothing and runs no k tiles.
+  const ExprPtr kt = var("k_tiles_all"), iters = max(var("sk_iters"), imm(1)), ctas = var("sk_ctas");
+  // 64-bit where a CTA index multiplies the run's k tiles (a long K over many tail tiles passes 2^31).
+  const auto cta_of = [&](const ExprPtr& x) { return ((wide(x) + imm(1)) * ctas + iters - imm(1)) / iters - imm(1); };
+  const ExprPtr tile = var("tile"), in_tail = var("in_tail");
+  u.lets = {comment("split_k stream: whole waves' tiles run all of K; the rest's k tiles are dealt to the CTAs in "
+                    "contiguous ranges (stream-K), a tile's pieces meeting in the workspace"),
+            let("in_tail", tile >= var("whole_tiles")),
+            let("past", tile - min(tile, var("whole_tiles"))),
+            let("sk_cta", var("past") % stride()),
+            let("sk_seg", var("past") / stride()),
+            let("range_begin", narrow(wide(var("sk_cta")) * var("sk_iters") / ctas)),
+            let("range_end", narrow((wide(var("sk_cta")) + imm(1)) * var("sk_iters") / ctas)),
+            let("sk_tile", var("range_begin") / kt + var("sk_seg")),
+            let("seg_begin", max(var("range_begin"), var("sk_tile") * kt)),
+            let("seg_end", min(var("range_end"), (var("sk_tile") + imm(1)) * kt)),
+            let("computes", (in_tail == imm(0)) + in_tail * ((var("sk_cta") < ctas) && (var("seg_begin") < var("seg_end")))),
+            let("work_tile", min(tile, var("whole_tiles")) + in_tail * var("computes") * var("sk_tile")),
+            let("first_piece", narrow(cta_of(var("sk_tile") * kt))),
+            let("pieces", (in_tail == imm(0)) + in_tail * (narrow(cta_of((var("sk_tile") + imm(1)) * kt - imm(1))) -
+                                                           var("first_piece") + imm(1))),
+            let("k_tiles", (in_tail == imm(0)) * kt + in_tail * var("computes") * (var("seg_end") - var("seg_begin")))};
+  u.k_first = in_tail * var("computes") * (var("seg_begin") - var("sk_tile") * kt);
+  u.split = in_tail * var("computes") * (var("sk_cta") - var("first_piece"));  // bound by the computing roles
+  u.computes = var("computes");
+  u.in_range = u.in_range && var("computes");
+  u.pieces = var("pieces");
+  u.handed_on = in_tail * (var("pieces") >= imm(2));
+}
+
+int stream_k_max_pieces(int64_t k_tiles, int splits) {
+  const int64_t least = std::max<int64_t>(1, k_tiles / splits);  // the shortest range's k tiles
+  return static_cast<int>(std::min<int64_t>(k_tiles, (k_tiles + least - 1) / least + 1));
+}
+
+StreamKDeal::StreamKDeal(int64_t tiles_, int64_t k_tiles_, int64_t grid, int splits)
+    : tiles(tiles_), k_tiles(k_tiles_), ctas(std::max<int64_t>(1, std::min<int64_t>(grid, tiles_ * splits))) {}
+
+int64_t StreamKDeal::segments_per_cta() const {
+  const int64_t longest = (iterations() + ctas - 1) / ctas;
+  return (longest + k_tiles - 1) / k_tiles + 1;
+}
+
 ExprPtr WorkUnits::k_tiles_of(const ExprPtr& index) const {
+  GG_INTERNAL_CHECK(!stream_, "a dealt loop over stream-K units (plan_kernel refuses ping-pong with split_k)");
   if (skips()) return var("k_tiles_each") * unit_computes(index);
   if (p_.varlen_k) return varlen_k_tiles(index);
   return tail_ ? tail_k_tiles(index >= var("whole_tiles")) : var("k_tiles");
@@ -543,7 +607,10 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
          (walk_groups_ ? ", the " + group_kind() + " groups' " + (p_.pointer_array ? "tiles" : "m tiles in use only") +
                              ", one group after another"
                        : "") +
-         (tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
+         (stream_ ? ", then the tiles past the last whole wave stream-K: their k tiles in even contiguous ranges over "
+                    "at most " + std::to_string(p_.split_k) + " CTAs a tile, a tile's pieces (at most " +
+                    std::to_string(p_.stream_pieces) + ") meeting in the workspace"
+          : tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +
          (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +

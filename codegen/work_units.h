@@ -27,6 +27,7 @@ struct WorkUnitExprs {
   kir::ExprPtr k_first;   // the share's first k tile, of the `split` the loop binds; nullptr: k tile 0
   kir::ExprPtr k_tiles;   // the k tiles the unit runs
   kir::ExprPtr handed_on; // split-K on the last wave: whether the unit's tile is split; nullptr: as split_k says
+  kir::ExprPtr pieces;    // stream-K: the CTAs sharing the unit's tile (`split` is its piece); nullptr: split_k
   kir::ExprPtr in_range;  // false for a grid tile past a split's tail (tile axes that do not divide)
   // 1 when the unit computes, 0 when it is skipped whole (a masked group's tile past its rows in
   // use: no loads, no MMAs, no store, no k tiles through the pipeline); imm(1) when none is.
@@ -72,6 +73,9 @@ class WorkUnits {
   const KernelPlan& p_;
   const Axis* tile_axis_ = nullptr;
   bool tail_ = false;
+  bool stream_ = false;  // split_k ... stream: the tail's k tiles in contiguous ranges (stream_unit())
+  // The stream-K unit's lets and fields on top of the tail's (unit()).
+  void stream_unit(WorkUnitExprs& u) const;
   bool masked_ = false;       // a grid of tiles over masked groups: units past a group's rows skip
   bool walk_groups_ = false;  // a persistent loop over groups: it walks their tiles in use only
   // The tiles the walk takes of group `group`: masked, its m tiles in use (its rows, at most M);
@@ -101,6 +105,22 @@ class WorkUnits {
   bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
   kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time
   WorkUnitExprs grid_unit_;    // the coordinates before the index is named (see unit())
+};
+
+// Stream-K (split_k S stream): the most CTAs whose k ranges meet in one tile of `k_tiles` k tiles
+// when the tail's k tiles are dealt to at most S CTAs per tile (each range then holds at least
+// floor(k_tiles / S) of them): the workspace's pieces per tile.
+int stream_k_max_pieces(int64_t k_tiles, int splits);
+// The stream-K deal on the host, as the kernel computes it: `tiles` tail tiles of `k_tiles` k tiles
+// each over min(grid, splits x tiles) CTAs; CTA c's range of the run is [begin(c), begin(c + 1)),
+// and the CTA holding k tile x of the run is cta_of(x).
+struct StreamKDeal {
+  int64_t tiles = 0, k_tiles = 1, ctas = 1;
+  StreamKDeal(int64_t tiles, int64_t k_tiles, int64_t grid, int splits);
+  int64_t iterations() const { return tiles * k_tiles; }
+  int64_t begin(int64_t cta) const { return cta * iterations() / ctas; }
+  int64_t cta_of(int64_t x) const { return ((x + 1) * ctas + iterations() - 1) / iterations() - 1; }
+  int64_t segments_per_cta() const;  // the most tiles one CTA's range touches
 };
 
 // The tile-level axes whose extents follow a size the kernel reads at run time (KernelPlan::

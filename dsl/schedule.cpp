@@ -40,7 +40,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, MmaD>) return x.m == y.m && x.n == y.n && x.k == y.k && x.target == y.target;
         if constexpr (std::is_same_v<D, PingPongD>) return true;
         if constexpr (std::is_same_v<D, StoreSubtileD>) return x.cols == y.cols && x.buffers == y.buffers;
-        if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail;
+        if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail && x.stream == y.stream;
         if constexpr (std::is_same_v<D, PromoteD>) return x.interval == y.interval;
         if constexpr (std::is_same_v<D, SymmetricD>) return true;
       },
@@ -347,12 +347,12 @@ Schedule& Schedule::ping_pong() {
   return *this;
 }
 
-Schedule& Schedule::split_k(int splits, bool tail) {
+Schedule& Schedule::split_k(int splits, bool tail, bool stream) {
   if (last<SplitKD>()) throw_user_error("duplicate-directive", "split_k: the k loop is already split");
   if (splits < 2 || splits > kMaxSplitK)
     throw_user_error("bad-split-k", "split_k " + std::to_string(splits) + ": legal is 2.." + std::to_string(kMaxSplitK) +
                      " CTAs per output tile");
-  record(SplitKD{splits, tail});
+  record(SplitKD{splits, tail || stream, stream});
   return *this;
 }
 
@@ -364,6 +364,11 @@ int Schedule::split_k_of() const {
 bool Schedule::split_k_tail() const {
   auto* d = last<SplitKD>();
   return d && d->tail;
+}
+
+bool Schedule::split_k_stream() const {
+  auto* d = last<SplitKD>();
+  return d && d->stream;
 }
 
 Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
@@ -427,7 +432,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, MmaD>) mma(x.m, x.n, x.k, x.target);
         if constexpr (std::is_same_v<D, PingPongD>) ping_pong();
         if constexpr (std::is_same_v<D, StoreSubtileD>) store_subtile(x.cols, x.buffers);
-        if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail);
+        if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail, x.stream);
         if constexpr (std::is_same_v<D, PromoteD>) promote(x.interval);
         if constexpr (std::is_same_v<D, SymmetricD>) symmetric();
       },

@@ -49,7 +49,11 @@ struct PingPongD {};  // two consumer warpgroups take the persistent loop's tile
 struct StoreSubtileD { int64_t cols; int buffers; };
 // Split-K: `splits` CTAs share each output tile, each reducing its share of the k tiles; the
 // last to finish adds the partial sums in split order (deterministic) and runs the epilogue.
-struct SplitKD { int splits; bool tail = false; };
+// stream: the tiles past the last whole wave are computed stream-K (implies tail): their k tiles,
+// as one run tile after tile, are dealt in even contiguous ranges to min(grid, splits x those tiles)
+// CTAs, so a range may end inside one tile and the next begin inside it; a tile's pieces meet as
+// split-K's splits do.
+struct SplitKD { int splits; bool tail = false; bool stream = false; };
 // FP8: the k loop's elements between promotions of the MMAs' accumulator into fp32 (0: none).
 struct PromoteD { int64_t interval; };
 // D = A * A^T (matmul(A, A)): only the tiles on and above the diagonal are computed; each one off
@@ -111,9 +115,14 @@ class Schedule {
   // tail: split only the tiles of the last, partial wave of the persistent grid; the whole waves
   // before it run unsplit (stream-K's data-parallel and split hybrid), so a tile count a little
   // over a multiple of the SMs pays for a fraction of a tile instead of a whole one.
-  Schedule& split_k(int splits, bool tail = false);
-  int split_k_of() const;     // 1 without split_k
-  bool split_k_tail() const;  // split_k ... tail
+  // stream: the last wave's tiles stream-K (CUTLASS's PersistentTileSchedulerSm90StreamK,
+  // data-parallel whole waves): their k tiles in even contiguous ranges over min(grid, splits x
+  // those tiles) CTAs, a CTA's range crossing tile boundaries; each tile's pieces (at most about
+  // splits + 1) are added in range order by the last to finish, as split-K's are.
+  Schedule& split_k(int splits, bool tail = false, bool stream = false);
+  int split_k_of() const;       // 1 without split_k
+  bool split_k_tail() const;    // split_k ... tail, or ... stream
+  bool split_k_stream() const;  // split_k ... stream
   // Stores the output tile in subtiles of `cols` columns, each staged in one of `buffers`
   // shared-memory buffers per consumer warpgroup: a subtile's TMA store runs while the next is
   // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,

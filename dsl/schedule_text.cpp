@@ -77,7 +77,7 @@ constexpr Usage kUsages[] = {
     {"mma", "M N K [sm_90a|sm_100a]"},
     {"ping_pong", ""},
     {"store_subtile", "COLS [BUFFERS]"},
-    {"split_k", "SPLITS [tail]"},
+    {"split_k", "SPLITS [tail|stream]"},
     {"promote", "K_ELEMENTS (0: never)"},
     {"symmetric", ""},
 };
@@ -249,7 +249,11 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
   if (name == "split_k") {
     l.arity(1, 2);
     SplitKD d{l.small_integer(1, "split count")};
-    if (l.size() > 2) d.tail = l.keyword<bool>(2, {{"tail", true}}, "the split's extent");
+    if (l.size() > 2) {
+      const int extent = l.keyword<int>(2, {{"tail", 1}, {"stream", 2}}, "the split's extent");
+      d.tail = true;
+      d.stream = extent == 2;
+    }
     return d;
   }
   if (name == "symmetric") {
@@ -447,7 +451,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, MulticastD>) os << " " << x.operand;
         if constexpr (std::is_same_v<D, MmaD>) os << " " << x.m << " " << x.n << " " << x.k << " " << target_name(x.target);
         if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
-        if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits << (x.tail ? " tail" : "");
+        if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits << (x.stream ? " stream" : x.tail ? " tail" : "");
         if constexpr (std::is_same_v<D, PromoteD>) os << " " << x.interval;
       },
       d);

@@ -2098,14 +2098,19 @@ class Simulator {
     return true;
   }
   bool exec(Warp& w, Frame&, const PartialReduce& n) {
-    const int64_t slot = eval(w, n.slot);
+    const int64_t slot = eval(w, n.slot), pieces = n.pieces ? eval(w, n.pieces) : n.ws.splits;
+    if (pieces < 1 || pieces > n.ws.splits) {
+      error("a tile's partial sums reduced over " + std::to_string(pieces) + " splits, outside the workspace's 1.." +
+            std::to_string(n.ws.splits));
+      return false;
+    }
     for (int lane = 0; lane < kWarpSize; ++lane) {
       const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
       if (t < 0 || t >= n.ws.threads) continue;
       for (int b = 0; b < n.blocks; ++b)
         for (int i = 0; i < n.regs; ++i) {
           float sum = 0.0f;
-          for (int64_t s = 0; s < n.ws.splits; ++s)
+          for (int64_t s = 0; s < pieces; ++s)
             sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, int64_t(b) * n.regs + i, t))];
           fragment(w, n.accumulator, lane, b, i) = sum;
         }

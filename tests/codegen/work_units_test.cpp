@@ -5,6 +5,7 @@
 // groups of ragged sizes (each group's own tile grid once).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -98,7 +99,48 @@ TEST_CASE("work units: every tile of every matrix once, every split's share of K
   Schedule batched_split = tutorial_schedule(6, three);
   batched_split.split_k(2);
   cases.push_back({"v6 batch of 3, split_k 2", batched_split, 5});
+  for (int sms : {1, 3, 4, 7, 12, 40}) {
+    Schedule stream = tutorial_schedule(8, make_definition(1408, 128, 640, DType::BF16, DType::BF16));
+    stream.split_k(3, false, true);
+    cases.push_back({"v8 split_k 3 stream on " + std::to_string(sms) + " SMs", stream, sms});
+  }
+  Schedule batched_stream = tutorial_schedule(6, three);
+  batched_stream.split_k(2, false, true);
+  cases.push_back({"v6 batch of 3, split_k 2 stream", batched_stream, 7});
   for (const Case& c : cases) check_units_cover_the_problem(c);
+}
+
+// The stream-K deal as the host computes it (the kernel's expressions are the same arithmetic,
+// checked against it by the coverage test above and by the simulator): over every small problem,
+// the ranges partition the run, cta_of names the range holding each k tile, no tile has more
+// pieces than the workspace holds, and no CTA touches more tiles than its units.
+TEST_CASE("work units: the stream-K deal partitions the tail's k tiles into even contiguous ranges") {
+  for (int64_t tiles = 1; tiles <= 9; ++tiles)
+    for (int64_t k_tiles = 1; k_tiles <= 17; ++k_tiles)
+      for (int splits = 2; splits <= std::min<int64_t>(6, std::max<int64_t>(2, k_tiles)); ++splits)
+        for (int64_t grid = 1; grid <= 40; grid += grid < 8 ? 1 : 7) {
+          if (splits > k_tiles) continue;  // split_k refuses more splits than k tiles
+          const StreamKDeal d(tiles, k_tiles, grid, splits);
+          CAPTURE(tiles);
+          CAPTURE(k_tiles);
+          CAPTURE(splits);
+          CAPTURE(grid);
+          REQUIRE(d.ctas == std::min<int64_t>(grid, tiles * splits));
+          const int64_t shortest = d.iterations() / d.ctas;
+          for (int64_t c = 0; c < d.ctas; ++c) {
+            const int64_t length = d.begin(c + 1) - d.begin(c);
+            REQUIRE((length == shortest || length == shortest + 1));
+            for (int64_t x = d.begin(c); x < d.begin(c + 1); ++x) REQUIRE(d.cta_of(x) == c);
+            const int64_t touched = length == 0 ? 0 : (d.begin(c + 1) - 1) / k_tiles - d.begin(c) / k_tiles + 1;
+            REQUIRE(touched <= d.segments_per_cta());
+          }
+          REQUIRE(d.begin(d.ctas) == d.iterations());
+          for (int64_t t = 0; t < tiles; ++t) {
+            const int64_t pieces = d.cta_of((t + 1) * k_tiles - 1) - d.cta_of(t * k_tiles) + 1;
+            REQUIRE(pieces >= 1);
+            REQUIRE(pieces <= stream_k_max_pieces(k_tiles, splits));
+          }
+        }
 }
 
 TEST_CASE("work units: split_k tail gives the whole waves all of K and the last wave's tiles shares") {

@@ -609,6 +609,46 @@ TEST_CASE("simulate: split_k tail runs the whole waves unsplit and splits the la
     }
 }
 
+// split_k ... stream: the tiles past the whole waves are dealt stream-K, a CTA's k range crossing
+// tile boundaries (11 tiles of 10 k tiles on 3 SMs: 9 whole, the other 2 tiles' 20 k tiles in
+// ranges of 6, 7, 7 over 3 CTAs; 5 SMs: 10 whole and one tile in 5 ranges of 2 ... and so on), so
+// a tile has from 1 to 5 pieces. Each mistake in the deal or the hand-off is caught.
+TEST_CASE("simulate: split_k stream deals the last wave's k tiles in contiguous ranges across tiles") {
+  for (int v : {6, 8})
+    for (int splits : {2, 3, 4})
+      for (int sms : {1, 2, 3, 5}) {
+        CAPTURE(v);
+        CAPTURE(splits);
+        CAPTURE(sms);
+        const Definition def = make_gemm(1408, 128, 640, DType::BF16, DType::BF16);
+        Schedule s = tutorial_schedule(v, def);
+        s.split_k(splits, false, true);
+        LowerOptions lo;
+        lo.limits = few_sms(sms);
+        const Kernel good = lower(s, lo);
+        REQUIRE(good.plan.split_k_stream);
+        SimulationReport ok = simulate_kernel(good, def);
+        CAPTURE(ok.to_string());
+        CHECK(ok.passed);
+        if (sms != 3 || splits != 3) continue;
+        auto planted = [&](Mutation bug) { return simulate_planted(good, def, std::move(bug)); };
+        auto let_changed = [&](const char* name, std::function<ExprPtr(const ExprPtr&)> change) {
+          return planted(rewrite<Let>([change](Let& l) { l.value = change(l.value); },
+                                      [name](const Let& l) { return l.name == name; }));
+        };
+        // Two CTAs' ranges overlap by a k tile: it is added twice.
+        CHECK_FALSE(let_changed("range_end", [](const ExprPtr& e) { return e + imm(1); }).passed);
+        // A range's first unit starts at its tile's first k tile, not at the range's.
+        CHECK_FALSE(let_changed("seg_begin", [](const ExprPtr&) { return var("sk_tile") * var("k_tiles_all"); }).passed);
+        // A piece parks its sums in the next piece's place (or past the workspace's pieces).
+        CHECK_FALSE(let_changed("split", [](const ExprPtr& e) { return e + imm(1); }).passed);
+        // The ticket waits for one piece more than the tile has: no CTA reduces it.
+        CHECK_FALSE(let_changed("pieces", [](const ExprPtr& e) { return e + imm(1); }).passed);
+        // The reduction adds the first piece only.
+        CHECK_FALSE(planted(rewrite<PartialReduce>([](PartialReduce& r) { r.pieces = imm(1); })).passed);
+      }
+}
+
 // The pipeline's stage and phase follow a running count of the k tiles a CTA's earlier work units
 // passed through it (k_done, advanced after each unit; dealt to ping-pong consumers, each advances
 // past the other's units too), and the staged C tile's barrier a count of the warpgroup's own units
