@@ -104,7 +104,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const int64_t whole_tiles = p.split_tail ? tiles / ctas * ctas : 0;
   if (p.split_tail) p.tiles = whole_tiles + (tiles - whole_tiles) * p.split_k;
   const int64_t whole_waves = whole_tiles / ctas;
-  p.waves = whole_waves + (p.tiles > whole_tiles ? waves_of(p.tiles - whole_tiles, limits, p.cluster) : 0);
+  p.waves = whole_waves + (p.tiles > whole_tiles ? (p.split_stream ? 1 : waves_of(p.tiles - whole_tiles, limits, p.cluster)) : 0);
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
@@ -116,7 +116,11 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const auto k_loop_seconds = [&](int64_t k_per_cta) {
     return double(k_per_cta) * per_k + double(k_per_cta / p.tile_k) * r.k_tile_s;
   };
-  const double tile_loop = k_loop_seconds(ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k);
+  // Stream-K's tail: each CTA runs an even share of the tail tiles' k tiles, one wave.
+  const int64_t stream_ctas = std::max<int64_t>(1, std::min(ctas, (tiles - whole_tiles) * p.split_k));
+  const double tile_loop =
+      p.split_stream ? k_loop_seconds(ceil_div((tiles - whole_tiles) * ceil_div(k, p.tile_k), stream_ctas) * p.tile_k)
+                     : k_loop_seconds(ceil_div(ceil_div(k, p.tile_k), p.split_k) * p.tile_k);
   const double tile_bytes = double(p.tile_m * p.tile_n);
   const Node& out = def.node(def.output());
   const bool element_stores = p.subtile_cols == 0 && (def.output_layout() == OutputLayout::ColumnMajor ||
@@ -224,7 +228,8 @@ std::string AutoParams::to_string() const {
   std::ostringstream os;
   os << "tile " << tile_m << "x" << tile_n << "x" << tile_k << ", " << consumers << (ping_pong ? " ping-pong" : "")
      << " consumer" << (consumers > 1 ? "s" : "") << ", " << stages << " stages, ";
-  if (split_k > 1) os << "split-K " << split_k << (split_tail ? " on the last wave" : "") << ", ";
+  if (split_k > 1)
+    os << (split_stream ? "stream-K " : "split-K ") << split_k << (split_tail ? " on the last wave" : "") << ", ";
   os << (cluster > 1 ? "cluster " + std::to_string(cluster) + (multicast_a ? " (A multicast)" : " (B multicast)")
                      : std::string("no cluster"))
      << ", "
@@ -239,7 +244,7 @@ uint64_t AutoParams::hash() const {
   std::ostringstream os;
   os << tile_m << ' ' << tile_n << ' ' << tile_k << ' ' << consumers << ' ' << stages << ' ' << cluster << ' ' << group
      << ' ' << subtile_cols << ' ' << store_buffers << ' ' << ping_pong << ' ' << multicast_a << ' ' << split_k << ' '
-     << int(raster) << (split_tail ? " tail" : "");
+     << int(raster) << (split_stream ? " stream" : split_tail ? " tail" : "");
   return rt::fnv1a64(os.str());
 }
 
@@ -266,7 +271,7 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
     s.split("m_i", p.tile_m / p.consumers, "m_wg", "m_mma");
     s.bind("m_wg", Binding::Warpgroup);
   }
-  if (p.split_k > 1) s.split_k(p.split_k, p.split_tail);
+  if (p.split_k > 1) s.split_k(p.split_k, p.split_tail, p.split_stream);
   if (p.subtile_cols > 0) s.store_subtile(p.subtile_cols, p.store_buffers);
   s.circular_buffer("k_o", p.stages);
   return s;

@@ -67,6 +67,9 @@ struct AutoParams {
   bool multicast_a = false;   // the cluster pairs n tiles sharing A (else m tiles sharing B)
   int split_k = 1;            // CTAs sharing one output tile's k loop (1: none)
   bool split_tail = false;    // split only the tiles past the last whole wave (split_k ... tail)
+  // with split_tail: those tiles' k tiles dealt stream-K (split_k ... stream). `tune` measures it
+  // (tune_candidates); the model's ranking does not offer it until it has run on a GPU.
+  bool split_stream = false;
   Raster raster = Raster::RowMajor;  // persistent tile order: bands of `group` tiles
   int64_t group = 8;
   int64_t subtile_cols = 64;  // output store subtile (0: the output is stored from registers)

@@ -51,6 +51,23 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
   std::stable_sort(out.begin() + 1, out.end(), [](const TuneCandidate& a, const TuneCandidate& b) {
     return a.params.predicted_us < b.params.predicted_us;
   });
+  // Stream-K is measured here before the model offers it: each candidate that splits the last wave
+  // also dealt stream-K, with the same count as the most CTAs a tile.
+  const size_t ranked = out.size();
+  for (size_t i = 0; i < ranked; ++i) {
+    TuneCandidate c = out[i];
+    if (!c.params.split_tail || c.params.split_stream || c.params.cluster > 1) continue;
+    c.params.split_stream = true;
+    predict_auto_params(c.def, limits, c.params);
+    try {
+      LowerOptions lower_options;
+      lower_options.limits = limits;
+      lower(auto_schedule(c.def, c.params), lower_options);
+    } catch (const CompileError&) {
+      continue;
+    }
+    out.push_back(c);
+  }
   // The model counts an order's operand bytes but cannot time them: the first candidate in the
   // other tile orders too.
   const TuneCandidate first = out.front();
@@ -86,7 +103,7 @@ std::string params_record(const AutoParams& p) {
   std::ostringstream os;
   os << p.tile_m << ' ' << p.tile_n << ' ' << p.tile_k << ' ' << p.consumers << ' ' << p.stages << ' ' << p.cluster
      << ' ' << p.group << ' ' << p.subtile_cols << ' ' << p.store_buffers << ' ' << p.ping_pong << ' ' << p.multicast_a
-     << ' ' << p.split_k << ' ' << raster_name(p.raster) << (p.split_tail ? " tail" : "");
+     << ' ' << p.split_k << ' ' << raster_name(p.raster) << (p.split_stream ? " stream" : p.split_tail ? " tail" : "");
   return os.str();
 }
 
@@ -109,8 +126,9 @@ std::optional<AutoParams> parse_params_record(const std::string& record) {
     const auto flag = [](const std::string& w) { return w == "0" || w == "1"; };
     const std::optional<Raster> raster = more.size() == 4 || more.size() == 5 ? raster_of_name(more[3]) : std::nullopt;
     if (!raster || !flag(more[0]) || !flag(more[1])) return std::nullopt;
-    if (more.size() == 5 && more[4] != "tail") return std::nullopt;
+    if (more.size() == 5 && more[4] != "tail" && more[4] != "stream") return std::nullopt;
     p.split_tail = more.size() == 5;
+    p.split_stream = more.size() == 5 && more[4] == "stream";
     p.ping_pong = more[0] == "1";
     p.multicast_a = more[1] == "1";
     try {

@@ -110,6 +110,16 @@ TEST_CASE("tuning record: lines round-trip, the last record for a key wins, malf
   CHECK(tail_parsed->second.params.split_tail);
   CHECK(tail_parsed->second.params.hash() == tail.params.hash());
   CHECK(tail_parsed->second.params.hash() != other_parsed->second.params.hash());
+  // stream-K on the last wave (split_k ... stream) in the same place
+  TunedChoice stream = tail;
+  stream.params.split_stream = true;
+  CHECK(format_tuned_line("k1", stream) == "k1\t1\t64 16 256 1 5 1 8 0 1 0 0 3 row stream\t0.017\t0.0185");
+  const auto stream_parsed = parse_tuned_line(format_tuned_line("k1", stream));
+  REQUIRE(stream_parsed);
+  CHECK(stream_parsed->second.params.split_tail);
+  CHECK(stream_parsed->second.params.split_stream);
+  CHECK(stream_parsed->second.params.hash() != tail.params.hash());
+  CHECK(stream_parsed->second.params.to_string().find("stream-K 3 on the last wave") != std::string::npos);
   // a record written before those were choices reads as the defaults
   const auto old = parse_tuned_line("k1\t1\t64 16 256 1 5 1 8 0 1\t0.017\t0.0185");
   REQUIRE(old);
