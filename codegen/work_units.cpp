@@ -482,7 +482,8 @@ void WorkUnits::stream_unit(WorkUnitExprs& u) const {
   // past its CTA's range (or of a CTA the deal leaves out) computes nothing and runs no k tiles.
   const ExprPtr kt = var("k_tiles_all"), iters = max(var("sk_iters"), imm(1)), ctas = var("sk_ctas");
   // 64-bit where a CTA index multiplies the run's k tiles (a long K over many tail tiles passes 2^31).
-  const auto cta_of = [&](const ExprPtr& x) { return ((wide(x) + imm(1)) * ctas + iters - imm(1)) / iters - imm(1); };
+  const auto cta_of = [&](const ExprPtr& x) { return narrow(stream_k_cta_of<ExprPtr>(wide(x), iters, ctas, imm(1))); };
+  const auto begin = [&](const ExprPtr& cta) { return narrow(stream_k_begin<ExprPtr>(wide(cta), var("sk_iters"), ctas)); };
   const ExprPtr tile = var("tile"), in_tail = var("in_tail");
   u.lets = {comment("split_k stream: whole waves' tiles run all of K; the rest's k tiles are dealt to the CTAs in "
                     "contiguous ranges (stream-K), a tile's pieces meeting in the workspace"),
@@ -490,15 +491,15 @@ void WorkUnits::stream_unit(WorkUnitExprs& u) const {
             let("past", tile - min(tile, var("whole_tiles"))),
             let("sk_cta", var("past") % stride()),
             let("sk_seg", var("past") / stride()),
-            let("range_begin", narrow(wide(var("sk_cta")) * var("sk_iters") / ctas)),
-            let("range_end", narrow((wide(var("sk_cta")) + imm(1)) * var("sk_iters") / ctas)),
+            let("range_begin", begin(var("sk_cta"))),
+            let("range_end", begin(var("sk_cta") + imm(1))),
             let("sk_tile", var("range_begin") / kt + var("sk_seg")),
             let("seg_begin", max(var("range_begin"), var("sk_tile") * kt)),
             let("seg_end", min(var("range_end"), (var("sk_tile") + imm(1)) * kt)),
             let("computes", (in_tail == imm(0)) + in_tail * ((var("sk_cta") < ctas) && (var("seg_begin") < var("seg_end")))),
             let("work_tile", min(tile, var("whole_tiles")) + in_tail * var("computes") * var("sk_tile")),
-            let("first_piece", narrow(cta_of(var("sk_tile") * kt))),
-            let("pieces", (in_tail == imm(0)) + in_tail * (narrow(cta_of((var("sk_tile") + imm(1)) * kt - imm(1))) -
+            let("first_piece", cta_of(var("sk_tile") * kt)),
+            let("pieces", (in_tail == imm(0)) + in_tail * (cta_of((var("sk_tile") + imm(1)) * kt - imm(1)) -
                                                            var("first_piece") + imm(1))),
             let("k_tiles", (in_tail == imm(0)) * kt + in_tail * var("computes") * (var("seg_end") - var("seg_begin")))};
   u.k_first = in_tail * var("computes") * (var("seg_begin") - var("sk_tile") * kt);

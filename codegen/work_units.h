@@ -111,15 +111,26 @@ class WorkUnits {
 // when the tail's k tiles are dealt to at most S CTAs per tile (each range then holds at least
 // floor(k_tiles / S) of them): the workspace's pieces per tile.
 int stream_k_max_pieces(int64_t k_tiles, int splits);
-// The stream-K deal on the host, as the kernel computes it: `tiles` tail tiles of `k_tiles` k tiles
-// each over min(grid, splits x tiles) CTAs; CTA c's range of the run is [begin(c), begin(c + 1)),
-// and the CTA holding k tile x of the run is cta_of(x).
+// The stream-K deal's arithmetic, written once for host integers and kernel-IR expressions (the
+// kernel's lets, WorkUnits::stream_unit): over a run of `iters` k tiles dealt to `ctas` CTAs, CTA
+// c's range begins at k tile stream_k_begin(c) and ends where c + 1's begins; k tile x lies in CTA
+// stream_k_cta_of(x)'s range. `one` is 1 in T.
+template <class T>
+T stream_k_begin(const T& cta, const T& iters, const T& ctas) {
+  return cta * iters / ctas;
+}
+template <class T>
+T stream_k_cta_of(const T& x, const T& iters, const T& ctas, const T& one) {
+  return ((x + one) * ctas + iters - one) / iters - one;
+}
+// The deal on the host: `tiles` tail tiles of `k_tiles` k tiles each over min(grid, splits x tiles)
+// CTAs.
 struct StreamKDeal {
   int64_t tiles = 0, k_tiles = 1, ctas = 1;
   StreamKDeal(int64_t tiles, int64_t k_tiles, int64_t grid, int splits);
   int64_t iterations() const { return tiles * k_tiles; }
-  int64_t begin(int64_t cta) const { return cta * iterations() / ctas; }
-  int64_t cta_of(int64_t x) const { return ((x + 1) * ctas + iterations() - 1) / iterations() - 1; }
+  int64_t begin(int64_t cta) const { return stream_k_begin<int64_t>(cta, iterations(), ctas); }
+  int64_t cta_of(int64_t x) const { return stream_k_cta_of<int64_t>(x, iterations(), ctas, 1); }
   int64_t segments_per_cta() const;  // the most tiles one CTA's range touches
 };
 
