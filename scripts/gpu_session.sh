@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -300,4 +300,30 @@ if has fp8grouped; then
       echo "fp8 masked ${3}x$4 ${1}x$2 $line"
     done
   done 2>&1 | tee "$OUT/fp8_grouped_bench.log"
+fi
+
+if has streamk; then
+  # Stream-K on the last wave against the plans it competes with: for each shape, auto's plan
+  # without its cluster (stream-K is refused in one) and without split-K, with the last-wave split
+  # (split_k 2 tail), and dealt stream-K with S = 2, 3, 4; auto's own plan beside. Each checked and
+  # timed against cuBLAS in its process; then the sanitizers on one stream-K kernel.
+  # STREAMK_SHAPES: "M N K" triples separated by ';'.
+  tmp=${TMPDIR:-/tmp}/streamk
+  mkdir -p "$tmp"
+  IFS=';' read -ra streamk_shapes <<<"${STREAMK_SHAPES-2000 3000 7000;3000 5000 1032;512 4096 14336;4096 4096 4096;1408 1408 4096;6144 6144 2048;8192 8192 8192}"
+  for shape in "${streamk_shapes[@]}"; do
+    set -- $shape
+    "$BIN/gemmgen" print --schedule auto --m $1 --n $2 --k $3 >"$tmp/auto.sched"
+    grep -v '^cluster\|^multicast\|^split_k' "$tmp/auto.sched" >"$tmp/none.sched"
+    for variant in auto none "split_k 2 tail" "split_k 2 stream" "split_k 3 stream" "split_k 4 stream"; do
+      case $variant in
+        auto | none) f="$tmp/$variant.sched" ;;
+        *) f="$tmp/variant.sched" && { cat "$tmp/none.sched" && echo "$variant"; } >"$f" ;;
+      esac
+      line=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$f" --bench --reps ${STREAMK_REPS:-30} --json 2>&1 | tail -1)
+      echo "streamk $1x$2x$3 [$variant] $line"
+    done
+  done 2>&1 | tee "$OUT/streamk.log"
+  "$BIN/gemmgen" print --schedule v8 --m 2000 --n 3000 --k 1000 >"$tmp/v8.sched" && echo "split_k 3 stream" >>"$tmp/v8.sched"
+  sanitize_run streamk_v8 --schedule-file "$tmp/v8.sched"
 fi
