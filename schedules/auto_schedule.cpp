@@ -137,10 +137,16 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   // The hand-off follows the last split's k loop: its ticket, then (1 + splits) fp32 tiles
   // through L2 at the store rate, no matter what bound the loop. Fit on an H100: 512x512x16384
   // ran 25.1 us in 64x128 tiles and 4 splits, 28.5 us in 128x128 tiles and 8; 1024x1024x16384
-  // 59.5 us in 128x256 tiles and 4, 59.9 us in 128x128 tiles and 2.
+  // 59.5 us in 128x256 tiles and 4, 59.9 us in 128x128 tiles and 2. Where every tile is split,
+  // every wave of units pays it: counted once, 3000 x 3000 x 1000 in 128x256 tiles and 2 splits
+  // (5 waves) was predicted 59 us and ran 113, 2048 x 14336 x 4096 (19 waves) 397 against 515.
+  // Split on the last wave, once: there it matched (1024 x 14336 x 4096, 4 waves, the last in 2
+  // splits: predicted 176 us, ran 164-176; 8192^3's 204 tail units ran 0.3% faster than unsplit).
   const double hand_off =
-      p.split_k > 1 && split_waves > 0 ? r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s
-                                       : 0.0;
+      p.split_k > 1 && split_waves > 0
+          ? (p.split_tail ? 1.0 : split_waves) *
+                (r.ticket_s + tile_bytes * 4 * double(1 + p.split_k) / r.store_bytes_per_sm_s)
+          : 0.0;
   p.mainloop_us = (mainloop + hand_off) * 1e6;
   return std::max(mainloop, dram_seconds(def, r)) + hand_off + r.launch_s + staging_seconds(def, r);
 }
