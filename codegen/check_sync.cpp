@@ -1193,6 +1193,9 @@ class RoleRun : public Visitor {
     acc_pinned_ = false;
   }
   void visit_PartialStore(const PartialStore&) override { require_pinned("the split-K partial store's read of the accumulator"); }
+  void visit_PartialReduce(const PartialReduce& n) override {
+    if (n.own) require_pinned("the split-K reduction's read of its own sums in the accumulator");
+  }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     if (n.fragment == Fragment::Wgmma) require_pinned("the epilogue's read of the accumulator");
     GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),

@@ -517,7 +517,7 @@ class CudaPrinter : public Visitor {
       close();
       close();
     }
-    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    line("__threadfence();  // visible device-wide before this CTA's ticket (or its count of them stored)");
     close();
   }
 
@@ -640,14 +640,23 @@ class CudaPrinter : public Visitor {
     line("  #pragma unroll");
     line("  for (int i = 0; i < " + num(n.regs) + "; ++i) gg::dev::store_partial(mine + (b * " + num(n.regs) +
          " + i) * " + num(n.ws.threads) + " + t, " + n.accumulator + "[b][i]);");
-    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    line("__threadfence();  // visible device-wide before this CTA's ticket (or its count of them stored)");
     close();
   }
+  static std::string counter_at(const ExprPtr& counter) {
+    return "static_cast<unsigned*>(args.workspace) + " + to_c(counter);
+  }
   void visit_TileTicket(const TileTicket& n) override {
-    line("const bool " + n.result + " = " + (n.when ? "!" + to_c(n.when) + " || " : std::string()) +
-         "gg::dev::tile_ticket(static_cast<unsigned*>(args.workspace) + " + to_c(n.counter) + ", " +
-         to_c(n.arrivals) + ", " + to_c(n.barrier) + ", " + num(n.threads) + ", threadIdx.x == " +
-         num(n.first_thread) + ");");
+    line("const bool " + n.result + " = " + (n.when ? "!" + to_c(n.when) + " || " : std::string()) + "gg::dev::" +
+         (n.claim ? "tile_claim(" : "tile_ticket(") + counter_at(n.counter) + ", " + to_c(n.arrivals) + ", " +
+         to_c(n.barrier) + ", " + num(n.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
+  }
+  void visit_PartialsStored(const PartialsStored& n) override {
+    line("gg::dev::tile_partials_stored(" + counter_at(n.counter) + ", threadIdx.x == " + num(n.first_thread) + ");");
+  }
+  void visit_AwaitPartials(const AwaitPartials& n) override {
+    line("gg::dev::tile_await_partials(" + counter_at(n.counter) + ", " + to_c(n.arrivals) + ", " + to_c(n.barrier) +
+         ", " + num(n.threads) + ", threadIdx.x == " + num(n.first_thread) + ");");
   }
   // The band's last CTA: each element's partials, added in slot order, then warp order.
   void visit_ReductionCombine(const ReductionCombine& n) override {
@@ -677,7 +686,30 @@ class CudaPrinter : public Visitor {
     close();
     close();
   }
+  // Two splits, claimed first: this CTA's sums never left its registers; the other's are added in
+  // split order, (0 + p0) + p1, the bits the reduction of both stored shares gives.
+  void own_and_other(const PartialReduce& n) {
+    open("");
+    line("// split-K: the tile's last split adds the other split's partial sums to its own, in split order");
+    workspace_locals(n.ws, n.slot, n.first_thread);
+    line("const int own = " + to_c(n.own) + ";");
+    line("const float* const theirs = partials + (1 - own) * " + num(n.ws.tile_floats()) + ";");
+    for (const char* first : {"own == 0", "own != 0"}) {
+      const bool mine_first = std::string(first) == "own == 0";
+      const std::string theirs = "gg::dev::load_partial(theirs + (b * " + num(n.regs) + " + i) * " + num(n.ws.threads) + " + t)";
+      const std::string mine = n.accumulator + "[b][i]";
+      open(mine_first ? std::string("if (") + first + ")" : std::string("else"));
+      line("#pragma unroll");
+      line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
+      line("  #pragma unroll");
+      line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + mine + " = (0.0f + " + (mine_first ? mine : theirs) +
+           ") + " + (mine_first ? theirs : mine) + ";");
+      close();
+    }
+    close();
+  }
   void visit_PartialReduce(const PartialReduce& n) override {
+    if (n.own) return own_and_other(n);
     open("");
     line("// split-K: the tile's last split adds every split's partial sums, in split order");
     workspace_locals(n.ws, n.slot, n.first_thread);

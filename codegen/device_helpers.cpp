@@ -97,6 +97,8 @@ class CollectHelpers : public Visitor {
   }
   void visit_PartialStore(const PartialStore&) override { headers.insert("split_k.cuh"); }
   void visit_TileTicket(const TileTicket&) override { headers.insert("split_k.cuh"); }
+  void visit_PartialsStored(const PartialsStored&) override { headers.insert("split_k.cuh"); }
+  void visit_AwaitPartials(const AwaitPartials&) override { headers.insert("split_k.cuh"); }
   void visit_PartialReduce(const PartialReduce&) override { headers.insert("split_k.cuh"); }
   void visit_ReductionCombine(const ReductionCombine&) override { headers.insert("split_k.cuh"); }
 };

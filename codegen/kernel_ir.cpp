@@ -303,7 +303,16 @@ class Dumper : public Visitor {
   void visit_TileTicket(const TileTicket& n) override {
     line("TileTicket " + n.result + " = last of " + to_c(n.arrivals) + " on counter " + to_c(n.counter) +
          " barrier=" + to_c(n.barrier) + " threads=" + std::to_string(n.threads) + " from " +
-         std::to_string(n.first_thread) + (n.when ? " when " + to_c(n.when) : std::string()));
+         std::to_string(n.first_thread) + (n.when ? " when " + to_c(n.when) : std::string()) +
+         (n.claim ? " claimed before the store" : ""));
+  }
+  void visit_PartialsStored(const PartialsStored& n) override {
+    line("PartialsStored on counter " + to_c(n.counter) + " slot=" + to_c(n.slot) + " split=" + to_c(n.split) +
+         " by thread " + std::to_string(n.first_thread));
+  }
+  void visit_AwaitPartials(const AwaitPartials& n) override {
+    line("AwaitPartials of " + to_c(n.arrivals) + " - 1 on counter " + to_c(n.counter) + " barrier=" + to_c(n.barrier) +
+         " threads=" + std::to_string(n.threads) + " from " + std::to_string(n.first_thread));
   }
   void visit_ReductionCombine(const ReductionCombine& n) override {
     line(std::string("ReductionCombine ") + n.out + "[" + to_c(n.out_offset) + " + " + to_c(n.element0) + " + i], i < " +
@@ -314,7 +323,8 @@ class Dumper : public Visitor {
   }
   void visit_PartialReduce(const PartialReduce& n) override {
     line("PartialReduce " + n.accumulator + " = sum over " + (n.pieces ? "the first " + to_c(n.pieces) + " splits" : "splits") +
-         " of " + workspace(n.ws) + " slot=" + to_c(n.slot) + " first_thread=" + std::to_string(n.first_thread));
+         " of " + workspace(n.ws) + " slot=" + to_c(n.slot) + " first_thread=" + std::to_string(n.first_thread) +
+         (n.own ? " own=" + to_c(n.own) + " (in registers)" : ""));
   }
   void visit_AcquireStage(const AcquireStage& n) override {
     line(std::string("AcquireStage") + (n.to_fill ? " to fill" : "") + " stage=" + to_c(n.stage) +

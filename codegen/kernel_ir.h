@@ -28,7 +28,7 @@ namespace gg::kir {
   X(WgmmaFence) X(WgmmaIssue) X(WgmmaCommit) X(WgmmaWait) X(LoadScaleFactors) X(PromoteAccumulator)  \
   X(PrefetchScaleFactors) X(ScaleAccumulatorColumns)                                                                   \
   X(EpilogueStore)                                                                             \
-  X(PartialStore) X(TileTicket) X(PartialReduce) X(ReductionCombine)                                              \
+  X(PartialStore) X(TileTicket) X(PartialsStored) X(AwaitPartials) X(PartialReduce) X(ReductionCombine)                                              \
   X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
@@ -521,6 +521,9 @@ struct PartialStore : NodeOf<NodeKind::PartialStore> {
 // guard after reads). The last resets the counter for the next launch. With `when` (CTA-uniform)
 // zero, no ticket is taken and `result` is true: the tile is not shared (split_k ... tail's whole
 // tiles). Split-K's counters are per output tile; a reduction's per row (column) band.
+// With `claim`, the ticket is taken before anything is stored (split-K in two, `claim_is_last`):
+// nothing is reset here; the last waits in AwaitPartials, the others store and count in
+// PartialsStored.
 struct TileTicket : NodeOf<NodeKind::TileTicket> {
   ExprPtr counter, arrivals;
   ExprPtr counters;       // records, for the simulator's bounds check
@@ -528,14 +531,31 @@ struct TileTicket : NodeOf<NodeKind::TileTicket> {
   int threads = 128, first_thread = 0;
   ExprPtr barrier, when;
   std::string result = "split_last";
+  bool claim = false;
+};
+// A CTA that claimed a ticket and is not the last, after its threads stored and fenced their
+// partial sums of `slot` as split `split` and met: the first thread counts them stored on the
+// counter (its high 16 bits). `slot` and `split` tell the simulator whose sums became visible.
+struct PartialsStored : NodeOf<NodeKind::PartialsStored> {
+  ExprPtr counter, slot, split;
+  int first_thread = 0;
+};
+// The CTA that claimed the last ticket: the first thread waits until the other `arrivals` - 1
+// counted their sums stored and resets the counter; the `threads` threads meet at named barrier
+// `barrier` and acquire those stores.
+struct AwaitPartials : NodeOf<NodeKind::AwaitPartials> {
+  ExprPtr counter, arrivals, barrier;
+  int threads = 128, first_thread = 0;
 };
 // The accumulator becomes the sum of every split's partial sums of the slot, added in split order:
-// the first `pieces` splits' (stream-K: the CTAs that shared the tile), or all ws.splits.
+// the first `pieces` splits' (stream-K: the CTAs that shared the tile), or all ws.splits. With `own`
+// (two splits, claimed first) the accumulator holds split `own`'s sums, which were never stored: it
+// adds the other split's, which gives split order's bits either way (0 + p0 + p1, commuted).
 struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
   std::string accumulator;
   int blocks = 1, regs = 0, first_thread = 0;
   SplitKWorkspace ws;
-  ExprPtr slot, pieces;
+  ExprPtr slot, pieces, own;
 };
 
 // ---- Blackwell (sm_100a): Tensor Memory and tcgen05. TMEM holds a CTA's accumulator: 128 lanes

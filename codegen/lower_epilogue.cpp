@@ -116,6 +116,7 @@ class LowerWrite : public Mutator {
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
     reduce->pieces = w.pieces;
+    if (ws.splits == 2 && !w.pieces) return claimed_first(w, std::move(epilogue), store, meet, ticket, reduce);
     StmtPtr note = comment(w.pieces ? "stream-K: `pieces` CTAs share this tile; the last adds their partial sums in "
                                       "range order"
                                     : "split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds "
@@ -128,6 +129,37 @@ class LowerWrite : public Mutator {
     return block({if_then(w.split_when, block({note, store, meet})), ticket,
                   if_then(var(ticket->result),
                           block({if_then(w.split_when, reduce), std::move(epilogue)}))});
+  }
+
+  // Split-K in two: the ticket is claimed as the k loop ends, before any store. The first of the
+  // two parks its sums and counts them stored; the last never stores its own: it waits for that
+  // count and adds the other's sums to its registers (on an H100 the old order, store both, ticket,
+  // read both back, cost the last CTA two of the hand-off's three tile transfers).
+  StmtPtr claimed_first(const WriteTile& w, StmtPtr epilogue, const std::shared_ptr<PartialStore>& store,
+                        const StmtPtr& meet, const std::shared_ptr<TileTicket>& ticket,
+                        const std::shared_ptr<PartialReduce>& reduce) const {
+    ticket->claim = true;
+    ticket->when = w.split_when;
+    auto stored = std::make_shared<PartialsStored>();
+    stored->counter = ticket->counter;
+    stored->slot = reduce->slot;
+    stored->split = w.split;
+    stored->first_thread = ticket->first_thread;
+    auto await = std::make_shared<AwaitPartials>();
+    await->counter = ticket->counter;
+    await->arrivals = ticket->arrivals;
+    await->barrier = ticket->barrier;
+    await->threads = ticket->threads;
+    await->first_thread = ticket->first_thread;
+    reduce->own = w.split;
+    StmtPtr combine = block({await, reduce});
+    // split_k tail: a whole tile (split_when zero) takes no ticket, stores nothing, and runs the epilogue.
+    if (w.split_when) combine = if_then(w.split_when, combine);
+    const ExprPtr last = var(ticket->result);
+    return block({comment("split-K: 2 CTAs share this tile, claimed first; the last adds the other's partial sums "
+                          "to its own, in split order"),
+                  ticket, if_then(last == imm(0), block({store, meet, stored})),
+                  if_then(last, block({combine, std::move(epilogue)}))});
   }
 
   // Row and column reductions: the tile's share of each (its partial sums, from the accumulator

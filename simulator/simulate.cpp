@@ -2084,9 +2084,10 @@ class Simulator {
           error("a ticket on word " + std::to_string(counter) + ", outside the workspace's " + std::to_string(records) +
                 " records of " + std::to_string(n.record_words) + " words");
         uint32_t& ticket = tickets_[counter];  // the device's atomicAdd, then its rule
-        const bool last = gg::dev::ticket_is_last(ticket++, static_cast<unsigned>(eval(w, n.arrivals)));
+        const auto arrivals = static_cast<unsigned>(eval(w, n.arrivals));
+        const bool last = n.claim ? gg::dev::claim_is_last(ticket++, arrivals) : gg::dev::ticket_is_last(ticket++, arrivals);
         cta.ticket_last[{f.value, f.generation}] = last;
-        if (last) ticket = 0;
+        if (last && !n.claim) ticket = 0;  // claimed first: the last resets it after the others' count
       }
       named_arrive(w, n.barrier, n.threads, "bar.red.or");
     }
@@ -2097,7 +2098,66 @@ class Simulator {
     w.vars[n.result] = cta.ticket_last[{f.value, f.generation}] ? 1 : 0;
     return true;
   }
+  // Claimed first: the CTA that is not last counts its stored sums; from then on the last may read them.
+  bool exec(Warp& w, Frame&, const PartialsStored& n) {
+    if (w.index != n.first_thread / kWarpSize) return true;  // its lane 0 is the elected thread
+    tickets_[eval(w, n.counter)] += gg::dev::stored_increment();
+    counted_partials_.insert({eval(w, n.slot), eval(w, n.split)});
+    return true;
+  }
+  // The last CTA's elected thread waits for the others' count, resets the counter, then every warp
+  // meets at the named barrier.
+  bool exec(Warp& w, Frame& f, const AwaitPartials& n) {
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    if (!f.entered) {
+      if (w.index == n.first_thread / kWarpSize) {
+        uint32_t& word = tickets_[eval(w, n.counter)];
+        w.blocked = "waiting for the split-K partial sums of the tile's other CTAs (counter " + std::to_string(word) + ")";
+        if (!gg::dev::others_stored(word, static_cast<unsigned>(eval(w, n.arrivals)))) return false;
+        word = 0;
+        awaited_.insert({w.cta, eval(w, n.counter)});
+      }
+      f.entered = true;
+      f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
+      f.value = eval(w, n.barrier);
+      named_arrive(w, n.barrier, n.threads, "bar.sync");
+    }
+    const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
+    w.blocked = "named barrier " + std::to_string(f.value) + " after the split-K wait (" + std::to_string(b.arrived) +
+                " of " + std::to_string(b.threads) + " threads arrived)";
+    return b.generation != f.generation;
+  }
+  // Two splits, claimed first: this CTA's sums are its registers; the other's must have been counted stored.
+  bool own_and_other(Warp& w, const PartialReduce& n, int64_t slot) {
+    const int64_t own = eval(w, n.own);
+    if (own < 0 || own > 1) {
+      error("a split-K reduction in registers for split " + std::to_string(own) + " of 2");
+      return false;
+    }
+    if (!awaited_.count({w.cta, slot * n.ws.record_words()})) {
+      error("split " + std::to_string(own) + " read the other split's partial sums of slot " + std::to_string(slot) +
+            " without waiting for their count (no tile_await_partials before the reduction)");
+      return false;
+    }
+    if (!counted_partials_.count({slot, 1 - own})) {
+      error("split " + std::to_string(own) + " read split " + std::to_string(1 - own) + "'s partial sums of slot " +
+            std::to_string(slot) + " before that CTA counted them stored");
+      return false;
+    }
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
+      if (t < 0 || t >= n.ws.threads) continue;
+      for (int b = 0; b < n.blocks; ++b)
+        for (int i = 0; i < n.regs; ++i) {
+          float& mine = fragment(w, n.accumulator, lane, b, i);
+          const float theirs = partials_[static_cast<size_t>(n.ws.partial(slot, 1 - own, int64_t(b) * n.regs + i, t))];
+          mine = own == 0 ? (0.0f + mine) + theirs : (0.0f + theirs) + mine;
+        }
+    }
+    return true;
+  }
   bool exec(Warp& w, Frame&, const PartialReduce& n) {
+    if (n.own) return own_and_other(w, n, eval(w, n.slot));
     const int64_t slot = eval(w, n.slot), pieces = n.pieces ? eval(w, n.pieces) : n.ws.splits;
     if (pieces < 1 || pieces > n.ws.splits) {
       error("a tile's partial sums reduced over " + std::to_string(pieces) + " splits, outside the workspace's 1.." +
@@ -2320,6 +2380,8 @@ class Simulator {
   std::map<std::string, HostMatrices> host_;
   std::vector<float> partials_;    // split-K workspace: partial sums (NaN until written)
   std::map<int64_t, uint32_t> tickets_;  // ticket counters by their word in the workspace
+  std::set<std::pair<int64_t, int64_t>> counted_partials_;  // (slot, split) counted stored (claimed first)
+  std::set<std::pair<int, int64_t>> awaited_;  // (CTA, counter word) whose last waited for the others' count
   // Reductions: the workspace's records (partials NaN until written) and the vectors (NaN until written),
   // [batch][M] and [batch][N].
   std::vector<float> reduction_partials_;

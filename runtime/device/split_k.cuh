@@ -20,6 +20,14 @@ namespace gg::dev {
 // `arrivals` CTAs holds the last one: every other CTA's partial sums are stored, so it reduces and
 // writes the result, and puts the counter back to 0 for the next launch.
 GG_DEV_TICKET_FN bool ticket_is_last(unsigned taken, unsigned arrivals) { return taken + 1u == arrivals; }
+
+// Claimed first (split-K in two): a CTA takes its ticket as its k loop ends, before storing anything,
+// in the counter's low 16 bits; all but the last then park their sums and count them stored in the
+// high 16 bits; the last keeps its own in registers and waits for the others' count. `word` is the
+// counter's value before the claim's increment, or as the last one reads it.
+GG_DEV_TICKET_FN bool claim_is_last(unsigned word, unsigned arrivals) { return (word & 0xffffu) + 1u == arrivals; }
+GG_DEV_TICKET_FN bool others_stored(unsigned word, unsigned arrivals) { return (word >> 16) + 1u == arrivals; }
+GG_DEV_TICKET_FN unsigned stored_increment() { return 1u << 16; }
 #undef GG_DEV_TICKET_FN
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -52,6 +60,62 @@ static __device__ __forceinline__ bool tile_ticket(unsigned* counter, unsigned a
       : "memory");
   if (any) __threadfence();  // acquire: the other splits fenced their stores before their tickets
   return any != 0;
+}
+
+// Claimed first: `elected` takes the ticket; every one of the `thread_count` threads learns
+// (bar.red.or at named barrier `id`) whether it was the last of `arrivals`. Nothing is stored yet,
+// so nothing is reset or fenced here.
+static __device__ __forceinline__ bool tile_claim(unsigned* counter, unsigned arrivals, unsigned id,
+                                                 unsigned thread_count, bool elected) {
+  unsigned last = 0;
+  if (elected) last = claim_is_last(atomicAdd(counter, 1u), arrivals) ? 1u : 0u;
+  unsigned any = 0;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p, q;\n"
+      "  setp.ne.u32 p, %1, 0;\n"
+      "  bar.red.or.pred q, %2, %3, p;\n"
+      "  selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(last), "r"(id), "r"(thread_count)
+      : "memory");
+  return any != 0;
+}
+
+// A CTA that is not the last, after its threads stored and fenced their sums and met: `elected`
+// counts them stored (the fences before the barrier make them visible first).
+static __device__ __forceinline__ void tile_partials_stored(unsigned* counter, bool elected) {
+  if (elected) atomicAdd(counter, stored_increment());
+}
+
+// The last CTA: `elected` waits until every other CTA counted its sums stored, then puts the counter
+// back to 0 for the next launch (no CTA touches it again in this one); the `thread_count` threads
+// meet at named barrier `id` and acquire the other CTAs' stores. The others claimed before the last
+// did, so they are running and past their k loops: the wait cannot hang on a CTA not yet scheduled.
+static __device__ __forceinline__ void tile_await_partials(unsigned* counter, unsigned arrivals, unsigned id,
+                                                          unsigned thread_count, bool elected) {
+  if (elected) {
+#if defined(GG_WATCHDOG)
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+#endif
+    while (!others_stored(atomicAdd(counter, 0u), arrivals)) {
+#if defined(GG_WATCHDOG)
+      unsigned long long now;
+      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+      if (now - start > 1000000000ull) {
+        printf("gemmgen watchdog: block (%d,%d,%d) thread %d waited over 1 s for the split-K partial sums of the "
+               "tile's other CTAs\n", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
+        __trap();
+      }
+#endif
+      __nanosleep(64);
+    }
+    *counter = 0u;
+  }
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(thread_count) : "memory");
+  __threadfence();  // acquire: the other CTAs fenced their stores before counting them
 }
 
 #endif  // device code
