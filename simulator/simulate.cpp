@@ -2045,6 +2045,17 @@ class Simulator {
     const int N = w.acc_n[acc], j = i / 4, h = (i % 4) / 2, e = i % 2;
     return w.acc[acc][static_cast<size_t>((b * 16 + lane / 4 + 8 * h) * N + 8 * j + 2 * (lane % 4) + e)];
   }
+  // fn(lane, t, b, i) for each accumulator register i of block b of each lane holding the tile (t: its
+  // thread within the tile).
+  template <class Node, class Fn>
+  void each_fragment(const Warp& w, const Node& n, Fn fn) {
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
+      if (t < 0 || t >= n.ws.threads) continue;
+      for (int b = 0; b < n.blocks; ++b)
+        for (int i = 0; i < n.regs; ++i) fn(lane, t, b, i);
+    }
+  }
   void allocate_workspace(const SplitKWorkspace& ws) {
     if (!partials_.empty()) return;
     slots_ = ws.slot_count ? evaluate(ws.slot_count, {{"args.m", m_}, {"args.n", n_}}) : ws.slots;
@@ -2058,14 +2069,10 @@ class Simulator {
             " outside the workspace's " + std::to_string(slots_) + " x " + std::to_string(n.ws.splits));
       return true;
     }
-    for (int lane = 0; lane < kWarpSize; ++lane) {
-      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
-      if (t < 0 || t >= n.ws.threads) continue;
-      for (int b = 0; b < n.blocks; ++b)
-        for (int i = 0; i < n.regs; ++i)
-          partials_[static_cast<size_t>(n.ws.partial(slot, split, int64_t(b) * n.regs + i, t))] =
-              fragment(w, n.accumulator, lane, b, i);
-    }
+    each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
+      partials_[static_cast<size_t>(n.ws.partial(slot, split, int64_t(b) * n.regs + i, t))] =
+          fragment(w, n.accumulator, lane, b, i);
+    });
     return true;
   }
   bool exec(Warp& w, Frame& f, const TileTicket& n) {
@@ -2144,16 +2151,11 @@ class Simulator {
             std::to_string(slot) + " before that CTA counted them stored");
       return false;
     }
-    for (int lane = 0; lane < kWarpSize; ++lane) {
-      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
-      if (t < 0 || t >= n.ws.threads) continue;
-      for (int b = 0; b < n.blocks; ++b)
-        for (int i = 0; i < n.regs; ++i) {
-          float& mine = fragment(w, n.accumulator, lane, b, i);
-          const float theirs = partials_[static_cast<size_t>(n.ws.partial(slot, 1 - own, int64_t(b) * n.regs + i, t))];
-          mine = own == 0 ? (0.0f + mine) + theirs : (0.0f + theirs) + mine;
-        }
-    }
+    each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
+      float& mine = fragment(w, n.accumulator, lane, b, i);
+      const float theirs = partials_[static_cast<size_t>(n.ws.partial(slot, 1 - own, int64_t(b) * n.regs + i, t))];
+      mine = own == 0 ? (0.0f + mine) + theirs : (0.0f + theirs) + mine;
+    });
     return true;
   }
   bool exec(Warp& w, Frame&, const PartialReduce& n) {
@@ -2164,17 +2166,12 @@ class Simulator {
             std::to_string(n.ws.splits));
       return false;
     }
-    for (int lane = 0; lane < kWarpSize; ++lane) {
-      const int64_t t = int64_t(w.index) * kWarpSize + lane - n.first_thread;
-      if (t < 0 || t >= n.ws.threads) continue;
-      for (int b = 0; b < n.blocks; ++b)
-        for (int i = 0; i < n.regs; ++i) {
-          float sum = 0.0f;
-          for (int64_t s = 0; s < pieces; ++s)
-            sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, int64_t(b) * n.regs + i, t))];
-          fragment(w, n.accumulator, lane, b, i) = sum;
-        }
-    }
+    each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
+      float sum = 0.0f;
+      for (int64_t s = 0; s < pieces; ++s)
+        sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, int64_t(b) * n.regs + i, t))];
+      fragment(w, n.accumulator, lane, b, i) = sum;
+    });
     return true;
   }
 

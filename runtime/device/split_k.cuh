@@ -36,6 +36,22 @@ GG_DEV_TICKET_FN unsigned stored_increment() { return 1u << 16; }
 static __device__ __forceinline__ void store_partial(float* at, float value) { __stcg(at, value); }
 static __device__ __forceinline__ float load_partial(const float* at) { return __ldcg(at); }
 
+// The `thread_count` threads meet at named barrier `id`; each learns whether any of them passed `mine`.
+static __device__ __forceinline__ bool any_of_tile(unsigned mine, unsigned id, unsigned thread_count) {
+  unsigned any = 0;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p, q;\n"
+      "  setp.ne.u32 p, %1, 0;\n"
+      "  bar.red.or.pred q, %2, %3, p;\n"
+      "  selp.u32 %0, 1, 0, q;\n"
+      "}\n"
+      : "=r"(any)
+      : "r"(mine), "r"(id), "r"(thread_count)
+      : "memory");
+  return any != 0;
+}
+
 // Called by all `thread_count` threads holding the tile after they stored their partial sums and
 // met at named barrier `id`: `elected` takes the ticket; every thread learns (bar.red.or) whether
 // it was the last of `arrivals`. The last resets the counter to zero for the next launch and makes
@@ -47,19 +63,9 @@ static __device__ __forceinline__ bool tile_ticket(unsigned* counter, unsigned a
     last = ticket_is_last(atomicAdd(counter, 1u), arrivals) ? 1u : 0u;
     if (last) *counter = 0u;
   }
-  unsigned any = 0;
-  asm volatile(
-      "{\n"
-      "  .reg .pred p, q;\n"
-      "  setp.ne.u32 p, %1, 0;\n"
-      "  bar.red.or.pred q, %2, %3, p;\n"
-      "  selp.u32 %0, 1, 0, q;\n"
-      "}\n"
-      : "=r"(any)
-      : "r"(last), "r"(id), "r"(thread_count)
-      : "memory");
+  const bool any = any_of_tile(last, id, thread_count);
   if (any) __threadfence();  // acquire: the other splits fenced their stores before their tickets
-  return any != 0;
+  return any;
 }
 
 // Claimed first: `elected` takes the ticket; every one of the `thread_count` threads learns
@@ -69,18 +75,7 @@ static __device__ __forceinline__ bool tile_claim(unsigned* counter, unsigned ar
                                                  unsigned thread_count, bool elected) {
   unsigned last = 0;
   if (elected) last = claim_is_last(atomicAdd(counter, 1u), arrivals) ? 1u : 0u;
-  unsigned any = 0;
-  asm volatile(
-      "{\n"
-      "  .reg .pred p, q;\n"
-      "  setp.ne.u32 p, %1, 0;\n"
-      "  bar.red.or.pred q, %2, %3, p;\n"
-      "  selp.u32 %0, 1, 0, q;\n"
-      "}\n"
-      : "=r"(any)
-      : "r"(last), "r"(id), "r"(thread_count)
-      : "memory");
-  return any != 0;
+  return any_of_tile(last, id, thread_count);
 }
 
 // A CTA that is not the last, after its threads stored and fenced their sums and met: `elected`
