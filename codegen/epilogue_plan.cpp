@@ -76,11 +76,17 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
         os << "stream-K on the last wave's tiles, at most " << e.workspace.splits << " CTAs' k ranges a tile";
       else
         os << "split-K over " << e.workspace.splits << " CTAs a tile" << (p.split_k_tail ? " (last wave only)" : "");
-      os
-         << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()
-         << " bytes for the planned problem, tickets included) and takes a ticket; the tile's last adds them in "
-         << (p.split_k_stream ? "range" : "split") << " order, then store, "
-         << store_text(p) << "\n";
+      if (e.workspace.splits == 2 && !p.split_k_stream)
+        os << ": each takes the tile's ticket as its k loop ends; the first parks its fp32 partial sums in the "
+              "workspace ("
+           << e.workspace.bytes()
+           << " bytes for the planned problem, tickets included) and counts them stored, the last waits for that "
+              "count and adds them to its own, still in registers, in split order, then store, "
+           << store_text(p) << "\n";
+      else
+        os << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()
+           << " bytes for the planned problem, tickets included) and takes a ticket; the tile's last adds them in "
+           << (p.split_k_stream ? "range" : "split") << " order, then store, " << store_text(p) << "\n";
       break;
   }
   if (e.saves())

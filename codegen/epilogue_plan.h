@@ -18,6 +18,7 @@ struct EpiloguePlan {
     Store,
     // Split-K: each of the tile's CTAs parks its fp32 partial sums in `workspace` and takes a
     // ticket; the tile's last adds them up in split order and alone commits them as Store does.
+    // In two splits the ticket comes first and the last keeps its own sums in registers.
     SplitK,
     // D = A * A^T (Schedule::symmetric): the work units below the diagonal compute nothing; a tile
     // off it is stored as Store does, then transposed (staged by stmatrix.trans) at its mirror.

@@ -87,9 +87,6 @@ struct ResourceSummary {
   std::vector<NamedBarrier> named_barriers;
   int threads = 0;
   ClusterD cluster{1, 1, 1};
-
-// FP8: what ResourceSummary::fp8_factors says for a definition's operands ("" without factors).
-std::string fp8_factors_text(const Definition& def);
   int cluster_size = 1;
   GridShape grid;
   // FP8: the promotion every `promotion_interval` elements of K holds a second accumulator of the
@@ -106,6 +103,8 @@ std::string fp8_factors_text(const Definition& def);
   std::string to_string() const;       // the multi-line summary explain prints
 };
 
+// FP8: what ResourceSummary::fp8_factors says for a definition's operands ("" without factors).
+std::string fp8_factors_text(const Definition& def);
 
 // From the directives and the roles and layouts they fix (analyze_schedule passes its own).
 ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleShape>& roles,
