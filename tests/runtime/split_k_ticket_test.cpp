@@ -14,3 +14,26 @@ TEST_CASE("ticket_is_last: only the last of `splits` tickets, for every split co
     CHECK(gg::dev::ticket_is_last(splits - 1, splits));
   }
 }
+
+// Claimed first (two splits): the ticket in the counter's low 16 bits, the stored count in its high
+// 16 bits. Whatever order the claims and counts interleave in, exactly one claim is last, and the
+// last sees every other split's count only once they all counted.
+TEST_CASE("claim_is_last and others_stored: one last claim; the count complete only after every other split's") {
+  for (unsigned splits = 1; splits <= 64; ++splits) {
+    unsigned word = 0, last = 0;
+    for (unsigned taken = 0; taken < splits; ++taken) {
+      // a split that claimed already may have counted its sums in between: the low bits alone decide
+      const unsigned before = word;
+      last += gg::dev::claim_is_last(before, splits);
+      word += 1;
+      if (!gg::dev::claim_is_last(before, splits)) {
+        CHECK_FALSE(gg::dev::others_stored(word, splits));
+        word += gg::dev::stored_increment();
+      }
+    }
+    CHECK(last == 1);
+    CHECK(gg::dev::others_stored(word, splits));
+    CHECK(gg::dev::others_stored(word - 1, splits));  // the last's own claim does not matter
+    if (splits > 1) CHECK_FALSE(gg::dev::others_stored(word - gg::dev::stored_increment(), splits));
+  }
+}
