@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk,splitk]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -326,4 +326,22 @@ if has streamk; then
   done 2>&1 | tee "$OUT/streamk.log"
   "$BIN/gemmgen" print --schedule v8 --m 2000 --n 3000 --k 1000 >"$tmp/v8.sched" && echo "split_k 3 stream" >>"$tmp/v8.sched"
   sanitize_run streamk_v8 --schedule-file "$tmp/v8.sched"
+fi
+
+if has splitk; then
+  # auto's plan against the same plan with every tile split (split_k 2 and 4), for shapes where the
+  # model's gate does not offer split-K: the FP8 decode shapes of few tiles and the bf16 decode
+  # batches. SPLITK_SHAPES: "DTYPE M N K" separated by ';'.
+  tmp=${TMPDIR:-/tmp}/splitk
+  mkdir -p "$tmp"
+  IFS=';' read -ra splitk_shapes <<<"${SPLITK_SHAPES-e4m3 64 7168 16384;e4m3 128 7168 16384;e4m3 64 24576 1536;bf16 128 8192 8192;bf16 256 8192 8192;bf16 1024 1024 4096}"
+  for shape in "${splitk_shapes[@]}"; do
+    set -- $shape
+    "$BIN/gemmgen" print --schedule auto --dtype $1 --m $2 --n $3 --k $4 | grep -v '^split_k' >"$tmp/auto.sched"
+    for variant in none "split_k 2" "split_k 4"; do
+      { cat "$tmp/auto.sched" && [ "$variant" != none ] && echo "$variant"; } >"$tmp/variant.sched"
+      line=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$tmp/variant.sched" --bench --reps ${SPLITK_REPS:-30} --json 2>&1 | tail -1)
+      echo "splitk $1 $2x$3x$4 [$variant] $line"
+    done
+  done 2>&1 | tee "$OUT/splitk.log"
 fi
