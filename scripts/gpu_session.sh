@@ -36,6 +36,18 @@ sanitize_run() {
   done
 }
 
+# A schedule file timed as it is (named AS_IS) and with each DIRECTIVE appended, each checked and
+# timed against cuBLAS in its own process: one "LABEL [name] JSON" line each.
+#   time_variants LABEL BASE_FILE REPS AS_IS [DIRECTIVE...]
+time_variants() {
+  local label=$1 base=$2 reps=$3 as_is=$4 f="${TMPDIR:-/tmp}/variant.sched"
+  shift 4
+  for variant in "$as_is" "$@"; do
+    { cat "$base" && [ "$variant" != "$as_is" ] && echo "$variant"; } >"$f"
+    echo "$label [$variant] $(timeout 120 "$BIN/gemmgen" run --schedule-file "$f" --bench --reps $reps --json 2>&1 | tail -1)"
+  done
+}
+
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 
@@ -315,14 +327,9 @@ if has streamk; then
     set -- $shape
     "$BIN/gemmgen" print --schedule auto --m $1 --n $2 --k $3 >"$tmp/auto.sched"
     grep -v '^cluster\|^multicast\|^split_k' "$tmp/auto.sched" >"$tmp/none.sched"
-    for variant in auto none "split_k 2 tail" "split_k 2 stream" "split_k 3 stream" "split_k 4 stream"; do
-      case $variant in
-        auto | none) f="$tmp/$variant.sched" ;;
-        *) f="$tmp/variant.sched" && { cat "$tmp/none.sched" && echo "$variant"; } >"$f" ;;
-      esac
-      line=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$f" --bench --reps ${STREAMK_REPS:-30} --json 2>&1 | tail -1)
-      echo "streamk $1x$2x$3 [$variant] $line"
-    done
+    time_variants "streamk $1x$2x$3" "$tmp/auto.sched" ${STREAMK_REPS:-30} auto
+    time_variants "streamk $1x$2x$3" "$tmp/none.sched" ${STREAMK_REPS:-30} none "split_k 2 tail" "split_k 2 stream" \
+      "split_k 3 stream" "split_k 4 stream"
   done 2>&1 | tee "$OUT/streamk.log"
   "$BIN/gemmgen" print --schedule v8 --m 2000 --n 3000 --k 1000 >"$tmp/v8.sched" && echo "split_k 3 stream" >>"$tmp/v8.sched"
   sanitize_run streamk_v8 --schedule-file "$tmp/v8.sched"
@@ -338,10 +345,6 @@ if has splitk; then
   for shape in "${splitk_shapes[@]}"; do
     set -- $shape
     "$BIN/gemmgen" print --schedule auto --dtype $1 --m $2 --n $3 --k $4 | grep -v '^split_k' >"$tmp/auto.sched"
-    for variant in none "split_k 2" "split_k 4"; do
-      { cat "$tmp/auto.sched" && [ "$variant" != none ] && echo "$variant"; } >"$tmp/variant.sched"
-      line=$(timeout 120 "$BIN/gemmgen" run --schedule-file "$tmp/variant.sched" --bench --reps ${SPLITK_REPS:-30} --json 2>&1 | tail -1)
-      echo "splitk $1 $2x$3x$4 [$variant] $line"
-    done
+    time_variants "splitk $1 $2x$3x$4" "$tmp/auto.sched" ${SPLITK_REPS:-30} none "split_k 2" "split_k 4"
   done 2>&1 | tee "$OUT/splitk.log"
 fi
