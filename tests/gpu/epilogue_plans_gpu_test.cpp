@@ -200,8 +200,10 @@ TEST_CASE("a column-major output staged transposed (stmatrix.trans) and stored b
 TEST_CASE("symmetric A * A^T on the tiles on and above the diagonal matches cuBLAS's full product") {
   // Edge shapes (M off the tile, one tile, M = 8) and 8192^3; exact small integers too; the
   // repeats bit-identical (no element written by two CTAs).
-  for (const auto& [m, k] : {std::pair<int64_t, int64_t>{1000, 1000}, {136, 256}, {8, 64}, {2056, 512}, {8192, 8192}})
+  // (no structured bindings where CAPTURE's lambda reads them: clang 14 refuses that)
+  for (const auto& [m_, k_] : {std::pair<int64_t, int64_t>{1000, 1000}, {136, 256}, {8, 64}, {2056, 512}, {8192, 8192}})
     for (bool exact : {false, true}) {
+      const int64_t m = m_, k = k_;
       CAPTURE(m);
       CAPTURE(exact);
       ProblemLayout l;
@@ -222,7 +224,8 @@ TEST_CASE("symmetric A * A^T on the tiles on and above the diagonal matches cuBL
       CHECK(r.repeats_differing == 0);
     }
   // Each form at a size the chooser gives the other (1000: square; 2056: wide).
-  for (const auto& [m, tile] : {std::pair<int64_t, SymmetricTile>{1000, SymmetricTile::Wide}, {2056, SymmetricTile::Square}}) {
+  for (const auto& [m_, tile] : {std::pair<int64_t, SymmetricTile>{1000, SymmetricTile::Wide}, {2056, SymmetricTile::Square}}) {
+    const int64_t m = m_;
     CAPTURE(m);
     ProblemLayout l;
     l.symmetric = true;
@@ -241,8 +244,9 @@ TEST_CASE("gg::gemm plans D = A * A^T (symmetric or whole) and matches the host'
   GemmOptions o;
   o.layout.symmetric = true;
   // 3000: the square form; 4160: the wide one; 1000: the whole product (36 computing tiles)
-  for (const auto& [m, k, source] : {std::tuple<int64_t, int64_t, PlanSource>{3000, 128, PlanSource::Symmetric},
+  for (const auto& [m_, k, source] : {std::tuple<int64_t, int64_t, PlanSource>{3000, 128, PlanSource::Symmetric},
                                      {4160, 64, PlanSource::Symmetric}, {1000, 128, PlanSource::Auto}}) {
+    const int64_t m = m_;
     CAPTURE(m);
     REQUIRE(plan_gemm(m, m, k, o).source == source);
     rt::DeviceBuffer a(rt::ElemType::BF16, size_t(m * k)), d(rt::ElemType::BF16, size_t(m * m));

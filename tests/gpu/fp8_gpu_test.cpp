@@ -51,9 +51,10 @@ TEST_CASE("fp8 on the GPU: v8, v10 and auto on edge shapes, random and exact, ag
   // M = 1, M and N not multiples of the tile, K = 128 and 128 x odd, N = 112 x k.
   const std::vector<std::array<int64_t, 3>> shapes = {
       {1, 112, 128}, {129, 264, 640}, {200, 224, 384}, {256, 896, 1152}, {1000, 1000, 1024}};
-  for (const auto& [m, n, k] : shapes)
+  for (const auto& shape : shapes)  // (not a structured binding: CAPTURE's lambda reads m, n, k)
     for (const char* name : {"v8", "v10", "auto"})
       for (bool exact : {false, true}) {
+        const int64_t m = shape[0], n = shape[1], k = shape[2];
         CAPTURE(m);
         CAPTURE(n);
         CAPTURE(k);
@@ -263,9 +264,10 @@ TEST_CASE("fp8 on the GPU: factors per tensor and per row of A, per tensor of B"
   const std::vector<std::pair<std::optional<G>, std::optional<G>>> pairs = {
       {G::PerTensor, G::PerTensor},  {G::PerRow, G::PerTensor},     {G::PerRow, G::Block128x128},
       {G::Block1x128, G::PerTensor}, {G::PerTensor, std::nullopt}, {std::nullopt, G::PerTensor}};
-  for (const auto& [ga, gb] : pairs)
+  for (const auto& pair : pairs)  // (not a structured binding: CAPTURE's lambda reads ga, gb)
     for (const char* name : {"v8", "auto"})
       for (bool exact : {false, true}) {
+        const auto ga = pair.first, gb = pair.second;
         CAPTURE(ga ? gg::scale_granularity_name(*ga) : "none");
         CAPTURE(gb ? gg::scale_granularity_name(*gb) : "none");
         CAPTURE(name);

@@ -204,7 +204,9 @@ TEST_CASE("auto: D's rows stored from registers cost three times as much row-maj
   // H100: 3919 x 2881 x 244 ran 86 us straight (row-major rows of 2881 stored from registers) and
   // 47 us swapped (the kernel's D column-major); 4097 x 4095 x 4096 5.20x cuBLAS straight, 5.84x
   // swapped; 333 x 4444 x 555 1.33x straight, 1.71x swapped.
-  for (const auto& [m, n, k] : {std::tuple{3919, 2881, 244}, std::tuple{4097, 4095, 4096}, std::tuple{333, 4444, 555}}) {
+  for (const auto& shape : {std::tuple{3919, 2881, 244}, std::tuple{4097, 4095, 4096}, std::tuple{333, 4444, 555}}) {
+    // (no structured binding: clang 14 refuses one inside CAPTURE's lambda)
+    const int m = std::get<0>(shape), n = std::get<1>(shape), k = std::get<2>(shape);
     CAPTURE(m);
     const GemmPlan plan = plan_gemm(m, n, k);
     CHECK(plan.swapped());
@@ -242,9 +244,10 @@ TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), an
 TEST_CASE("the planner plans D = A * A^T as the symmetric schedule where it lowers and wins, the whole product where not") {
   GemmOptions o;
   o.layout.symmetric = true;
-  for (const auto& [size, k, tile_n] :
+  for (const auto& shape :
        {std::tuple<int64_t, int64_t, int64_t>{8192, 8192, 256}, {6144, 6144, 256}, {4096, 4096, 128}, {3000, 3072, 128},
         {3000, 3000, 128}, {1000, 1000, 128}}) {  // (K = 3000 and 1000: A's rows at half rate; 1000: 36 tiles)
+    const int64_t size = std::get<0>(shape), k = std::get<1>(shape), tile_n = std::get<2>(shape);
     CAPTURE(size);
     const GemmPlan plan = plan_gemm(size, size, k, o);
     CHECK(plan.source == PlanSource::Symmetric);

@@ -214,7 +214,8 @@ TEST_CASE("simulate: a column-major output staged transposed by stmatrix.trans a
   // v4, v6, v8, v10 and ping-pong with D column-major and an explicit TMA store: each warp writes
   // its 16x16 blocks transposed, the buffer's rows the tile's columns; edge shapes along both.
   for (const char* step : {"v4", "v6", "v8", "v10", "pingpong"})
-    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{304, 264, 256}, {8, 8, 128}, {136, 520, 192}}) {
+    for (const auto& [m_, n, k] : {std::tuple<int64_t, int64_t, int64_t>{304, 264, 256}, {8, 8, 128}, {136, 520, 192}}) {
+      const int64_t m = m_;  // (CAPTURE's lambda cannot read a structured binding under clang 14)
       CAPTURE(step);
       CAPTURE(m);
       ProblemLayout l;
@@ -255,8 +256,9 @@ Definition symmetric_definition(int64_t m, int64_t k, std::vector<EpilogueSpec> 
 
 TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diagonal, each stored with its mirror") {
   for (const bool wide : {true, false})
-    for (const auto& [m, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}, {264, 64}})
+    for (const auto& [m_, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}, {264, 64}})
       for (int sms : {2, 5}) {
+        const int64_t m = m_;  // (CAPTURE's lambda cannot read a structured binding under clang 14)
         CAPTURE(wide);
         CAPTURE(m);
         CAPTURE(sms);

@@ -241,7 +241,8 @@ TEST_CASE("fp8: masked and contiguous groups and batches read each matrix's fact
       {ProblemSource::Contiguous, fp8_grouped(ProblemSource::Contiguous, 4, 400, 264, 384)},
       {ProblemSource::Dense, fp8_grouped(ProblemSource::Dense, 3, 130, 136, 384)},
   };
-  for (const auto& [source, def] : cases) {
+  for (const auto& [source, def_] : cases) {
+    const Definition& def = def_;  // (CAPTURE's lambda cannot read a structured binding under clang 14)
     // and the M = 4096 plan's 256x128 tile (a contiguous group's factors in boxes of 32 from the
     // aligned row before its first)
     for (const Schedule& s : {tutorial_schedule(8, def), builtin_schedule("auto", def), fp8_256x128(1, def)}) {
@@ -407,9 +408,10 @@ TEST_CASE("fp8: promotion intervals past a k tile and none simulate exactly; a l
   using namespace gg::kir;
   using G = ScaleGranularity;
   // K = 896: seven k tiles, so the last interval of 2 or 4 is partial.
-  for (const auto& [ga, gb] : {std::pair<std::optional<G>, std::optional<G>>{G::PerTensor, G::PerTensor},
-                               {G::PerRow, G::PerTensor}, {std::nullopt, std::nullopt}})
+  for (const auto& [ga_, gb_] : {std::pair<std::optional<G>, std::optional<G>>{G::PerTensor, G::PerTensor},
+                                 {G::PerRow, G::PerTensor}, {std::nullopt, std::nullopt}})
     for (int64_t interval : {0, 256, 512}) {
+      const std::optional<G> ga = ga_, gb = gb_;  // (CAPTURE's lambda cannot read a structured binding under clang 14)
       if (interval == 0 && (ga || gb)) continue;  // refused: the factors would need the epilogue
       ProblemLayout l;
       l.scale_a = ga;
