@@ -694,18 +694,20 @@ class CudaPrinter : public Visitor {
     workspace_locals(n.ws, n.slot, n.first_thread);
     line("const int own = " + to_c(n.own) + ";");
     line("const float* const theirs = partials + (1 - own) * " + num(n.ws.tile_floats()) + ";");
-    for (const char* first : {"own == 0", "own != 0"}) {
-      const bool mine_first = std::string(first) == "own == 0";
-      const std::string theirs = "gg::dev::load_partial(theirs + (b * " + num(n.regs) + " + i) * " + num(n.ws.threads) + " + t)";
-      const std::string mine = n.accumulator + "[b][i]";
-      open(mine_first ? std::string("if (") + first + ")" : std::string("else"));
+    const std::string mine = n.accumulator + "[b][i]";
+    const std::string theirs = "gg::dev::load_partial(theirs + (b * " + num(n.regs) + " + i) * " + num(n.ws.threads) + " + t)";
+    const auto add = [&](const std::string& p0, const std::string& p1) {
       line("#pragma unroll");
       line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
       line("  #pragma unroll");
-      line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + mine + " = (0.0f + " + (mine_first ? mine : theirs) +
-           ") + " + (mine_first ? theirs : mine) + ";");
-      close();
-    }
+      line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + mine + " = (0.0f + " + p0 + ") + " + p1 + ";");
+    };
+    open("if (own == 0)");
+    add(mine, theirs);
+    close();
+    open("else");
+    add(theirs, mine);
+    close();
     close();
   }
   void visit_PartialReduce(const PartialReduce& n) override {

@@ -13,6 +13,22 @@ namespace gg {
 
 std::string TuneCandidate::describe() const { return (swapped() ? "swap A/B; " : "") + params.to_string(); }
 
+namespace {
+
+// Whether `p`'s schedule lowers for `def` (as choose_auto_params takes only configs that do).
+bool lowers(const Definition& def, const AutoParams& p, const DeviceLimits& limits) {
+  try {
+    LowerOptions lower_options;
+    lower_options.limits = limits;
+    lower(auto_schedule(def, p), lower_options);
+    return true;
+  } catch (const CompileError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, const GemmOptions& options, int top,
                                            const DeviceLimits& limits) {
   GemmOptions o = options;
@@ -23,13 +39,7 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
     int taken = 0;
     for (const AutoParams& p : rank_auto_params(def, limits)) {
       if (taken == top) break;
-      try {
-        LowerOptions lower_options;
-        lower_options.limits = limits;
-        lower(auto_schedule(def, p), lower_options);
-      } catch (const CompileError&) {
-        continue;  // as choose_auto_params: only configs that lower
-      }
+      if (!lowers(def, p, limits)) continue;
       out.push_back({def, p});
       ++taken;
     }
@@ -59,14 +69,7 @@ std::vector<TuneCandidate> tune_candidates(int64_t m, int64_t n, int64_t k, cons
     if (!c.params.split_tail || c.params.split_stream || c.params.cluster > 1) continue;
     c.params.split_stream = true;
     predict_auto_params(c.def, limits, c.params);
-    try {
-      LowerOptions lower_options;
-      lower_options.limits = limits;
-      lower(auto_schedule(c.def, c.params), lower_options);
-    } catch (const CompileError&) {
-      continue;
-    }
-    out.push_back(c);
+    if (lowers(c.def, c.params, limits)) out.push_back(c);
   }
   // The model counts an order's operand bytes but cannot time them: the first candidate in the
   // other tile orders too.

@@ -732,17 +732,24 @@ class Simulator {
     }
     return b;
   }
-  bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
+  // A warp's bar.sync (`op` bar.red.or for a ticket) on named barrier `id`: it arrives on its first
+  // call, then each call says whether the barrier's phase completed; `what` names the wait (before
+  // the barrier's id) in a deadlock report.
+  bool named_wait(Warp& w, Frame& f, const ExprPtr& id, int threads, const char* op, const std::string& what) {
+    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
     if (!f.entered) {
       f.entered = true;
-      f.generation = ctas_[static_cast<size_t>(w.cta)].named[static_cast<int>(eval(w, n.id))].generation;
-      f.value = eval(w, n.id);
-      named_arrive(w, n.id, n.threads, "bar.sync");
+      f.generation = cta.named[static_cast<int>(eval(w, id))].generation;
+      f.value = eval(w, id);
+      named_arrive(w, id, threads, op);
     }
-    const NamedBarrier& b = ctas_[static_cast<size_t>(w.cta)].named[static_cast<int>(f.value)];
-    w.blocked = "named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) + " of " +
+    const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
+    w.blocked = what + " " + std::to_string(f.value) + " (" + std::to_string(b.arrived) + " of " +
                 std::to_string(b.threads) + " threads arrived)";
     return b.generation != f.generation;
+  }
+  bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
+    return named_wait(w, f, n.id, n.threads, "bar.sync", "named barrier");
   }
   bool exec(Warp& w, Frame&, const NamedBarrierArrive& n) {
     named_arrive(w, n.id, n.threads, "bar.arrive");
@@ -2081,27 +2088,22 @@ class Simulator {
       w.vars[n.result] = 1;
       return true;
     }
-    if (!f.entered) {
-      f.entered = true;
-      f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
-      f.value = eval(w, n.barrier);
-      if (w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
-        const int64_t counter = eval(w, n.counter), records = eval(w, n.counters);
-        if (counter < 0 || counter >= records * n.record_words)
-          error("a ticket on word " + std::to_string(counter) + ", outside the workspace's " + std::to_string(records) +
-                " records of " + std::to_string(n.record_words) + " words");
-        uint32_t& ticket = tickets_[counter];  // the device's atomicAdd, then its rule
-        const auto arrivals = static_cast<unsigned>(eval(w, n.arrivals));
-        const bool last = n.claim ? gg::dev::claim_is_last(ticket++, arrivals) : gg::dev::ticket_is_last(ticket++, arrivals);
-        cta.ticket_last[{f.value, f.generation}] = last;
-        if (last && !n.claim) ticket = 0;  // claimed first: the last resets it after the others' count
-      }
-      named_arrive(w, n.barrier, n.threads, "bar.red.or");
+    // The elected thread takes the ticket before its warp arrives; the CTA's threads learn the outcome
+    // by the barrier's phase they arrive in.
+    if (!f.entered && w.index == n.first_thread / kWarpSize) {  // its lane 0 is the elected thread
+      const int64_t id = eval(w, n.barrier);
+      const std::pair<int64_t, int64_t> phase = {id, cta.named[static_cast<int>(id)].generation};
+      const int64_t counter = eval(w, n.counter), records = eval(w, n.counters);
+      if (counter < 0 || counter >= records * n.record_words)
+        error("a ticket on word " + std::to_string(counter) + ", outside the workspace's " + std::to_string(records) +
+              " records of " + std::to_string(n.record_words) + " words");
+      uint32_t& ticket = tickets_[counter];  // the device's atomicAdd, then its rule
+      const auto arrivals = static_cast<unsigned>(eval(w, n.arrivals));
+      const bool last = n.claim ? gg::dev::claim_is_last(ticket++, arrivals) : gg::dev::ticket_is_last(ticket++, arrivals);
+      cta.ticket_last[phase] = last;
+      if (last && !n.claim) ticket = 0;  // claimed first: the last resets it after the others' count
     }
-    const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
-    w.blocked = "ticket at named barrier " + std::to_string(f.value) + " (" + std::to_string(b.arrived) + " of " +
-                std::to_string(b.threads) + " threads arrived)";
-    if (b.generation == f.generation) return false;
+    if (!named_wait(w, f, n.barrier, n.threads, "bar.red.or", "ticket at named barrier")) return false;
     w.vars[n.result] = cta.ticket_last[{f.value, f.generation}] ? 1 : 0;
     return true;
   }
@@ -2115,24 +2117,14 @@ class Simulator {
   // The last CTA's elected thread waits for the others' count, resets the counter, then every warp
   // meets at the named barrier.
   bool exec(Warp& w, Frame& f, const AwaitPartials& n) {
-    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
-    if (!f.entered) {
-      if (w.index == n.first_thread / kWarpSize) {
-        uint32_t& word = tickets_[eval(w, n.counter)];
-        w.blocked = "waiting for the split-K partial sums of the tile's other CTAs (counter " + std::to_string(word) + ")";
-        if (!gg::dev::others_stored(word, static_cast<unsigned>(eval(w, n.arrivals)))) return false;
-        word = 0;
-        awaited_.insert({w.cta, eval(w, n.counter)});
-      }
-      f.entered = true;
-      f.generation = cta.named[static_cast<int>(eval(w, n.barrier))].generation;
-      f.value = eval(w, n.barrier);
-      named_arrive(w, n.barrier, n.threads, "bar.sync");
+    if (!f.entered && w.index == n.first_thread / kWarpSize) {
+      uint32_t& word = tickets_[eval(w, n.counter)];
+      w.blocked = "waiting for the split-K partial sums of the tile's other CTAs (counter " + std::to_string(word) + ")";
+      if (!gg::dev::others_stored(word, static_cast<unsigned>(eval(w, n.arrivals)))) return false;
+      word = 0;
+      awaited_.insert({w.cta, eval(w, n.counter)});
     }
-    const NamedBarrier& b = cta.named[static_cast<int>(f.value)];
-    w.blocked = "named barrier " + std::to_string(f.value) + " after the split-K wait (" + std::to_string(b.arrived) +
-                " of " + std::to_string(b.threads) + " threads arrived)";
-    return b.generation != f.generation;
+    return named_wait(w, f, n.barrier, n.threads, "bar.sync", "after the split-K wait, named barrier");
   }
   // Two splits, claimed first: this CTA's sums are its registers; the other's must have been counted stored.
   bool own_and_other(Warp& w, const PartialReduce& n, int64_t slot) {

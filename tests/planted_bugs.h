@@ -1,7 +1,9 @@
 #pragma once
-// Shared by the tests that plant bugs into lowered kernels (tests/simulator, tests/codegen):
-// a Mutator that rewrites the nodes a function answers for, a rewrite of one node kind, and
-// check_sync's verdict on a kernel.
+// Shared by the tests that plant bugs into lowered kernels (tests/simulator): a Mutator that
+// rewrites the nodes a function answers for, a rewrite of one node kind, check_sync's verdict on a
+// kernel, and the simulation of a kernel with a bug planted.
+#include <doctest/doctest.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,6 +12,7 @@
 #include "codegen/check_sync.h"
 #include "codegen/kernel_ir.h"
 #include "dsl/error.h"
+#include "simulator/simulate.h"
 
 namespace gg::testing {
 
@@ -76,6 +79,15 @@ inline std::string sync_error(const Kernel& k) {
     return e.what();
   }
   return "";
+}
+
+// The simulation of `good` with `bug` planted (`bug` must rewrite at least one node).
+inline SimulationReport simulate_planted(const Kernel& good, const Definition& def, Plant::Fn bug) {
+  Kernel k = good;
+  Plant plant(std::move(bug));
+  k.body = plant.mutate(k.body);
+  REQUIRE(plant.planted > 0);
+  return simulate_kernel(k, def);
 }
 
 }  // namespace gg::testing

@@ -41,6 +41,7 @@ std::vector<Shape> shapes_for(int v) {
 using testing::copy_of;
 using testing::Plant;
 using testing::rewrite;
+using testing::simulate_planted;
 
 struct BugClass {
   std::string name;
@@ -53,15 +54,7 @@ bool multicast(const KernelPlan& p) { return p.multicast_b || p.multicast_a; }
 
 std::optional<StmtPtr> keep() { return std::nullopt; }
 
-// The simulation of `good` with one bug planted (`bug` must rewrite at least one node).
-using Mutation = std::function<std::optional<StmtPtr>(const StmtPtr&)>;
-SimulationReport simulate_planted(const Kernel& good, const Definition& def, Mutation bug) {
-  Kernel k = good;
-  Plant plant(std::move(bug));
-  k.body = plant.mutate(k.body);
-  REQUIRE(plant.planted > 0);
-  return simulate_kernel(k, def);
-}
+using Mutation = Plant::Fn;
 
 std::vector<BugClass> bug_classes() {
   std::vector<BugClass> c;

@@ -18,18 +18,10 @@ using namespace gg;
 using namespace gg::kir;
 using gg::testing::drop;
 using gg::testing::few_sms;
-using gg::testing::Plant;
 using gg::testing::rewrite;
+using gg::testing::simulate_planted;
 
 namespace {
-
-SimulationReport planted(const Kernel& good, const Definition& def, Plant::Fn bug) {
-  Kernel k = good;
-  Plant plant(std::move(bug));
-  k.body = plant.mutate(k.body);
-  REQUIRE(plant.planted > 0);
-  return simulate_kernel(k, def);
-}
 
 bool says(const SimulationReport& r, const std::string& what) { return r.to_string().find(what) != std::string::npos; }
 
@@ -59,20 +51,20 @@ TEST_CASE("simulate: split-K in two claims first; the last adds the other's sums
     REQUIRE(ok.passed);
 
     // The last reads the other's sums without waiting for their count (whether or not they landed).
-    const SimulationReport early = planted(good, def, drop<AwaitPartials>());
+    const SimulationReport early = simulate_planted(good, def, drop<AwaitPartials>());
     CHECK_FALSE(early.passed);
     CHECK(says(early, "without waiting for their count"));
     // The first never counts its sums stored: the last waits for ever, and the simulator says on what.
-    const SimulationReport lost = planted(good, def, drop<PartialsStored>());
+    const SimulationReport lost = simulate_planted(good, def, drop<PartialsStored>());
     CHECK_FALSE(lost.passed);
     CHECK(says(lost, "waiting for the split-K partial sums of the tile's other CTAs"));
     // The last takes the other split's sums for its own: it reads its own, which were never stored.
     const SimulationReport swapped =
-        planted(good, def, rewrite<PartialReduce>([](PartialReduce& r) { r.own = imm(1) - r.own; }));
+        simulate_planted(good, def, rewrite<PartialReduce>([](PartialReduce& r) { r.own = imm(1) - r.own; }));
     CHECK_FALSE(swapped.passed);
     CHECK(says(swapped, "before that CTA counted them stored"));
     // The first CTA parks its sums in the other split's place: the last adds sums never written (NaN).
-    CHECK_FALSE(planted(good, def, rewrite<PartialStore>([](PartialStore& p) { p.split = imm(1) - p.split; })).passed);
+    CHECK_FALSE(simulate_planted(good, def, rewrite<PartialStore>([](PartialStore& p) { p.split = imm(1) - p.split; })).passed);
   }
 }
 
