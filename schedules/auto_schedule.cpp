@@ -164,10 +164,19 @@ bool compute_bound(const Definition& def, const DeviceLimits& limits) {
   return flops / (mma_flops_per_sm(def, r) * limits.sms) >= dram_seconds(def, r);
 }
 
-// A staged output stores subtiles of one 128-byte swizzle atom (64 16-bit or 32 f32 columns):
-// narrower atoms made a tile's store many small TMA boxes (a 128x240 tile in 16-column subtiles
-// ran at 0.80x cuBLAS on 3000x5000x1024 where 128x256 in 64-column subtiles ran at 0.93x).
-int64_t store_subtile_cols(int out_bytes) { return 128 / out_bytes; }
+// A staged output's subtile in a tile of `tile_n` columns: the widest that divides the tile in
+// whole 32-byte rows, from one 128-byte swizzle atom (64 16-bit or 32 f32 columns) down to 64
+// bytes; past that, the whole tile as one subtile. Many narrow subtiles each wait at their
+// barrier (a 128x240 tile in 16-column subtiles ran at 0.80x cuBLAS on 3000x5000x1024 where
+// 128x256 in 64-column subtiles ran at 0.93x); on an H100 (2026-11-27) a 128x144 tile stored in
+// three 48-column subtiles or in one took the same time, and a 128x176 tile in one 176-column
+// subtile 5% less than in eleven of 16.
+int64_t store_subtile_cols(int64_t tile_n, int out_bytes) {
+  const int64_t atom = 128 / out_bytes, step = 32 / out_bytes;
+  for (int64_t cols = atom; cols >= 2 * step; cols -= step)
+    if (tile_n % cols == 0) return cols;
+  return tile_n;
+}
 
 }  // namespace
 
@@ -351,7 +360,10 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   std::vector<AutoParams> out;
   const int out_b = dtype_bytes(def.output_dtype());
   const bool staged = tma_storable_output(def);
-  const int64_t n_step = staged ? store_subtile_cols(out_b) : 16;  // whole subtiles per tile
+  // Tile widths in steps of 16 columns, so a tile can fill the waves where powers of two leave
+  // SMs idle (cuBLAS's own picks on an H100: 1536^2 x 2048 in 144-wide tiles, 11 x 12 = 132 of
+  // them; ours in 128x144 tiles ran 18.7 us against 21.7 in 96 128x192 tiles).
+  const int64_t n_step = 16, store_atom = store_subtile_cols(256, out_b);
   // Contiguous and variable-K groups run without a cluster: measured on an H200 (64 random groups of
   // 16384 rows, 128x256 tiles), contiguous ran 548 TFLOP/s unclustered against 502 with A shared in
   // 2-CTA clusters at 4096 x 7168 and 534 against 522 at 7168 x 2048; 8 variable-K groups 761
@@ -372,6 +384,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // D = A * A^T reads A as both operands: its multicast is not lowered.
   const bool one_operand = def.matmul_node().operands[0] == def.matmul_node().operands[1];
   const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted && !one_operand;
+  AutoParams unclustered;
+  const bool half_rate_rows = unaligned_row_bytes(def, unclustered) > 0;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
   // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096
@@ -394,7 +408,10 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     // rows past M are padding: no second consumer (or second 64-row block) for them
     if ((tile_m > 64 && def.m() <= 64) || (tile_m > 128 && def.m() <= 128)) continue;
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
-      if (tile_n - n_step >= def.n()) break;  // wider than N rounded up: padding columns only
+      // A staged tile narrower than one swizzle atom stays the atom's width (a skinny N pads it)
+      const bool part_atom = staged && tile_n % store_atom != 0;
+      if (part_atom && tile_n < store_atom) continue;
+      if (tile_n - (part_atom || !staged ? n_step : store_atom) >= def.n()) break;  // padding columns only
       if (on_fp8_grid && tile_n % 128 != 0 && 128 % tile_n != 0) continue;
       // Two consumers' accumulators: at most 128 fp32 registers a thread (128x256, 256x128).
       if (tile_m * tile_n > 32768) break;
@@ -424,9 +441,18 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         const int64_t unpaired_tiles = m_tiles * n_tiles * matrices_of(def);
         const int64_t padded = paired_tile_grid(m_tiles, n_tiles, 2, !p.multicast_a).tiles() * matrices_of(def);
         const bool padding_fits = paired >= 5 && waves_of(padded, limits, 2) == waves_of(unpaired_tiles, limits, 2);
-        p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_fits) ? 2 : 1;
-        p.subtile_cols = staged ? n_step : 0;
-        p.store_buffers = staged && (tile_n / n_step) % 2 == 0 ? 2 : 1;
+        // One wave of rows TMA loads at full rate: the cluster only ties its CTAs together. On an
+        // H100 (2026-11-27, the same tiles with and without a 2-CTA cluster sharing B) 1408^2 x
+        // 4096 in 128x128 tiles ran 38.5 us clustered and 27.0 without, 1536^2 x 2048 in 128x144
+        // tiles 20.5 and 18.7; rows at half rate gain by the shared requests (1000^3 in 64x128
+        // tiles, K = 1000: 11.7 against 14.1 us), as do tiles of several waves.
+        const bool one_wave = unpaired_tiles <= limits.sms;
+        p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_fits) &&
+                            (!one_wave || half_rate_rows)
+                        ? 2
+                        : 1;
+        p.subtile_cols = staged ? store_subtile_cols(tile_n, out_b) : 0;
+        p.store_buffers = staged && (tile_n / p.subtile_cols) % 2 == 0 ? 2 : 1;
         add(p);
         // Ping-pong: each of two consumers computes whole 128-row tiles of up to 128 columns.
         if (tile_m == 128 && tile_n <= 128 && atoms == 1 && !pointer_array) {
@@ -436,6 +462,21 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         }
       }
     }
+  }
+  // A staged tile of part of a swizzle atom's width must earn its place: kept only where the
+  // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the
+  // whole atoms leave short (1536^2 x 2048, 768 x 3072 x 4096); nearer, the model's choice among
+  // widths is noise (DRAM-bound decode shapes tie on every width).
+  if (staged) {
+    double best_whole = 0;
+    for (const AutoParams& p : out)
+      if (p.tile_n % store_atom == 0 && (best_whole == 0 || p.predicted_us < best_whole)) best_whole = p.predicted_us;
+    if (best_whole > 0)
+      out.erase(std::remove_if(out.begin(), out.end(),
+                               [&](const AutoParams& p) {
+                                 return p.tile_n % store_atom != 0 && p.predicted_us > 0.95 * best_whole;
+                               }),
+                out.end());
   }
   // Split-K where the k loops, not DRAM, bound even the best unsplit config (its tiles take twice
   // the DRAM floor or more), on configs whose last wave leaves at least half the SMs idle (one

@@ -415,6 +415,54 @@ TEST_CASE("auto: K that TMA cannot take leaves auto without a config; gg::gemm f
   CHECK(pick_schedule(gemm_definition(128, 128, 100)) == "v4");
 }
 
+TEST_CASE("auto: staged tiles in 16-column steps fill the waves, stored in subtiles that divide them") {
+  // H100 (2026-11-27): 1536^2 x 2048 ran 21.7 us in 96 128x192 tiles, 18.7 in 132 128x144 and
+  // 19.3 in 120 128x160 (1.05x cuBLAS); 768 x 3072 x 4096 35.8 us in 128x192, 31.4 in 128x160.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1536, 1536, 2048}, {768, 3072, 4096}, {1536, 1536, 1536}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    const AutoParams p = choose(m, n, k);
+    CHECK(p.tile_n % 64 != 0);
+    CHECK(p.tile_n % p.subtile_cols == 0);
+    CHECK(p.subtile_cols % 16 == 0);
+    CHECK(p.tiles > 96);  // more of the 132 SMs than the whole-atom tiles' 96
+    CHECK(p.waves == 1);
+    CHECK(emit_cuda(auto_schedule(gemm_definition(m, n, k), p)).source.find("store_subtile") != std::string::npos);
+  }
+  // The subtile: the widest whole-32-byte divisor up to one 128-byte atom, down to 64 bytes, else the
+  // whole tile; each such width lowers.
+  for (auto [tile_n, cols] : {std::pair<int64_t, int64_t>{144, 48}, {160, 32}, {176, 176}, {240, 48}, {208, 208}}) {
+    CAPTURE(tile_n);
+    AutoParams p = choose(1536, 1536, 2048);
+    p.tile_n = tile_n;
+    p.subtile_cols = cols;
+    p.store_buffers = 1;
+    p.stages = 4;
+    CHECK_NOTHROW(lower(auto_schedule(gemm_definition(1536, 1536, 2048), p)));
+  }
+  // Where whole atoms already fill the waves, they stay (the record's plans): a narrower tile must
+  // be predicted a twentieth faster.
+  CHECK(choose(4096, 4096, 4096).tile_n == 256);
+  CHECK(choose(64, 14336, 4096).tile_n == 128);
+  CHECK(choose(256, 8192, 8192).tile_n == 128);
+  // A staged tile is never narrower than one atom (a skinny N pads one).
+  for (const AutoParams& p : rank_auto_params(gemm_definition(4096, 16, 4096), hopper()))
+    if (p.subtile_cols > 0) CHECK(p.tile_n >= 64);
+}
+
+TEST_CASE("auto: one wave of rows at full rate takes no cluster; rows at half rate and several waves keep it") {
+  // H100 (2026-11-27), the same tiles with and without a 2-CTA cluster sharing B: 1408^2 x 4096 in
+  // 128x128 tiles 38.5 us clustered, 27.0 without; 1536^2 x 2048 in 128x144 20.5 against 18.7;
+  // 1000^3 (K = 1000: rows 16 bytes into a sector) 11.7 against 14.1; 4096^3 (4 waves) level.
+  for (const AutoParams& p : rank_auto_params(gemm_definition(1408, 1408, 4096), hopper()))
+    if (((1408 + p.tile_m - 1) / p.tile_m) * ((1408 + p.tile_n - 1) / p.tile_n) <= 132) CHECK(p.cluster == 1);
+  CHECK(choose(1536, 1536, 2048).cluster == 1);
+  CHECK(choose(2048, 1408, 4096).cluster == 1);
+  CHECK(choose(1000, 1000, 1000).cluster == 2);
+  CHECK(choose(3000, 3000, 1000).cluster == 2);
+  CHECK(choose(4096, 4096, 4096).cluster == 2);
+}
+
 // Every config `auto` can choose compiles for sm_90a with no spill and no stack frame: the whole
 // space rank_auto_params enumerates (tile m x tile n, with and without the 2-CTA cluster, the
 // output staged or stored from registers, 16-bit and f32 outputs), each at the deepest pipeline
@@ -445,7 +493,8 @@ TEST_CASE("auto: every config in the space compiles with nvcc, without spills") 
                      Problem{512, 512, DType::BF16, {}, 16384},    // split-K
                      Problem{512, 512, DType::F32, {}, 16384},     // split-K, f32 out
                      Problem{2304, 2304, DType::BF16, {}, 16384},  // split-K on the last wave
-                     Problem{2304, 2304, DType::F32, {}, 16384}}) {  // split-K on the last wave, f32 out
+                     Problem{2304, 2304, DType::F32, {}, 16384},   // split-K on the last wave, f32 out
+                     Problem{1536, 1536, DType::BF16, {}, 2048}}) {  // staged tiles of part of an atom's width
     GemmOptions o;
     o.out = pr.out;
     o.layout = pr.layout;
