@@ -84,9 +84,13 @@ double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t co
 
 // Fills the report's errors (vs fp64, cuBLAS's own vs fp64, vs cuBLAS) and bound from the checked
 // values, and returns why they fail ("" when within the bound, at most 2x cuBLAS's own error and,
-// `exact`, equal to cuBLAS).
+// `exact`, equal to cuBLAS or to the fp64 reference rounded to the output type).
 std::string judge_errors(CheckReport& r, const std::vector<double>& mine, const std::vector<double>& ref,
                          const std::vector<double>& theirs, DType out, bool exact, DType in = DType::BF16);
+
+// Whether every value equals its reference rounded to `out` (ties to even), as a kernel that sums
+// exactly and rounds once writes it.
+bool equals_rounded(const std::vector<double>& mine, const std::vector<double>& ref, DType out);
 
 // A report's launch facts (kernel, grid, resident CTAs, device, sizes) before a check fills it.
 CheckReport launch_report(const EmittedKernel& e, const rt::LoadedKernel& kernel, const Definition& def);
