@@ -418,7 +418,8 @@ TEST_CASE("auto: K that TMA cannot take leaves auto without a config; gg::gemm f
 TEST_CASE("auto: staged tiles in 16-column steps fill the waves, stored in subtiles that divide them") {
   // H100 (2026-11-27): 1536^2 x 2048 ran 21.7 us in 96 128x192 tiles, 18.7 in 132 128x144 and
   // 19.3 in 120 128x160 (1.05x cuBLAS); 768 x 3072 x 4096 35.8 us in 128x192, 31.4 in 128x160.
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1536, 1536, 2048}, {768, 3072, 4096}, {1536, 1536, 1536}}) {
+  for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t>{1536, 1536, 2048}, {768, 3072, 4096}, {1536, 1536, 1536}}) {
+    const int64_t m = std::get<0>(shape), n = std::get<1>(shape), k = std::get<2>(shape);
     CAPTURE(m);
     CAPTURE(n);
     const AutoParams p = choose(m, n, k);
@@ -431,11 +432,12 @@ TEST_CASE("auto: staged tiles in 16-column steps fill the waves, stored in subti
   }
   // The subtile: the widest whole-32-byte divisor up to one 128-byte atom, down to 64 bytes, else the
   // whole tile; each such width lowers.
-  for (auto [tile_n, cols] : {std::pair<int64_t, int64_t>{144, 48}, {160, 32}, {176, 176}, {240, 48}, {208, 208}}) {
+  for (const auto& width : {std::pair<int64_t, int64_t>{144, 48}, {160, 32}, {176, 176}, {240, 48}, {208, 208}}) {
+    const int64_t tile_n = width.first;
     CAPTURE(tile_n);
     AutoParams p = choose(1536, 1536, 2048);
     p.tile_n = tile_n;
-    p.subtile_cols = cols;
+    p.subtile_cols = width.second;
     p.store_buffers = 1;
     p.stages = 4;
     CHECK_NOTHROW(lower(auto_schedule(gemm_definition(1536, 1536, 2048), p)));
