@@ -1192,9 +1192,12 @@ class RoleRun : public Visitor {
     last_wait_ = n.pending;
     acc_pinned_ = false;
   }
-  void visit_PartialStore(const PartialStore&) override { require_pinned("the split-K partial store's read of the accumulator"); }
+  // (A TMEM chunk's registers come from its tcgen05.ld, after the MMAs' commit: no wgmma fence.)
+  void visit_PartialStore(const PartialStore& n) override {
+    if (n.fragment == Fragment::Wgmma) require_pinned("the split-K partial store's read of the accumulator");
+  }
   void visit_PartialReduce(const PartialReduce& n) override {
-    if (n.own) require_pinned("the split-K reduction's read of its own sums in the accumulator");
+    if (n.own && n.fragment == Fragment::Wgmma) require_pinned("the split-K reduction's read of its own sums in the accumulator");
   }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     if (n.fragment == Fragment::Wgmma) require_pinned("the epilogue's read of the accumulator");

@@ -630,6 +630,17 @@ class CudaPrinter : public Visitor {
          num(ws.record_words()) + " + 1;");
     line("const int t = threadIdx.x - " + num(first_thread) + ";");
   }
+  // Register i of block b of a split-K node's accumulator, and its float in a split's partials: the
+  // wgmma fragment acc[b][i] from element 0, or a TMEM chunk's registers chunk[i] from element0.
+  template <class Node>
+  static std::string partial_reg(const Node& n) {
+    return n.accumulator + (n.fragment == Fragment::TmemLanes ? "[i]" : "[b][i]");
+  }
+  template <class Node>
+  static std::string partial_at(const Node& n) {
+    const std::string reg = n.element0 ? "(" + to_c(n.element0) + ") + b * " + num(n.regs) + " + i" : "b * " + num(n.regs) + " + i";
+    return "(" + reg + ") * " + num(n.ws.threads) + " + t";
+  }
   void visit_PartialStore(const PartialStore& n) override {
     open("");
     line("// split-K: this split's partial sums of the tile, coalesced across the tile's threads");
@@ -638,8 +649,8 @@ class CudaPrinter : public Visitor {
     line("#pragma unroll");
     line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("  #pragma unroll");
-    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) gg::dev::store_partial(mine + (b * " + num(n.regs) +
-         " + i) * " + num(n.ws.threads) + " + t, " + n.accumulator + "[b][i]);");
+    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) gg::dev::store_partial(mine + " + partial_at(n) + ", " +
+         partial_reg(n) + ");");
     line("__threadfence();  // visible device-wide before this CTA's ticket (or its count of them stored)");
     close();
   }
@@ -694,8 +705,8 @@ class CudaPrinter : public Visitor {
     workspace_locals(n.ws, n.slot, n.first_thread);
     line("const int own = " + to_c(n.own) + ";");
     line("const float* const theirs = partials + (1 - own) * " + num(n.ws.tile_floats()) + ";");
-    const std::string mine = n.accumulator + "[b][i]";
-    const std::string theirs = "gg::dev::load_partial(theirs + (b * " + num(n.regs) + " + i) * " + num(n.ws.threads) + " + t)";
+    const std::string mine = partial_reg(n);
+    const std::string theirs = "gg::dev::load_partial(theirs + " + partial_at(n) + ")";
     const auto add = [&](const std::string& p0, const std::string& p1) {
       line("#pragma unroll");
       line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
@@ -718,7 +729,7 @@ class CudaPrinter : public Visitor {
     line("#pragma unroll");
     line("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("  #pragma unroll");
-    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + n.accumulator + "[b][i] = 0.0f;");
+    line("  for (int i = 0; i < " + num(n.regs) + "; ++i) " + partial_reg(n) + " = 0.0f;");
     // One pass over the tile per split, not unrolled: the splits' loads would otherwise be unrolled
     // splits x fragments times, which doubled the NVRTC time of a 128x256 tile's kernel.
     line("#pragma unroll 1");
@@ -727,8 +738,8 @@ class CudaPrinter : public Visitor {
     open("for (int b = 0; b < " + num(n.blocks) + "; ++b)");
     line("#pragma unroll");
     line("for (int i = 0; i < " + num(n.regs) + "; ++i)");
-    line("  " + n.accumulator + "[b][i] += gg::dev::load_partial(partials + s * " + num(n.ws.tile_floats()) + " + (b * " +
-         num(n.regs) + " + i) * " + num(n.ws.threads) + " + t);");
+    line("  " + partial_reg(n) + " += gg::dev::load_partial(partials + s * " + num(n.ws.tile_floats()) + " + " +
+         partial_at(n) + ");");
     close();
     close();
     close();

@@ -291,14 +291,18 @@ class Dumper : public Visitor {
     line(std::string("LoadTile ") + rt::operand_name(n.operand) + " tile=" + to_c(n.tile) + " k_tile=" + to_c(n.k_tile) + " stage=" + to_c(n.stage) +
          batch_text(n.batch) + (n.k_first ? " k_first=" + to_c(n.k_first) : ""));
   }
+  template <class Node>
+  static std::string tmem_chunk(const Node& n) {
+    return n.fragment == Fragment::TmemLanes ? " (TMEM chunk from element " + to_c(n.element0) + ")" : "";
+  }
   static std::string workspace(const SplitKWorkspace& w) {
     return "workspace[" + std::to_string(w.slots) + " slots][" + std::to_string(w.splits) + " splits][" +
            std::to_string(w.per_thread) + "][" + std::to_string(w.threads) + " threads]";
   }
   void visit_PartialStore(const PartialStore& n) override {
-    line("PartialStore " + n.accumulator + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "] -> " +
-         workspace(n.ws) + " slot=" + to_c(n.slot) + " split=" + to_c(n.split) + " first_thread=" +
-         std::to_string(n.first_thread));
+    line("PartialStore " + n.accumulator + "[" + std::to_string(n.blocks) + "][" + std::to_string(n.regs) + "]" +
+         tmem_chunk(n) + " -> " + workspace(n.ws) + " slot=" + to_c(n.slot) + " split=" + to_c(n.split) +
+         " first_thread=" + std::to_string(n.first_thread));
   }
   void visit_TileTicket(const TileTicket& n) override {
     line("TileTicket " + n.result + " = last of " + to_c(n.arrivals) + " on counter " + to_c(n.counter) +
@@ -322,7 +326,7 @@ class Dumper : public Visitor {
          std::to_string(n.part_stride) + "; threads " + std::to_string(n.threads) + " from " + std::to_string(n.first_thread));
   }
   void visit_PartialReduce(const PartialReduce& n) override {
-    line("PartialReduce " + n.accumulator + " = sum over " + (n.pieces ? "the first " + to_c(n.pieces) + " splits" : "splits") +
+    line("PartialReduce " + n.accumulator + tmem_chunk(n) + " = sum over " + (n.pieces ? "the first " + to_c(n.pieces) + " splits" : "splits") +
          " of " + workspace(n.ws) + " slot=" + to_c(n.slot) + " first_thread=" + std::to_string(n.first_thread) +
          (n.own ? " own=" + to_c(n.own) + " (in registers)" : ""));
   }

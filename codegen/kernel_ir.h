@@ -508,11 +508,16 @@ struct SplitKWorkspace {
 // The threads holding a tile are threadIdx.x in [first_thread, first_thread + ws.threads).
 // This thread's accumulator (`blocks` x `regs` floats) as split `split` of tile slot `slot`,
 // fenced: visible device-wide before the ticket.
+// A TMEM accumulator (`fragment` TmemLanes) goes a chunk at a time: `accumulator` is the chunk's
+// registers (a tcgen05.ld.32x32b's, regs of them, blocks 1) and `element0` the per-thread index of
+// its first (column set x tile n + column), where the wgmma fragment's registers start at 0.
 struct PartialStore : NodeOf<NodeKind::PartialStore> {
   std::string accumulator;
   int blocks = 1, regs = 0, first_thread = 0;
   SplitKWorkspace ws;
   ExprPtr slot, split;
+  Fragment fragment = Fragment::Wgmma;
+  ExprPtr element0;  // nullptr: 0
 };
 // After every thread holding the tile stored its share of a result shared between CTAs (a barrier
 // before this), the first thread takes a ticket on the 32-bit counter `counter` (words from the
@@ -556,6 +561,8 @@ struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
   int blocks = 1, regs = 0, first_thread = 0;
   SplitKWorkspace ws;
   ExprPtr slot, pieces, own;
+  Fragment fragment = Fragment::Wgmma;  // as PartialStore's
+  ExprPtr element0;
 };
 
 // ---- Blackwell (sm_100a): Tensor Memory and tcgen05. TMEM holds a CTA's accumulator: 128 lanes

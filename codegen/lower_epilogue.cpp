@@ -1,5 +1,7 @@
 #include "codegen/lower_epilogue.h"
 
+#include <optional>
+
 #include "codegen/index_math.h"
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
@@ -59,6 +61,14 @@ class LowerWrite : public Mutator {
     }
     // Reductions read the accumulator again after the stores, unstaged (copied before staging).
     StmtPtr reduce = reductions(*w, *store);
+    // Split-K: the hand-off's nodes; a TMEM accumulator is reduced chunk by chunk as the epilogue
+    // loads it (the sums never sit in registers whole).
+    std::optional<SplitKNodes> split;
+    chunk_reduce_ = {};
+    if (p_.epilogue.commit == EpiloguePlan::Commit::SplitK) {
+      split = split_k_nodes(*w);
+      if (p_.accumulator == Place::Tmem) chunk_reduce_ = tmem_chunk_reduce(*w, *split->reduce);
+    }
     StmtPtr commit;
     if (p_.tma_store) {
       commit = staged_store(outputs, *w);
@@ -67,7 +77,7 @@ class LowerWrite : public Mutator {
       for (const auto& o : outputs) each.push_back(read_accumulator(o));
       commit = block(each);
     }
-    StmtPtr epilogue = split_k_combine(*w, commit);
+    StmtPtr epilogue = split ? split_k_combine(*w, *split, commit) : commit;
     if (reduce) epilogue = block({epilogue, reduce});
     // A persistent CTA's next tile overwrites the TMEM accumulator its epilogue just read.
     if (p_.accumulator == Place::Tmem && p_.persistent) return block({epilogue, sm100::release_accumulator(p_)});
@@ -78,13 +88,19 @@ class LowerWrite : public Mutator {
   // chunk by chunk, each stored the same way.
   StmtPtr read_accumulator(const std::shared_ptr<EpilogueStore>& store) const {
     if (p_.accumulator == Place::Registers) return store;
-    return sm100::tmem_store(p_, *store);
+    return sm100::tmem_store(p_, *store, chunk_reduce_);
   }
 
+  struct SplitKNodes {
+    std::shared_ptr<PartialStore> store;
+    std::shared_ptr<NamedBarrierSync> meet;
+    std::shared_ptr<TileTicket> ticket;
+    std::shared_ptr<PartialReduce> reduce;
+  };
   // Split-K: every split parks its partial sums in the workspace; the tile's last split adds them
-  // up in split order and alone runs the epilogue.
-  StmtPtr split_k_combine(const WriteTile& w, StmtPtr epilogue) const {
-    if (p_.epilogue.commit != EpiloguePlan::Commit::SplitK) return epilogue;
+  // up in split order and alone runs the epilogue. Two splits (not stream-K) claim the ticket
+  // first, and the last adds the other's sums to its own (`reduce->own`, claimed_first).
+  SplitKNodes split_k_nodes(const WriteTile& w) const {
     GG_INTERNAL_CHECK(w.split != nullptr, "a split-K epilogue plan for a tile write with no split index");
     const kir::SplitKWorkspace& ws = p_.epilogue.workspace;
     const ExprPtr tiles_m = slot_tile_count(p_, Root::M), tiles_n = slot_tile_count(p_, Root::N);
@@ -116,33 +132,59 @@ class LowerWrite : public Mutator {
     ticket->barrier = imm(kSplitKBarrier);
     auto reduce = partials(std::make_shared<PartialReduce>());
     reduce->pieces = w.pieces;
-    if (ws.splits == 2 && !w.pieces) return claimed_first(w, std::move(epilogue), store, meet, ticket, reduce);
+    if (claims_first(w)) reduce->own = w.split;
+    return {store, meet, ticket, reduce};
+  }
+  bool claims_first(const WriteTile& w) const { return p_.epilogue.workspace.splits == 2 && !w.pieces; }
+
+  // A TMEM accumulator's chunk, loaded by the epilogue: the tile's last split adds the splits' sums
+  // of it into the chunk's registers (split_k tail: only a shared tile's).
+  sm100::ChunkReduce tmem_chunk_reduce(const WriteTile& w, const PartialReduce& prototype) const {
+    const ExprPtr when = w.split_when;
+    return [prototype, when](const TmemLoad& load, const ExprPtr& element0) -> StmtPtr {
+      auto reduce = std::make_shared<PartialReduce>(prototype);
+      reduce->accumulator = load.dst;
+      reduce->fragment = Fragment::TmemLanes;
+      reduce->blocks = 1;
+      reduce->regs = load.columns;
+      reduce->element0 = element0;
+      return when ? if_then(when, reduce) : StmtPtr(reduce);
+    };
+  }
+
+  StmtPtr split_k_combine(const WriteTile& w, const SplitKNodes& nodes, StmtPtr epilogue) const {
+    const auto& [partial_store, meet, ticket, reduce_all] = nodes;
+    const kir::SplitKWorkspace& ws = p_.epilogue.workspace;
+    // A TMEM accumulator leaves chunk by chunk; its reduction is already inside the epilogue's chunks.
+    const StmtPtr store = p_.accumulator == Place::Tmem ? sm100::tmem_partial_store(p_, *partial_store) : partial_store;
+    const StmtPtr reduce = p_.accumulator == Place::Tmem ? nullptr : reduce_all;
+    if (claims_first(w)) return claimed_first(w, std::move(epilogue), store, meet, ticket, reduce_all->slot, reduce);
     StmtPtr note = comment(w.pieces ? "stream-K: `pieces` CTAs share this tile; the last adds their partial sums in "
                                       "range order"
                                     : "split-K: " + std::to_string(ws.splits) + " CTAs share this tile; the last adds "
                                       "their partial sums in split order");
     if (!w.split_when)
-      return block({note, store, meet, ticket, if_then(var(ticket->result), block({reduce, std::move(epilogue)}))});
+      return block({note, store, meet, ticket,
+                    if_then(var(ticket->result), reduce ? block({reduce, std::move(epilogue)}) : std::move(epilogue))});
     // split_k tail: only the last wave's tiles are shared (the condition is uniform over the CTA);
     // a whole tile takes no ticket and runs the one epilogue, which is emitted once.
     ticket->when = w.split_when;
     return block({if_then(w.split_when, block({note, store, meet})), ticket,
                   if_then(var(ticket->result),
-                          block({if_then(w.split_when, reduce), std::move(epilogue)}))});
+                          reduce ? block({if_then(w.split_when, reduce), std::move(epilogue)}) : std::move(epilogue))});
   }
 
   // Split-K in two: the ticket is claimed as the k loop ends, before any store. The first of the
   // two parks its sums and counts them stored; the last never stores its own: it waits for that
   // count and adds the other's sums to its registers (on an H100 the old order, store both, ticket,
   // read both back, cost the last CTA two of the hand-off's three tile transfers).
-  StmtPtr claimed_first(const WriteTile& w, StmtPtr epilogue, const std::shared_ptr<PartialStore>& store,
-                        const StmtPtr& meet, const std::shared_ptr<TileTicket>& ticket,
-                        const std::shared_ptr<PartialReduce>& reduce) const {
+  StmtPtr claimed_first(const WriteTile& w, StmtPtr epilogue, const StmtPtr& store, const StmtPtr& meet,
+                        const std::shared_ptr<TileTicket>& ticket, const ExprPtr& slot, const StmtPtr& reduce) const {
     ticket->claim = true;
     ticket->when = w.split_when;
     auto stored = std::make_shared<PartialsStored>();
     stored->counter = ticket->counter;
-    stored->slot = reduce->slot;
+    stored->slot = slot;
     stored->split = w.split;
     stored->first_thread = ticket->first_thread;
     auto await = std::make_shared<AwaitPartials>();
@@ -151,8 +193,7 @@ class LowerWrite : public Mutator {
     await->barrier = ticket->barrier;
     await->threads = ticket->threads;
     await->first_thread = ticket->first_thread;
-    reduce->own = w.split;
-    StmtPtr combine = block({await, reduce});
+    StmtPtr combine = reduce ? block({await, reduce}) : StmtPtr(await);
     // split_k tail: a whole tile (split_when zero) takes no ticket, stores nothing, and runs the epilogue.
     if (w.split_when) combine = if_then(w.split_when, combine);
     const ExprPtr last = var(ticket->result);
@@ -416,6 +457,7 @@ class LowerWrite : public Mutator {
   const KernelPlan& p_;
   const StagingShape& st_ = p_.staging;
   const RoleShape& role_;
+  sm100::ChunkReduce chunk_reduce_;  // split-K on a TMEM accumulator: each loaded chunk's reduction
 };
 
 }  // namespace

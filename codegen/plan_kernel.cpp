@@ -4,6 +4,7 @@
 
 #include "codegen/resources.h"
 #include "codegen/work_units.h"
+#include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "dsl/error.h"
 #include "runtime/tensor_map.h"
@@ -360,7 +361,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (s.consumer_mode() == ConsumerMode::PingPong)
       not_lowered("ping_pong on sm_100a (two consumers taking turns at one TMEM accumulator)");
     if (p.mma.m == 256) not_lowered("mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)");
-    if (s.split_k_of() > 1) not_lowered("split_k on sm_100a");
   }
   if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
   const Node& mm = def.matmul_node();
@@ -664,7 +664,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     const auto acc = sm90::accumulator_shape(p);
     k.plan.epilogue.workspace.slots = static_cast<int64_t>(slots.at(p.m, p.n));
     k.plan.epilogue.workspace.splits = p.split_k_stream ? p.stream_pieces : p.split_k;  // a tile's most sharers
-    k.plan.epilogue.workspace.per_thread = acc.blocks * acc.regs;
+    // Each thread's partial sums: its wgmma fragment, or its TMEM lane's columns of every column set.
+    k.plan.epilogue.workspace.per_thread =
+        p.accumulator == Place::Tmem ? sm100::tmem_partials_per_thread(p) : acc.blocks * acc.regs;
     k.plan.epilogue.workspace.threads = warpgroups_per_tile(p) * kWarpgroupThreads;
     k.launch.workspace_bytes = static_cast<uint64_t>(k.plan.epilogue.workspace.bytes());
     k.plan.epilogue.workspace.slot_count = count_expr(slots);

@@ -185,7 +185,8 @@ SPLIT_TEXT = ("### Worked through: split-K's hand-off\n\n"
               "The last waits for that count (`tile_await_partials`: one thread polls with `nanosleep` and resets the counter for the next launch, then a barrier and an acquire fence) and adds the other's sums to its own, which never left its registers, as `(0 + p0) + p1`: the bits of split order whichever CTA came last, so every run gives the same result. "
               "The wait cannot hang on a CTA that was never scheduled: the one it waits for claimed first, so it is running and past its k loop. On an H100, not storing and reloading its own tile took 1024 x 1024 x 4096 (128x128 tiles) from 24.9 to 22.7 us. "
               "With more splits, and for stream-K's pieces, every CTA stores first and takes its ticket after, and the last reloads all the sums in split order: adding in split order around its own registers would need the earlier splits' prefix in a second accumulator. "
-              "`split_k S tail` splits only the tiles past the last whole wave; `split_k S stream` deals those tiles' k tiles to the CTAs in even contiguous ranges that cross tile boundaries (stream-K), a tile's pieces added in range order.")
+              "`split_k S tail` splits only the tiles past the last whole wave; `split_k S stream` deals those tiles' k tiles to the CTAs in even contiguous ranges that cross tile boundaries (stream-K), a tile's pieces added in range order. "
+              "On sm_100a the accumulator lies in TMEM, not in registers: a split's sums leave it 16 columns at a time (`tcgen05.ld`, then the workspace), and the last split adds the splits' sums to each chunk its epilogue loads before storing it (simulated bit-exactly; no Blackwell GPU has run it).")
 out += [SPLIT_TEXT, ""]
 SPLIT = ['--schedule-file', 'tests/tools/inputs/split2_v8.sched']
 lines = [l for l in run(['explain'] + SPLIT).splitlines() if l.startswith(('epilogue plan', 'work units'))]

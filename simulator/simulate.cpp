@@ -2052,6 +2052,29 @@ class Simulator {
     const int N = w.acc_n[acc], j = i / 4, h = (i % 4) / 2, e = i % 2;
     return w.acc[acc][static_cast<size_t>((b * 16 + lane / 4 + 8 * h) * N + 8 * j + 2 * (lane % 4) + e)];
   }
+  // A split-K node's register i of block b in `lane`: the wgmma fragment's, or a TMEM chunk's (the
+  // tcgen05.ld's registers, lane-major); and its index among the thread's partial sums.
+  template <class Node>
+  float& partial_reg(Warp& w, const Node& n, int lane, int b, int i) {
+    if (n.fragment == Fragment::Wgmma) return fragment(w, n.accumulator, lane, b, i);
+    std::vector<float>& chunk = w.acc[n.accumulator];
+    if (chunk.size() != size_t(kWarpSize) * size_t(n.regs)) {
+      error("split-K reads " + std::to_string(n.regs) + " registers of TMEM chunk " + n.accumulator + ", which holds " +
+            std::to_string(chunk.size() / kWarpSize));
+      chunk.assign(size_t(kWarpSize) * size_t(n.regs), std::nanf(""));
+    }
+    return chunk[size_t(lane) * size_t(n.regs) + size_t(i)];
+  }
+  template <class Node>
+  int64_t partial_index(Warp& w, const Node& n, int b, int i) {
+    const int64_t index = (n.element0 ? eval(w, n.element0) : 0) + int64_t(b) * n.regs + i;
+    if (index < 0 || index >= n.ws.per_thread) {
+      error("split-K partial sum " + std::to_string(index) + " of a thread outside its " +
+            std::to_string(n.ws.per_thread) + " in the workspace");
+      return 0;
+    }
+    return index;
+  }
   // fn(lane, t, b, i) for each accumulator register i of block b of each lane holding the tile (t: its
   // thread within the tile).
   template <class Node, class Fn>
@@ -2077,8 +2100,8 @@ class Simulator {
       return true;
     }
     each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
-      partials_[static_cast<size_t>(n.ws.partial(slot, split, int64_t(b) * n.regs + i, t))] =
-          fragment(w, n.accumulator, lane, b, i);
+      partials_[static_cast<size_t>(n.ws.partial(slot, split, partial_index(w, n, b, i), t))] =
+          partial_reg(w, n, lane, b, i);
     });
     return true;
   }
@@ -2144,13 +2167,14 @@ class Simulator {
       return false;
     }
     each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
-      float& mine = fragment(w, n.accumulator, lane, b, i);
-      const float theirs = partials_[static_cast<size_t>(n.ws.partial(slot, 1 - own, int64_t(b) * n.regs + i, t))];
+      float& mine = partial_reg(w, n, lane, b, i);
+      const float theirs = partials_[static_cast<size_t>(n.ws.partial(slot, 1 - own, partial_index(w, n, b, i), t))];
       mine = own == 0 ? (0.0f + mine) + theirs : (0.0f + theirs) + mine;
     });
     return true;
   }
   bool exec(Warp& w, Frame&, const PartialReduce& n) {
+    allocate_workspace(n.ws);  // (poisoned: a reduction of sums no split stored reads NaN)
     if (n.own) return own_and_other(w, n, eval(w, n.slot));
     const int64_t slot = eval(w, n.slot), pieces = n.pieces ? eval(w, n.pieces) : n.ws.splits;
     if (pieces < 1 || pieces > n.ws.splits) {
@@ -2161,8 +2185,8 @@ class Simulator {
     each_fragment(w, n, [&](int lane, int64_t t, int b, int i) {
       float sum = 0.0f;
       for (int64_t s = 0; s < pieces; ++s)
-        sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, int64_t(b) * n.regs + i, t))];
-      fragment(w, n.accumulator, lane, b, i) = sum;
+        sum += partials_[static_cast<size_t>(n.ws.partial(slot, s, partial_index(w, n, b, i), t))];
+      partial_reg(w, n, lane, b, i) = sum;
     });
     return true;
   }

@@ -1,5 +1,7 @@
 #include "codegen/target/sm100/tcgen05.h"
 
+#include <functional>
+
 #include "codegen/resources.h"
 #include "codegen/target/operand_slices.h"
 #include "dsl/error.h"
@@ -122,40 +124,82 @@ StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
   return block({allocate, SelectTcgen05(p).mutate(body), free});
 }
 
-StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store) {
+namespace {
+
+// Columns [col_begin, col_begin + cols) of each column set of the TMEM accumulator, `chunk` at a time
+// (the widest tcgen05.ld.32x32b that divides them): per chunk a load into `dst`, then body(load,
+// set, first, element0): the chunk's first column, and that column counted over the sets (set x
+// tile n + column).
+StmtPtr tmem_chunk_loops(const KernelPlan& p, const ExprPtr& col_begin, int cols, const std::string& dst,
+                         const std::string& what,
+                         const std::function<std::vector<StmtPtr>(const std::shared_ptr<TmemLoad>&, int, const ExprPtr&, const ExprPtr&)>& body) {
   const TmemPlacement t = tmem_placement(p);
-  const int chunk = store.cols % 32 == 0 ? 32 : store.cols % 16 == 0 ? 16 : 8;
-  GG_INTERNAL_CHECK(store.cols % chunk == 0, "an epilogue store of " + std::to_string(store.cols) +
-                                                 " columns, not a multiple of 8");
+  // Split-K reads 16 columns at a time: with 32, v10's kernel (384 threads, so 168 registers) and
+  // the last wave split spilled 8 bytes (ptxas for sm_100a); with 16, none.
+  const int widest = p.split_k > 1 ? 16 : 32;
+  const int chunk = cols % widest == 0 ? widest : cols % 16 == 0 ? 16 : 8;
+  GG_INTERNAL_CHECK(cols % chunk == 0, "TMEM read in chunks of " + std::to_string(cols) + " columns, not a multiple of 8");
   std::vector<StmtPtr> sets;
   for (int set = 0; set < t.column_sets(); ++set) {
-    const ExprPtr first = store.col_begin + var("tchunk") * imm(chunk);
+    const ExprPtr first = col_begin + var("tchunk") * imm(chunk);
     auto load = std::make_shared<TmemLoad>();
+    load->dst = dst;
     load->lane = imm(kLanesPerWarp) * (var("warp") % imm(4));  // the warp's own quarter of the lanes
     load->column = imm(int64_t(set) * t.tile_n) + first;
     load->columns = chunk;
     // A unit with no k tiles (variable K, pointer arrays) ran no MMA: its accumulator is zeros.
     if (p.k_per_unit()) load->zero_when = var("k_tiles") == imm(0);
-    auto part = std::make_shared<EpilogueStore>(store);
-    part->accumulator = load->dst;
-    part->fragment = Fragment::TmemLanes;
-    part->mma_m = t.mma_m;
-    part->lane_row0 = set * kTmemLanes;
-    part->col_begin = first;
-    part->cols = chunk;
-    part->stmatrix = false;  // stmatrix takes wgmma's fragment
-    if (store.staged) part->staging_col0 = store.col_begin;
+    std::vector<StmtPtr> trip = {load};
+    for (StmtPtr s : body(load, set, first, imm(int64_t(set) * t.tile_n) + first)) trip.push_back(s);
     // A loop, not unrolled: unrolled, the compiler hoists later chunks' loads (and C's) and their
     // registers pile up (a 192x256 tile with beta*C from memory spilled 588 bytes).
     auto loop = std::make_shared<For>(*as<For>(for_loop(
-        "tchunk", imm(0), imm(store.cols / chunk), block({load, part}),
-        "TMEM accumulator rows " + std::to_string(set * kTmemLanes) + ".., " + std::to_string(chunk) +
-            " columns at a time (tcgen05.ld.32x32b.x" + std::to_string(chunk) + ")")));
+        "tchunk", imm(0), imm(cols / chunk), block(trip),
+        "TMEM accumulator rows " + std::to_string(set * kTmemLanes) + ".., " + std::to_string(chunk) + " columns at a " +
+            "time (tcgen05.ld.32x32b.x" + std::to_string(chunk) + ")" + what)));
     loop->rolled = true;
     sets.push_back(loop);
   }
   return block(sets);
 }
+
+}  // namespace
+
+StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store, const ChunkReduce& reduce) {
+  const TmemPlacement t = tmem_placement(p);
+  return tmem_chunk_loops(
+      p, store.col_begin, store.cols, "acc_t", "",
+      [&](const std::shared_ptr<TmemLoad>& load, int set, const ExprPtr& first, const ExprPtr& element0) {
+        auto part = std::make_shared<EpilogueStore>(store);
+        part->accumulator = load->dst;
+        part->fragment = Fragment::TmemLanes;
+        part->mma_m = t.mma_m;
+        part->lane_row0 = set * kTmemLanes;
+        part->col_begin = first;
+        part->cols = load->columns;
+        part->stmatrix = false;  // stmatrix takes wgmma's fragment
+        if (store.staged) part->staging_col0 = store.col_begin;
+        std::vector<StmtPtr> trip;
+        if (reduce) trip.push_back(reduce(*load, element0));
+        trip.push_back(part);
+        return trip;
+      });
+}
+
+StmtPtr tmem_partial_store(const KernelPlan& p, const PartialStore& prototype) {
+  return tmem_chunk_loops(p, imm(0), p.tile_n, "acc_p", ": this split's partial sums",
+                          [&](const std::shared_ptr<TmemLoad>& load, int, const ExprPtr&, const ExprPtr& element0) {
+                            auto store = std::make_shared<PartialStore>(prototype);
+                            store->accumulator = load->dst;
+                            store->fragment = Fragment::TmemLanes;
+                            store->blocks = 1;
+                            store->regs = load->columns;
+                            store->element0 = element0;
+                            return std::vector<StmtPtr>{store};
+                          });
+}
+
+int tmem_partials_per_thread(const KernelPlan& p) { return tmem_placement(p).columns(); }
 
 StmtPtr release_accumulator(const KernelPlan& p) {
   StmtPtr meet = std::make_shared<SyncThreads>();

@@ -3,6 +3,7 @@
 // shared-memory descriptors into an accumulator in Tensor Memory, tcgen05.commit onto mbarriers
 // (a stage's release, the tile's completion), TMEM allocated for the CTA before the role branch
 // and freed after it, and the epilogue's tcgen05.ld of the accumulator into registers.
+#include <functional>
 #include <memory>
 
 #include "codegen/kernel.h"
@@ -37,10 +38,21 @@ int mma_warp(const KernelPlan& p);
 // every thread's wait for it; allocates TMEM before `body` and frees it after.
 kir::StmtPtr select_tcgen05(const KernelPlan& p, const kir::StmtPtr& body);
 
+// Split-K's reduction of one loaded chunk of a TMEM accumulator into its registers, before the
+// chunk is stored: given the load and the chunk's first per-thread partial index (element0).
+using ChunkReduce = std::function<kir::StmtPtr(const kir::TmemLoad&, const kir::ExprPtr&)>;
+
 // The epilogue store `store` (its columns, wgmma's fields) reading a TMEM accumulator instead:
-// per column set, chunks of columns loaded by tcgen05.ld.32x32b into registers, each applied and
-// stored by an EpilogueStore of the TmemLanes fragment.
-kir::StmtPtr tmem_store(const KernelPlan& p, const kir::EpilogueStore& store);
+// per column set, chunks of columns loaded by tcgen05.ld.32x32b into registers, each (after
+// `reduce`, where split-K shares the tile) applied and stored by an EpilogueStore of the TmemLanes
+// fragment.
+kir::StmtPtr tmem_store(const KernelPlan& p, const kir::EpilogueStore& store, const ChunkReduce& reduce = {});
+
+// Split-K: this split's partial sums out of a TMEM accumulator, chunk by chunk (each chunk loaded,
+// then stored as `prototype` says, at its per-thread partial index); and how many partial sums a
+// thread holds (each thread loads its lane's columns of every column set).
+kir::StmtPtr tmem_partial_store(const KernelPlan& p, const kir::PartialStore& prototype);
+int tmem_partials_per_thread(const KernelPlan& p);
 
 // After a tile's epilogue, when more follow on this CTA: every thread's TMEM reads are ordered
 // before the next tile's MMAs overwrite the accumulator (fence, then a barrier of the computing
