@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/resources.h"
+#include "codegen/target/sm100/tcgen05.h"
 #include "dsl/error.h"
 #include "runtime/tensor_map.h"
 
@@ -970,11 +971,16 @@ class RoleRun : public Visitor {
     // Each warpgroup keeps its own running counts (the mutable lets before the loop, declared
     // with its own `dealt_by` index): restored before its trip, kept after it.
     std::vector<std::map<std::string, int64_t>> own(static_cast<size_t>(f.dealt));
+    // sm_100a: each ping-pong warpgroup issues, commits, waits for and reads its own accumulator.
+    std::vector<Tcgen05State> own_tc(static_cast<size_t>(f.dealt), tc_);
+    bool uncommitted = false;
     int64_t trip = 0;
     for (int64_t i = begin; i < end && trip < cap; i += step, ++trip) {
       const int64_t w = trip % f.dealt;
       env_.vars["warpgroup"] = role_.first + w;
+      env_.vars["warp"] = (role_.first + w) * 4;  // the traced thread moves with its warpgroup
       env_.vars[f.dealt_by] = w;
+      tc_ = own_tc[static_cast<size_t>(w)];
       auto& counts = own[static_cast<size_t>(w)];
       if (trip < f.dealt)
         for (const auto& [name, init] : mutable_inits_) counts[name] = must(init, "the first value of '" + name + "'");
@@ -988,7 +994,10 @@ class RoleRun : public Visitor {
       visit(f.body);
       loops_.pop_back();
       for (auto& [name, value] : counts) value = env_.vars.at(name);
+      own_tc[static_cast<size_t>(w)] = tc_;
     }
+    for (const Tcgen05State& t : own_tc) uncommitted = uncommitted || t.uncommitted;
+    tc_.uncommitted = uncommitted;  // the role's end check: every warpgroup committed its MMAs
     env_ = saved;
     dealt_wg_.reset();
     turn_ = Turn{};
@@ -1261,7 +1270,9 @@ class RoleRun : public Visitor {
       auto from = turn_.passed_on.find(must(n.id, "a named barrier id"));
       if (from != turn_.passed_on.end() && from->second == turn_.trip - 1) turn_.held = true;
     }
-    barrier(n.threads == role_.threads() && !dealt_wg_);
+    // A ping-pong consumer's own barrier orders its own reads of its own accumulator (sm_100a).
+    barrier((n.threads == role_.threads() && !dealt_wg_) ||
+            (dealt_wg_ && n.threads == kWarpgroupThreads && sm100::tmem_accumulators(f_.plan) > 1));
   }
   void visit_NamedBarrierArrive(const NamedBarrierArrive& n) override {
     if (turn_.trip < 0) return;

@@ -26,11 +26,11 @@ class LowerStageSync : public Mutator {
     if (a->to_fill) {
       GG_INTERNAL_CHECK(p_.pipeline.empty_barriers, "a producer acquire without empty barriers");
       StmtPtr w = wait(Barrier::Empty, a->stage, a->parity);
-      return one_warp_waits && !elected_ ? by_warp(0, w) : w;  // the loads' warp (lower_operand_copies)
+      return one_warp_waits && !elected_ ? by_warp(imm(0), w) : w;  // the loads' warp (lower_operand_copies)
     }
     if (p_.tma_load) {
       StmtPtr w = wait(Barrier::Full, a->stage, a->parity);
-      return one_warp_waits ? by_warp(sm100::mma_warp(p_), w) : w;
+      return one_warp_waits ? by_warp(sm100::issuing_warp(p_), w) : w;
     }
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
   }
@@ -74,7 +74,7 @@ class LowerStageSync : public Mutator {
 
  private:
   // `s` on warp `warp` of the block only (all its lanes).
-  static StmtPtr by_warp(int warp, StmtPtr s) { return if_then(var("warp") == imm(warp), std::move(s)); }
+  static StmtPtr by_warp(const ExprPtr& warp, StmtPtr s) { return if_then(var("warp") == warp, std::move(s)); }
   static StmtPtr wait(Barrier array, ExprPtr stage, ExprPtr parity) {
     auto w = std::make_shared<MbarrierWait>();
     w->bar = {array, std::move(stage)};
@@ -148,8 +148,10 @@ Kernel insert_mbarriers(Kernel k) {
             (p.staging.count() > 1 ? " one per staging buffer for C loaded into it" : " one for C loaded into the staging buffer");
   }
   if (p.accumulator == Place::Tmem) {
-    init.push_back(init_array(Barrier::MmaDone, 1, 1));
-    what += ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
+    const int accumulators = sm100::tmem_accumulators(p);
+    init.push_back(init_array(Barrier::MmaDone, accumulators, 1));
+    what += accumulators > 1 ? ", one 'mma_done' barrier per ping-pong consumer (the tcgen05.commit after its tile's last MMA)"
+                             : ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = std::make_shared<SyncThreads>();

@@ -358,8 +358,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.target = mma->target;
   p.accumulator = p.target == Target::Sm100a ? Place::Tmem : Place::Registers;
   if (p.accumulator == Place::Tmem) {
-    if (s.consumer_mode() == ConsumerMode::PingPong)
-      not_lowered("ping_pong on sm_100a (two consumers taking turns at one TMEM accumulator)");
     if (p.mma.m == 256) not_lowered("mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)");
   }
   if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
@@ -557,7 +555,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (def.saved_output() >= 0) {
     const std::string saved = "a saved output ('" + def.node(def.saved_output()).name + "' as '" + def.saved_name() + "')";
     if (!p.epilogue.saves()) not_lowered(saved + " off the epilogue's chain from the accumulator");
-    if (p.target != Target::Sm90a) not_lowered(saved + " on " + std::string(target_name(p.target)));
     if (p.pointer_array) not_lowered(saved + " with pointer-array groups (no per-group pointer for it)");
   }
   p.epilogue.staged_c = stages_c_in_smem(s);  // the resource summary reserves c_bar on the same condition
@@ -622,8 +619,11 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
       at += 8 * p.staging.count();
     }
     if (p.accumulator == Place::Tmem) {
-      p.smem.push_back({kir::barrier_name(kir::Barrier::MmaDone), at, 8, "mbarriers: the MMAs into the TMEM accumulator completed"});
-      at += 8;
+      const int accumulators = sm100::tmem_accumulators(p);
+      p.smem.push_back({kir::barrier_name(kir::Barrier::MmaDone), at, 8 * accumulators,
+                        accumulators > 1 ? "mbarriers: the MMAs into a consumer's TMEM accumulator completed"
+                                         : "mbarriers: the MMAs into the TMEM accumulator completed"});
+      at += 8 * accumulators;
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }

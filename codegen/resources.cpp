@@ -125,7 +125,12 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   if (stages_c_in_smem(s))
     r.mbarriers.push_back({"c", staging.count(),
                            "the TMA load of C into a staging buffer landed (one per consumer warpgroup and buffer)"});
-  if (tmem) r.mbarriers.push_back({"mma_done", 1, "tcgen05.commit: the accumulator in TMEM is complete"});
+  // Ping-pong consumers each own an accumulator in TMEM: its columns, its completion barrier.
+  const int accumulators = ping_pong ? s.consumer_warpgroups() : 1;
+  if (tmem)
+    r.mbarriers.push_back({"mma_done", accumulators,
+                           accumulators > 1 ? "tcgen05.commit: a consumer's accumulator in TMEM is complete"
+                                            : "tcgen05.commit: the accumulator in TMEM is complete"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
   if (r.mbarrier_count > 0) {
     std::string names;
@@ -164,7 +169,12 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   else if (!s.definition().reductions().empty())
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "reductions: the threads holding a tile stored its partial sums and take a band's ticket"});
-  if (tmem && ws && dom.bound_to(Binding::Persistent))
+  if (tmem && ws && dom.bound_to(Binding::Persistent) && accumulators > 1)
+    for (int c = 0; c < accumulators; ++c)
+      r.named_barriers.push_back({kTmemBarrier + c, kWarpgroupThreads,
+                                  "consumer " + std::to_string(c) + " read its tile's TMEM accumulator; its next "
+                                  "tile's MMAs may overwrite it"});
+  else if (tmem && ws && dom.bound_to(Binding::Persistent))
     r.named_barriers.push_back({kTmemBarrier, consumers * kWarpgroupThreads,
                                 "the consumer read a tile's TMEM accumulator; the next tile's MMAs may overwrite it"});
 
@@ -177,7 +187,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   r.grid.tiles = dom.tile_count(Root::M) * dom.tile_count(Root::N) * batches * splits;
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
   if (acc_place == Place::Tmem) {
-    r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128)));
+    r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128))) * accumulators;
     int alloc = 32;
     while (alloc < r.tmem_columns) alloc *= 2;
     r.tmem_alloc_columns = alloc;

@@ -44,7 +44,8 @@ inline constexpr int kTurnBarrier = 1 + kPingPongConsumers;
 // Split-K: the threads holding a tile meet here to take the tile's ticket.
 inline constexpr int kSplitKBarrier = kTurnBarrier + kPingPongConsumers;
 // sm_100a with warp roles: the consumer's threads meet here after a tile's last read of the TMEM
-// accumulator, before its MMA thread overwrites it with the next tile's.
+// accumulator, before its MMA thread overwrites it with the next tile's (ping-pong consumer c, which
+// owns its accumulator, at kTmemBarrier + c).
 inline constexpr int kTmemBarrier = kSplitKBarrier + 1;
 
 struct NamedBarrier {

@@ -2,6 +2,7 @@
 // Compiles emitted kernels with nvcc for sm_90a or sm_100a (CPU only) and reads ptxas's verdict: a kernel is
 // clean when nvcc succeeds and ptxas reports no stack frame and no spill. Used by the tests that
 // require every kernel of a family (fuzzed schedules, the `auto` config space) to compile clean.
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +57,22 @@ inline std::vector<NvccResult> compile_for(const std::string& arch, const std::s
 inline std::vector<NvccResult> compile_sm90a(const std::string& nvcc, const std::vector<std::string>& sources,
                                              const std::string& tag, unsigned jobs = 0) {
   return compile_for("90a", nvcc, sources, tag, jobs);
+}
+
+// A test's check that every source compiles clean for `arch` (each failure's ptxas log captured);
+// skipped, with a message, where the build found no nvcc.
+inline void check_compiles_clean(const std::string& arch, const std::string& nvcc,
+                                 const std::vector<std::string>& sources, const std::string& tag) {
+  if (nvcc.empty() || !std::filesystem::exists(nvcc)) {
+    MESSAGE(tag << ": nvcc compile skipped, no nvcc at '" << nvcc << "'");
+    return;
+  }
+  const std::vector<NvccResult> results = compile_for(arch, nvcc, sources, tag);
+  for (size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(i);
+    CAPTURE(results[i].log);
+    CHECK(results[i].clean);
+  }
 }
 
 }  // namespace gg::test

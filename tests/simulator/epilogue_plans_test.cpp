@@ -124,35 +124,57 @@ TEST_CASE("activation_grad: the text form, the definition and their errors") {
               "'scale' is not an activation; legal are relu, gelu and silu");
 }
 
+namespace {
+
+struct SavedCase {
+  int step;  // 0: ping-pong
+  int64_t m, n, k;
+  int split_k;
+};
+
+// Each case with the pre-activation saved at three points of the chain, simulated exactly: D and
+// the saved output both.
+void simulate_saved(const SavedCase& c, Target target, const DeviceLimits& limits) {
+  for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::AddBias}, save_here(), {OpKind::Gelu}},
+                            std::vector<EpilogueSpec>{{OpKind::AddScaled, 0.5}, save_here(), {OpKind::Relu}},
+                            std::vector<EpilogueSpec>{save_here(), {OpKind::Silu}}}) {
+    CAPTURE(c.step);
+    CAPTURE(c.m);
+    CAPTURE(c.split_k);
+    const Definition def = make_definition(c.m, c.n, c.k, DType::BF16, DType::BF16, specs, {}, false);
+    REQUIRE(def.saved_output() >= 0);
+    Schedule s = c.step ? tutorial_schedule(c.step, def, target) : ping_pong_schedule(def, target);
+    if (c.split_k > 1) s.split_k(c.split_k);
+    LowerOptions lo;
+    lo.limits = limits;
+    const Kernel k = lower(s, lo);
+    CHECK(k.plan.target == target);
+    CHECK(k.plan.epilogue.saves());
+    CHECK_FALSE(k.plan.epilogue.staged_c);  // C from global memory beside a saved output
+    CHECK(k.launch.writes_aux);
+    simulate_exactly(k, def);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("simulate: the pre-activation saved beside the activation, staged and from registers, split-K too") {
-  struct Case {
-    int step;  // 0: ping-pong
-    int64_t m, n, k;
-    int split_k;
-  };
   // v3 stores both outputs from registers; v6, v8, v10 and ping-pong stage each through its own turn
   // of the buffers (v10: subtiles); v8 with split-K commits both after the last split's sum.
-  for (const Case& c : {Case{3, 200, 136, 64, 1}, Case{6, 256, 256, 136, 1}, Case{8, 300, 200, 136, 1},
-                        Case{10, 1, 8, 64, 1}, Case{10, 384, 264, 192, 1}, Case{0, 384, 256, 136, 1},
-                        Case{8, 256, 256, 512, 2}})
-    for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::AddBias}, save_here(), {OpKind::Gelu}},
-                              std::vector<EpilogueSpec>{{OpKind::AddScaled, 0.5}, save_here(), {OpKind::Relu}},
-                              std::vector<EpilogueSpec>{save_here(), {OpKind::Silu}}}) {
-      CAPTURE(c.step);
-      CAPTURE(c.m);
-      CAPTURE(c.split_k);
-      const Definition def = make_definition(c.m, c.n, c.k, DType::BF16, DType::BF16, specs, {}, false);
-      REQUIRE(def.saved_output() >= 0);
-      Schedule s = c.step ? tutorial_schedule(c.step, def) : ping_pong_schedule(def);
-      if (c.split_k > 1) s.split_k(c.split_k);
-      LowerOptions lo;
-      lo.limits = few_sms(2);
-      const Kernel k = lower(s, lo);
-      CHECK(k.plan.epilogue.saves());
-      CHECK_FALSE(k.plan.epilogue.staged_c);  // C from global memory beside a saved output
-      CHECK(k.launch.writes_aux);
-      simulate_exactly(k, def);
-    }
+  for (const SavedCase& c : {SavedCase{3, 200, 136, 64, 1}, SavedCase{6, 256, 256, 136, 1}, SavedCase{8, 300, 200, 136, 1},
+                             SavedCase{10, 1, 8, 64, 1}, SavedCase{10, 384, 264, 192, 1}, SavedCase{0, 384, 256, 136, 1},
+                             SavedCase{8, 256, 256, 512, 2}})
+    simulate_saved(c, Target::Sm90a, few_sms(2));
+}
+
+// sm_100a: the accumulator lies in TMEM; each output's store loads it again, a chunk at a time (no
+// Blackwell GPU has run these: simulated only).
+TEST_CASE("simulate: the pre-activation saved beside the activation on sm_100a (TMEM), split-K and ping-pong too") {
+  DeviceLimits b200 = blackwell();
+  b200.sms = 2;
+  for (const SavedCase& c : {SavedCase{5, 200, 136, 64, 1}, SavedCase{8, 300, 200, 136, 1}, SavedCase{10, 384, 264, 192, 1},
+                             SavedCase{0, 384, 256, 136, 1}, SavedCase{8, 256, 256, 512, 2}, SavedCase{10, 300, 264, 512, 3}})
+    simulate_saved(c, Target::Sm100a, b200);
 }
 
 TEST_CASE("simulate: a pre-activation saved after the activation, or not saved, is caught") {

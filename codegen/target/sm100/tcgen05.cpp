@@ -21,6 +21,10 @@ TmemPlacement tmem_placement(const KernelPlan& p) {
 
 int mma_warp(const KernelPlan& p) { return compute_role(p).first_warpgroup * 4; }
 
+int tmem_accumulators(const KernelPlan& p) { return p.ping_pong ? p.consumer_warpgroups : 1; }
+
+ExprPtr issuing_warp(const KernelPlan& p) { return tmem_accumulators(p) > 1 ? var("warpgroup") * imm(4) : imm(mma_warp(p)); }
+
 namespace {
 
 StmtPtr fence(bool after) {
@@ -33,6 +37,13 @@ StmtPtr commit(Barrier array, ExprPtr index) {
   auto c = std::make_shared<Tcgen05Commit>();
   c->bar = {array, std::move(index)};
   return c;
+}
+
+// This warpgroup's accumulator: a ping-pong consumer's own (its index, its first TMEM column, the
+// warp whose thread issues its MMAs), else the role's one.
+ExprPtr accumulator_index(const KernelPlan& p) { return tmem_accumulators(p) > 1 ? var("consumer") : imm(0); }
+ExprPtr accumulator_column0(const KernelPlan& p) {
+  return tmem_accumulators(p) > 1 ? var("consumer") * imm(tmem_placement(p).columns()) : imm(0);
 }
 
 class SelectTcgen05 : public Mutator {
@@ -64,6 +75,7 @@ class SelectTcgen05 : public Mutator {
       mma->lane = mb % imm(t_.blocks_per_set()) * imm(t_.mma_m / 4);
       mma->column = mb / imm(t_.blocks_per_set()) * imm(t_.tile_n);
     }
+    if (tmem_accumulators(p_) > 1) mma->column = accumulator_column0(p_) + mma->column;
     mma->a = {Buffer::A, c->stage * imm(a.bytes()) + k_step_offset(a, mb * imm(t_.mma_m), kTcgen05K, dtype_bytes(p_.in))};
     mma->b = {Buffer::B, c->stage * imm(b.bytes()) + k_step_offset(b, imm(0), kTcgen05K, dtype_bytes(p_.in))};
     mma->a_layout = mma_operand_layout(a);
@@ -73,7 +85,7 @@ class SelectTcgen05 : public Mutator {
     StmtPtr blocks = for_loop("mb", imm(0), imm(t_.blocks()), k_steps,
                               std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true);
     // After the wait for the stage (a barrier or an mbarrier wait), before the MMAs.
-    return elect_one(block({fence(true), blocks}), imm(mma_warp(p_)));
+    return elect_one(block({fence(true), blocks}), issuing_warp(p_));
   }
 
   // The stage is free once the MMAs reading it completed: the issuing thread's commit says so,
@@ -82,16 +94,16 @@ class SelectTcgen05 : public Mutator {
     auto c = std::make_shared<Tcgen05Commit>();
     c->bar = {Barrier::Empty, r->stage};
     if (p_.multicast_a || p_.multicast_b) c->multicast_mask = (1u << p_.cluster_size) - 1u;
-    return elect_one(c, imm(mma_warp(p_)));
+    return elect_one(c, issuing_warp(p_));
   }
 
   // The tile's accumulator is final once every MMA completed: the issuing thread commits onto
   // mma_done, every thread waits for it (one phase per tile) and orders its TMEM reads after.
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>& f) override {
     auto wait = std::make_shared<MbarrierWait>();
-    wait->bar = {Barrier::MmaDone, imm(0)};
+    wait->bar = {Barrier::MmaDone, accumulator_index(p_)};
     wait->parity = (f->tiles_done ? f->tiles_done : imm(0)) % imm(2);
-    return block({elect_one(commit(Barrier::MmaDone, imm(0)), imm(mma_warp(p_))), wait, fence(true)});
+    return block({elect_one(commit(Barrier::MmaDone, accumulator_index(p_)), issuing_warp(p_)), wait, fence(true)});
   }
 
  private:
@@ -112,7 +124,11 @@ StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
   dealloc->columns = p.tmem_columns;
   // The allocation's address reaches every thread through shared memory and a CTA barrier; the
   // fences order the allocation before it and every thread's tcgen05 operations after it.
-  StmtPtr allocate = block({comment("TMEM: " + std::to_string(t.columns()) + " fp32 columns of accumulator (" +
+  const int accumulators = tmem_accumulators(p);
+  const std::string columns = accumulators > 1 ? std::to_string(accumulators) + " ping-pong consumers' accumulators of " +
+                                                      std::to_string(t.columns()) + " fp32 columns each ("
+                                                : std::to_string(t.columns()) + " fp32 columns of accumulator (";
+  StmtPtr allocate = block({comment("TMEM: " + columns +
                                     std::to_string(t.blocks()) + " m" + std::to_string(t.mma_m) + " block(s) x " +
                                     std::to_string(t.tile_n) + " columns), allocating " +
                                     std::to_string(p.tmem_columns)),
@@ -146,6 +162,7 @@ StmtPtr tmem_chunk_loops(const KernelPlan& p, const ExprPtr& col_begin, int cols
     load->dst = dst;
     load->lane = imm(kLanesPerWarp) * (var("warp") % imm(4));  // the warp's own quarter of the lanes
     load->column = imm(int64_t(set) * t.tile_n) + first;
+    if (tmem_accumulators(p) > 1) load->column = accumulator_column0(p) + load->column;
     load->columns = chunk;
     // A unit with no k tiles (variable K, pointer arrays) ran no MMA: its accumulator is zeros.
     if (p.k_per_unit()) load->zero_when = var("k_tiles") == imm(0);
@@ -207,6 +224,10 @@ StmtPtr release_accumulator(const KernelPlan& p) {
     auto named = std::make_shared<NamedBarrierSync>();
     named->id = imm(kTmemBarrier);
     named->threads = compute_role(p).threads();
+    if (tmem_accumulators(p) > 1) {  // a ping-pong consumer's own accumulator: its own threads
+      named->id = imm(kTmemBarrier) + var("consumer");
+      named->threads = kWarpgroupThreads;
+    }
     meet = named;
   }
   return block({comment("the next tile's MMAs overwrite the accumulator: every thread's TMEM reads come first"),

@@ -33,6 +33,13 @@ TmemPlacement tmem_placement(const KernelPlan& p);
 // first warp) and which allocates and frees TMEM.
 int mma_warp(const KernelPlan& p);
 
+// Ping-pong consumers each own an accumulator (its TMEM columns, its mma_done barrier, its first
+// warp's thread issuing and committing its MMAs); otherwise the role shares one.
+int tmem_accumulators(const KernelPlan& p);
+// The warp whose elected thread issues this warpgroup's MMAs (and waits for their stages): the
+// role's first, or a ping-pong consumer's own first warp.
+kir::ExprPtr issuing_warp(const KernelPlan& p);
+
 // Replaces ComputeTile by the elected thread's tcgen05.mma sequence over the stage, ReleaseStage
 // by its tcgen05.commit onto the stage's empty barrier, FinishCompute by a commit onto mma_done and
 // every thread's wait for it; allocates TMEM before `body` and frees it after.
