@@ -188,6 +188,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
   if (acc_place == Place::Tmem) {
     r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128))) * accumulators;
+    r.tmem_accumulators = accumulators;
     int alloc = 32;
     while (alloc < r.tmem_columns) alloc *= 2;
     r.tmem_alloc_columns = alloc;
@@ -314,7 +315,11 @@ std::string ResourceSummary::to_string() const {
   os << "\n";
   if (tmem_columns > 0)
     os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "
-       << limits.tmem_columns << "\n";
+       << limits.tmem_columns
+       << (tmem_accumulators > 1 ? ": " + std::to_string(tmem_accumulators) + " accumulators of " +
+                                       std::to_string(tmem_columns / tmem_accumulators) + ", one per ping-pong consumer"
+                                 : std::string())
+       << "\n";
   return os.str();
 }
 

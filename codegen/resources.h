@@ -99,6 +99,7 @@ struct ResourceSummary {
   std::string fp8_factors;
   int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
+  int tmem_accumulators = 0;     // sm_100a: accumulators among them (one per ping-pong consumer)
 
   std::string smem_breakdown() const;  // "A stages 4 x 128 x 64 x 2 B = 65536, ..."
   std::string to_string() const;       // the multi-line summary explain prints
