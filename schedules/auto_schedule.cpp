@@ -171,8 +171,9 @@ bool compute_bound(const Definition& def, const DeviceLimits& limits) {
 // 128x256 in 64-column subtiles ran at 0.93x); on an H100 (2026-11-27) a 128x144 tile stored in
 // three 48-column subtiles or in one took the same time, and a 128x176 tile in one 176-column
 // subtile 5% less than in eleven of 16.
+int64_t store_atom_cols(int out_bytes) { return 128 / out_bytes; }
 int64_t store_subtile_cols(int64_t tile_n, int out_bytes) {
-  const int64_t atom = 128 / out_bytes, step = 32 / out_bytes;
+  const int64_t atom = store_atom_cols(out_bytes), step = 32 / out_bytes;
   for (int64_t cols = atom; cols >= 2 * step; cols -= step)
     if (tile_n % cols == 0) return cols;
   return tile_n;
@@ -363,7 +364,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // Tile widths in steps of 16 columns, so a tile can fill the waves where powers of two leave
   // SMs idle (cuBLAS's own picks on an H100: 1536^2 x 2048 in 144-wide tiles, 11 x 12 = 132 of
   // them; ours in 128x144 tiles ran 18.7 us against 21.7 in 96 128x192 tiles).
-  const int64_t n_step = 16, store_atom = store_subtile_cols(256, out_b);
+  const int64_t n_step = 16, store_atom = store_atom_cols(out_b);
   // Contiguous and variable-K groups run without a cluster: measured on an H200 (64 random groups of
   // 16384 rows, 128x256 tiles), contiguous ran 548 TFLOP/s unclustered against 502 with A shared in
   // 2-CTA clusters at 4096 x 7168 and 534 against 522 at 7168 x 2048; 8 variable-K groups 761
@@ -384,8 +385,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // D = A * A^T reads A as both operands: its multicast is not lowered.
   const bool one_operand = def.matmul_node().operands[0] == def.matmul_node().operands[1];
   const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted && !one_operand;
-  AutoParams unclustered;
-  const bool half_rate_rows = unaligned_row_bytes(def, unclustered) > 0;
+  const bool half_rate_rows = unaligned_row_bytes(def, AutoParams{}) > 0;  // some operand's rows, whatever the tile
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
   // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096
