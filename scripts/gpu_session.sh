@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk,splitk]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk,splitk,mid,cublas_kernels]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -347,4 +347,38 @@ if has splitk; then
     "$BIN/gemmgen" print --schedule auto --dtype $1 --m $2 --n $3 --k $4 | grep -v '^split_k' >"$tmp/auto.sched"
     time_variants "splitk $1 $2x$3x$4" "$tmp/auto.sched" ${SPLITK_REPS:-30} none "split_k 2" "split_k 4"
   done 2>&1 | tee "$OUT/splitk.log"
+fi
+
+if has mid; then
+  # auto over benchmarks/mid_shapes.txt (MID_SHAPES), each against cuBLAS in its own process; with
+  # OLD_GEMMGEN (an earlier build, e.g. BIN_DIR/gemmgen_old), that build's auto too, alternating,
+  # where the two plans differ. MID_ROUNDS rounds (default 2).
+  mid_run() { echo "$1 $2 $3 $4 $5 $(timeout 120 "$2" run --schedule auto --m $3 --n $4 --k $5 --bench --reps ${MID_REPS:-30} --json 2>&1 | tail -1)"; }
+  for round in $(seq 1 ${MID_ROUNDS:-2}); do
+    grep -v '^#' "${MID_SHAPES:-benchmarks/mid_shapes.txt}" | while read -r m n k _; do
+      [ -n "$k" ] || continue
+      if [ -n "${OLD_GEMMGEN:-}" ] && [ "$("$OLD_GEMMGEN" print --schedule auto --m $m --n $n --k $k | md5sum)" != \
+           "$("$BIN/gemmgen" print --schedule auto --m $m --n $n --k $k | md5sum)" ]; then
+        mid_run "r$round old" "$OLD_GEMMGEN" $m $n $k
+        mid_run "r$round new" "$BIN/gemmgen" $m $n $k
+      elif [ "$round" = 1 ]; then
+        mid_run "r$round same" "$BIN/gemmgen" $m $n $k
+      fi
+    done
+  done 2>&1 | tee "$OUT/mid.log"
+fi
+
+if has cublas_kernels; then
+  # The kernels cuBLAS runs on the mid-size shapes (name: tile, stages, cluster; grid; time under
+  # Nsight Compute's locked clocks), from our bench processes' cuBLAS calls.
+  ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  grep -v '^#' "${MID_SHAPES:-benchmarks/mid_shapes.txt}" | while read -r m n k _; do
+    [ -n "$k" ] || continue
+    echo "=== ${m}x${n}x${k}"
+    timeout 120 "$ncu_bin" --target-processes all --kernel-name-base demangled \
+      --kernel-name 'regex:^(?!gg_).*(gemm|xmma|sm90|cutlass)' --launch-skip 3 --launch-count 1 \
+      --metrics gpu__time_duration.sum,launch__grid_size,launch__cluster_dim_x,launch__registers_per_thread \
+      "$BIN/gemmgen" run --schedule auto --m $m --n $n --k $k --bench --reps 3 2>&1 |
+      grep -E '^\s+[a-zA-Z_].*\(|gpu__time|launch__'
+  done 2>&1 | tee "$OUT/cublas_kernels.log"
 fi
