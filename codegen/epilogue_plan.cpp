@@ -71,7 +71,9 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
          << (p.tile_n > p.tile_m ? " (a subtile below it, in a tile the diagonal crosses, is left to its mirror)" : "")
          << "\n";
       break;
-    case EpiloguePlan::Commit::SplitK:
+    case EpiloguePlan::Commit::SplitK: {
+      // On sm_100a the sums leave TMEM, and come back to it, 16 columns at a time (tcgen05.ld).
+      const bool tmem = p.accumulator == Place::Tmem;
       if (p.split_k_stream)
         os << "stream-K on the last wave's tiles, at most " << e.workspace.splits << " CTAs' k ranges a tile";
       else
@@ -80,14 +82,18 @@ std::string describe_epilogue_plan(const KernelPlan& p) {
         os << ": each takes the tile's ticket as its k loop ends; the first parks its fp32 partial sums in the "
               "workspace ("
            << e.workspace.bytes()
-           << " bytes for the planned problem, tickets included) and counts them stored, the last waits for that "
-              "count and adds them to its own, still in registers, in split order, then store, "
+           << " bytes for the planned problem, tickets included" << (tmem ? "; out of TMEM in chunks" : "")
+           << ") and counts them stored, the last waits for that count and adds them to its own, "
+           << (tmem ? "each TMEM chunk its epilogue loads" : "still in registers") << ", in split order, then store, "
            << store_text(p) << "\n";
       else
         os << ": each parks its fp32 partial sums in the workspace (" << e.workspace.bytes()
-           << " bytes for the planned problem, tickets included) and takes a ticket; the tile's last adds them in "
-           << (p.split_k_stream ? "range" : "split") << " order, then store, " << store_text(p) << "\n";
+           << " bytes for the planned problem, tickets included" << (tmem ? "; out of TMEM in chunks" : "")
+           << ") and takes a ticket; the tile's last adds them in " << (p.split_k_stream ? "range" : "split")
+           << " order" << (tmem ? " into each TMEM chunk its epilogue loads" : "") << ", then store, " << store_text(p)
+           << "\n";
       break;
+    }
   }
   if (e.saves())
     os << "  saved output: the values after " << e.saved_after << " op(s) also go to the second output, laid out as D, "
