@@ -139,6 +139,7 @@ struct KernelPlan {
   // tcgen05.mma), and the TMEM columns allocated for it (the resource summary's power of two).
   Place accumulator = Place::Registers;
   int tmem_columns = 0;
+  int tmem_accumulators = 0;  // of them: one, or one per ping-pong consumer (the resource summary's)
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
   int64_t k_tiles = 1;
   std::vector<SmemBuffer> smem;

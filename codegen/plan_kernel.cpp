@@ -593,6 +593,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
 
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
+  p.tmem_accumulators = resources.tmem_accumulators;
   plan_cluster(s, p);
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "

@@ -21,7 +21,7 @@ TmemPlacement tmem_placement(const KernelPlan& p) {
 
 int mma_warp(const KernelPlan& p) { return compute_role(p).first_warpgroup * 4; }
 
-int tmem_accumulators(const KernelPlan& p) { return p.ping_pong ? p.consumer_warpgroups : 1; }
+int tmem_accumulators(const KernelPlan& p) { return p.tmem_accumulators; }
 
 ExprPtr issuing_warp(const KernelPlan& p) { return tmem_accumulators(p) > 1 ? var("warpgroup") * imm(4) : imm(mma_warp(p)); }
 

@@ -34,7 +34,8 @@ TmemPlacement tmem_placement(const KernelPlan& p);
 int mma_warp(const KernelPlan& p);
 
 // Ping-pong consumers each own an accumulator (its TMEM columns, its mma_done barrier, its first
-// warp's thread issuing and committing its MMAs); otherwise the role shares one.
+// warp's thread issuing and committing its MMAs); otherwise the role shares one. As the resource
+// summary counted them (summarize_resources decides), so the plan and the summary cannot disagree.
 int tmem_accumulators(const KernelPlan& p);
 // The warp whose elected thread issues this warpgroup's MMAs (and waits for their stages): the
 // role's first, or a ping-pong consumer's own first warp.
