@@ -139,7 +139,7 @@ class NestBuilder {
     auto c = std::make_shared<ComputeTile>();
     c->stage = imm(0);
     if (p_.accumulator == Place::Tmem) c->k_index = k_tile();  // the tile's first MMA overwrites TMEM
-    if (p_.fp8.promote) {  // its scale factors
+    if (p_.promotion.on) {  // its scale factors
       c->k_block = unit_.k_first ? unit_.k_first + k_tile() : k_tile();
       c->batch = batch();
     }
@@ -205,7 +205,7 @@ class NestBuilder {
     zero->blocks = acc_shape.blocks;
     zero->regs = acc_shape.regs;
     std::vector<StmtPtr> steps = {decl, zero};
-    if (p_.fp8.promote && p_.fp8.promote_every > 1) {
+    if (p_.promotion.on && p_.promotion.every > 1) {
       // FP8 promoted every few k tiles: the promotion accumulator lives across them.
       auto promoted = std::make_shared<AccumulatorDecl>(*decl);
       promoted->name = sm90::kPromotedAccumulator;

@@ -299,7 +299,9 @@ class CudaPrinter : public Visitor {
   }
   // An 8-column group never straddles a 128-column block: its factor is sb_lo or sb_hi.
   void visit_PromoteAccumulator(const PromoteAccumulator& n) override {
-    line("// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor");
+    line(n.row_scaled || n.col_split || n.col_scaled
+             ? "// FP8 promotion: " + n.into + " += " + n.from + " x A's row factor x B's column factor"
+             : "// promotion: " + n.into + " += " + n.from + " (rounded to nearest: the MMAs' own fp32 accumulation truncates)");
     const std::string from = n.block ? n.from + "[0]" : n.from + "[b]";
     line("#pragma unroll");
     line(n.block ? "for (int b = " + to_c(n.block) + "; b == " + to_c(n.block) + "; ++b) {  // one block (a wave)"

@@ -237,7 +237,7 @@ class ExpandRoleRings : public Mutator {
 Kernel expand_circular_buffer(Kernel k) {
   const KernelPlan& p = k.plan;
   if (p.warp_specialized) {
-    const int unroll = p.fp8.promote && p.k_tiles_constant() ? kFp8KLoopUnroll : 0;
+    const int unroll = dtype_is_fp8(p.in) && p.promotion.on && p.k_tiles_constant() ? kFp8KLoopUnroll : 0;
     k.body = ExpandRoleRings(p.pipeline, p.persistent, !p.k_loop.empty(), p.k_per_unit(), unroll).mutate(k.body);
     return k;
   }

@@ -43,10 +43,17 @@ struct PipelinePlan {
   bool drain_at_exit = false;
 };
 
-// FP8 operands: each k tile's MMAs accumulate into a second accumulator that is then promoted
-// into the fp32 one, times the k block's scale factors (kir::PromoteAccumulator).
+// Promotion: the MMAs of `every` k tiles accumulate into a second accumulator that is then added
+// into the fp32 one (kir::PromoteAccumulator). FP8 multiplies it by the k block's scale factors
+// (WGMMA's FP8 accumulation keeps about 14 bits); 16-bit operands promote as they are, since
+// WGMMA's fp32 accumulation truncates and a long k loop's error grows with K.
+struct PromotionPlan {
+  bool on = false;
+  int64_t every = 1;  // k tiles between promotions
+};
+
+// FP8 operands' scale factors, applied in the promotion (or after the k loop).
 struct Fp8Plan {
-  bool promote = false;
   // A's and B's factors, where they have any: A's per row and 128 of K MN-major (DeepGEMM's layout)
   // travel with the operands (the ScaleA stage buffer); the rest are read from args.scale_a and
   // args.scale_b in the promotion (B's per row, constant along K, once after the k loop:
@@ -54,7 +61,6 @@ struct Fp8Plan {
   std::optional<ScaleGranularity> scale_a, scale_b;
   Layout scale_a_major = Layout::MNMajor, scale_b_major = Layout::KMajor;
   int64_t k_blocks = 0, n_blocks = 0;
-  int64_t promote_every = 1;  // k tiles between promotions (promote); their MMAs accumulate in one
   bool stages_scale_a() const { return scale_a == ScaleGranularity::Block1x128 && scale_a_major == Layout::MNMajor; }
 };
 
@@ -163,6 +169,7 @@ struct KernelPlan {
   bool split_k_stream = false;
   int stream_pieces = 0;
   Fp8Plan fp8;
+  PromotionPlan promotion;
 };
 
 // The runtime's element type for a dtype.

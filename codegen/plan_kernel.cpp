@@ -77,6 +77,31 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
                 std::to_string(8 * p.cluster_size) + ")");
 }
 
+// The promotion (promote): FP8's every 128 of K unless the schedule says otherwise, 16-bit
+// operands' only where the schedule asks (an f32 output's long k loop: `auto` does).
+void plan_promotion(const Schedule& s, KernelPlan& p) {
+  const bool fp8 = dtype_is_fp8(p.in);
+  const int64_t interval = s.promotion_interval().value_or(fp8 ? kScaleBlock : 0);
+  if (interval == 0) return;
+  const std::string head = "promote " + std::to_string(interval);
+  if (!fp8 && p.target != Target::Sm90a)
+    not_lowered(head + " on " + std::string(target_name(p.target)) + " (tcgen05.mma accumulates in TMEM; a second "
+                "accumulator there and its adds are not built)");
+  if (!fp8 && !(p.tma_load && p.warp_specialized))
+    not_lowered(head + " without warp-specialized TMA loads (the promoted k loop releases its stages from the "
+                "consumers)");
+  if (interval % p.tile_k != 0)
+    throw_user_error("promote", head + ": the interval is a whole number of k tiles (" + std::to_string(p.tile_k) +
+                     " elements of K each)");
+  p.promotion.on = true;
+  p.promotion.every = interval / p.tile_k;
+  const int blocks = sm90::accumulator_shape(p).blocks;
+  if (p.promotion.every > 1 && blocks > 1)
+    not_lowered(head + " with " + std::to_string(blocks) +
+                " 64-row blocks per consumer warpgroup (they are promoted in waves through one promotion accumulator, "
+                "which holds one k tile)");
+}
+
 // FP8 operands (DeepGEMM's recipe): A's factors per row and 128 of K staged by TMA (MN-major, as
 // DeepGEMM lays them out), B's per 128 x 128 block read by the consumers, each k tile promoted.
 void plan_fp8(const Schedule& s, KernelPlan& p) {
@@ -87,7 +112,6 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
     not_lowered(in + " operands on " + std::string(target_name(p.target)) + " (Blackwell's block-scaled tcgen05.mma "
                 "takes UE8M0 factors per 32 elements of K, a later step)");
   if (!p.tma_load) not_lowered(in + " operands with synchronous copies (cache_read A and B tma)");
-  p.fp8.promote = true;
   p.fp8.k_blocks = ceil_div(p.k, kScaleBlock);
   p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
   const Node* sa = def.scale_of(def.matmul_node().operands[0]);
@@ -100,8 +124,8 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
     p.fp8.scale_b = sb->granularity;
     if (sb->shape.size() == 2) p.fp8.scale_b_major = sb->layout;
   }
-  // The promotion interval (promote): factors per 128 of K apply one k block at a time; factors
-  // constant along K (per tensor, per row) or none leave it free.
+  // Factors per 128 of K apply one k block at a time; factors constant along K (per tensor, per
+  // row) or none leave the interval free.
   const int64_t interval = s.promotion_interval().value_or(kScaleBlock);
   const auto along_k = [](const Node* f) { return f && f->shape.size() == 2; };  // per 1x128 or 128x128
   if ((along_k(sa) || along_k(sb)) && interval != kScaleBlock)
@@ -111,19 +135,8 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   if (interval == 0 && (sa || sb))
     not_lowered("promote 0 with scale factors (they are applied in the promotion; without one, the epilogue would "
                 "apply them)");
-  if (interval % p.tile_k != 0)
-    throw_user_error("promote", "promote " + std::to_string(interval) + ": the interval is a whole number of k tiles (" +
-                     std::to_string(p.tile_k) + " elements of K each)");
-  if (interval == 0) {
-    p.fp8.promote = false;
-    return;
-  }
-  p.fp8.promote_every = interval / p.tile_k;
-  const int blocks = sm90::accumulator_shape(p).blocks;
-  if (p.fp8.promote_every > 1 && blocks > 1)
-    not_lowered("promote " + std::to_string(interval) + " with " + std::to_string(blocks) +
-                " 64-row blocks per consumer warpgroup (they are promoted in waves through one promotion accumulator, "
-                "which holds one k tile)");
+  plan_promotion(s, p);
+  if (!p.promotion.on) return;
   if (def.swapped())
     not_lowered(in + " operands in the swapped orientation (factors are laid out for the straight one; plan FP8 "
                 "straight)");
@@ -168,8 +181,8 @@ void plan_pipeline(KernelPlan& p) {
   // a ping-pong stage has one consumer reading it
   pl.empty_arrivals = warpgroups_per_tile(p) * readers * (pl.release_per_warp ? kWarpgroupThreads / 32 : 1);
   // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
-  pl.mma_in_flight = p.fp8.promote ? 0 : 1;
-  pl.release_in_compute = p.fp8.promote;
+  pl.mma_in_flight = p.promotion.on ? 0 : 1;
+  pl.release_in_compute = p.promotion.on;
   pl.drain_at_exit = readers > 1;
 }
 
@@ -482,6 +495,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (a_tma != b_tma) not_lowered("TMA for one operand and a synchronous copy for the other");
   p.tma_load = a_tma;
   plan_fp8(s, p);
+  if (!dtype_is_fp8(p.in)) plan_promotion(s, p);
   if (p.fp8.stages_scale_a())  // staged beside A: the producer's TMA box per stage, counted in its bytes
     p.operands.push_back({rt::Operand::ScaleA, kir::Buffer::ScaleA, *analysis.scale_a, "m_tile", "args.m", "scale_a",
                           nullptr, "", false});

@@ -147,8 +147,9 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- threads and registers
   r.roles = roles;
   r.promotion_regs = promotion_regs(s);
-  r.promotion_interval = r.promotion_regs > 0 ? s.promotion_interval().value_or(kScaleBlock) : 0;
+  r.promotion_interval = r.promotion_regs > 0 ? promotion_interval_of(s) : 0;
   r.fp8_factors = fp8_factors_text(s.definition());
+  r.fp8_operands = dtype_is_fp8(s.definition().input_dtype());
   r.threads = total_threads(roles);
   for (const auto& role : r.roles) r.total_registers += int64_t(role.threads()) * role.regs;
 
@@ -269,8 +270,10 @@ std::string ResourceSummary::to_string() const {
        << " regs" << (role.declared ? " (setmaxnreg)" : " (per-thread cap)");
     if (role.accumulator_regs > 0) os << ", accumulator " << role.accumulator_regs << " fp32 regs/thread";
     if (role.accumulator_regs > 0 && promotion_regs > 0)
-      os << " (" << promotion_regs << " of them the FP8 promotion's: every " << promotion_interval
-         << " of K accumulate apart, then add in times their scale factors)";
+      os << " (" << promotion_regs << " of them the " << (fp8_operands ? "FP8 " : "") << "promotion's: every "
+         << promotion_interval << " of K accumulate apart, then add in"
+         << (fp8_operands ? " times their scale factors)"
+                          : ", which bounds the error of a long k loop's truncating fp32 accumulation)");
     os << "\n";
   }
   if (!fp8_factors.empty()) os << "  FP8 factors: " << fp8_factors << "\n";

@@ -90,10 +90,11 @@ struct ResourceSummary {
   ClusterD cluster{1, 1, 1};
   int cluster_size = 1;
   GridShape grid;
-  // FP8: the promotion every `promotion_interval` elements of K holds a second accumulator of the
-  // consumers' rows: these registers per thread of the accumulator_regs (0 without FP8 or promotion).
+  // The promotion every `promotion_interval` elements of K holds a second accumulator of the
+  // consumers' rows: these registers per thread of the accumulator_regs (0 without a promotion).
   int promotion_regs = 0;
   int64_t promotion_interval = 0;
+  bool fp8_operands = false;  // the promotion applies scale factors (else it bounds fp32's truncation)
   // FP8: where each operand's scale factors come from and where they are applied ("" without):
   // "A per 1x128 (MN-major): staged by TMA beside A; B per row: read once after the k loop".
   std::string fp8_factors;

@@ -12,7 +12,7 @@ std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits
   if (auto w = s.write_of(def.matmul_node().name)) acc_place = w->place;
   const int consumers = s.consumer_warpgroups();
   // Accumulator registers per thread: the tile's fp32 elements over the threads that share it.
-  // FP8 adds the promotion's accumulator (promotion_regs).
+  // A promotion adds its accumulator (promotion_regs).
   auto accumulator = [&](int sharing_threads) {
     const int64_t elements = dom.tile_extent(Root::M) * dom.tile_extent(Root::N);
     return acc_place == Place::Registers ? static_cast<int>(ceil_div(elements, sharing_threads)) + promotion_regs(s)
@@ -59,12 +59,12 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   return l;
 }
 
-bool promotes_fp8(const Schedule& s) {
-  return dtype_is_fp8(s.definition().input_dtype()) && s.promotion_interval().value_or(kScaleBlock) != 0;
+int64_t promotion_interval_of(const Schedule& s) {
+  return s.promotion_interval().value_or(dtype_is_fp8(s.definition().input_dtype()) ? kScaleBlock : 0);
 }
 
 int promotion_regs(const Schedule& s) {
-  if (!promotes_fp8(s)) return 0;
+  if (promotion_interval_of(s) == 0) return 0;
   const int64_t tile_n = s.domain().tile_extent(Root::N);
   // B's factors per 1x128: each thread holds its tile_n / 4 columns' factors of the k block too.
   const Definition& def = s.definition();

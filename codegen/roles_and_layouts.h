@@ -78,13 +78,15 @@ struct StagingShape {
 };
 StagingShape staging_shape(const Schedule& s);
 
-// FP8 operands (DeepGEMM's promotion): WGMMA's FP8 accumulation keeps fewer bits than fp32, so
-// each k tile's MMAs go to a second accumulator of the tile's size, added into the fp32 one
-// (times the k block's scale factors) after the tile.
-bool promotes_fp8(const Schedule& s);
+// The promotion (DeepGEMM's, for FP8): the MMAs of each interval of K go to a second accumulator,
+// added into the fp32 one (FP8: times the k block's scale factors) after the interval. WGMMA's FP8
+// accumulation keeps fewer bits than fp32, and its fp32 one truncates, so 16-bit operands with a
+// long k loop promote too where the schedule asks. The interval in elements of K, 0 for none
+// (FP8's default 128, 16-bit operands' none).
+int64_t promotion_interval_of(const Schedule& s);
 // The promotion's registers per thread: its accumulator, one 64-row block of the tile's columns over
 // a warpgroup's 128 threads (a warpgroup with several blocks promotes them in waves), and with B's
-// factors per 1x128 each thread's columns' factors of the k block; 0 without FP8.
+// factors per 1x128 each thread's columns' factors of the k block; 0 without a promotion.
 int promotion_regs(const Schedule& s);
 // An FP8 A scaled per row and 128 of K, MN-major (DeepGEMM's layout): a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.

@@ -456,7 +456,9 @@ void check_registers(const Schedule& s, const ResourceSummary& r, const DeviceLi
     throw_user_error("register-file", who + " hold a " + str(r.tile_m) + " x " + str(r.tile_n) +
                      " fp32 accumulator in registers" + (ping_pong ? " (ping-pong: each holds a whole tile)" : "") +
                      ": " + str(role.accumulator_regs) + " per thread" +
-                     (r.promotion_regs > 0 ? " (" + str(r.promotion_regs) + " of them the FP8 promotion's)" : "") +
+                     (r.promotion_regs > 0 ? " (" + str(r.promotion_regs) + " of them the " + (r.fp8_operands ? "FP8 " : "") +
+                                                  "promotion's)"
+                                            : "") +
                      " plus about " + str(registers_needed(role.accumulator_regs, r.promotion_regs) - role.accumulator_regs) +
                      " for addresses and loop state, over " + budget +
                      (ping_pong ? "; use a smaller tile, or split each tile over the consumers instead of ping_pong"

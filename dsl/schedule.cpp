@@ -383,10 +383,11 @@ Schedule& Schedule::store_subtile(int64_t cols, int buffers) {
 
 Schedule& Schedule::promote(int64_t interval) {
   if (last<PromoteD>()) throw_user_error("duplicate-directive", "promote: the promotion interval is already chosen");
-  if (!dtype_is_fp8(def_.input_dtype()))
-    throw_user_error("promote", "promote " + std::to_string(interval) + ": only FP8 operands' MMAs are promoted (the "
-                     "operands are " + std::string(dtype_name(def_.input_dtype())) + ", accumulated in fp32)");
-  if (interval < 0 || interval % kScaleBlock != 0)
+  // 16-bit operands: any whole number of k tiles (checked where the k tile is known).
+  if (!dtype_is_fp8(def_.input_dtype()) && interval < 0)
+    throw_user_error("promote", "promote " + std::to_string(interval) + ": the interval is a number of elements of K, "
+                     "or 0 (never promote)");
+  if (dtype_is_fp8(def_.input_dtype()) && (interval < 0 || interval % kScaleBlock != 0))
     throw_user_error("promote", "promote " + std::to_string(interval) + ": the interval is a multiple of " +
                      std::to_string(kScaleBlock) + " elements of K, or 0 (never promote)");
   record(PromoteD{interval});

@@ -128,10 +128,12 @@ class Schedule {
   // staged, and the staging needs buffers x rows x cols elements instead of the whole tile,
   // which leaves room for pipeline stages. Needs the output written by TMA (cache_write ... tma).
   Schedule& store_subtile(int64_t cols, int buffers = 2);
-  // FP8: how many elements of K the MMAs accumulate (WGMMA's FP8 accumulation keeps about 14
-  // bits) before the sum is promoted into the fp32 accumulator; 0 never promotes (one
-  // accumulator, as cuBLASLt's fast accumulation). Default 128, a k tile; factors per 128 of K
-  // (DeepGEMM's) need exactly that. A multiple of the k tile.
+  // How many elements of K the MMAs accumulate before the sum is promoted into the fp32
+  // accumulator; 0 never promotes (one accumulator, as cuBLASLt's fast accumulation). FP8
+  // (WGMMA's FP8 accumulation keeps about 14 bits): default 128, a k tile; factors per 128 of K
+  // (DeepGEMM's) need exactly that. 16-bit operands: default never; WGMMA's fp32 accumulation
+  // truncates, so an f32 output of a long k loop gains from it (`auto` promotes every 256 there).
+  // A multiple of the k tile.
   Schedule& promote(int64_t interval);
   std::optional<int64_t> promotion_interval() const;  // nullopt: not said (128 for FP8)
   // D = A * A^T computed on the tiles on and above the diagonal, each off-diagonal tile stored

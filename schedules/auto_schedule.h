@@ -74,6 +74,9 @@ struct AutoParams {
   int64_t group = 8;
   int64_t subtile_cols = 64;  // output store subtile (0: the output is stored from registers)
   int store_buffers = 2;      // staging buffers per consumer (1 when the tile is one subtile)
+  // Elements of K between promotions of the accumulator (0: none): follows from the problem and
+  // the tile (auto_promotion); kept here for the description.
+  int64_t promote = 0;
   double predicted_us = 0;    // the model's time, for explain and bench
   double mainloop_us = 0;     // its waves of tiles alone, before the DRAM bound
   int64_t tiles = 0, waves = 0;
@@ -131,6 +134,19 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
 AutoParams choose_auto_params(const Definition& def, const DeviceLimits& limits);
 
 Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target = Target::Sm90a);
+
+// The promotion interval auto_schedule gives a config (0: none). 16-bit operands with an f32
+// output: the tensor cores' fp32 accumulation truncates, so one chain's error grows with K, about
+// 1e-9 K (on an H100, 1024^2 x K: 8.5e-7 at K = 1024, 4.0e-6 at 4096; 4096^2 x 16384 1.8e-5, over
+// the f32 bound of 1e-5, in our kernel and cuBLAS's alike). Promoted every 256 of K (every k tile
+// where a consumer holds several 64-row blocks) it is a 256-long chain's, about 2e-7, at any K.
+// Promoted where K > 4096, or where the output is at most two waves of 128x256 tiles: there cuBLAS
+// splits K (1024^2 x 16384, 64 x 4096 x 8192) or runs split mma.sync kernels (1530 x 1500 x 2040:
+// 5.4e-7 where one chain errs 1.8e-6). Elsewhere it runs one chain, as we do without promoting,
+// and the promotion would cost the 128x256 tiles (no registers for its accumulator) and its
+// waits: 4096^3 ran 625 TFLOP/s promoted against 751 not.
+int64_t auto_promotion(const Definition& def, const AutoParams& p, Target target = Target::Sm90a);
+inline constexpr int64_t kAutoPromotion = 256;
 
 // The ranking explain prints for `--schedule auto`: the best `top` candidates with the model's
 // figures, and which one was chosen (the first that lowers).

@@ -58,7 +58,7 @@ std::optional<GemmPlan> tuned_plan(int64_t m, int64_t n, int64_t k, const GemmOp
   plan.measured_us = tuned->ms * 1e3;
   plan.measured_cublas_us = tuned->cublas_ms * 1e3;
   plan.target = o.target;
-  plan.config = read_as + "tuned: " + (tuned->swapped ? "swap A/B; " : "") + tuned->params.to_string();
+  plan.config = read_as + "tuned: " + (tuned->swapped ? "swap A/B; " : "") + plan.params->to_string();
   return plan;
 }
 

@@ -303,3 +303,33 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
   check_not_lowered(grid(fp8(std::nullopt, ScaleGranularity::Block128x128, 1216), 152, 128), "a tile of 152 columns with B's factors per 128x128 block (a tile meets three blocks of "
                           "factors; the promotion reads two)");
 }
+
+TEST_CASE("promote on 16-bit operands: whole k tiles, sm_90a's warp-specialized TMA kernels, one row block per consumer") {
+  const Definition f32_out = make_definition(1024, 1024, 4096, DType::BF16, DType::F32);
+  Schedule ragged = tutorial_schedule(8, f32_out);
+  ragged.promote(96);
+  check_error([&] { lower(ragged); }, "promote", "promote 96: the interval is a whole number of k tiles (64 elements of K each)");
+  Schedule wide = tutorial_schedule(10, f32_out);  // v10's tile is 128 x 256: no registers for a promotion
+  wide.promote(256);
+  check_error([&] { lower(wide); }, "register-file",
+              "the 2 consumer warpgroup(s) hold a 128 x 256 fp32 accumulator in registers: 256 per thread (128 of "
+              "them the promotion's) plus about 40 for addresses and loop state, over the 232 registers "
+              "warp_specialize gives them");
+  Schedule synchronous = tutorial_schedule(5, f32_out);
+  synchronous.promote(256);
+  check_not_lowered(synchronous, "promote 256 without warp-specialized TMA loads (the promoted k loop releases its "
+                                 "stages from the consumers)");
+  Schedule blackwell_v8 = tutorial_schedule(8, f32_out, Target::Sm100a);
+  blackwell_v8.promote(256);
+  check_not_lowered(blackwell_v8, "promote 256 on sm_100a (tcgen05.mma accumulates in TMEM; a second accumulator "
+                                  "there and its adds are not built)", on(blackwell()));
+  Schedule waves = tutorial_schedule(8, f32_out);  // one consumer of 128 rows: two 64-row blocks
+  waves.promote(256);
+  check_not_lowered(waves, "promote 256 with 2 64-row blocks per consumer warpgroup (they are promoted in waves "
+                           "through one promotion accumulator, which holds one k tile)");
+  Schedule every_tile = tutorial_schedule(8, f32_out);
+  every_tile.promote(64);
+  const Kernel k = lower(every_tile);
+  CHECK(k.plan.promotion.on);
+  CHECK(k.plan.promotion.every == 1);
+}

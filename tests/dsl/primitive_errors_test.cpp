@@ -770,8 +770,12 @@ TEST_CASE("symmetric") {
 
 TEST_CASE("promote") {
   Definition fp8 = make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16);
-  check_error([] { Schedule(make_definition(1024, 1024, 1024, DType::BF16, DType::BF16)).promote(256); }, "promote",
-              "promote 256: only FP8 operands' MMAs are promoted (the operands are bf16, accumulated in fp32)");
+  // 16-bit operands promote any whole number of k tiles (lowering checks that against the tile).
+  const Definition bf16 = make_definition(1024, 1024, 4096, DType::BF16, DType::F32);
+  check_error([&] { Schedule(bf16).promote(-64); }, "promote",
+              "promote -64: the interval is a number of elements of K, or 0 (never promote)");
+  CHECK(Schedule(bf16).promote(192).promotion_interval() == std::optional<int64_t>(192));
+  CHECK_FALSE(Schedule(bf16).promotion_interval().has_value());
   check_error([&] { Schedule(fp8).promote(192); }, "promote",
               "promote 192: the interval is a multiple of 128 elements of K, or 0 (never promote)");
   check_error([&] { Schedule(fp8).promote(-128); }, "promote",

@@ -237,6 +237,7 @@ TEST_CASE("auto: D = A * A^T takes no multicast cluster (A is both operands), an
   }
   AutoParams clustered = choose(4096, 4096, 4096);
   REQUIRE(clustered.cluster == 2);
+  clustered.tile_n = 128;  // the f32 output promotes: a 128x256 tile has no registers for that
   testing::check_error([&] { lower(auto_schedule(gemm_definition(4096, 4096, 4096, o), clustered)); }, "not-lowered",
               "multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
 }

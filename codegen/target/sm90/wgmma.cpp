@@ -40,16 +40,16 @@ class SelectWgmma : public Mutator {
     issue->b = {Buffer::B, c->stage * imm(b.bytes()) + slice_offset(b, imm(0))};
     issue->a_layout = mma_operand_layout(a);
     issue->b_layout = mma_operand_layout(b);
-    if (p_.fp8.promote) {
+    if (p_.promotion.on) {
       issue->accumulator = kPromotedAccumulator;
       // The first step of a promotion interval's first k tile overwrites.
-      const int64_t every = p_.fp8.promote_every;
+      const int64_t every = p_.promotion.every;
       issue->accumulate = every > 1 ? var("kk") + var("k_tile") % imm(every) >= imm(1) : var("kk") >= imm(1);
       if (shape.blocks > 1) issue->block = imm(0);  // waves: each row block in the one promotion block
     }
     StmtPtr k_steps = for_loop("kk", imm(0), imm(p_.tile_k / mma_k()), issue, "k steps of the MMA shape", true);
     StmtPtr blocks = for_loop("mb", imm(0), imm(shape.blocks), k_steps, "64-row blocks of this warpgroup", true);
-    if (p_.fp8.promote) return promoted(*c, blocks);
+    if (p_.promotion.on) return promoted(*c, blocks);
     // The k step's MMAs are one group; waiting until at most `in_flight` groups run lets
     // this one overlap the next k step's wait for its stage.
     auto wait = std::make_shared<WgmmaWait>();
@@ -100,7 +100,7 @@ class SelectWgmma : public Mutator {
     // block's MMAs into the one promotion accumulator (their issues say block 0), waited for and
     // promoted before the next's.
     const bool waves = shape.blocks > 1;
-    const int64_t every = p_.fp8.promote_every;
+    const int64_t every = p_.promotion.every;
     GG_INTERNAL_CHECK(every == 1 || !waves, "plan_fp8 refuses a promotion interval past a k tile with waves");
     auto decl = std::make_shared<AccumulatorDecl>();
     decl->name = kPromotedAccumulator;
