@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <ctime>
 #include <span>
 #include <tuple>
@@ -261,6 +262,14 @@ std::string judge_errors(CheckReport& r, const std::vector<double>& mine, const 
   return why.str();
 }
 
+std::string unpromoted_f32_hint(const KernelPlan& plan, const Definition& def) {
+  if (def.output_dtype() != DType::F32 || dtype_is_fp8(def.input_dtype()) || plan.promotion.on) return "";
+  std::ostringstream os;
+  os << "(an f32 output of one fp32 chain errs about 1e-9 K, here about " << std::setprecision(2) << 1e-9 * double(def.k())
+     << ", since the tensor cores' accumulation truncates; `promote 256` bounds it, as `auto` does); ";
+  return os.str();
+}
+
 bool equals_rounded(const std::vector<double>& mine, const std::vector<double>& ref, DType out) {
   if (mine.size() != ref.size()) return false;
   const rt::ElemType type = runtime_elem(out);
@@ -496,7 +505,8 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     why << padding_written << (masked       ? " elements between D's rows or past a masked group's tiles overwritten; "
                                : contiguous ? " elements of D's rows in no group or between its rows overwritten; "
                                             : " elements between D's rows (leading dimension) overwritten; ");
-  why << judge_errors(r, mine, ref, theirs, def.output_dtype(), o.exact);
+  const std::string error_why = judge_errors(r, mine, ref, theirs, def.output_dtype(), o.exact);
+  why << error_why << (error_why.empty() ? "" : unpromoted_f32_hint(e.plan, def));
   if (saves) {  // the saved output: every element D has, within the same bounds
     size_t unwritten_aux = 0;
     for (size_t i = 0; i < d_count; ++i) unwritten_aux += is_element[i] == 1 && std::isnan(ours_aux[i]);

@@ -88,6 +88,9 @@ double apply_epilogue(const Definition& def, double acc, int64_t row, int64_t co
 std::string judge_errors(CheckReport& r, const std::vector<double>& mine, const std::vector<double>& ref,
                          const std::vector<double>& theirs, DType out, bool exact, DType in = DType::BF16);
 
+// Where an unpromoted 16-bit kernel's f32 output failed its error check: why, and the fix ("" else).
+std::string unpromoted_f32_hint(const KernelPlan& plan, const Definition& def);
+
 // Whether every value equals its reference rounded to `out` (ties to even), as a kernel that sums
 // exactly and rounds once writes it.
 bool equals_rounded(const std::vector<double>& mine, const std::vector<double>& ref, DType out);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/gemm_check.h"
+#include "dsl/schedule_text.h"
 
 using namespace gg;
 
@@ -41,4 +42,15 @@ TEST_CASE("a result more than twice cuBLAS's own error from fp64 fails, within t
   CHECK(r.bound == doctest::Approx(1e-5));
   CHECK(why.find("> 2x cuBLAS's own") != std::string::npos);
   CHECK(judge_errors(r, theirs, ref, theirs, DType::F32, false).empty());
+}
+
+TEST_CASE("a failed f32 check of an unpromoted 16-bit kernel says why and names promote") {
+  const Definition long_k = make_definition(4096, 4096, 16384, DType::BF16, DType::F32);
+  KernelPlan plan;
+  CHECK(unpromoted_f32_hint(plan, long_k) ==
+        "(an f32 output of one fp32 chain errs about 1e-9 K, here about 1.6e-05, since the tensor cores' "
+        "accumulation truncates; `promote 256` bounds it, as `auto` does); ");
+  plan.promotion.on = true;
+  CHECK(unpromoted_f32_hint(plan, long_k).empty());
+  CHECK(unpromoted_f32_hint(KernelPlan{}, make_definition(4096, 4096, 16384, DType::BF16, DType::BF16)).empty());
 }
