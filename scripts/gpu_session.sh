@@ -3,7 +3,7 @@
 # shapes (each run its own process under a timeout), compute-sanitizer on the warp-specialized
 # steps, then the tutorial benchmark against cuBLAS. Binaries come prebuilt (scripts/pack_devbin.sh);
 # logs go to $OUT (or ./devout).
-#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk,splitk,mid,cublas_kernels]
+#   scripts/gpu_session.sh [BIN_DIR] [PARTS: check,sanitize,bench,tests,shapes,variants,profile,plan,sizes,masked,contiguous,varlen,pointer,race,fp8,fp8grouped,streamk,splitk,mid,cublas_kernels,f32]
 # Environment: CHECK_SCHEDULES, SANITIZE_SCHEDULES (space-separated names), BENCH_SCHEDULES
 # (comma-separated), TESTS_FILTER (a doctest -tc filter), TESTS_TIMEOUT, PROFILE, SHAPES_DTYPES
 # (space-separated; shapes: `gemmgen bench --schedule auto` over benchmarks/shapes.txt).
@@ -15,6 +15,8 @@
 # against cuBLAS, under compute-sanitizer. masked: masked grouped GEMM checked (GPU tests) and
 # timed against cuBLAS's strided batch over M_max, half full and full, under compute-sanitizer.
 # contiguous, varlen, pointer: those grouped sources' GPU tests, sanitizers and speed.
+# f32: auto's f32 outputs checked against fp64 and cuBLAS's own error where K grows, cuBLAS splits
+# or runs other kernels (the promotion's shapes), each run's error both ways.
 # race: racecheck on our kernels alone (the emitted .cu programs of pack_devbin.sh, which run no
 # cuBLAS: CUDA 13's racecheck fails with a kernel filter when cuBLAS runs beside), and `run
 # --repeat 20` / `--bench` with a padded D (--ldd) on v8, v10 and auto.
@@ -381,4 +383,17 @@ if has cublas_kernels; then
       "$BIN/gemmgen" run --schedule auto --m $m --n $n --k $k --bench --reps 3 2>&1 |
       grep -E '^\s+[a-zA-Z_].*\(|gpu__time|launch__'
   done 2>&1 | tee "$OUT/cublas_kernels.log"
+fi
+
+if has f32; then
+  # An f32 output's error grows with K in one fp32 chain (the tensor cores truncate); auto promotes
+  # where K > 4096 or the output is small, and keeps one chain (as cuBLAS does) elsewhere.
+  for shape in "1024 1024 1024" "1024 1024 16384" "4096 4096 16384" "1530 1500 2040" "64 4096 8192" "1 4096 4096" \
+               "2048 2048 2048" "3001 5003 2040" "4097 4095 4096" "8191 8191 4096" "2816 2816 3000"; do
+    set -- $shape
+    for dtype in bf16 f16; do
+      echo "f32 $dtype $1x$2x$3 $(timeout 120 "$BIN/gemmgen" run --schedule auto --m $1 --n $2 --k $3 --dtype $dtype \
+        --out-dtype f32 --json 2>&1 | tail -1)"
+    done
+  done 2>&1 | tee "$OUT/f32.log"
 fi
