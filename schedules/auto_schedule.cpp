@@ -112,16 +112,16 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
   const double row_bytes = double(std::min(p.tile_m, m) + std::min(p.tile_n, n)) * in_b;  // per k element
   const double in_flight = row_bytes * double(p.tile_k * p.stages);
   const double load_rate = std::min(in_flight / r.load_latency_s, r.l2_bytes_per_s / double(ctas));
-  // A promotion waits for each k tile's MMAs before its loads are released: on an H100 (2026-11-27, 8192^3 to
-  // f32) 128x192 tiles promoted every 256 of K ran 712 TFLOP/s against 719 unpromoted, and 256x128
-  // tiles, whose consumers promote two 64-row blocks in waves every k tile, 598 against 651 (and
-  // 0.84x the promoted 128x192; at 2048^3 503 against the promoted 128x128's 546, where the model
-  // without this had them 9% faster).
+  // A promotion waits for each k tile's MMAs before its stage is released: on an H100
+  // (2026-11-27, 8192^3 to f32) 128x192 tiles promoted every 256 of K ran 712 TFLOP/s against 719
+  // unpromoted, and 256x128 tiles, whose consumers promote two 64-row blocks in waves every k
+  // tile, 598 against 651 (0.84x the promoted 128x192; at 2048^3 503 against the promoted
+  // 128x128's 546, where the model without this had them 9% faster).
   const double promotion = p.promote == 0 ? 1.0 : consumer_rows(p) > 64 ? 1.2 : 1.01;
   const double per_k = promotion * std::max({2.0 * double(p.tile_m * p.tile_n) /
                                                  (mma_flops_per_sm(def, r) * mma_efficiency(p.tile_n)),
-                                 row_bytes / load_rate,
-                                 unaligned_row_bytes(def, p) / r.unaligned_row_bytes_per_sm_s});
+                                             row_bytes / load_rate,
+                                             unaligned_row_bytes(def, p) / r.unaligned_row_bytes_per_sm_s});
   // Each k tile also costs its barrier round trips, about 50 ns (fit to the H100 sweep of k
   // tiles noted in rank_auto_params).
   const auto k_loop_seconds = [&](int64_t k_per_cta) {
