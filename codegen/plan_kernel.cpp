@@ -608,6 +608,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
   p.tmem_accumulators = resources.tmem_accumulators;
+  if (resources.tmem_double_buffered)
+    not_lowered("accumulator_buffers " + std::to_string(resources.tmem_accumulators) +
+                " (an MMA warp filling one TMEM accumulator while the writeback warpgroups read the other, through "
+                "mma2ld and ld2mma barriers: the next sm_100a step)");
   plan_cluster(s, p);
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "

@@ -126,11 +126,18 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.mbarriers.push_back({"c", staging.count(),
                            "the TMA load of C into a staging buffer landed (one per consumer warpgroup and buffer)"});
   // Ping-pong consumers each own an accumulator in TMEM: its columns, its completion barrier.
-  const int accumulators = ping_pong ? s.consumer_warpgroups() : 1;
+  // Double-buffered (accumulator_buffers 2), the tiles take the buffers in turn: the MMAs' commit
+  // says a buffer is complete (mma2ld), the writeback's arrivals that it is read (ld2mma).
+  const bool double_buffered = tmem && !ping_pong && s.accumulator_buffers_of() > 1;
+  const int accumulators = ping_pong ? s.consumer_warpgroups() : double_buffered ? s.accumulator_buffers_of() : 1;
   if (tmem)
     r.mbarriers.push_back({"mma_done", accumulators,
-                           accumulators > 1 ? "tcgen05.commit: a consumer's accumulator in TMEM is complete"
-                                            : "tcgen05.commit: the accumulator in TMEM is complete"});
+                           double_buffered ? "tcgen05.commit: an accumulator buffer in TMEM is complete (mma2ld)"
+                           : accumulators > 1 ? "tcgen05.commit: a consumer's accumulator in TMEM is complete"
+                                              : "tcgen05.commit: the accumulator in TMEM is complete"});
+  if (double_buffered)
+    r.mbarriers.push_back({"acc_empty", accumulators,
+                           "the writeback warpgroups read an accumulator buffer; the next MMAs may refill it (ld2mma)"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
   if (r.mbarrier_count > 0) {
     std::string names;
@@ -170,12 +177,14 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   else if (!s.definition().reductions().empty())
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "reductions: the threads holding a tile stored its partial sums and take a band's ticket"});
-  if (tmem && ws && dom.bound_to(Binding::Persistent) && accumulators > 1)
+  // (Double-buffered, the acc_empty mbarriers order the writeback's reads before a buffer's next MMAs.)
+  const bool tmem_barrier = tmem && ws && dom.bound_to(Binding::Persistent) && !double_buffered;
+  if (tmem_barrier && accumulators > 1)
     for (int c = 0; c < accumulators; ++c)
       r.named_barriers.push_back({kTmemBarrier + c, kWarpgroupThreads,
                                   "consumer " + std::to_string(c) + " read its tile's TMEM accumulator; its next "
                                   "tile's MMAs may overwrite it"});
-  else if (tmem && ws && dom.bound_to(Binding::Persistent))
+  else if (tmem_barrier)
     r.named_barriers.push_back({kTmemBarrier, consumers * kWarpgroupThreads,
                                 "the consumer read a tile's TMEM accumulator; the next tile's MMAs may overwrite it"});
 
@@ -190,6 +199,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   if (acc_place == Place::Tmem) {
     r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128))) * accumulators;
     r.tmem_accumulators = accumulators;
+    r.tmem_double_buffered = double_buffered;
     int alloc = 32;
     while (alloc < r.tmem_columns) alloc *= 2;
     r.tmem_alloc_columns = alloc;
@@ -320,7 +330,11 @@ std::string ResourceSummary::to_string() const {
     os << "  tmem: " << tmem_columns << " fp32 columns (allocating " << tmem_alloc_columns << ") of "
        << limits.tmem_columns
        << (tmem_accumulators > 1 ? ": " + std::to_string(tmem_accumulators) + " accumulators of " +
-                                       std::to_string(tmem_columns / tmem_accumulators) + ", one per ping-pong consumer"
+                                       std::to_string(tmem_columns / tmem_accumulators) +
+                                       (tmem_double_buffered
+                                            ? ", double-buffered: a tile's writeback reads one while the next tile's "
+                                              "MMAs fill the other"
+                                            : ", one per ping-pong consumer")
                                  : std::string())
        << "\n";
   return os.str();

@@ -100,7 +100,8 @@ struct ResourceSummary {
   std::string fp8_factors;
   int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
-  int tmem_accumulators = 0;     // sm_100a: accumulators among them (one per ping-pong consumer)
+  int tmem_accumulators = 0;     // sm_100a: accumulators among them (one per ping-pong consumer, or buffer)
+  bool tmem_double_buffered = false;  // accumulator_buffers 2: the tiles take the accumulators in turn
 
   std::string smem_breakdown() const;  // "A stages 4 x 128 x 64 x 2 B = 65536, ..."
   std::string to_string() const;       // the multi-line summary explain prints

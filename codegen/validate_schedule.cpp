@@ -392,6 +392,27 @@ void check_consumer_mode(const Schedule& s) {
                      "turn, but each CTA computes one tile; add persist (e.g. persist m_o n_o)");
 }
 
+// TMEM double buffering: a TMEM accumulator (sm_100a), a writeback that runs beside the MMAs (warp
+// roles) over tiles that follow one another on a CTA (persist), and not ping-pong, whose consumers
+// already own an accumulator each.
+void check_accumulator_buffers(const Schedule& s, const ResourceSummary& r) {
+  const int buffers = s.accumulator_buffers_of();
+  if (buffers == 1) return;
+  const std::string head = "accumulator_buffers " + str(buffers) + ": ";
+  if (r.tmem_columns == 0)
+    throw_user_error("accumulator-buffers", head + "the accumulator lives in registers (wgmma on sm_90a); a second "
+                     "buffer is a TMEM accumulator's, on sm_100a (mma ... sm_100a)");
+  if (!s.warp_roles())
+    throw_user_error("accumulator-buffers", head + "a tile's writeback overlaps the next tile's MMAs only beside "
+                     "them, in warp roles; add warp_specialize (e.g. warp_specialize 40 232)");
+  if (!s.persistence())
+    throw_user_error("accumulator-buffers", head + "each CTA computes one tile, so no next tile's MMAs overlap its "
+                     "writeback; add persist (e.g. persist m_o n_o)");
+  if (s.consumer_mode() == ConsumerMode::PingPong)
+    throw_user_error("accumulator-buffers", head + "each ping-pong consumer already owns an accumulator, and one's "
+                     "writeback overlaps the other's MMAs; drop one of the two");
+}
+
 // A subtile is whole swizzle atoms of the output tile's rows, and every tile's subtiles go to
 // the same buffers in turn.
 void check_store_subtile(const Schedule& s, const StagingShape& st) {
@@ -482,10 +503,17 @@ void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimit
                      r.smem_breakdown() + "), over the " + str(limits.smem_bytes) + " bytes a CTA may use on " +
                      limits.name + "; " + legal);
   }
-  if (r.tmem_columns > limits.tmem_columns)
-    throw_user_error("tmem-columns", "the " + str(r.tile_m) + " x " + str(r.tile_n) + " fp32 accumulator needs " +
-                     str(r.tmem_columns) + " TMEM columns, over the " + str(limits.tmem_columns) +
-                     " an SM has; use a tile n of at most " + str(limits.tmem_columns / std::max<int64_t>(1, (r.tile_m + 127) / 128)));
+  if (r.tmem_columns > limits.tmem_columns) {
+    const int accumulators = std::max(1, r.tmem_accumulators);
+    const std::string what = accumulators > 1 ? str(accumulators) + " " + str(r.tile_m) + " x " + str(r.tile_n) +
+                                                    " fp32 accumulators (" +
+                                                    (r.tmem_double_buffered ? "accumulator_buffers" : "ping-pong") +
+                                                    ") need "
+                                              : "the " + str(r.tile_m) + " x " + str(r.tile_n) + " fp32 accumulator needs ";
+    throw_user_error("tmem-columns", what + str(r.tmem_columns) + " TMEM columns, over the " +
+                     str(limits.tmem_columns) + " an SM has; use a tile n of at most " +
+                     str(limits.tmem_columns / accumulators / std::max<int64_t>(1, (r.tile_m + 127) / 128)));
+  }
 }
 
 // Each split reduces at least one k tile: a split past the last k tile would only add zeros.
@@ -570,6 +598,7 @@ ScheduleAnalysis validate_schedule(const Schedule& s, const DeviceLimits& limits
   check_tma_boxes(s, r, limits);
   check_pipeline(s);
   check_consumer_mode(s);
+  check_accumulator_buffers(s, r);
   check_store_subtile(s, analysis.staging);
   check_split_k(s);
   check_symmetric(s, analysis.staging);

@@ -43,6 +43,7 @@ bool operator==(const Directive& a, const Directive& b) {
         if constexpr (std::is_same_v<D, SplitKD>) return x.splits == y.splits && x.tail == y.tail && x.stream == y.stream;
         if constexpr (std::is_same_v<D, PromoteD>) return x.interval == y.interval;
         if constexpr (std::is_same_v<D, SymmetricD>) return true;
+        if constexpr (std::is_same_v<D, AccumulatorBuffersD>) return x.buffers == y.buffers;
       },
       a);
 }
@@ -51,7 +52,7 @@ std::string directive_name(const Directive& d) {
   static const char* names[] = {"split", "merge", "reorder", "bind", "tile", "cache_read", "cache_write", "inline",
                                 "compute_at", "circular_buffer", "warp_specialize", "persist", "cluster",
                                 "multicast", "mma", "ping_pong", "store_subtile", "split_k", "promote",
-                                "symmetric"};
+                                "symmetric", "accumulator_buffers"};
   static_assert(std::size(names) == std::variant_size_v<Directive>);
   return names[d.index()];
 }
@@ -407,6 +408,22 @@ Schedule& Schedule::symmetric() {
 
 bool Schedule::is_symmetric() const { return last<SymmetricD>() != nullptr; }
 
+Schedule& Schedule::accumulator_buffers(int buffers) {
+  if (last<AccumulatorBuffersD>())
+    throw_user_error("duplicate-directive", "accumulator_buffers: the accumulator buffers are already chosen");
+  if (buffers < 1 || buffers > 2)
+    throw_user_error("accumulator-buffers", "accumulator_buffers " + std::to_string(buffers) +
+                     ": one TMEM accumulator or two (a tile's writeback reading one while the next tile's MMAs fill "
+                     "the other)");
+  record(AccumulatorBuffersD{buffers});
+  return *this;
+}
+
+int Schedule::accumulator_buffers_of() const {
+  auto* d = last<AccumulatorBuffersD>();
+  return d ? d->buffers : 1;
+}
+
 std::optional<int64_t> Schedule::promotion_interval() const {
   auto* d = last<PromoteD>();
   return d ? std::optional<int64_t>(d->interval) : std::nullopt;
@@ -436,6 +453,7 @@ Schedule& Schedule::apply(const Directive& d) {
         if constexpr (std::is_same_v<D, SplitKD>) split_k(x.splits, x.tail, x.stream);
         if constexpr (std::is_same_v<D, PromoteD>) promote(x.interval);
         if constexpr (std::is_same_v<D, SymmetricD>) symmetric();
+        if constexpr (std::is_same_v<D, AccumulatorBuffersD>) accumulator_buffers(x.buffers);
       },
       d);
   return *this;

@@ -59,10 +59,15 @@ struct PromoteD { int64_t interval; };
 // D = A * A^T (matmul(A, A)): only the tiles on and above the diagonal are computed; each one off
 // it is stored twice, itself and transposed at its mirror (QuACK's gemm_symmetric).
 struct SymmetricD {};
+// sm_100a: the TMEM accumulators a CTA cycles through (CUTLASS's AccumulatorPipelineStageCount):
+// with two, a tile's writeback reads one while the next tile's MMAs fill the other (TIRx step 10's
+// mma2ld / ld2mma double buffering).
+struct AccumulatorBuffersD { int buffers; };
 
 using Directive = std::variant<SplitD, MergeD, ReorderD, BindD, TileD, CacheReadD, CacheWriteD, InlineD, ComputeAtD,
                                CircularBufferD, WarpSpecializeD, PersistD, ClusterD, MulticastD, MmaD, PingPongD,
-                               StoreSubtileD, SplitKD, PromoteD, SymmetricD>;
+                               StoreSubtileD, SplitKD, PromoteD, SymmetricD,
+                               AccumulatorBuffersD>;
 
 // How several consumer warpgroups share the work: they split each tile's rows (an intra-tile
 // axis bound to warpgroup), or each computes whole tiles, taking the tiles in turn.
@@ -141,6 +146,11 @@ class Schedule {
   // as both operands (rule `symmetric`); the tile must be square (validation).
   Schedule& symmetric();
   bool is_symmetric() const;
+  // sm_100a: the TMEM accumulators the tiles cycle through, 1 or 2 (TMEM double buffering: a
+  // tile's writeback overlaps the next tile's MMAs). Validation: a TMEM accumulator, warp roles,
+  // not ping-pong, and every buffer within the SM's 512 TMEM columns.
+  Schedule& accumulator_buffers(int buffers);
+  int accumulator_buffers_of() const;  // 1 unless said
 
   // Records any directive (the text parser and explain's replay use this).
   Schedule& apply(const Directive& d);

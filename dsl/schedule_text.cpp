@@ -80,6 +80,7 @@ constexpr Usage kUsages[] = {
     {"split_k", "SPLITS [tail|stream]"},
     {"promote", "K_ELEMENTS (0: never)"},
     {"symmetric", ""},
+    {"accumulator_buffers", "BUFFERS (1 or 2: TMEM double buffering, sm_100a)"},
 };
 
 std::string directive_names() {
@@ -259,6 +260,10 @@ Directive parse_words(std::string_view text, const std::vector<std::string_view>
   if (name == "symmetric") {
     l.arity(0, 0);
     return SymmetricD{};
+  }
+  if (name == "accumulator_buffers") {
+    l.arity(1, 1);
+    return AccumulatorBuffersD{static_cast<int>(l.integer(1, "accumulator buffers"))};
   }
   if (name == "promote") {
     l.arity(1, 1);
@@ -453,6 +458,7 @@ std::string print_directive(const Directive& d) {
         if constexpr (std::is_same_v<D, StoreSubtileD>) os << " " << x.cols << " " << x.buffers;
         if constexpr (std::is_same_v<D, SplitKD>) os << " " << x.splits << (x.stream ? " stream" : x.tail ? " tail" : "");
         if constexpr (std::is_same_v<D, PromoteD>) os << " " << x.interval;
+        if constexpr (std::is_same_v<D, AccumulatorBuffersD>) os << " " << x.buffers;
       },
       d);
   return os.str();

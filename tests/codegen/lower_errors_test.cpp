@@ -333,3 +333,17 @@ TEST_CASE("promote on 16-bit operands: whole k tiles, sm_90a's warp-specialized 
   CHECK(k.plan.promotion.on);
   CHECK(k.plan.promotion.every == 1);
 }
+
+TEST_CASE("accumulator_buffers 2 on sm_100a: explained and checked, not lowered yet") {
+  Schedule v10 = tutorial_schedule(10, gemm(), Target::Sm100a);
+  v10.accumulator_buffers(2);
+  check_not_lowered(v10, "accumulator_buffers 2 (an MMA warp filling one TMEM accumulator while the writeback "
+                         "warpgroups read the other, through mma2ld and ld2mma barriers: the next sm_100a step)",
+                    on(blackwell()));
+  ExplainOptions options;
+  options.limits = blackwell();
+  const std::string text = explain(v10, options);
+  CHECK(text.find("tmem: 512 fp32 columns (allocating 512) of 512: 2 accumulators of 256, double-buffered: a tile's "
+                  "writeback reads one while the next tile's MMAs fill the other") != std::string::npos);
+  CHECK(text.find("mma_done 2, acc_empty 2") != std::string::npos);
+}

@@ -364,3 +364,42 @@ TEST_CASE("store-subtile") {
              "store_subtile 32 3: 4 subtile(s) per tile do not cycle evenly through 3 buffers (each subtile uses the "
              "same buffer in every tile); use a buffer count dividing 4");
 }
+
+TEST_CASE("accumulator-buffers: a TMEM accumulator, warp roles, a persistent loop, not ping-pong; TMEM's 512 columns") {
+  const Definition def = gemm(1024, 1024, 1024);
+  Schedule hopper_v10 = tutorial_schedule(10, def);
+  hopper_v10.accumulator_buffers(2);
+  check_rule(hopper_v10, "accumulator-buffers",
+             "accumulator_buffers 2: the accumulator lives in registers (wgmma on sm_90a); a second buffer is a TMEM "
+             "accumulator's, on sm_100a (mma ... sm_100a)");
+  Schedule one_role = tutorial_schedule(6, def, Target::Sm100a);
+  one_role.accumulator_buffers(2);
+  check_rule(one_role, "accumulator-buffers",
+             "accumulator_buffers 2: a tile's writeback overlaps the next tile's MMAs only beside them, in warp roles; "
+             "add warp_specialize (e.g. warp_specialize 40 232)",
+             blackwell());
+  Schedule pp = ping_pong_schedule(def, Target::Sm100a);
+  pp.accumulator_buffers(2);
+  check_rule(pp, "accumulator-buffers",
+             "accumulator_buffers 2: each ping-pong consumer already owns an accumulator, and one's writeback overlaps "
+             "the other's MMAs; drop one of the two",
+             blackwell());
+  check_rule(sched(def, "tile 128 256 64\ninline cast\nmma 128 256 16 sm_100a\nbind k_o serial\nbind m_o block.y\n"
+                        "bind n_o block.x\ncache_read A tma\ncache_read B tma\nwarp_specialize 40 232\n"
+                        "circular_buffer k_o 2\naccumulator_buffers 2\n"),
+             "accumulator-buffers",
+             "accumulator_buffers 2: each CTA computes one tile, so no next tile's MMAs overlap its writeback; add "
+             "persist (e.g. persist m_o n_o)",
+             blackwell());
+  // Two 128 x 256 accumulators fill the 512 columns; two of a 256-row tile's (two column sets) do not.
+  Schedule v10 = tutorial_schedule(10, def, Target::Sm100a);
+  v10.accumulator_buffers(2);
+  CHECK_NOTHROW(validate_schedule(v10, blackwell()));
+  check_rule(sched(def, "tile 256 256 64\ninline cast\nmma 128 256 16 sm_100a\nbind k_o serial\nbind m_o block.y\n"
+                        "bind n_o block.x\ncache_read A tma\ncache_read B tma\npersist m_o n_o\nwarp_specialize 40 232\n"
+                        "circular_buffer k_o 2\naccumulator_buffers 2\n"),
+             "tmem-columns",
+             "2 256 x 256 fp32 accumulators (accumulator_buffers) need 1024 TMEM columns, over the 512 an SM has; use a "
+             "tile n of at most 128",
+             blackwell());
+}

@@ -706,7 +706,7 @@ TEST_CASE("parse-error") {
   check_error([] { parse_directive("   "); }, "parse-error",
               "empty line: expected a directive (split, merge, reorder, bind, tile, cache_read, cache_write, inline, "
               "compute_at, circular_buffer, warp_specialize, persist, cluster, multicast, mma, ping_pong, store_subtile, split_k, promote, "
-              "symmetric)");
+              "symmetric, accumulator_buffers)");
   check_error([] { parse_directive("split m 99999999999999999999 m_o m_i"); }, "parse-error",
               "'split m 99999999999999999999 m_o m_i': expected an integer split factor, got '99999999999999999999' "
               "(usage: split AXIS FACTOR OUTER INNER)");
@@ -784,4 +784,16 @@ TEST_CASE("promote") {
               "promote: the promotion interval is already chosen");
   CHECK(Schedule(fp8).promote(0).promotion_interval() == std::optional<int64_t>(0));
   CHECK_FALSE(Schedule(fp8).promotion_interval().has_value());
+}
+
+TEST_CASE("accumulator-buffers") {
+  const Definition def = make_definition(1024, 1024, 1024, DType::BF16, DType::BF16);
+  check_error([&] { Schedule(def).accumulator_buffers(3); }, "accumulator-buffers",
+              "accumulator_buffers 3: one TMEM accumulator or two (a tile's writeback reading one while the next "
+              "tile's MMAs fill the other)");
+  check_error([&] { Schedule(def).accumulator_buffers(0); }, "accumulator-buffers", "accumulator_buffers 0: one TMEM");
+  check_error([&] { Schedule(def).accumulator_buffers(2).accumulator_buffers(2); }, "duplicate-directive",
+              "accumulator_buffers: the accumulator buffers are already chosen");
+  CHECK(Schedule(def).accumulator_buffers_of() == 1);
+  CHECK(Schedule(def).accumulator_buffers(2).accumulator_buffers_of() == 2);
 }

@@ -352,3 +352,13 @@ TEST_CASE("promote: the FP8 promotion interval prints and parses back") {
   check_error([] { parse_schedule_file("problem m=64\ntile 64 64 128\npromote"); }, "parse-error",
               "line 3: 'promote': expected 1 argument(s), got 0 (usage: promote K_ELEMENTS (0: never))");
 }
+
+TEST_CASE("accumulator_buffers prints and parses back") {
+  Schedule s = tutorial_schedule(10, make_definition(256, 256, 1024, DType::BF16, DType::BF16), Target::Sm100a);
+  s.accumulator_buffers(2);
+  const std::string text = print_schedule(s);
+  CHECK(text.find("\naccumulator_buffers 2\n") != std::string::npos);
+  const ScheduleFile file = parse_schedule_file(text);
+  REQUIRE_FALSE(file.directives.empty());
+  CHECK(std::get<AccumulatorBuffersD>(file.directives.back()).buffers == 2);
+}
