@@ -81,7 +81,7 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
 // operands' only where the schedule asks (an f32 output's long k loop: `auto` does).
 void plan_promotion(const Schedule& s, KernelPlan& p) {
   const bool fp8 = dtype_is_fp8(p.in);
-  const int64_t interval = s.promotion_interval().value_or(fp8 ? kScaleBlock : 0);
+  const int64_t interval = promotion_interval_of(s);
   if (interval == 0) return;
   const std::string head = "promote " + std::to_string(interval);
   if (!fp8 && p.target != Target::Sm90a)
@@ -126,7 +126,7 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
   }
   // Factors per 128 of K apply one k block at a time; factors constant along K (per tensor, per
   // row) or none leave the interval free.
-  const int64_t interval = s.promotion_interval().value_or(kScaleBlock);
+  const int64_t interval = promotion_interval_of(s);
   const auto along_k = [](const Node* f) { return f && f->shape.size() == 2; };  // per 1x128 or 128x128
   if ((along_k(sa) || along_k(sb)) && interval != kScaleBlock)
     throw_user_error("promote", "promote " + std::to_string(interval) + ": the scale factors change every " +

@@ -421,10 +421,11 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     p.stages = 2;
     p.promote = auto_promotion(def, p);
     try {
-      p.stages = std::min(kMaxAutoStages, deepest_pipeline(auto_schedule(def, p), "k_o", kMaxAutoStages));
+      const Schedule two_stages = auto_schedule(def, p);
+      p.stages = std::min(kMaxAutoStages, deepest_pipeline(two_stages, "k_o", kMaxAutoStages));
       // The promotion's second accumulator leaves the widest tiles without registers (128x256 needs
-      // 256 a thread): those are not candidates.
-      if (p.promote > 0) validate_schedule(auto_schedule(def, p), limits);
+      // 256 a thread): those are not candidates (the stage count does not change the registers).
+      if (p.promote > 0) validate_schedule(two_stages, limits);
     } catch (const CompileError&) {
       return;  // not even a schedule (a primitive refused it)
     }
