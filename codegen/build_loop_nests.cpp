@@ -3,6 +3,7 @@
 #include <map>
 
 #include "codegen/resources.h"
+#include "codegen/target/sm100/tcgen05.h"
 #include "codegen/target/sm90/wgmma.h"
 #include "codegen/work_units.h"
 #include "dsl/error.h"
@@ -35,7 +36,8 @@ class NestBuilder {
   // pass through the one pipeline) is declared before the loop and advanced after each unit, and
   // `counted` adds `tiles_done`, the units this warpgroup computed before. Dealt: the role's
   // warpgroups take the units in turn (ping-pong), each advancing k_done past the others' units.
-  StmtPtr over_tiles(StmtPtr body, bool dealt = false, bool counted = false) const {
+  // A role whose loop runs no pipeline (the double-buffered writeback) keeps no running count.
+  StmtPtr over_tiles(StmtPtr body, bool dealt = false, bool counted = false, bool pipelined = true) const {
     const WorkUnitExprs& u = unit_;
     // Ping-pong consumers take the tensor cores in turn, unit by unit (the body takes its turn
     // before its mainloop and passes it after): a skipped unit (a masked group's tile past its
@@ -43,13 +45,13 @@ class NestBuilder {
     StmtPtr skipped = dealt && p_.ping_pong ? block({take_turn(), pass_turn()}) : nullptr;
     StmtPtr guarded = is_const(u.in_range) ? body : if_then(u.in_range, body, skipped);
     std::vector<StmtPtr> coords = u.lets;
-    if (u.acquire_maps && (!role_ || role_->issues_loads)) coords.push_back(u.acquire_maps);
+    if (u.acquire_maps && (!role_ || role_->issues_loads) && !mma_loop_) coords.push_back(u.acquire_maps);
     coords.push_back(let("m_tile", u.m_tile));
     coords.push_back(let("n_tile", u.n_tile));
     if (u.m_first) coords.push_back(let("m_row0", u.m_first));  // a contiguous group's rows
     // 64-bit: the batch's element offsets (batch * stride) pass 2^31 in big batches.
     // (A pointer-array group only picks its maps: an int.)
-    if (u.batch && role_reads_batch()) coords.push_back(let("batch", u.batch, p_.pointer_array ? "int" : "long long"));
+    if (u.batch && role_reads_batch() && !mma_loop_) coords.push_back(let("batch", u.batch, p_.pointer_array ? "int" : "long long"));
     // A stream-K unit's piece is the epilogue's alone (its loads start at k_first): the roles that
     // compute bind it.
     const bool binds_split = !p_.split_k_tail || (p_.split_k_stream && (!role_ || role_->computes));
@@ -61,7 +63,7 @@ class NestBuilder {
     }
     const int dealers = dealt ? p_.consumer_warpgroups : 1;
     coords.push_back(guarded);
-    coords.push_back(assign("k_done", var("k_done") + k_tiles_passed(dealers)));
+    if (pipelined) coords.push_back(assign("k_done", var("k_done") + k_tiles_passed(dealers)));
     if (counted) coords.push_back(assign("tiles_done", var("tiles_done") + u.computes));
     auto loop = std::make_shared<For>();
     loop->kind = LoopKind::Tiles;
@@ -75,9 +77,11 @@ class NestBuilder {
       loop->dealt_by = "consumer";
     }
     loop->origin = units_.describe(dealt, p_.consumer_warpgroups);
-    std::vector<StmtPtr> nest = {
-        comment("the pipeline's running count: k tiles of the units this CTA passed through it before"),
-        mutable_let("k_done", dealt ? k_tiles_before_turn() : imm(0))};
+    std::vector<StmtPtr> nest;
+    if (pipelined) {
+      nest.push_back(comment("the pipeline's running count: k tiles of the units this CTA passed through it before"));
+      nest.push_back(mutable_let("k_done", dealt ? k_tiles_before_turn() : imm(0)));
+    }
     if (counted) nest.push_back(mutable_let("tiles_done", imm(0)));
     nest.push_back(loop);
     return block(nest);
@@ -180,16 +184,7 @@ class NestBuilder {
   // TMEM it needs neither (the tile's first MMA overwrites it); the MMAs run asynchronously, so the
   // write waits for all of them to complete.
   StmtPtr accumulate(StmtPtr mainloop) const {
-    const WorkUnitExprs& u = unit_;
-    auto write = std::make_shared<WriteTile>();
-    write->m_tile = var("m_tile");
-    write->n_tile = var("n_tile");
-    write->batch = batch();
-    if (u.split) write->split = var("split");
-    if (u.handed_on) write->split_when = u.handed_on;
-    if (u.pieces) write->pieces = var("pieces");
-    if (u.m_first) write->row0 = var("m_row0");
-    write->row_end = u.row_end;
+    auto write = write_tile();
     if (p_.accumulator == Place::Tmem) {
       auto finish = std::make_shared<FinishCompute>();
       if (units_.persistent()) finish->tiles_done = var("tiles_done");  // this warpgroup's earlier units
@@ -217,6 +212,21 @@ class NestBuilder {
     return block(steps);
   }
 
+  // The unit's output tile, written out.
+  std::shared_ptr<WriteTile> write_tile() const {
+    const WorkUnitExprs& u = unit_;
+    auto write = std::make_shared<WriteTile>();
+    write->m_tile = var("m_tile");
+    write->n_tile = var("n_tile");
+    write->batch = batch();
+    if (u.split) write->split = var("split");
+    if (u.handed_on) write->split_when = u.handed_on;
+    if (u.pieces) write->pieces = var("pieces");
+    if (u.m_first) write->row0 = var("m_row0");
+    write->row_end = u.row_end;
+    return write;
+  }
+
   // FP8, B's factors per row of B: the unit's columns of D times theirs, once its k loop is done.
   StmtPtr column_factors(const sm90::AccumulatorShape& shape) const {
     const ExprPtr n = narrow(var("args.n"));
@@ -228,6 +238,29 @@ class NestBuilder {
     scale->first = matrix_base + var("n_tile") * imm(p_.tile_n);
     scale->last = matrix_base + n - imm(1);
     return scale;
+  }
+
+  // Double-buffered TMEM: the MMA warp's tiles. Its elected thread takes each tile's accumulator
+  // buffer once the writeback released it, issues the k loop's MMAs into it as the stages land,
+  // and commits onto the buffer's mma_done after the last (mma2ld).
+  StmtPtr mma_tiles() {
+    mma_loop_ = true;
+    auto take = std::make_shared<AcquireAccumulator>();
+    take->tiles_done = var("tiles_done");
+    auto issued = std::make_shared<FinishCompute>();
+    issued->tiles_done = var("tiles_done");
+    issued->waits = false;
+    StmtPtr loop = over_tiles(block({take, k_loop(block({acquire(false), compute(), release()})), issued}), false, true);
+    mma_loop_ = false;
+    return loop;
+  }
+  // ... and the writeback's: each tile waits for its buffer's MMAs (mma2ld), writes it out and
+  // releases it (ld2mma, after the epilogue's reads: lower_epilogue).
+  StmtPtr writeback_tiles() const {
+    auto ready = std::make_shared<FinishCompute>();
+    ready->tiles_done = var("tiles_done");
+    ready->commits = false;
+    return over_tiles(block({ready, write_tile()}), false, true, false);
   }
 
   // The nests built next are role `r`'s.
@@ -280,6 +313,7 @@ class NestBuilder {
   WorkUnits units_;
   WorkUnitExprs unit_;  // the unit each trip of the tile loop computes
   const RoleShape* role_ = nullptr;
+  bool mma_loop_ = false;  // building the MMA warp's tiles: they neither load nor store
 };
 
 StmtPtr role_prologue(const RoleShape& r) {
@@ -312,6 +346,10 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
       // waiting for a free stage before each fill.
       body = elect_one(nb.producer_tiles(nb.k_loop(nb.loads_between({nb.acquire(true)}, {}))),
                        imm(int64_t(r.first_warpgroup) * 4));
+      // Double-buffered TMEM: the next warp's elected thread issues the MMAs (TIRx step 10).
+      if (p.tmem_double_buffered) body = block({body, elect_one(nb.mma_tiles(), imm(sm100::mma_issuing_warp(p)))});
+    } else if (p.tmem_double_buffered) {
+      body = nb.writeback_tiles();
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));
       body = nb.over_tiles(nb.accumulate(block({nb.take_turn(), mainloop, nb.pass_turn()})), true, nb.counts_units());

@@ -286,6 +286,7 @@ class StructureCheck : public Visitor {
   void visit_AcquireStage(const AcquireStage& n) override { abstract(n.kind); }
   void visit_ComputeTile(const ComputeTile& n) override { abstract(n.kind); }
   void visit_FinishCompute(const FinishCompute& n) override { abstract(n.kind); }
+  void visit_AcquireAccumulator(const AcquireAccumulator& n) override { abstract(n.kind); }
   void visit_ReleaseStage(const ReleaseStage& n) override { abstract(n.kind); }
   void visit_WriteTile(const WriteTile& n) override { abstract(n.kind); }
 
@@ -908,6 +909,9 @@ class RoleRun : public Visitor {
   // What must hold when the role's code ends.
   void finish() {
     GG_INTERNAL_CHECK(!tc_.uncommitted, who() + " ends with tcgen05.mma issued after its last tcgen05.commit");
+    GG_INTERNAL_CHECK(ab_.ready.empty(), who() + " ends holding accumulator buffer " +
+                                             (ab_.ready.empty() ? std::string() : str(*ab_.ready.begin())) +
+                                             " (waited for, never released on acc_empty)");
     GG_INTERNAL_CHECK(!open_ && complete_ == groups_.size(),
                       who() + " ends with " + str(int64_t(groups_.size() - complete_) + (open_ ? 1 : 0)) +
                           " wgmma group(s) in flight");
@@ -1053,7 +1057,9 @@ class RoleRun : public Visitor {
     const int64_t s = index_of(n.bar), parity = must(n.parity, "the parity of the wait on " + bar_text(n.bar));
     if (f_.is_full(barrier_name(n.bar.array))) acquire(s, parity);
     if (f_.is_empty(barrier_name(n.bar.array))) wait_for_release(s, parity);
-    if (n.bar.array == Barrier::MmaDone) wait_for_accumulator(parity);
+    if (n.bar.array == Barrier::AccEmpty) take_buffer(s, parity);
+    else if (n.bar.array == Barrier::MmaDone && double_buffered()) wait_for_buffer(s, parity);
+    else if (n.bar.array == Barrier::MmaDone) wait_for_accumulator(parity);
   }
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
     if (!f_.declared) return;
@@ -1090,6 +1096,7 @@ class RoleRun : public Visitor {
     const int64_t s = index_of(n.bar);
     const bool here = !n.cta || must(n.cta, "the CTA of an arrive on " + bar_text(n.bar)) == rank_;
     if (here && f_.is_empty(barrier_name(n.bar.array))) release(s);
+    if (n.bar.array == Barrier::AccEmpty) release_buffer(s);
   }
 
   // ---- tcgen05 (sm_100a): rule 11. The MMAs run after the stage's wait (and a tcgen05 fence after
@@ -1099,6 +1106,7 @@ class RoleRun : public Visitor {
   void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
     if (n.after) tc_.fenced_after = tc_.fenced_since_wait = true;
     else tc_.fenced_before = true;
+    if (!n.after) ab_.unfenced_reads.clear();
   }
   void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
     filling_.reset();
@@ -1114,6 +1122,7 @@ class RoleRun : public Visitor {
                                                                     str(tc_.mma_warp) + " and " + str(warp) +
                                                                     ": one thread issues and commits the MMAs");
     tc_.mma_warp = warp;
+    if (double_buffered()) fill_buffer(buffer_of(n.column, "the TMEM column of a tcgen05.mma"));
     tc_.uncommitted = tc_.unfinished = true;
     tc_.accumulator_ready = false;
     if (!foreign_) mma_stage(n.a, n.b, "Tcgen05Mma", "tcgen05.mma");
@@ -1147,6 +1156,7 @@ class RoleRun : public Visitor {
     if (n.bar.array == Barrier::MmaDone) {
       ++tc_.finish_commits;
       tc_.unfinished = false;
+      if (double_buffered() && !foreign_) finish_buffer(s);
     }
   }
   // Wait #i on mma_done is for commit #i (parity i % 2); the accumulator is final when that commit
@@ -1161,6 +1171,7 @@ class RoleRun : public Visitor {
     tc_.accumulator_ready = i == tc_.finish_commits - 1 && !tc_.unfinished;
   }
   void visit_TmemLoad(const TmemLoad& n) override {
+    if (double_buffered()) return read_buffer(n);
     GG_INTERNAL_CHECK(tc_.accumulator_ready,
                       who() + " reads the TMEM accumulator into " + n.dst + " at " + at() + " without waiting on " +
                           barrier_name(Barrier::MmaDone) +
@@ -1169,6 +1180,78 @@ class RoleRun : public Visitor {
                                                  " without tcgen05.fence::after_thread_sync after the wait for it");
     tc_.reads_pending = true;
   }
+
+  // ---- double-buffered TMEM (rule 12): the role issuing the MMAs takes a buffer (a wait on its
+  // acc_empty barrier, parity as a producer's), fills it, and commits onto its mma_done (mma2ld);
+  // the writeback waits on that mma_done, reads the buffer, orders its reads (tcgen05 fence before)
+  // and arrives on acc_empty (ld2mma). Which buffer an MMA or a read touches is its TMEM column.
+  // The two roles' sequences are compared per CTA (check_accumulator_handoff).
+  bool double_buffered() const { return f_.declared && f_.plan.tmem_double_buffered; }
+  int64_t buffer_of(const ExprPtr& column, const std::string& what) const {
+    const int64_t columns = sm100::tmem_placement(f_.plan).columns();
+    return must(column, what) / columns;
+  }
+  void take_buffer(int64_t b, int64_t parity) {
+    const int64_t n = ab_.takes[b]++;
+    GG_INTERNAL_CHECK(parity == (n + 1) % 2, who() + " waits on " + bar_text(barrier_name(Barrier::AccEmpty), b) + " with parity " +
+                                                 str(parity) + " before its fill #" + str(n) + " of accumulator buffer " +
+                                                 str(b) + ", which needs parity " + str((n + 1) % 2) + " (at " + at() + ")");
+    ab_.taken.insert(b);
+  }
+  void fill_buffer(int64_t b) {
+    GG_INTERNAL_CHECK(ab_.taken.count(b), who() + " issues tcgen05.mma into TMEM accumulator buffer " + str(b) + " at " +
+                                              at() + " without waiting on " + bar_text(barrier_name(Barrier::AccEmpty), b) +
+                                              " for the writeback's release (ld2mma): it overwrites the buffer while the "
+                                              "previous tile's tcgen05.ld may still read it");
+    GG_INTERNAL_CHECK(!ab_.filling || *ab_.filling == b, who() + " issues tcgen05.mma into accumulator buffers " +
+                                                             str(*ab_.filling) + " and " + str(b) + " at " + at() +
+                                                             " between two commits onto " + barrier_name(Barrier::MmaDone));
+    ab_.filling = b;
+  }
+  void finish_buffer(int64_t b) {
+    GG_INTERNAL_CHECK(ab_.taken.count(b) && (!ab_.filling || *ab_.filling == b),
+                      who() + " commits onto " + bar_text(barrier_name(Barrier::MmaDone), b) + " at " + at() +
+                          (ab_.filling ? " after MMAs into accumulator buffer " + str(*ab_.filling)
+                                       : " for accumulator buffer " + str(b) + ", which it did not take") +
+                          ": the writeback waiting on it reads a buffer whose MMAs it was not told of");
+    ab_.taken.erase(b);
+    ab_.filling.reset();
+    ab_.committed.push_back(b);
+  }
+  void wait_for_buffer(int64_t b, int64_t parity) {
+    const int64_t n = ab_.waits[b]++;
+    GG_INTERNAL_CHECK(parity == n % 2, who() + " waits on " + bar_text(barrier_name(Barrier::MmaDone), b) + " with parity " +
+                                           str(parity) + " for commit #" + str(n) + " of accumulator buffer " + str(b) +
+                                           ", whose phase has parity " + str(n % 2) + " (at " + at() + ")");
+    ab_.ready.insert(b);
+    ab_.waited.push_back(b);
+  }
+  void read_buffer(const TmemLoad& n) {
+    const int64_t b = buffer_of(n.column, "the TMEM column of a tcgen05.ld");
+    GG_INTERNAL_CHECK(ab_.ready.count(b), who() + " reads TMEM accumulator buffer " + str(b) + " into " + n.dst + " at " +
+                                              at() + " without waiting on " + bar_text(barrier_name(Barrier::MmaDone), b) +
+                                              " for the commit after its tile's last MMA since it last released it: "
+                                              "the MMAs may still write it");
+    GG_INTERNAL_CHECK(tc_.fenced_since_wait, who() + " reads the TMEM accumulator at " + at() +
+                                                 " without tcgen05.fence::after_thread_sync after the wait for it");
+    ab_.unfenced_reads.insert(b);
+  }
+  void release_buffer(int64_t b) {
+    GG_INTERNAL_CHECK(ab_.ready.count(b), who() + " arrives on " + bar_text(barrier_name(Barrier::AccEmpty), b) + " at " + at() +
+                                              " without holding accumulator buffer " + str(b) +
+                                              " (no wait on its mma_done since its last release)");
+    GG_INTERNAL_CHECK(!ab_.unfenced_reads.count(b),
+                      who() + " arrives on " + bar_text(barrier_name(Barrier::AccEmpty), b) + " at " + at() +
+                          " with no tcgen05.fence::before_thread_sync after its tcgen05.ld of the buffer: the MMA warp "
+                          "may overwrite the buffer while those reads still run");
+    ab_.ready.erase(b);
+    ab_.released.push_back(b);
+  }
+
+  // The buffers this role committed (issuing) or waited for and released (writeback), in order.
+  const std::vector<int64_t>& buffers_committed() const { return ab_.committed; }
+  const std::vector<int64_t>& buffers_waited() const { return ab_.waited; }
+  const std::vector<int64_t>& buffers_released() const { return ab_.released; }
 
   // ---- wgmma groups
   // The accumulator registers are pinned (AccumulatorFence) between the thread's and the MMAs'
@@ -1571,6 +1654,14 @@ class RoleRun : public Visitor {
     bool fenced_before = false;      // tcgen05.fence::before_thread_sync since the last barrier
     bool reads_pending = false;      // tcgen05.ld since the last fenced barrier of the whole role
   } tc_;
+  struct AccumulatorBuffers {
+    std::map<int64_t, int64_t> takes, waits;  // per buffer: waits on its acc_empty, on its mma_done
+    std::set<int64_t> taken;                  // taken for MMAs, not committed since
+    std::optional<int64_t> filling;           // the buffer the MMAs since the last commit write
+    std::set<int64_t> ready;                  // waited for, not released since
+    std::set<int64_t> unfenced_reads;         // read since the last tcgen05.fence::before_thread_sync
+    std::vector<int64_t> committed, waited, released;
+  } ab_;
 };
 
 // The roles of one CTA: lets outside the roles bind for all of them; each role runs on its own.
@@ -1661,11 +1752,40 @@ void check_fills_acquired(const std::vector<RoleRun>& runs) {
   }
 }
 
+// Double-buffered TMEM: the writeback waits for the buffers in the order the MMA warp commits them
+// (a wait for a commit that never comes hangs; a buffer committed and never waited for is never
+// released, so the MMA warp's next wait for it hangs), and releases each once, in that order.
+void check_accumulator_handoff(const std::vector<RoleRun>& runs) {
+  const RoleRun* issuing = nullptr;
+  const RoleRun* writeback = nullptr;
+  for (const RoleRun& r : runs) {
+    if (!r.buffers_committed().empty()) issuing = &r;
+    if (!r.buffers_waited().empty()) writeback = &r;
+  }
+  if (!issuing && !writeback) return;
+  GG_INTERNAL_CHECK(issuing && writeback, (issuing ? issuing->who() + " commits accumulator buffers that no role waits for"
+                                                   : writeback->who() + " waits for accumulator buffers that no role commits"));
+  const auto text = [](const std::vector<int64_t>& v) {
+    std::string t;
+    for (size_t i = 0; i < v.size() && i < 8; ++i) t += (t.empty() ? "" : " ") + str(v[i]);
+    return "[" + t + (v.size() > 8 ? " ..." : "") + "]";
+  };
+  GG_INTERNAL_CHECK(issuing->buffers_committed() == writeback->buffers_waited(),
+                    writeback->who() + " waits for accumulator buffers " + text(writeback->buffers_waited()) + ", but " +
+                        issuing->who() + " commits " + text(issuing->buffers_committed()) +
+                        ": a wait for a commit that never comes hangs");
+  GG_INTERNAL_CHECK(writeback->buffers_released() == writeback->buffers_waited(),
+                    writeback->who() + " releases accumulator buffers " + text(writeback->buffers_released()) +
+                        " after waiting for " + text(writeback->buffers_waited()) +
+                        ": each buffer it read is released once, in order, or the MMA warp's wait for it hangs");
+}
+
 void check_pipeline(const Facts& f, const StmtPtr& body, bool has_roles) {
   for (int rank = 0; rank < f.cluster; ++rank) {
     CtaRun cta(f, rank);
     cta.run(body, has_roles);
     if (f.declared && f.plan.tma_load) check_fills_acquired(cta.runs);
+    if (f.declared && f.plan.tmem_double_buffered) check_accumulator_handoff(cta.runs);
   }
 }
 

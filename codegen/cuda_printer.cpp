@@ -752,6 +752,9 @@ class CudaPrinter : public Visitor {
   void visit_AcquireStage(const AcquireStage&) override { GG_INTERNAL_CHECK(false, "AcquireStage reached the printer"); }
   void visit_ComputeTile(const ComputeTile&) override { GG_INTERNAL_CHECK(false, "ComputeTile reached the printer"); }
   void visit_FinishCompute(const FinishCompute&) override { GG_INTERNAL_CHECK(false, "FinishCompute reached the printer"); }
+  void visit_AcquireAccumulator(const AcquireAccumulator&) override {
+    GG_INTERNAL_CHECK(false, "AcquireAccumulator reached the printer");
+  }
   void visit_ReleaseStage(const ReleaseStage&) override { GG_INTERNAL_CHECK(false, "ReleaseStage reached the printer"); }
   void visit_WriteTile(const WriteTile&) override { GG_INTERNAL_CHECK(false, "WriteTile reached the printer"); }
 };

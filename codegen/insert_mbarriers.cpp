@@ -30,7 +30,7 @@ class LowerStageSync : public Mutator {
     }
     if (p_.tma_load) {
       StmtPtr w = wait(Barrier::Full, a->stage, a->parity);
-      return one_warp_waits ? by_warp(sm100::issuing_warp(p_), w) : w;
+      return one_warp_waits && !elected_ ? by_warp(sm100::issuing_warp(p_), w) : w;  // or the MMA warp's loop
     }
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
   }
@@ -150,8 +150,16 @@ Kernel insert_mbarriers(Kernel k) {
   if (p.accumulator == Place::Tmem) {
     const int accumulators = sm100::tmem_accumulators(p);
     init.push_back(init_array(Barrier::MmaDone, accumulators, 1));
-    what += accumulators > 1 ? ", one 'mma_done' barrier per ping-pong consumer (the tcgen05.commit after its tile's last MMA)"
-                             : ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
+    what += p.tmem_double_buffered
+                ? ", one 'mma_done' barrier per accumulator buffer (the tcgen05.commit after a tile's last MMA)"
+            : accumulators > 1 ? ", one 'mma_done' barrier per ping-pong consumer (the tcgen05.commit after its tile's last MMA)"
+                               : ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
+  }
+  if (p.tmem_double_buffered) {
+    const int readers = compute_role(p).threads();
+    init.push_back(init_array(Barrier::AccEmpty, sm100::tmem_accumulators(p), readers));
+    what += ", one 'acc_empty' barrier per accumulator buffer (" + std::to_string(readers) +
+            " arrivals: every writeback thread once its TMEM reads are done)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = std::make_shared<SyncThreads>();

@@ -146,6 +146,9 @@ struct KernelPlan {
   Place accumulator = Place::Registers;
   int tmem_columns = 0;
   int tmem_accumulators = 0;  // of them: one, or one per ping-pong consumer (the resource summary's)
+  // accumulator_buffers 2: the producer warpgroup's second warp issues the MMAs into the buffers in
+  // turn (tile t into buffer t % 2) while the consumers write the other back.
+  bool tmem_double_buffered = false;
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
   int64_t k_tiles = 1;
   std::vector<SmemBuffer> smem;

@@ -57,6 +57,7 @@ std::string barrier_name(Barrier b) {
     case Barrier::Empty: return "empty_bar";
     case Barrier::C: return "c_bar";
     case Barrier::MmaDone: return "mma_done_bar";
+    case Barrier::AccEmpty: return "acc_empty_bar";
   }
   return "?";
 }
@@ -344,7 +345,11 @@ class Dumper : public Visitor {
     }
   }
   void visit_FinishCompute(const FinishCompute& n) override {
-    line("FinishCompute" + (n.tiles_done ? " tiles_done=" + to_c(n.tiles_done) : std::string()));
+    line("FinishCompute" + (n.tiles_done ? " tiles_done=" + to_c(n.tiles_done) : std::string()) +
+         (n.commits ? "" : " (waits only)") + (n.waits ? "" : " (commits only)"));
+  }
+  void visit_AcquireAccumulator(const AcquireAccumulator& n) override {
+    line("AcquireAccumulator tiles_done=" + to_c(n.tiles_done));
   }
   void visit_SetMaxNReg(const SetMaxNReg& n) override {
     line(std::string("SetMaxNReg ") + (n.increase ? "inc " : "dec ") + std::to_string(n.regs));

@@ -19,7 +19,7 @@ namespace gg::kir {
 // Nodes with child statements, then leaves; GG_KIR_NODES is all of them.
 #define GG_KIR_COMPOUND_NODES(X) X(Block) X(For) X(If) X(ElectOne) X(WarpRole)
 #define GG_KIR_LEAF_NODES(X)                                                                     \
-  X(Comment) X(Let) X(Assign) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(ReleaseStage) \
+  X(Comment) X(Let) X(Assign) X(LoadTile) X(AcquireStage) X(ComputeTile) X(FinishCompute) X(AcquireAccumulator) X(ReleaseStage) \
   X(WriteTile) X(SetMaxNReg) X(ClusterSync)                                                     \
   X(MbarrierInit) X(FenceMbarrierInit) X(MbarrierArriveExpectTx) X(MbarrierArrive)              \
   X(MbarrierWait) X(TmaLoad) X(TmaStore) X(AcquireGroupMaps) X(BulkCommit) X(BulkWaitRead) X(SyncCopyTile)          \
@@ -55,9 +55,10 @@ struct NodeOf : Node {
 
 // A named mbarrier array in shared memory and one element of it.
 // The mbarrier arrays: a stage's loads landed (full), a stage's readers released it (empty),
-// C landed in a staging buffer (c), the MMAs into a TMEM accumulator completed (mma_done).
-enum class Barrier { Full, Empty, C, MmaDone };
-// The symbol the kernel declares: "full_bar", "empty_bar", "c_bar", "mma_done_bar".
+// C landed in a staging buffer (c), the MMAs into a TMEM accumulator completed (mma_done), the
+// writeback read a double-buffered TMEM accumulator buffer (acc_empty).
+enum class Barrier { Full, Empty, C, MmaDone, AccEmpty };
+// The symbol the kernel declares: "full_bar", "empty_bar", "c_bar", "mma_done_bar", "acc_empty_bar".
 std::string barrier_name(Barrier b);
 
 struct BarrierRef {
@@ -150,8 +151,17 @@ struct ComputeTile : NodeOf<NodeKind::ComputeTile> {
   StmtPtr release;
 };
 // Abstract: wait until every MMA issued so far has completed. `tiles_done` (nullptr: 0): output
-// tiles this role finished before, for the phase of a per-tile completion barrier.
-struct FinishCompute : NodeOf<NodeKind::FinishCompute> { ExprPtr tiles_done; };
+// tiles this role finished before, for the phase of a per-tile completion barrier. Where one role
+// issues the MMAs and another reads the accumulator (double-buffered TMEM), the issuing role's node
+// only says the tile's MMAs are all issued (`waits` false) and the reading role's only waits for
+// them (`commits` false).
+struct FinishCompute : NodeOf<NodeKind::FinishCompute> {
+  ExprPtr tiles_done;
+  bool commits = true, waits = true;
+};
+// Abstract (double-buffered TMEM): the MMAs of the issuing role's tile number `tiles_done` may
+// write the accumulator buffer that tile takes, once its previous tile's writeback released it.
+struct AcquireAccumulator : NodeOf<NodeKind::AcquireAccumulator> { ExprPtr tiles_done; };
 // Abstract: every reader of stage `stage` is done with it; the producer may refill it.
 struct ReleaseStage : NodeOf<NodeKind::ReleaseStage> { ExprPtr stage; };
 // Abstract: the epilogue and store of the output tile at (m_tile, n_tile) of batch matrix

@@ -608,10 +608,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // Shared memory: the layout the resource summary checked against the device limit.
   const ResourceSummary& resources = analysis.resources;
   p.tmem_accumulators = resources.tmem_accumulators;
-  if (resources.tmem_double_buffered)
-    not_lowered("accumulator_buffers " + std::to_string(resources.tmem_accumulators) +
-                " (an MMA warp filling one TMEM accumulator while the writeback warpgroups read the other, through "
-                "mma2ld and ld2mma barriers: the next sm_100a step)");
+  p.tmem_double_buffered = resources.tmem_double_buffered;
   plan_cluster(s, p);
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
@@ -640,9 +637,15 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     if (p.accumulator == Place::Tmem) {
       const int accumulators = sm100::tmem_accumulators(p);
       p.smem.push_back({kir::barrier_name(kir::Barrier::MmaDone), at, 8 * accumulators,
-                        accumulators > 1 ? "mbarriers: the MMAs into a consumer's TMEM accumulator completed"
+                        p.tmem_double_buffered ? "mbarriers: the MMAs into a TMEM accumulator buffer completed"
+                        : accumulators > 1 ? "mbarriers: the MMAs into a consumer's TMEM accumulator completed"
                                          : "mbarriers: the MMAs into the TMEM accumulator completed"});
       at += 8 * accumulators;
+    }
+    if (p.tmem_double_buffered) {
+      p.smem.push_back({kir::barrier_name(kir::Barrier::AccEmpty), at, 8 * p.tmem_accumulators,
+                        "mbarriers: the writeback read a TMEM accumulator buffer"});
+      at += 8 * p.tmem_accumulators;
     }
     GG_INTERNAL_CHECK(at - item.offset == item.bytes, "resource summary and kernel plan disagree on the mbarriers");
   }

@@ -71,10 +71,23 @@ struct Warp {
   int64_t bulk_groups = 0;    // committed bulk (TMA store) groups
   std::vector<std::pair<int64_t, int64_t>> unfenced;  // generic writes not yet fenced
   std::map<int64_t, int64_t> seen_phases;  // per barrier offset: phases this warp saw complete
+  std::map<int64_t, int64_t> passed;       // per named barrier id (0: __syncthreads): generations it passed
   int last_mma = 0;           // the id of the last tcgen05.mma this warp issued (0: none)
   int64_t cluster_arrived_in = -1, cluster_seen = -1;  // cluster barrier phases: arrived in, waited for
   std::set<std::pair<int64_t, int>> acquired_maps;  // pointer arrays: (group, operand) maps this warp acquired
   int threads() const { return elect_depth > 0 ? 1 : kWarpSize; }
+};
+
+// A warp's tcgen05.ld of TMEM lanes [lane0, lane0 + 32) x columns [col0, col0 + cols): a
+// tcgen05.mma of another warp may overwrite them only once the read is ordered before it: the
+// reading warp's tcgen05.fence::before_thread_sync, then its arrive on an mbarrier whose phase the
+// issuing warp saw complete (ld2mma), or a named barrier (or __syncthreads) both passed.
+struct TmemRead {
+  int warp = 0;
+  int64_t lane0 = 0, col0 = 0, cols = 0;
+  bool fenced = false;
+  int64_t arrived_bar = -1, arrived_phase = 0;  // the mbarrier (offset) and phase it arrived in
+  int64_t synced_id = -1, synced_generation = 0;  // the named barrier (0: CTA) and generation it met
 };
 
 struct NamedBarrier {
@@ -95,6 +108,7 @@ struct Cta {
   bool exited = false;
   sim::TensorMemory tmem;
   std::vector<PendingCommit> commits;  // the tcgen05.commits that arrived, with their phases
+  std::vector<TmemRead> tmem_reads;    // tcgen05.ld reads a later tcgen05.mma must be ordered after
 };
 
 // An input's logical values (rows x cols per matrix, one matrix when broadcast), as the host
@@ -653,6 +667,7 @@ class Simulator {
   bool exec(Warp&, Frame&, const AcquireStage& n) { return abstract(n); }
   bool exec(Warp&, Frame&, const ComputeTile& n) { return abstract(n); }
   bool exec(Warp&, Frame&, const FinishCompute& n) { return abstract(n); }
+  bool exec(Warp&, Frame&, const AcquireAccumulator& n) { return abstract(n); }
   bool exec(Warp&, Frame&, const ReleaseStage& n) { return abstract(n); }
   bool exec(Warp&, Frame&, const WriteTile& n) { return abstract(n); }
   bool exec(Warp&, Frame&, const Comment&) { return true; }
@@ -675,6 +690,7 @@ class Simulator {
       f.entered = true;
       f.generation = c.sync_generation;
       ++c.sync_arrived;
+      hand_over_tmem_reads(w, [&](TmemRead& r) { r.synced_id = 0, r.synced_generation = f.generation; });
     }
     if (c.sync_generation == f.generation && c.sync_arrived >= live_warps(w.cta)) {
       ++c.sync_generation;
@@ -682,7 +698,9 @@ class Simulator {
       publish(c);
     }
     w.blocked = "__syncthreads (" + std::to_string(c.sync_arrived) + " warps arrived)";
-    return c.sync_generation != f.generation;
+    if (c.sync_generation == f.generation) return false;
+    w.passed[0] = std::max(w.passed[0], f.generation + 1);
+    return true;
   }
   // barrier.cluster: arrive (once per phase) and wait, or one of the two. A phase completes when
   // every live warp of the cluster arrived; a warp's wait returns once its arrival's phase did.
@@ -749,7 +767,14 @@ class Simulator {
     return b.generation != f.generation;
   }
   bool exec(Warp& w, Frame& f, const NamedBarrierSync& n) {
-    return named_wait(w, f, n.id, n.threads, "bar.sync", "named barrier");
+    const bool arriving = !f.entered;
+    if (!named_wait(w, f, n.id, n.threads, "bar.sync", "named barrier")) {
+      if (arriving) hand_over_tmem_reads(w, [&](TmemRead& r) { r.synced_id = f.value, r.synced_generation = f.generation; });
+      return false;
+    }
+    if (arriving) hand_over_tmem_reads(w, [&](TmemRead& r) { r.synced_id = f.value, r.synced_generation = f.generation; });
+    w.passed[f.value] = std::max(w.passed[f.value], f.generation + 1);
+    return true;
   }
   bool exec(Warp& w, Frame&, const NamedBarrierArrive& n) {
     named_arrive(w, n.id, n.threads, "bar.arrive");
@@ -831,6 +856,10 @@ class Simulator {
     }
     Mbarrier& b = initialized(w, cta, n.bar, "arrive");
     if (cta != w.cta && !b.fenced) error("remote arrive on " + barrier_name(w, n.bar) + " before its init was fenced");
+    if (cta == w.cta) {
+      const int64_t offset = barrier_offset(w, n.bar), phase = b.phase;
+      hand_over_tmem_reads(w, [&](TmemRead& r) { r.arrived_bar = offset, r.arrived_phase = phase; });
+    }
     for (int t = 0; t < w.threads(); ++t) b.arrive();
     return true;
   }
@@ -1425,7 +1454,47 @@ class Simulator {
     t.freed = true;
     return true;
   }
-  bool exec(Warp&, Frame&, const Tcgen05Fence&) { return true; }
+  bool exec(Warp& w, Frame&, const Tcgen05Fence& n) {
+    if (!n.after)
+      for (TmemRead& r : ctas_[static_cast<size_t>(w.cta)].tmem_reads)
+        if (r.warp == w.index) r.fenced = true;
+    return true;
+  }
+  // Warp w's fenced TMEM reads, ordered by the barrier it now reaches (`mark` says which).
+  template <class F>
+  void hand_over_tmem_reads(const Warp& w, F mark) {
+    for (TmemRead& r : ctas_[static_cast<size_t>(w.cta)].tmem_reads)
+      if (r.warp == w.index && r.fenced) mark(r);
+  }
+  // A tcgen05.mma of warp w about to write TMEM lanes [lane_lo, lane_hi) x columns [col0, col0 + n):
+  // every other warp's read of those cells must be ordered before it, else the MMAs may overwrite an
+  // accumulator its writeback still reads (a buffer reused before ld2mma).
+  void check_tmem_overwrite(const Warp& w, int64_t lane_lo, int64_t lane_hi, int64_t col0, int64_t n, const std::string& what) {
+    auto& reads = ctas_[static_cast<size_t>(w.cta)].tmem_reads;
+    for (auto it = reads.begin(); it != reads.end();) {
+      const TmemRead& r = *it;
+      const bool overlaps = r.col0 < col0 + n && col0 < r.col0 + r.cols && r.lane0 < lane_hi && lane_lo < r.lane0 + kWarpSize;
+      if (!overlaps) {
+        ++it;
+        continue;
+      }
+      auto seen = w.seen_phases.find(r.arrived_bar);
+      auto passed = w.passed.find(r.synced_id);
+      const bool ordered = r.warp == w.index ||  // its own tcgen05.wait::ld came first
+                           (r.fenced && ((r.arrived_bar >= 0 && seen != w.seen_phases.end() && seen->second > r.arrived_phase) ||
+                                         (r.synced_id >= 0 && passed != w.passed.end() && passed->second > r.synced_generation)));
+      if (!ordered) {
+        error(what + " overwrites TMEM lanes [" + std::to_string(r.lane0) + ", " + std::to_string(r.lane0 + kWarpSize) +
+              ") x columns [" + std::to_string(r.col0) + ", " + std::to_string(r.col0 + r.cols) + ") that warp " +
+              std::to_string(r.warp) + " read with tcgen05.ld, and no " +
+              (r.fenced ? "barrier orders that read before it (the reader's arrive this warp waited for, ld2mma)"
+                        : "tcgen05.fence::before_thread_sync after that read and barrier order it before it") +
+              ": the accumulator is reused before its writeback is done with it");
+        return;
+      }
+      it = reads.erase(it);
+    }
+  }
 
   // Decodes a shared-memory descriptor by the PTX ISA's table (tcgen05_desc.h cites it): the
   // simulator reads operands through these fields only, so a wrong field misplaces every element.
@@ -1493,6 +1562,11 @@ class Simulator {
                                      static_cast<unsigned>(eval(w, n.column)));
     m.accumulate = eval(w, n.accumulate) != 0;
     m.what = "tcgen05.mma #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
+    {
+      const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
+      const int64_t lane_hi = n.m == 128 ? lane0 + 128 : lane0 + 16 + 32 * (n.m / 16 - 1);
+      check_tmem_overwrite(w, lane0, lane_hi, col0, n.n, m.what);
+    }
     // It reads its operands when it runs: they must have landed and been acquired by the issuer, and
     // nothing may overwrite them until it completed.
     Cta& cta = ctas_[static_cast<size_t>(w.cta)];
@@ -1669,6 +1743,7 @@ class Simulator {
         }
         regs[size_t(lane * n.columns + c)] = t.cells[cell];
       }
+    ctas_[static_cast<size_t>(w.cta)].tmem_reads.push_back({w.index, lane0, col0, int64_t(n.columns)});
     return true;
   }
 

@@ -23,7 +23,18 @@ int mma_warp(const KernelPlan& p) { return compute_role(p).first_warpgroup * 4; 
 
 int tmem_accumulators(const KernelPlan& p) { return p.tmem_accumulators; }
 
-ExprPtr issuing_warp(const KernelPlan& p) { return tmem_accumulators(p) > 1 ? var("warpgroup") * imm(4) : imm(mma_warp(p)); }
+ExprPtr issuing_warp(const KernelPlan& p) {
+  if (p.tmem_double_buffered) return imm(mma_issuing_warp(p));
+  return tmem_accumulators(p) > 1 ? var("warpgroup") * imm(4) : imm(mma_warp(p));
+}
+
+int mma_issuing_warp(const KernelPlan& p) {
+  GG_INTERNAL_CHECK(p.tmem_double_buffered, "an MMA warp beside the loads without double-buffered TMEM");
+  for (const auto& r : p.roles)
+    if (r.issues_loads && !r.computes) return r.first_warpgroup * 4 + 1;  // the loading warp's neighbour
+  GG_INTERNAL_CHECK(false, "double-buffered TMEM without a producer warpgroup");
+  return -1;
+}
 
 namespace {
 
@@ -40,10 +51,20 @@ StmtPtr commit(Barrier array, ExprPtr index) {
 }
 
 // This warpgroup's accumulator: a ping-pong consumer's own (its index, its first TMEM column, the
-// warp whose thread issues its MMAs), else the role's one.
-ExprPtr accumulator_index(const KernelPlan& p) { return tmem_accumulators(p) > 1 ? var("consumer") : imm(0); }
+// warp whose thread issues its MMAs), the buffer a double-buffered tile takes (tile t of the CTA:
+// buffer t % 2, both roles counting tiles_done alike), else the role's one.
+ExprPtr accumulator_index(const KernelPlan& p) {
+  if (p.tmem_double_buffered) return var("tiles_done") % imm(tmem_accumulators(p));
+  return tmem_accumulators(p) > 1 ? var("consumer") : imm(0);
+}
+// The phase of that accumulator's barriers the tile waits for: each buffer completes once per
+// tile that takes it.
+ExprPtr accumulator_use(const KernelPlan& p, const ExprPtr& tiles_done) {
+  const ExprPtr done = tiles_done ? tiles_done : imm(0);
+  return p.tmem_double_buffered ? done / imm(tmem_accumulators(p)) : done;
+}
 ExprPtr accumulator_column0(const KernelPlan& p) {
-  return tmem_accumulators(p) > 1 ? var("consumer") * imm(tmem_placement(p).columns()) : imm(0);
+  return tmem_accumulators(p) > 1 ? accumulator_index(p) * imm(tmem_placement(p).columns()) : imm(0);
 }
 
 class SelectTcgen05 : public Mutator {
@@ -85,7 +106,25 @@ class SelectTcgen05 : public Mutator {
     StmtPtr blocks = for_loop("mb", imm(0), imm(t_.blocks()), k_steps,
                               std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true);
     // After the wait for the stage (a barrier or an mbarrier wait), before the MMAs.
-    return elect_one(block({fence(true), blocks}), issuing_warp(p_));
+    return by_issuer(block({fence(true), blocks}));
+  }
+
+  // The MMA warp's loop runs on its elected thread already.
+  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
+    const bool outer = elected_;
+    elected_ = true;
+    StmtPtr out = Mutator::mutate_ElectOne(e);
+    elected_ = outer;
+    return out;
+  }
+
+  // Double-buffered: the buffer this tile takes is free once the writeback of the tile that took
+  // it before released it (ld2mma); a fresh barrier passes parity 1, so the first two tiles go on.
+  StmtPtr mutate_AcquireAccumulator(const std::shared_ptr<const AcquireAccumulator>& a) override {
+    auto wait = std::make_shared<MbarrierWait>();
+    wait->bar = {Barrier::AccEmpty, accumulator_index(p_)};
+    wait->parity = (accumulator_use(p_, a->tiles_done) + imm(1)) % imm(2);
+    return block({wait, fence(true)});
   }
 
   // The stage is free once the MMAs reading it completed: the issuing thread's commit says so,
@@ -94,21 +133,32 @@ class SelectTcgen05 : public Mutator {
     auto c = std::make_shared<Tcgen05Commit>();
     c->bar = {Barrier::Empty, r->stage};
     if (p_.multicast_a || p_.multicast_b) c->multicast_mask = (1u << p_.cluster_size) - 1u;
-    return elect_one(c, issuing_warp(p_));
+    return by_issuer(c);
   }
 
   // The tile's accumulator is final once every MMA completed: the issuing thread commits onto
-  // mma_done, every thread waits for it (one phase per tile) and orders its TMEM reads after.
+  // mma_done (mma2ld), every reading thread waits for it (one phase per tile that takes the
+  // accumulator) and orders its TMEM reads after.
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>& f) override {
-    auto wait = std::make_shared<MbarrierWait>();
-    wait->bar = {Barrier::MmaDone, accumulator_index(p_)};
-    wait->parity = (f->tiles_done ? f->tiles_done : imm(0)) % imm(2);
-    return block({elect_one(commit(Barrier::MmaDone, accumulator_index(p_)), issuing_warp(p_)), wait, fence(true)});
+    std::vector<StmtPtr> steps;
+    if (f->commits) steps.push_back(by_issuer(commit(Barrier::MmaDone, accumulator_index(p_))));
+    if (f->waits) {
+      auto wait = std::make_shared<MbarrierWait>();
+      wait->bar = {Barrier::MmaDone, accumulator_index(p_)};
+      wait->parity = accumulator_use(p_, f->tiles_done) % imm(2);
+      steps.push_back(wait);
+      steps.push_back(fence(true));
+    }
+    return block(steps);
   }
 
  private:
+  // `s` on the issuing thread: elected here, or already (the MMA warp's loop).
+  StmtPtr by_issuer(StmtPtr s) const { return elected_ ? s : elect_one(std::move(s), issuing_warp(p_)); }
+
   const KernelPlan& p_;
   TmemPlacement t_;
+  bool elected_ = false;
 };
 
 }  // namespace
@@ -219,6 +269,12 @@ StmtPtr tmem_partial_store(const KernelPlan& p, const PartialStore& prototype) {
 int tmem_partials_per_thread(const KernelPlan& p) { return tmem_placement(p).columns(); }
 
 StmtPtr release_accumulator(const KernelPlan& p) {
+  if (p.tmem_double_buffered) {  // ld2mma: every reading thread arrives once its reads are ordered
+    auto arrive = std::make_shared<MbarrierArrive>();
+    arrive->bar = {Barrier::AccEmpty, accumulator_index(p)};
+    return block({comment("the MMA warp may refill this accumulator buffer: every thread's TMEM reads come first"),
+                  fence(false), arrive});
+  }
   StmtPtr meet = std::make_shared<SyncThreads>();
   if (p.warp_specialized) {  // the computing role's threads only: the producer runs ahead
     auto named = std::make_shared<NamedBarrierSync>();

@@ -40,6 +40,9 @@ int tmem_accumulators(const KernelPlan& p);
 // The warp whose elected thread issues this warpgroup's MMAs (and waits for their stages): the
 // role's first, or a ping-pong consumer's own first warp.
 kir::ExprPtr issuing_warp(const KernelPlan& p);
+// Double-buffered TMEM: the producer warpgroup's warp that issues every tile's MMAs, beside the
+// loading warp (TIRx step 10's MMA warp).
+int mma_issuing_warp(const KernelPlan& p);
 
 // Replaces ComputeTile by the elected thread's tcgen05.mma sequence over the stage, ReleaseStage
 // by its tcgen05.commit onto the stage's empty barrier, FinishCompute by a commit onto mma_done and
