@@ -1,6 +1,7 @@
 #include "codegen/build_loop_nests.h"
 
 #include <map>
+#include <set>
 
 #include "codegen/resources.h"
 #include "codegen/target/sm100/tcgen05.h"
@@ -63,6 +64,7 @@ class NestBuilder {
     }
     const int dealers = dealt ? p_.consumer_warpgroups : 1;
     coords.push_back(guarded);
+    if (mma_loop_ || !pipelined) mark_maybe_unused(coords, {"split", "k_tiles"});
     if (pipelined) coords.push_back(assign("k_done", var("k_done") + k_tiles_passed(dealers)));
     if (counted) coords.push_back(assign("tiles_done", var("tiles_done") + u.computes));
     auto loop = std::make_shared<For>();
@@ -261,6 +263,17 @@ class NestBuilder {
     ready->tiles_done = var("tiles_done");
     ready->commits = false;
     return over_tiles(block({ready, write_tile()}), false, true, false);
+  }
+
+  // The lets named in `names` marked maybe-unused: a role that does part of a unit's work (the MMA
+  // warp, the double-buffered writeback) may not read a split's index or the k tile count.
+  static void mark_maybe_unused(std::vector<StmtPtr>& stmts, const std::set<std::string>& names) {
+    for (StmtPtr& st : stmts)
+      if (const Let* l = as<Let>(st); l && names.count(l->name)) {
+        auto marked = std::make_shared<Let>(*l);
+        marked->maybe_unused = true;
+        st = marked;
+      }
   }
 
   // The nests built next are role `r`'s.

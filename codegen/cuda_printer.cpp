@@ -116,7 +116,8 @@ class CudaPrinter : public Visitor {
   }
   void visit_Comment(const Comment& c) override { line("// " + c.text); }
   void visit_Let(const Let& l) override {
-    line((l.mutable_var ? "" : "const ") + l.type + " " + l.name + " = " + to_c(l.value) + ";");
+    line((l.maybe_unused ? "[[maybe_unused]] " : "") + std::string(l.mutable_var ? "" : "const ") + l.type + " " + l.name +
+         " = " + to_c(l.value) + ";");
   }
   void visit_Assign(const Assign& a) override { line(a.name + " = " + to_c(a.value) + ";"); }
 

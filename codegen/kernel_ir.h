@@ -117,7 +117,12 @@ struct WarpRole : NodeOf<NodeKind::WarpRole> {
 struct Comment : NodeOf<NodeKind::Comment> { std::string text; };
 // A value bound from here to the end of its scope; `mutable_var`: a variable that Assign may
 // change later (the persistent loop's running pipeline count), declared without const.
-struct Let : NodeOf<NodeKind::Let> { std::string type, name; ExprPtr value; bool mutable_var = false; };
+// `maybe_unused`: a role may not read it (printed [[maybe_unused]], so nvcc does not warn).
+struct Let : NodeOf<NodeKind::Let> {
+  std::string type, name;
+  ExprPtr value;
+  bool mutable_var = false, maybe_unused = false;
+};
 // A new value for a mutable Let's variable.
 struct Assign : NodeOf<NodeKind::Assign> { std::string name; ExprPtr value; };
 

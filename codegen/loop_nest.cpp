@@ -93,10 +93,10 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
   return out;
 }
 
-NestNode mma(const Context& c) {
+NestNode mma(const Context& c, bool whole_tile = false) {
   MmaStmt m;
   m.mma = c.s.mma_shape();
-  m.warpgroups = c.s.warpgroups_per_tile();
+  m.warpgroups = whole_tile ? 1 : c.s.warpgroups_per_tile();
   const Axis* wg = c.dom.bound_to(Binding::Warpgroup);
   bool wg_on_n = wg && wg->roots == unsigned(Root::N);
   if (wg) m.warpgroup_axis = wg->name;
@@ -162,14 +162,17 @@ NestNode epilogue(const Context& c, Place from) {
 
 // The loads and/or mma inside the k loops, then the epilogue after them, inside the output
 // tile loops.
-std::vector<NestNode> tile_nest(const Context& c, bool with_loads, bool with_mma, bool with_epilogue) {
+// `whole_tile_mma`: one thread issues the tile's MMAs (the MMA warp), not each warpgroup its part.
+std::vector<NestNode> tile_nest(const Context& c, bool with_loads, bool with_mma, bool with_epilogue,
+                                bool whole_tile_mma = false) {
   std::vector<NestNode> body;
   if (with_loads) {
     std::string stage = c.kloops.empty() ? "" : c.kloops.back().axes[0] + " % " + std::to_string(c.stages);
     body = loads(c, stage);
   }
-  if (with_mma) body.push_back(mma(c));
-  std::vector<NestNode> per_tile = nest(c.kloops, std::move(body));
+  if (with_mma) body.push_back(mma(c, whole_tile_mma));
+  // A writeback alone (double-buffered TMEM) runs no k loop.
+  std::vector<NestNode> per_tile = with_loads || with_mma ? nest(c.kloops, std::move(body)) : body;
   if (with_epilogue) per_tile.push_back(epilogue(c, std::get<MmaStmt>(mma(c).item).accumulator));
   return nest(c.outer, std::move(per_tile));
 }
@@ -201,7 +204,7 @@ LoopNests make_loop_nests(const Schedule& s, const std::vector<RoleShape>& roles
   if (auto cl = s.cluster_dims()) out.cluster = *cl;
   GG_INTERNAL_CHECK(!roles.empty() && (roles.size() == 1) == !s.warp_roles(), "roles do not match warp_specialize");
   if (roles.size() == 1) {
-    out.roles.push_back(RoleNest{roles[0], tile_nest(c, true, true, true)});
+    out.roles.push_back(RoleNest{roles[0], tile_nest(c, true, true, true), ""});
     return out;
   }
   const RoleShape& producer_shape = roles[0];
@@ -232,18 +235,29 @@ LoopNests make_loop_nests(const Schedule& s, const std::vector<RoleShape>& roles
     p.outer.push_back(merged);
     p.kloops.clear();
     std::vector<NestNode> body = loads(p, "(" + join(merged.axes, ", ") + ") % " + std::to_string(p.stages));
-    RoleNest producer{producer_shape, nest(p.outer, std::move(body))};
+    RoleNest producer{producer_shape, nest(p.outer, std::move(body)), ""};
     out.roles.push_back(std::move(producer));
   } else {
     p.outer.insert(p.outer.end(), stream.begin(), stream.end());
-    RoleNest producer{producer_shape, tile_nest(p, true, false, false)};
+    RoleNest producer{producer_shape, tile_nest(p, true, false, false), ""};
     out.roles.push_back(std::move(producer));
   }
   Context cons = c;
   if (s.consumer_mode() == ConsumerMode::PingPong)
     for (auto& l : cons.outer)
       if (l.binding == Binding::Persistent) l.dealt = consumer_shape.warpgroups;
-  RoleNest consumer{consumer_shape, tile_nest(cons, false, true, true)};
+  // Double-buffered TMEM: the producer warpgroup's next warp issues every tile's MMAs, and the
+  // consumers only write the accumulator buffers back.
+  const bool mma_warp = s.accumulator_buffers_of() > 1 && s.mma_shape() && s.mma_shape()->target == Target::Sm100a &&
+                        s.consumer_mode() != ConsumerMode::PingPong;
+  if (mma_warp) {
+    RoleNest mma{producer_shape, tile_nest(cons, false, true, false, true),
+                 "warp " + std::to_string(producer_shape.first_warpgroup * 4 + 1) + ": one elected thread issues the "
+                 "MMAs, tile t into TMEM accumulator buffer t % " + std::to_string(s.accumulator_buffers_of()) +
+                 " once its last writeback released it"};
+    out.roles.push_back(std::move(mma));
+  }
+  RoleNest consumer{consumer_shape, tile_nest(cons, false, !mma_warp, true), ""};
   out.roles.push_back(std::move(consumer));
   return out;
 }
@@ -384,12 +398,19 @@ std::string print_loop_nests(const LoopNests& nests) {
   if (nests.cluster.x * nests.cluster.y * nests.cluster.z > 1)
     os << ", cluster " << nests.cluster.x << " x " << nests.cluster.y << " x " << nests.cluster.z;
   os << "\n";
-  for (const auto& r : nests.roles) {
+  for (size_t i = 0; i < nests.roles.size(); ++i) {
+    const RoleNest& r = nests.roles[i];
     const RoleShape& shape = r.shape;
+    if (!r.warp.empty()) {
+      os << "  " << shape.name << ", " << r.warp << "\n";
+      for (const auto& n : r.body) print_node(os, n, 2);
+      continue;
+    }
     os << "  " << shape.name << ": " << shape.warpgroups << " warpgroup(s), " << shape.threads() << " threads";
     if (shape.declared) os << ", setmaxnreg " << shape.regs;
     if (shape.issues_loads && shape.computes) os << "; every thread loads and computes";
     else if (shape.issues_loads) os << "; one elected thread issues the loads";
+    else if (i > 0 && !nests.roles[i - 1].warp.empty()) os << "; epilogue";
     else os << "; mma and epilogue";
     os << "\n";
     for (const auto& n : r.body) print_node(os, n, 2);

@@ -75,6 +75,7 @@ struct NestNode {
 struct RoleNest {
   RoleShape shape;                    // the analysis's role: warpgroups, threads, setmaxnreg
   std::vector<NestNode> body;
+  std::string warp;                   // one warp of the role runs this nest ("" for the whole role)
 };
 
 struct LoopNests {

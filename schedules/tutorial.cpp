@@ -73,12 +73,15 @@ void cta_pair(Schedule& s) {
 // on an H100, against 0.94x for 128x256). Each warpgroup stores its rows in subtiles one
 // 128-byte swizzle atom wide through two staging buffers: the staging shrinks from the whole
 // tile to 4 subtiles' worth, which leaves room for a fourth stage (the whole 128x256 tile
-// staged left three).
+// staged left three). On sm_100a the accumulator lives in TMEM, and TIRx's step 10 gives it two
+// buffers (2 x 256 of TMEM's 512 columns): the producer warpgroup's MMA warp fills one while the
+// two warpgroups write the other back, so a tile's writeback overlaps the next tile's MMAs.
 void two_consumers(Schedule& s) {
   s.split("m_i", 64, "m_wg", "m_mma");
   s.bind("m_wg", Binding::Warpgroup);
   atom_subtiles(s);
   deep_pipeline(s);
+  if (s.mma_shape() && s.mma_shape()->target == Target::Sm100a) s.accumulator_buffers(2);
 }
 
 }  // namespace
@@ -94,7 +97,8 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v7", "v6 + warp specialization: TMA producer (40 regs), MMA consumer (232 regs)"},
       {"v8", "v7 + a 4-stage pipeline"},
       {"v9", "v8 + a 2-CTA cluster with B multicast"},
-      {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles"},
+      {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles (sm_100a: an MMA warp "
+              "and two TMEM accumulator buffers)"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong), stored in subtiles"},
       {"symmetric", "D = A * A^T (--symmetric): v10's 128x256 tile without its cluster, the tiles below the "
                     "diagonal skipped, each subtile above it stored with its mirror"},

@@ -334,12 +334,12 @@ TEST_CASE("promote on 16-bit operands: whole k tiles, sm_90a's warp-specialized 
   CHECK(k.plan.promotion.every == 1);
 }
 
-TEST_CASE("accumulator_buffers 2 on sm_100a: explained and checked, not lowered yet") {
-  Schedule v10 = tutorial_schedule(10, gemm(), Target::Sm100a);
-  v10.accumulator_buffers(2);
-  check_not_lowered(v10, "accumulator_buffers 2 (an MMA warp filling one TMEM accumulator while the writeback "
-                         "warpgroups read the other, through mma2ld and ld2mma barriers: the next sm_100a step)",
-                    on(blackwell()));
+TEST_CASE("accumulator_buffers 2 on sm_100a (v10): explained, checked and lowered with an MMA warp") {
+  const Schedule v10 = tutorial_schedule(10, gemm(), Target::Sm100a);
+  CHECK(v10.accumulator_buffers_of() == 2);
+  const Kernel k = lower(v10, on(blackwell()));
+  CHECK(k.plan.tmem_double_buffered);
+  CHECK(k.plan.tmem_columns == 512);
   ExplainOptions options;
   options.limits = blackwell();
   const std::string text = explain(v10, options);

@@ -392,8 +392,8 @@ TEST_CASE("accumulator-buffers: a TMEM accumulator, warp roles, a persistent loo
              "persist (e.g. persist m_o n_o)",
              blackwell());
   // Two 128 x 256 accumulators fill the 512 columns; two of a 256-row tile's (two column sets) do not.
-  Schedule v10 = tutorial_schedule(10, def, Target::Sm100a);
-  v10.accumulator_buffers(2);
+  const Schedule v10 = tutorial_schedule(10, def, Target::Sm100a);  // v10 on sm_100a takes two
+  CHECK(v10.accumulator_buffers_of() == 2);
   CHECK_NOTHROW(validate_schedule(v10, blackwell()));
   check_rule(sched(def, "tile 256 256 64\ninline cast\nmma 128 256 16 sm_100a\nbind k_o serial\nbind m_o block.y\n"
                         "bind n_o block.x\ncache_read A tma\ncache_read B tma\npersist m_o n_o\nwarp_specialize 40 232\n"

@@ -201,19 +201,19 @@ TEST_CASE("sm_100a: check_sync passes the lowered kernels; the IR has the tcgen0
     CHECK(sync_error(k).empty());
     const std::string ir = dump(k.body);
     for (const char* node : {"TmemAlloc", "TmemBaseLoad", v == 10 ? "Tcgen05Mma m64n256k16.bf16" : "Tcgen05Mma m64n128k16.bf16", "Tcgen05Commit empty_bar",
-                             "Tcgen05Commit mma_done_bar[0]", "TmemLoad 32x32b.x32", "TmemDealloc", "Tcgen05Fence"})
+                             v == 10 ? "Tcgen05Commit mma_done_bar[(tiles_done % 2)]" : "Tcgen05Commit mma_done_bar[0]", "TmemLoad 32x32b.x32", "TmemDealloc", "Tcgen05Fence"})
       CHECK_MESSAGE(ir.find(node) != std::string::npos, node);
     for (const char* node : {"Wgmma", "AccumulatorDecl", "AccumulatorZero"})
       CHECK_MESSAGE(ir.find(node) == std::string::npos, node);
     CHECK(k.plan.accumulator == Place::Tmem);
-    CHECK(k.plan.tmem_columns == (v == 10 ? 256 : 128));
+    CHECK(k.plan.tmem_columns == (v == 10 ? 512 : 128));  // v10: two buffers of 256 columns
   }
 }
 
 // Each bug is planted into v3 (synchronous copies), v5 (a TMA ring), v6 (persistent, several
 // tiles per CTA), v8 (a TMA producer role; the consumer's thread commits each stage back to it) and
 // v9 (a 2-CTA cluster: the commit releases the stage in both CTAs) and v10 (two consumer
-// warpgroups sharing the accumulator) at 256x512x256 on one SM; each must be caught, and where a
+// warpgroups writing back the accumulator buffers an MMA warp fills) at 256x512x256 on one SM; each must be caught, and where a
 // check names what broke, the message says so.
 TEST_CASE("sm_100a: planted tcgen05 bugs are caught by check_sync or the simulator") {
   struct Bug {

@@ -175,7 +175,9 @@ StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
   // The allocation's address reaches every thread through shared memory and a CTA barrier; the
   // fences order the allocation before it and every thread's tcgen05 operations after it.
   const int accumulators = tmem_accumulators(p);
-  const std::string columns = accumulators > 1 ? std::to_string(accumulators) + " ping-pong consumers' accumulators of " +
+  const std::string columns = accumulators > 1 ? std::to_string(accumulators) +
+                                                    (p.tmem_double_buffered ? " accumulator buffers (tiles take them in turn) of "
+                                                                            : " ping-pong consumers' accumulators of ") +
                                                       std::to_string(t.columns()) + " fp32 columns each ("
                                                 : std::to_string(t.columns()) + " fp32 columns of accumulator (";
   StmtPtr allocate = block({comment("TMEM: " + columns +
