@@ -360,8 +360,13 @@ Kernel build_loop_nests(const Schedule& s, Kernel k) {
       body = elect_one(nb.producer_tiles(nb.k_loop(nb.loads_between({nb.acquire(true)}, {}))),
                        imm(int64_t(r.first_warpgroup) * 4));
       // Double-buffered TMEM: the next warp's elected thread issues the MMAs (TIRx step 10).
-      if (p.tmem_double_buffered) body = block({body, elect_one(nb.mma_tiles(), imm(sm100::mma_issuing_warp(p)))});
-    } else if (p.tmem_double_buffered) {
+      if (p.mma_warp) {
+        StmtPtr mma = elect_one(nb.mma_tiles(), imm(sm100::mma_issuing_warp(p)));
+        // A CTA pair: the even CTA's MMA warp issues for both.
+        if (p.cta_pair) mma = if_then(var("cta_rank") % imm(2) == imm(0), mma);
+        body = block({body, mma});
+      }
+    } else if (p.mma_warp) {
       body = nb.writeback_tiles();
     } else if (p.ping_pong) {
       StmtPtr mainloop = nb.k_loop(block({nb.acquire(false), nb.compute(), nb.release()}));

@@ -243,7 +243,7 @@ int64_t elections(const ElectOne& e, const RoleView& role, const Env& env) {
 struct Tally {
   std::string array, role;
   bool tx = false;                        // an expect_tx or a TMA load completes on it
-  int64_t announced = 0;                  // expect_tx bytes of one CTA's fill
+  std::vector<int64_t> announced;         // per CTA: expect_tx bytes of its fill
   std::vector<int64_t> arrivals, landed;  // per receiving CTA
   std::string loads;                      // the loads, for messages
 };
@@ -260,7 +260,7 @@ struct Scope {
 // shared-buffer layouts (7), abstract nodes (8).
 class StructureCheck : public Visitor {
  public:
-  explicit StructureCheck(const Facts& f) : f_(f), role_(whole_cta(f)) {}
+  explicit StructureCheck(const Facts& f) : f_(f), role_(whole_cta(f)), senders_(size_t(f.cluster), true) {}
 
   void run(const StmtPtr& body) {
     scopes_.emplace_back();
@@ -335,13 +335,32 @@ class StructureCheck : public Visitor {
     trip_view_ = outer;
     in_drain_ = outer_drain;
   }
+  // A branch on the CTA's rank (a pair's leader-only code) runs in the CTAs whose rank takes it:
+  // only they arrive and load in it. Other conditions leave every CTA a possible runner.
   void visit_If(const If& i) override {
-    for (const StmtPtr& branch : {i.then_body, i.else_body}) {
+    const std::vector<bool> outer = senders_;
+    std::vector<bool> taken(size_t(f_.cluster), true);
+    bool by_rank = f_.declared;
+    for (int r = 0; by_rank && r < f_.cluster; ++r) {
+      Env at = lets_;
+      at.vars["blockIdx.x"] = r;
+      at.vars.erase("cta_rank");
+      auto v = value_of(i.cond, at);
+      if (!v) by_rank = false;
+      else taken[size_t(r)] = *v != 0;
+    }
+    // (A condition every rank evaluates alike says nothing of the ranks.)
+    by_rank = by_rank && std::count(taken.begin(), taken.end(), true) % f_.cluster != 0;
+    for (int branch = 0; branch < 2; ++branch) {
+      if (by_rank)
+        for (int r = 0; r < f_.cluster; ++r) senders_[size_t(r)] = outer[size_t(r)] && taken[size_t(r)] == (branch == 0);
       scopes_.emplace_back();
-      visit(branch);
+      visit(branch == 0 ? i.then_body : i.else_body);
       close_scope();
+      senders_ = outer;
     }
   }
+  bool sends(int rank) const { return senders_.empty() || senders_[size_t(rank)]; }
   void visit_ElectOne(const ElectOne& e) override {
     int64_t n = elections(e, runner_view(), lets_);
     GG_INTERNAL_CHECK(n > 0, "ElectOne of warp " + to_c(e.warp) + " in role '" + role_.name + "' (warps " +
@@ -466,8 +485,12 @@ class StructureCheck : public Visitor {
     scopes_.back().expected.insert(bar_text(n.bar));
     Tally& t = tally(n.bar);
     t.tx = true;
-    t.announced += n.bytes * runners_of(n.bar);
-    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(r)] += runners_of(n.bar);
+    for (int r = 0; r < f_.cluster; ++r) {
+      if (!sends(r)) continue;
+      // A pair's odd CTA arrives announcing nothing: both CTAs' boxes complete on the leader's.
+      if (!(n.leader_only && r % 2 == 1)) t.announced[size_t(r)] += n.bytes * runners_of(n.bar);
+      t.arrivals[size_t(r)] += runners_of(n.bar);
+    }
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     check_role_waited(n.bar, "arrive on");
@@ -477,7 +500,8 @@ class StructureCheck : public Visitor {
       cross_cta_.insert(barrier_name(n.bar.array));
       remote_arrivals_.insert(barrier_name(n.bar.array));
     }
-    for (int r = 0; r < f_.cluster; ++r) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
+    for (int r = 0; r < f_.cluster; ++r)
+      if (sends(r)) t.arrivals[size_t(n.cta ? target_cta(n, r) : r)] += runners_of(n.bar);
   }
   void visit_MbarrierWait(const MbarrierWait& n) override {
     check_role_waited(n.bar, "wait on");
@@ -496,7 +520,8 @@ class StructureCheck : public Visitor {
     t.loads += (t.loads.empty() ? "" : "; ") + box_text(tensor_map_field(n.map), *m) +
                (n.multicast_mask ? " multicast with mask " + str(n.multicast_mask) : "");
     for (int r = 0; r < f_.cluster; ++r)
-      for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners_of(n.bar);
+      if (sends(r))
+        for (int c : receivers(n, r)) t.landed[size_t(c)] += box_bytes(*m) * runners_of(n.bar);
     if (n.multicast_mask) cross_cta_.insert(barrier_name(n.bar.array));
   }
 
@@ -577,7 +602,7 @@ class StructureCheck : public Visitor {
     Tally& t = tally(n.bar);
     // Multicast: each sending CTA's commit arrives once in every CTA of the mask.
     for (int r = 0; r < f_.cluster; ++r)
-      for (int c = 0; c < f_.cluster; ++c)
+      for (int c = 0; sends(r) && c < f_.cluster; ++c)
         if (n.multicast_mask ? (n.multicast_mask >> c) & 1u : c == r) t.arrivals[size_t(c)] += runners_of(n.bar);
     GG_INTERNAL_CHECK((n.multicast_mask >> f_.cluster) == 0, "tcgen05.commit onto " + bar_text(n.bar) +
                                                                  " multicasts to a CTA outside the cluster of " +
@@ -661,6 +686,7 @@ class StructureCheck : public Visitor {
       t.role = role_.name;
       t.arrivals.assign(size_t(f_.cluster), 0);
       t.landed.assign(size_t(f_.cluster), 0);
+      t.announced.assign(size_t(f_.cluster), 0);
     }
     return t;
   }
@@ -679,8 +705,10 @@ class StructureCheck : public Visitor {
     return static_cast<int>(*c);
   }
 
-  // The CTAs a load from CTA `rank` lands in: its own, or every CTA of the multicast mask.
+  // The CTAs whose barrier a load from CTA `rank` completes on: its own, every CTA of the multicast
+  // mask, or (a CTA pair's) the pair's even CTA.
   std::vector<int> receivers(const TmaLoad& n, int rank) const {
+    if (n.to_pair_leader) return {rank - rank % 2};
     if (!n.multicast_mask) return {rank};
     std::vector<int> out;
     for (int c = 0; c < 32; ++c) {
@@ -706,8 +734,15 @@ class StructureCheck : public Visitor {
                       key + " in role '" + t.role + "' is arrived on, but no MbarrierInit initializes " + t.array);
     for (int c = 0; c < f_.cluster; ++c) {
       const std::string in_cta = f_.cluster > 1 ? " in CTA " + str(c) : "";
-      GG_INTERNAL_CHECK(!t.tx || t.landed[size_t(c)] == t.announced,
-                        key + " in role '" + t.role + "': expect_tx announces " + str(t.announced) +
+      // A pair's writebacks all release the leader's accumulator buffers: none arrives in the odd CTA.
+      if (f_.plan.cta_pair && t.array == barrier_name(Barrier::AccEmpty) && c % 2 == 1) {
+        GG_INTERNAL_CHECK(t.arrivals[size_t(c)] == 0, key + " in role '" + t.role + "': " + str(t.arrivals[size_t(c)]) +
+                                                          " arrivals land in the pair's odd CTA " + str(c) +
+                                                          ", whose acc_empty barriers no MMA warp waits on");
+        continue;
+      }
+      GG_INTERNAL_CHECK(!t.tx || t.landed[size_t(c)] == t.announced[size_t(c)],
+                        key + " in role '" + t.role + "': expect_tx announces " + str(t.announced[size_t(c)]) +
                             " bytes per fill, but the TMA loads completing on it land " + str(t.landed[size_t(c)]) +
                             " bytes" + in_cta + " (" + (t.loads.empty() ? "no loads" : t.loads) +
                             "): the phase completes early or never");
@@ -822,6 +857,7 @@ class StructureCheck : public Visitor {
 
   const Facts& f_;
   RoleView role_;
+  std::vector<bool> senders_;  // the CTA ranks that run the code being walked
   std::optional<RoleView> trip_view_;  // inside a dealt loop: the one warpgroup running a trip
   bool in_role_ = false;
   int64_t elected_ = 0;  // threads running an ElectOne's body; 0 outside one
@@ -1186,7 +1222,7 @@ class RoleRun : public Visitor {
   // the writeback waits on that mma_done, reads the buffer, orders its reads (tcgen05 fence before)
   // and arrives on acc_empty (ld2mma). Which buffer an MMA or a read touches is its TMEM column.
   // The two roles' sequences are compared per CTA (check_accumulator_handoff).
-  bool double_buffered() const { return f_.declared && f_.plan.tmem_double_buffered; }
+  bool double_buffered() const { return f_.declared && f_.plan.mma_warp; }
   int64_t buffer_of(const ExprPtr& column, const std::string& what) const {
     const int64_t columns = sm100::tmem_placement(f_.plan).columns();
     return must(column, what) / columns;
@@ -1755,13 +1791,14 @@ void check_fills_acquired(const std::vector<RoleRun>& runs) {
 // Double-buffered TMEM: the writeback waits for the buffers in the order the MMA warp commits them
 // (a wait for a commit that never comes hangs; a buffer committed and never waited for is never
 // released, so the MMA warp's next wait for it hangs), and releases each once, in that order.
-void check_accumulator_handoff(const std::vector<RoleRun>& runs) {
+// A CTA pair's writebacks wait for the buffers its leader's MMA warp commits (`leader`).
+void check_accumulator_handoff(const std::vector<RoleRun>& runs, const std::vector<RoleRun>& leader) {
   const RoleRun* issuing = nullptr;
   const RoleRun* writeback = nullptr;
-  for (const RoleRun& r : runs) {
+  for (const RoleRun& r : leader)
     if (!r.buffers_committed().empty()) issuing = &r;
+  for (const RoleRun& r : runs)
     if (!r.buffers_waited().empty()) writeback = &r;
-  }
   if (!issuing && !writeback) return;
   GG_INTERNAL_CHECK(issuing && writeback, (issuing ? issuing->who() + " commits accumulator buffers that no role waits for"
                                                    : writeback->who() + " waits for accumulator buffers that no role commits"));
@@ -1781,12 +1818,16 @@ void check_accumulator_handoff(const std::vector<RoleRun>& runs) {
 }
 
 void check_pipeline(const Facts& f, const StmtPtr& body, bool has_roles) {
+  std::vector<std::vector<RoleRun>> ctas;
   for (int rank = 0; rank < f.cluster; ++rank) {
     CtaRun cta(f, rank);
     cta.run(body, has_roles);
     if (f.declared && f.plan.tma_load) check_fills_acquired(cta.runs);
-    if (f.declared && f.plan.tmem_double_buffered) check_accumulator_handoff(cta.runs);
+    ctas.push_back(std::move(cta.runs));
   }
+  if (!f.declared || !f.plan.mma_warp) return;
+  for (int rank = 0; rank < f.cluster; ++rank)
+    check_accumulator_handoff(ctas[size_t(rank)], ctas[size_t(f.plan.cta_pair ? rank - rank % 2 : rank)]);
 }
 
 }  // namespace

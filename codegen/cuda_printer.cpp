@@ -126,7 +126,8 @@ class CudaPrinter : public Visitor {
   }
   void visit_FenceMbarrierInit(const FenceMbarrierInit&) override { line("gg::dev::fence_mbarrier_init();"); }
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
-    line("gg::dev::mbarrier_arrive_expect_tx(" + bar(n.bar) + ", " + num(n.bytes) + ");");
+    const std::string bytes = n.leader_only ? "(cta_rank % 2 == 0 ? " + num(n.bytes) + "u : 0u)" : num(n.bytes);
+    line("gg::dev::mbarrier_arrive_expect_tx(" + bar(n.bar) + ", " + bytes + ");");
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     if (n.cta)
@@ -142,7 +143,10 @@ class CudaPrinter : public Visitor {
     std::string operands = smem(n.dst) + ", " + map_address(n.map, n.group) + ", " + bar(n.bar) + ", " +
                            tma_coords(n.row, n.col, n.batch);
     const std::string rank = n.batch ? "3d" : "2d";
-    if (n.multicast_mask)
+    GG_INTERNAL_CHECK(!(n.to_pair_leader && n.multicast_mask), "a pair's TMA load multicast");
+    if (n.to_pair_leader)
+      line("gg::dev::tma_load_" + rank + "_pair(" + operands + ", cta_rank - cta_rank % 2);");
+    else if (n.multicast_mask)
       line("gg::dev::tma_load_" + rank + "_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
     else
       line("gg::dev::tma_load_" + rank + "(" + operands + ");");
@@ -586,15 +590,17 @@ class CudaPrinter : public Visitor {
   void visit_TmemAlloc(const TmemAlloc& n) override {
     open("if (threadIdx.x / 32 == " + to_c(n.warp) + ")");
     line("// tcgen05.alloc is .sync.aligned: the whole warp allocates, then gives up the permit to allocate more");
-    line("gg::dev::tmem_alloc(" + tmem_slot_name() + ", " + num(n.columns) + ");");
-    line("gg::dev::tmem_relinquish_alloc_permit();");
+    const std::string pair = n.pair ? "_pair" : "";
+    line("gg::dev::tmem_alloc" + pair + "(" + tmem_slot_name() + ", " + num(n.columns) + ");");
+    line("gg::dev::tmem_relinquish_alloc_permit" + pair + "();");
     close();
   }
   void visit_TmemBaseLoad(const TmemBaseLoad& n) override {
     line("const unsigned " + n.name + " = gg::dev::ld_shared_u32(" + tmem_slot_name() + ");  // the TMEM accumulator's address");
   }
   void visit_TmemDealloc(const TmemDealloc& n) override {
-    line("if (threadIdx.x / 32 == " + to_c(n.warp) + ") gg::dev::tmem_dealloc(" + n.base + ", " + num(n.columns) + ");");
+    line("if (threadIdx.x / 32 == " + to_c(n.warp) + ") gg::dev::tmem_dealloc" + (n.pair ? "_pair" : "") + "(" + n.base +
+         ", " + num(n.columns) + ");");
   }
   void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
     line(std::string("gg::dev::tcgen05_fence_") + (n.after ? "after" : "before") + "_thread_sync();");
@@ -606,13 +612,16 @@ class CudaPrinter : public Visitor {
     };
     GG_INTERNAL_CHECK(n.dtype == "bf16" || n.dtype == "f16", "tcgen05.mma kind::f16 of " + n.dtype);
     const std::string type = n.dtype == "bf16" ? "gg::dev::kTcgen05TypeBF16" : "gg::dev::kTcgen05TypeF16";
-    line("gg::dev::tcgen05_mma_f16(gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) + ", " + to_c(n.column) +
+    line(std::string("gg::dev::tcgen05_mma_f16") + (n.pair ? "_pair" : "") + "(gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) + ", " + to_c(n.column) +
          "), " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ",");
     line("                        gg::dev::make_tcgen05_idesc_f16(" + type + ", " + num(n.m) + ", " + num(n.n) + ", " +
          num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + "), " + to_c(n.accumulate) + ");");
   }
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
-    if (n.multicast_mask)
+    GG_INTERNAL_CHECK(!n.pair || n.multicast_mask, "a pair's commit names the CTAs it arrives in");
+    if (n.pair)
+      line("gg::dev::tcgen05_commit_pair_multicast(" + bar(n.bar) + ", " + num(n.multicast_mask) + ");");
+    else if (n.multicast_mask)
       line("gg::dev::tcgen05_commit_multicast(" + bar(n.bar) + ", " + num(n.multicast_mask) + ");");
     else
       line("gg::dev::tcgen05_commit(" + bar(n.bar) + ");");

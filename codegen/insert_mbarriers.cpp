@@ -155,11 +155,13 @@ Kernel insert_mbarriers(Kernel k) {
             : accumulators > 1 ? ", one 'mma_done' barrier per ping-pong consumer (the tcgen05.commit after its tile's last MMA)"
                                : ", one 'mma_done' barrier (the tcgen05.commit after a tile's last MMA)";
   }
-  if (p.tmem_double_buffered) {
-    const int readers = compute_role(p).threads();
+  if (p.mma_warp) {
+    // A CTA pair: the writeback threads of both CTAs arrive on the leader's.
+    const int readers = compute_role(p).threads() * (p.cta_pair ? 2 : 1);
     init.push_back(init_array(Barrier::AccEmpty, sm100::tmem_accumulators(p), readers));
-    what += ", one 'acc_empty' barrier per accumulator buffer (" + std::to_string(readers) +
-            " arrivals: every writeback thread once its TMEM reads are done)";
+    what += ", one 'acc_empty' barrier per accumulator buffer (" + std::to_string(readers) + " arrivals: every " +
+            (p.cta_pair ? "writeback thread of both CTAs of the pair" : "writeback thread") +
+            " once its TMEM reads are done)";
   }
   init.push_back(std::make_shared<FenceMbarrierInit>());
   StmtPtr publish = std::make_shared<SyncThreads>();

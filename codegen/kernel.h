@@ -106,6 +106,10 @@ struct KernelPlan {
   // tiles. M, N and K are read at run time.
   bool pointer_array = false;
   // Each unit runs its own group's k tiles, possibly none (variable K, pointer arrays).
+  // A cluster's CTAs take neighbouring tiles of one unit: along m where they share B (B multicast,
+  // or a CTA pair's MMA reading B's halves from both), along n where they share A.
+  bool pairs_tiles() const { return multicast_a || multicast_b || cta_pair; }
+  bool pairs_along_m() const { return multicast_b || cta_pair; }
   bool k_per_unit() const { return varlen_k || pointer_array; }
   // Every unit runs the same k tiles, a constant (K is compiled): no group, masked tile or
   // triangle decides a unit's work at run time (WorkUnits' k tile count; the FP8 k loop's unroll).
@@ -149,6 +153,13 @@ struct KernelPlan {
   // accumulator_buffers 2: the producer warpgroup's second warp issues the MMAs into the buffers in
   // turn (tile t into buffer t % 2) while the consumers write the other back.
   bool tmem_double_buffered = false;
+  // The MMA warp issues every tile's MMAs and the consumers only write back (mma_warp_issues):
+  // double-buffered TMEM, or a CTA pair.
+  bool mma_warp = false;
+  // An m256 tcgen05.mma over the CTA pair of a 2-CTA cluster (cta_group::2): the even CTA (the
+  // leader) issues it and commits to both; both CTAs' loads complete on the leader's full
+  // barriers; both CTAs' writebacks release the leader's acc_empty.
+  bool cta_pair = false;
   std::string k_loop;                   // the serial k loop's axis, empty when K fits one tile
   int64_t k_tiles = 1;
   std::vector<SmemBuffer> smem;

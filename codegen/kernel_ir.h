@@ -208,7 +208,13 @@ struct CopyIndex {
 
 struct MbarrierInit : NodeOf<NodeKind::MbarrierInit> { BarrierRef bar; int arrivals = 1; };
 struct FenceMbarrierInit : NodeOf<NodeKind::FenceMbarrierInit> {};
-struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> { BarrierRef bar; int64_t bytes = 0; };
+// `leader_only` (a CTA pair): the pair's even CTA announces `bytes` (both CTAs' loads complete on its
+// barrier), the odd one arrives announcing none.
+struct MbarrierArriveExpectTx : NodeOf<NodeKind::MbarrierArriveExpectTx> {
+  BarrierRef bar;
+  int64_t bytes = 0;
+  bool leader_only = false;
+};
 // Arrives on `bar` in this CTA, or (`cta` set) on the barrier at the same offset in CTA
 // `cta` of the cluster.
 struct MbarrierArrive : NodeOf<NodeKind::MbarrierArrive> { BarrierRef bar; ExprPtr cta; };
@@ -225,6 +231,9 @@ struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
   unsigned multicast_mask = 0;
   ExprPtr batch;
   ExprPtr group;  // pointer-array groups: the map is this group's of args.group_maps (nullptr: the kernel's own)
+  // A CTA pair (cta_group::2): the box lands in this CTA's `dst` but completes on `bar` of the
+  // pair's even CTA (the leader, whose MMA reads both CTAs' stages).
+  bool to_pair_leader = false;
 };
 struct TmaStore : NodeOf<NodeKind::TmaStore> {
   rt::Operand map = rt::Operand::D;
@@ -586,11 +595,17 @@ struct PartialReduce : NodeOf<NodeKind::PartialReduce> {
 std::string tmem_slot_name();
 // Warp `warp` allocates `columns` TMEM columns (whole warp; a power of 2, 32..512), writes their
 // address to the slot, and relinquishes the CTA's permit to allocate more.
-struct TmemAlloc : NodeOf<NodeKind::TmemAlloc> { ExprPtr warp; int columns = 32; };
+// `pair`: .cta_group::2, the warp of each CTA of a pair allocating together (a pair's MMAs write both).
+struct TmemAlloc : NodeOf<NodeKind::TmemAlloc> { ExprPtr warp; int columns = 32; bool pair = false; };
 // Every thread reads the address from the slot into `name` (after a barrier that follows the alloc).
 struct TmemBaseLoad : NodeOf<NodeKind::TmemBaseLoad> { std::string name = "tmem_base"; };
 // Warp `warp` (the allocating one) frees the `columns` columns at `base`.
-struct TmemDealloc : NodeOf<NodeKind::TmemDealloc> { ExprPtr warp; int columns = 32; std::string base = "tmem_base"; };
+struct TmemDealloc : NodeOf<NodeKind::TmemDealloc> {
+  ExprPtr warp;
+  int columns = 32;
+  std::string base = "tmem_base";
+  bool pair = false;  // .cta_group::2, as the allocation
+};
 // tcgen05.fence::before_thread_sync (orders this thread's tcgen05 operations before the barrier
 // that follows) or, `after`, ::after_thread_sync (its later ones after the barrier or wait before).
 struct Tcgen05Fence : NodeOf<NodeKind::Tcgen05Fence> { bool after = false; };
@@ -605,11 +620,15 @@ struct Tcgen05Mma : NodeOf<NodeKind::Tcgen05Mma> {
   SmemRef a, b;                  // start of the m x 16 A slice and the n x 16 B slice
   WgmmaLayout a_layout, b_layout;
   ExprPtr accumulate;
+  // .cta_group::2 (m 256): issued by the pair's even CTA; A's rows 128.. and B's second half are the
+  // odd CTA's, at the same shared-memory offsets; D's rows 128.. land in the odd CTA's TMEM.
+  bool pair = false;
 };
 // tcgen05.commit: one arrival on `bar` once every tcgen05.mma the executing thread issued before
 // has completed; with a `multicast_mask`, on the barrier at the same offset in every CTA of the
 // cluster whose rank bit is set.
-struct Tcgen05Commit : NodeOf<NodeKind::Tcgen05Commit> { BarrierRef bar; unsigned multicast_mask = 0; };
+// `pair`: .cta_group::2, tracking the pair's MMAs this thread issued.
+struct Tcgen05Commit : NodeOf<NodeKind::Tcgen05Commit> { BarrierRef bar; unsigned multicast_mask = 0; bool pair = false; };
 // tcgen05.ld.32x32b.x`columns` (+ tcgen05.wait::ld): the warp's 32 lanes from `lane` (the warp's
 // quarter), columns [column, column + columns) from `base`, into `float dst[columns]` (thread t:
 // lane + t).

@@ -58,6 +58,9 @@ class LowerCopies : public Mutator {
     // The tile's first stored row and column: (m or n, k) K-major, (k, m or n) MN-major.
     ExprPtr k_tile = l->k_first ? l->k_first + l->k_tile : l->k_tile;
     ExprPtr mn0 = l->first ? l->first : l->tile * imm(layout.mn_extent()), k0 = k_tile * imm(p_.tile_k);
+    // A CTA pair: each CTA holds its half of B's tile, the even CTA the first.
+    const bool half_of_b = p_.cta_pair && l->operand == rt::Operand::B;
+    if (half_of_b) mn0 = l->tile * imm(2 * layout.mn_extent()) + var("cta_rank") % imm(2) * imm(layout.mn_extent());
     if (l->k_row0) k0 = l->k_row0 + k0;  // a variable-K group's range starts mid-K
     ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
@@ -66,6 +69,11 @@ class LowerCopies : public Mutator {
       auto expect = std::make_shared<MbarrierArriveExpectTx>();
       expect->bar = bar;
       expect->bytes = layout.bytes();
+      // A CTA pair: both CTAs' boxes complete on the leader's barrier, which expects them all.
+      if (p_.cta_pair) {
+        expect->bytes *= 2;
+        expect->leader_only = true;
+      }
       std::vector<StmtPtr> issue = {expect};
       // Under multicast each CTA loads its slice, landing in every CTA: a K-major operand's
       // slice of the rows, an MN-major one's slice of the swizzle atoms (each a whole box).
@@ -84,6 +92,7 @@ class LowerCopies : public Mutator {
         load->col = col0 + atom * imm(layout.atom_cols());
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
+        load->to_pair_leader = p_.cta_pair;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
         load->group = tensor_map_group(p_, l->batch);
         if (l->k_end) {
@@ -130,7 +139,7 @@ Kernel lower_operand_copies(Kernel k) {
   const KernelPlan& p = k.plan;
   k.body = LowerCopies(p).mutate(k.body);
   if (p.tma_load) {
-    GG_INTERNAL_CHECK(p.stage_bytes() == p.pipeline.tx_bytes,
+    GG_INTERNAL_CHECK(p.stage_bytes() * (p.cta_pair ? 2 : 1) == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
     for (const StagedOperand& o : p.operands) {
       k.launch.tensor_maps.push_back(o.operand == rt::Operand::ScaleA ? scale_tensor_map(p, o.smem)

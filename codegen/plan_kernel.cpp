@@ -159,10 +159,30 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
                 "three blocks of factors; the promotion reads two)");
 }
 
+// An m256 tcgen05.mma over a CTA pair: what this code generator builds of it (TIRx's step 9).
+void plan_cta_pair(const Schedule& s, KernelPlan& p) {
+  const std::string head = "mma m256 (a tcgen05.mma over a CTA pair) ";
+  if (p.cluster_size != 2 || p.cluster.x != 2)
+    not_lowered(head + "in a cluster of " + std::to_string(p.cluster_size) + " CTAs (one pair: cluster 2 1 1)");
+  if (!p.mma_warp)
+    not_lowered(head + "without warp_specialize, or with ping-pong consumers (the leader's MMA warp issues for both "
+                "CTAs and the consumers of both write back)");
+  if (!p.persistent) not_lowered(head + "without persist (the MMA warp counts the tiles it hands over)");
+  if (p.multicast_a || p.multicast_b)
+    not_lowered(head + "with multicast (the pair's MMA already reads B's halves from both CTAs)");
+  if (p.operand(rt::Operand::B).smem.mn_major) not_lowered(head + "with an N-major B (each CTA's half of its columns)");
+  if (p.split_k > 1) not_lowered(head + "with split_k");
+  if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
+    not_lowered(head + "with grouped problems (the pair's two m tiles may lie in groups with different B)");
+  (void)s;
+}
+
 void plan_pipeline(KernelPlan& p) {
   PipelinePlan& pl = p.pipeline;
   pl.full_arrivals = static_cast<int>(p.operands.size());  // each operand's load arrives once with its bytes
   pl.tx_bytes = p.tma_load ? p.stage_bytes() : 0;
+  // A CTA pair's loads complete on the leader's full barrier, whose expect_tx counts both CTAs'.
+  if (p.cta_pair) pl.tx_bytes *= 2;
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
   const int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
@@ -171,7 +191,7 @@ void plan_pipeline(KernelPlan& p) {
     // stage's empty barrier (in every CTA of a multicast group) once those MMAs completed, and the
     // stage's next fill waits for that: one arrival per CTA reading the stage.
     pl.empty_barriers = true;
-    pl.empty_arrivals = readers;
+    pl.empty_arrivals = p.cta_pair ? 1 : readers;  // a pair: the leader's commit, multicast to both
     pl.mma_in_flight = 0;
     return;
   }
@@ -370,9 +390,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.mma = *mma;
   p.target = mma->target;
   p.accumulator = p.target == Target::Sm100a ? Place::Tmem : Place::Registers;
-  if (p.accumulator == Place::Tmem) {
-    if (p.mma.m == 256) not_lowered("mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)");
-  }
   if (s.cluster_dims() && !s.warp_roles()) not_lowered("a cluster without warp_specialize");
   const Node& mm = def.matmul_node();
   p.in = def.input_dtype();
@@ -609,7 +626,10 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   const ResourceSummary& resources = analysis.resources;
   p.tmem_accumulators = resources.tmem_accumulators;
   p.tmem_double_buffered = resources.tmem_double_buffered;
+  p.mma_warp = resources.mma_warp;
+  p.cta_pair = cta_pair_mma(s);
   plan_cluster(s, p);
+  if (p.cta_pair) plan_cta_pair(s, p);
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
                 "split; multicast A pairs n tiles)");
@@ -642,7 +662,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
                                          : "mbarriers: the MMAs into the TMEM accumulator completed"});
       at += 8 * accumulators;
     }
-    if (p.tmem_double_buffered) {
+    if (p.mma_warp) {
       p.smem.push_back({kir::barrier_name(kir::Barrier::AccEmpty), at, 8 * p.tmem_accumulators,
                         "mbarriers: the writeback read a TMEM accumulator buffer"});
       at += 8 * p.tmem_accumulators;

@@ -129,15 +129,19 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // Double-buffered (accumulator_buffers 2), the tiles take the buffers in turn: the MMAs' commit
   // says a buffer is complete (mma2ld), the writeback's arrivals that it is read (ld2mma).
   const bool double_buffered = tmem && !ping_pong && s.accumulator_buffers_of() > 1;
+  const bool mma_warp = mma_warp_issues(s);
   const int accumulators = ping_pong ? s.consumer_warpgroups() : double_buffered ? s.accumulator_buffers_of() : 1;
   if (tmem)
     r.mbarriers.push_back({"mma_done", accumulators,
                            double_buffered ? "tcgen05.commit: an accumulator buffer in TMEM is complete (mma2ld)"
                            : accumulators > 1 ? "tcgen05.commit: a consumer's accumulator in TMEM is complete"
                                               : "tcgen05.commit: the accumulator in TMEM is complete"});
-  if (double_buffered)
+  if (mma_warp)
     r.mbarriers.push_back({"acc_empty", accumulators,
-                           "the writeback warpgroups read an accumulator buffer; the next MMAs may refill it (ld2mma)"});
+                           cta_pair_mma(s) ? "the writeback warpgroups of both CTAs of the pair read an accumulator "
+                                             "buffer; the leader's next MMAs may refill it (ld2mma)"
+                                           : "the writeback warpgroups read an accumulator buffer; the next MMAs may "
+                                             "refill it (ld2mma)"});
   for (const auto& b : r.mbarriers) r.mbarrier_count += b.count;
   if (r.mbarrier_count > 0) {
     std::string names;
@@ -178,7 +182,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "reductions: the threads holding a tile stored its partial sums and take a band's ticket"});
   // (Double-buffered, the acc_empty mbarriers order the writeback's reads before a buffer's next MMAs.)
-  const bool tmem_barrier = tmem && ws && dom.bound_to(Binding::Persistent) && !double_buffered;
+  const bool tmem_barrier = tmem && ws && dom.bound_to(Binding::Persistent) && !mma_warp;
   if (tmem_barrier && accumulators > 1)
     for (int c = 0; c < accumulators; ++c)
       r.named_barriers.push_back({kTmemBarrier + c, kWarpgroupThreads,
@@ -200,6 +204,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128))) * accumulators;
     r.tmem_accumulators = accumulators;
     r.tmem_double_buffered = double_buffered;
+    r.mma_warp = mma_warp;
     int alloc = 32;
     while (alloc < r.tmem_columns) alloc *= 2;
     r.tmem_alloc_columns = alloc;
@@ -216,11 +221,11 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.grid.persistent = true;
     int64_t cs = r.cluster_size;
     int64_t per_matrix = p->extent;
-    if (!s.multicast_operands().empty() && cs > 1) {
-      // B shared (as the lowering pairs them): the CTAs' m tiles differ
+    if ((!s.multicast_operands().empty() || cta_pair_mma(s)) && cs > 1) {
+      // B shared (multicast, or a CTA pair's MMA; as the lowering pairs them): the CTAs' m tiles differ
       const std::string& b = def.node(def.matmul_node().operands[1]).name;
       const auto shared = s.multicast_operands();
-      const bool along_m = std::find(shared.begin(), shared.end(), b) != shared.end();
+      const bool along_m = cta_pair_mma(s) || std::find(shared.begin(), shared.end(), b) != shared.end();
       per_matrix = paired_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N), cs, along_m).tiles();
       r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
     }

@@ -102,6 +102,7 @@ struct ResourceSummary {
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
   int tmem_accumulators = 0;     // sm_100a: accumulators among them (one per ping-pong consumer, or buffer)
   bool tmem_double_buffered = false;  // accumulator_buffers 2: the tiles take the accumulators in turn
+  bool mma_warp = false;         // sm_100a: the producer warpgroup's MMA warp issues (mma_warp_issues)
 
   std::string smem_breakdown() const;  // "A stages 4 x 128 x 64 x 2 B = 65536, ..."
   std::string to_string() const;       // the multi-line summary explain prints

@@ -32,6 +32,19 @@ std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits
   return roles;
 }
 
+bool cta_pair_mma(const Schedule& s) {
+  auto mma = s.mma_shape();
+  return mma && mma->target == Target::Sm100a && mma->m == 256;
+}
+
+bool mma_warp_issues(const Schedule& s) {
+  auto mma = s.mma_shape();
+  if (!mma || mma->target != Target::Sm100a || !s.warp_roles() || s.consumer_mode() == ConsumerMode::PingPong)
+    return false;
+  if (auto w = s.write_of(s.definition().matmul_node().name); w && w->place != Place::Tmem) return false;
+  return s.accumulator_buffers_of() > 1 || cta_pair_mma(s);
+}
+
 int total_threads(const std::vector<RoleShape>& roles) {
   int threads = 0;
   for (const RoleShape& r : roles) threads += r.threads();
@@ -44,7 +57,9 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   SmemTileLayout l;
   l.elem_bytes = dtype_bytes(def.input_dtype());
   l.mn_major = def.node(def.matmul_node().operands[operand]).layout == Layout::MNMajor;
-  const int64_t mn = dom.tile_extent(operand == 0 ? Root::M : Root::N), k = dom.tile_extent(Root::K);
+  int64_t mn = dom.tile_extent(operand == 0 ? Root::M : Root::N);
+  const int64_t k = dom.tile_extent(Root::K);
+  if (operand == 1 && cta_pair_mma(s)) mn /= 2;  // each CTA of the pair holds half of B's tile
   l.rows = l.mn_major ? k : mn;
   l.row_bytes = (l.mn_major ? mn : k) * l.elem_bytes;
   if (l.row_bytes == 32 || l.row_bytes == 64) l.swizzle_bytes = static_cast<int>(l.row_bytes);

@@ -24,6 +24,15 @@ struct RoleShape {
   int threads() const { return warpgroups * kWarpgroupThreads; }
 };
 
+// An m256 tcgen05.mma (sm_100a) spans the two CTAs of a cluster pair: each CTA holds 128 rows of
+// A and half of B's tile, the even CTA issues, and each CTA's TMEM gets its 128 rows.
+bool cta_pair_mma(const Schedule& s);
+// Whether the producer warpgroup's second warp issues the MMAs (an MMA warp) while the consumers
+// only write the accumulator back: a TMEM accumulator handed over through mbarriers, where it has
+// two buffers (accumulator_buffers 2) or spans a CTA pair (whose peer's writeback the leader's MMAs
+// must wait for). Not with ping-pong consumers, which issue their own.
+bool mma_warp_issues(const Schedule& s);
+
 // Without warp_specialize one "all" role of every warpgroup loads and computes; with it,
 // warpgroup 0 is the TMA producer and warpgroups 1.. the consumers.
 std::vector<RoleShape> role_shapes(const Schedule& s, const DeviceLimits& limits);

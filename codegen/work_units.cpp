@@ -170,7 +170,7 @@ ExprPtr tile_count(const KernelPlan& p, Root along) { return count_expr(tile_cou
 
 rt::SizedCount slot_tile_counts(const KernelPlan& p, Root along) {
   const rt::SizedCount c = tile_counts(p, along);
-  const bool paired = along == Root::M ? p.multicast_b : p.multicast_a;
+  const bool paired = along == Root::M ? p.pairs_along_m() : p.multicast_a;
   const uint64_t cs = uint64_t(p.cluster_size);
   if (p.split_k == 1 || !p.persistent || !paired || cs <= 1) return c;  // reductions skip such a tile
   if (c.sized()) return {cs, c.m_divisor * cs, c.n_divisor * cs};  // ceil(x / (a cs)) * cs
@@ -215,8 +215,8 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
     rt::SizedCount along_m = of(*dom.find(persist->outer)), along_n = of(*dom.find(persist->inner));
     // A multicast group's CTAs take neighbouring tiles: its dimension counts groups of them, each
     // `cs` tiles of the loop (paired_tile_grid).
-    const uint64_t cs = (p.multicast_a || p.multicast_b) ? uint64_t(p.cluster_size) : 1;
-    rt::SizedCount& paired = p.multicast_b ? along_m : along_n;
+    const uint64_t cs = p.pairs_tiles() ? uint64_t(p.cluster_size) : 1;
+    rt::SizedCount& paired = p.pairs_along_m() ? along_m : along_n;
     if (cs > 1) {
       if (paired.sized()) paired = {1, paired.m_divisor * cs, paired.n_divisor * cs};
       else paired.constant = (paired.constant + cs - 1) / cs;
@@ -270,9 +270,9 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
 }
 
 WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
-  if (p.persistent && (p.multicast_a || p.multicast_b)) {
+  if (p.persistent && p.pairs_tiles()) {
     cluster_ctas_ = p.cluster_size;
-    pair_along_m_ = p.multicast_b;
+    pair_along_m_ = p.pairs_along_m();
   }
   // split_k ... tail: the loop's units are the whole waves' tiles, then the last wave's tiles once
   // per split; a unit's tile is `work_tile` (see unit()), which the coordinates read.
@@ -346,7 +346,7 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
     if (p_.pointer_array) lets.push_back(mutable_let("acquired_group", imm(-1)));  // whose maps this thread acquired
   }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
-  if (p_.multicast_a || p_.multicast_b) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
+  if (p_.pairs_tiles()) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
   // zero-filled like any edge, so every split runs as many.
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())

@@ -29,6 +29,20 @@ static __device__ __forceinline__ void tmem_dealloc(unsigned taddr, unsigned col
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" ::"r"(taddr), "r"(columns) : "memory");
 }
 
+// The .cta_group::2 forms, for a kernel whose MMAs span a CTA pair (every tcgen05 instruction of a
+// kernel takes the same .cta_group): one warp of each CTA of the pair allocates, gives up the
+// permit and frees together (the first may wait for the other).
+static __device__ __forceinline__ void tmem_alloc_pair(unsigned slot, unsigned columns) {
+  asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(slot), "r"(columns)
+               : "memory");
+}
+static __device__ __forceinline__ void tmem_relinquish_alloc_permit_pair() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n" ::: "memory");
+}
+static __device__ __forceinline__ void tmem_dealloc_pair(unsigned taddr, unsigned columns) {
+  asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;\n" ::"r"(taddr), "r"(columns) : "memory");
+}
+
 // Orders this thread's earlier tcgen05 operations before the thread synchronization that follows
 // (a CTA or named barrier, an mbarrier arrive).
 static __device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
@@ -56,6 +70,23 @@ static __device__ __forceinline__ void tcgen05_mma_f16(unsigned d_tmem, unsigned
       : "memory");
 }
 
+// The m256 MMA over a CTA pair, issued by a thread of the even CTA: A's rows 0..127 and B's first
+// n/2 rows from this CTA's shared memory, rows 128..255 and the other n/2 rows from the odd CTA's
+// at the same offsets; D's rows 0..127 into this CTA's TMEM at `d_tmem`, rows 128..255 into the
+// odd CTA's at the same address (PTX ISA, tcgen05.mma with .cta_group::2).
+static __device__ __forceinline__ void tcgen05_mma_f16_pair(unsigned d_tmem, unsigned long long a_desc,
+                                                            unsigned long long b_desc, unsigned idesc,
+                                                            unsigned accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %4, 0;\n"
+      "tcgen05.mma.cta_group::2.kind::f16 [%0], %1, %2, %3, accumulate;\n"
+      "}\n" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+      : "memory");
+}
+
 // The mbarrier at `bar` (this CTA's) gets one arrival once every tcgen05.mma this thread issued
 // before has completed: how a stage is released to its loads and how the epilogue learns the
 // accumulator is final.
@@ -70,6 +101,15 @@ static __device__ __forceinline__ void tcgen05_commit_multicast(unsigned bar, un
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n" ::"r"(bar),
                "h"(cta_mask)
                : "memory");
+}
+
+// The pair's commit: one arrival on the mbarrier at offset `bar` in each CTA of `cta_mask` once the
+// pair's MMAs this thread issued completed.
+static __device__ __forceinline__ void tcgen05_commit_pair_multicast(unsigned bar, unsigned short cta_mask) {
+  asm volatile(
+      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n" ::"r"(bar),
+      "h"(cta_mask)
+      : "memory");
 }
 
 // tcgen05.ld.32x32b.xN: columns [column, column + N) of the warp's 32 lanes at `taddr` into N

@@ -30,6 +30,34 @@ static __device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const
       : "memory");
 }
 
+// A CTA pair's load (cta_group::2): the box lands in this CTA's shared memory at `dst`, and its
+// bytes count against the mbarrier at offset `bar` in CTA `leader` of the cluster (the pair's even
+// CTA, whose MMAs read both CTAs' stages).
+static __device__ __forceinline__ void tma_load_2d_pair(unsigned dst, const void* tensor_map, unsigned bar, int col,
+                                                        int row, unsigned leader) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 leader_bar;\n"
+      "mapa.shared::cluster.u32 leader_bar, %2, %5;\n"
+      "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [leader_bar];\n"
+      "}\n" ::"r"(dst),
+      "l"(tensor_map), "r"(bar), "r"(col), "r"(row), "r"(leader)
+      : "memory");
+}
+static __device__ __forceinline__ void tma_load_3d_pair(unsigned dst, const void* tensor_map, unsigned bar, int col,
+                                                        int row, int batch, unsigned leader) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 leader_bar;\n"
+      "mapa.shared::cluster.u32 leader_bar, %2, %6;\n"
+      "cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [leader_bar];\n"
+      "}\n" ::"r"(dst),
+      "l"(tensor_map), "r"(bar), "r"(col), "r"(row), "r"(batch), "r"(leader)
+      : "memory");
+}
+
 // The 3-D forms: the box of matrix `batch` of a batched tensor map.
 static __device__ __forceinline__ void tma_load_3d(unsigned dst, const void* tensor_map, unsigned bar, int col,
                                                    int row, int batch) {

@@ -12,7 +12,8 @@ namespace gg::sm100 {
 using namespace kir;
 
 TmemPlacement tmem_placement(const KernelPlan& p) {
-  TmemPlacement t{p.mma.m, p.tile_m, p.tile_n};
+  // An m256 MMA over a CTA pair puts 128 rows in each CTA's TMEM, as an m128 one does.
+  TmemPlacement t{p.cta_pair ? 128 : p.mma.m, p.tile_m, p.tile_n};
   GG_INTERNAL_CHECK(t.mma_m == 64 || t.mma_m == 128, "a one-CTA tcgen05.mma has m64 or m128");
   GG_INTERNAL_CHECK(t.tile_m % t.mma_m == 0, "tile rows not a multiple of the mma's m");
   GG_INTERNAL_CHECK(t.columns() <= p.tmem_columns, "the accumulator needs more TMEM columns than are allocated");
@@ -24,12 +25,12 @@ int mma_warp(const KernelPlan& p) { return compute_role(p).first_warpgroup * 4; 
 int tmem_accumulators(const KernelPlan& p) { return p.tmem_accumulators; }
 
 ExprPtr issuing_warp(const KernelPlan& p) {
-  if (p.tmem_double_buffered) return imm(mma_issuing_warp(p));
+  if (p.mma_warp) return imm(mma_issuing_warp(p));
   return tmem_accumulators(p) > 1 ? var("warpgroup") * imm(4) : imm(mma_warp(p));
 }
 
 int mma_issuing_warp(const KernelPlan& p) {
-  GG_INTERNAL_CHECK(p.tmem_double_buffered, "an MMA warp beside the loads without double-buffered TMEM");
+  GG_INTERNAL_CHECK(p.mma_warp, "an MMA warp in a plan without one");
   for (const auto& r : p.roles)
     if (r.issues_loads && !r.computes) return r.first_warpgroup * 4 + 1;  // the loading warp's neighbour
   GG_INTERNAL_CHECK(false, "double-buffered TMEM without a producer warpgroup");
@@ -44,24 +45,18 @@ StmtPtr fence(bool after) {
   return f;
 }
 
-StmtPtr commit(Barrier array, ExprPtr index) {
-  auto c = std::make_shared<Tcgen05Commit>();
-  c->bar = {array, std::move(index)};
-  return c;
-}
-
 // This warpgroup's accumulator: a ping-pong consumer's own (its index, its first TMEM column, the
 // warp whose thread issues its MMAs), the buffer a double-buffered tile takes (tile t of the CTA:
 // buffer t % 2, both roles counting tiles_done alike), else the role's one.
 ExprPtr accumulator_index(const KernelPlan& p) {
-  if (p.tmem_double_buffered) return var("tiles_done") % imm(tmem_accumulators(p));
+  if (p.mma_warp) return tmem_accumulators(p) > 1 ? var("tiles_done") % imm(tmem_accumulators(p)) : imm(0);
   return tmem_accumulators(p) > 1 ? var("consumer") : imm(0);
 }
 // The phase of that accumulator's barriers the tile waits for: each buffer completes once per
 // tile that takes it.
 ExprPtr accumulator_use(const KernelPlan& p, const ExprPtr& tiles_done) {
   const ExprPtr done = tiles_done ? tiles_done : imm(0);
-  return p.tmem_double_buffered ? done / imm(tmem_accumulators(p)) : done;
+  return p.mma_warp && tmem_accumulators(p) > 1 ? done / imm(tmem_accumulators(p)) : done;
 }
 ExprPtr accumulator_column0(const KernelPlan& p) {
   return tmem_accumulators(p) > 1 ? accumulator_index(p) * imm(tmem_placement(p).columns()) : imm(0);
@@ -78,12 +73,13 @@ class SelectTcgen05 : public Mutator {
     const SmemTileLayout& b = p_.operand(rt::Operand::B).smem;
     GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
                       "K-major A and B stages swizzled alike (one k tile)");
-    GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(t_.mma_m, p_.mma.n, kTcgen05K),
+    GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(p_.mma.m, p_.mma.n, kTcgen05K),
                       "selected a tcgen05.mma shape the sm_100a table does not list");
     GG_INTERNAL_CHECK(c->k_index != nullptr, "a ComputeTile into TMEM without its k index");
     const int steps = p_.tile_k / kTcgen05K;
     auto mma = std::make_shared<Tcgen05Mma>();
-    mma->m = t_.mma_m;
+    mma->m = p_.cta_pair ? 256 : t_.mma_m;
+    mma->pair = p_.cta_pair;
     mma->n = p_.mma.n;
     mma->k = kTcgen05K;
     mma->dtype = std::string(dtype_name(p_.in));
@@ -133,6 +129,7 @@ class SelectTcgen05 : public Mutator {
     auto c = std::make_shared<Tcgen05Commit>();
     c->bar = {Barrier::Empty, r->stage};
     if (p_.multicast_a || p_.multicast_b) c->multicast_mask = (1u << p_.cluster_size) - 1u;
+    pair_commit(*c);  // a pair's stage: both CTAs' halves, both CTAs' loads waiting
     return by_issuer(c);
   }
 
@@ -141,7 +138,12 @@ class SelectTcgen05 : public Mutator {
   // accumulator) and orders its TMEM reads after.
   StmtPtr mutate_FinishCompute(const std::shared_ptr<const FinishCompute>& f) override {
     std::vector<StmtPtr> steps;
-    if (f->commits) steps.push_back(by_issuer(commit(Barrier::MmaDone, accumulator_index(p_))));
+    if (f->commits) {
+      auto c = std::make_shared<Tcgen05Commit>();
+      c->bar = {Barrier::MmaDone, accumulator_index(p_)};
+      pair_commit(*c);  // a pair's accumulator: both CTAs' TMEM, both CTAs' writeback waiting
+      steps.push_back(by_issuer(c));
+    }
     if (f->waits) {
       auto wait = std::make_shared<MbarrierWait>();
       wait->bar = {Barrier::MmaDone, accumulator_index(p_)};
@@ -153,6 +155,12 @@ class SelectTcgen05 : public Mutator {
   }
 
  private:
+  // A CTA pair's commit tracks the pair's MMAs and arrives in both CTAs.
+  void pair_commit(Tcgen05Commit& c) const {
+    if (!p_.cta_pair) return;
+    c.pair = true;
+    c.multicast_mask = 0b11u;
+  }
   // `s` on the issuing thread: elected here, or already (the MMA warp's loop).
   StmtPtr by_issuer(StmtPtr s) const { return elected_ ? s : elect_one(std::move(s), issuing_warp(p_)); }
 
@@ -169,9 +177,11 @@ StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
   auto alloc = std::make_shared<TmemAlloc>();
   alloc->warp = imm(warp);
   alloc->columns = p.tmem_columns;
+  alloc->pair = p.cta_pair;
   auto dealloc = std::make_shared<TmemDealloc>();
   dealloc->warp = imm(warp);
   dealloc->columns = p.tmem_columns;
+  dealloc->pair = p.cta_pair;
   // The allocation's address reaches every thread through shared memory and a CTA barrier; the
   // fences order the allocation before it and every thread's tcgen05 operations after it.
   const int accumulators = tmem_accumulators(p);
@@ -271,9 +281,10 @@ StmtPtr tmem_partial_store(const KernelPlan& p, const PartialStore& prototype) {
 int tmem_partials_per_thread(const KernelPlan& p) { return tmem_placement(p).columns(); }
 
 StmtPtr release_accumulator(const KernelPlan& p) {
-  if (p.tmem_double_buffered) {  // ld2mma: every reading thread arrives once its reads are ordered
+  if (p.mma_warp) {  // ld2mma: every reading thread arrives once its reads are ordered
     auto arrive = std::make_shared<MbarrierArrive>();
     arrive->bar = {Barrier::AccEmpty, accumulator_index(p)};
+    if (p.cta_pair) arrive->cta = var("cta_rank") - var("cta_rank") % imm(2);  // the leader's, whose MMAs wait
     return block({comment("the MMA warp may refill this accumulator buffer: every thread's TMEM reads come first"),
                   fence(false), arrive});
   }
