@@ -81,6 +81,7 @@ struct SharedMemory {
 struct PendingLoad {
   int id = 0;
   int cta = 0;
+  int bar_cta = 0;  // the CTA whose barrier the bytes complete on (a CTA pair's: the leader's)
   std::vector<std::pair<int64_t, uint8_t>> writes;
   int64_t barrier = 0, bytes = 0;
   std::string what;
@@ -113,6 +114,7 @@ struct PendingMma {
   uint64_t a_desc = 0, b_desc = 0;
   uint32_t idesc = 0, d_tmem = 0;
   bool accumulate = false;
+  bool pair = false;  // .cta_group::2: rows 128.. of A and D and B's second half are CTA cta + 1's
   std::string what;
 };
 

@@ -86,6 +86,7 @@ struct TmemRead {
   int warp = 0;
   int64_t lane0 = 0, col0 = 0, cols = 0;
   bool fenced = false;
+  int arrived_cta = -1;                          // the CTA of the mbarrier it arrived on
   int64_t arrived_bar = -1, arrived_phase = 0;  // the mbarrier (offset) and phase it arrived in
   int64_t synced_id = -1, synced_generation = 0;  // the named barrier (0: CTA) and generation it met
 };
@@ -690,7 +691,7 @@ class Simulator {
       f.entered = true;
       f.generation = c.sync_generation;
       ++c.sync_arrived;
-      hand_over_tmem_reads(w, [&](TmemRead& r) { r.synced_id = 0, r.synced_generation = f.generation; });
+      hand_over_tmem_reads(w, [&](TmemRead& r) { r.synced_id = 0, r.synced_generation = f.generation; });  // this CTA's
     }
     if (c.sync_generation == f.generation && c.sync_arrived >= live_warps(w.cta)) {
       ++c.sync_generation;
@@ -836,8 +837,9 @@ class Simulator {
   }
   bool exec(Warp& w, Frame&, const MbarrierArriveExpectTx& n) {
     Mbarrier& b = initialized(w, w.cta, n.bar, "arrive.expect_tx");
+    const int64_t bytes = n.leader_only && w.cta % 2 == 1 ? 0 : n.bytes;  // a pair's odd CTA announces none
     for (int t = 0; t < w.threads(); ++t) {
-      b.tx += n.bytes;
+      b.tx += bytes;
       b.arrive();
     }
     return true;
@@ -856,9 +858,9 @@ class Simulator {
     }
     Mbarrier& b = initialized(w, cta, n.bar, "arrive");
     if (cta != w.cta && !b.fenced) error("remote arrive on " + barrier_name(w, n.bar) + " before its init was fenced");
-    if (cta == w.cta) {
+    {
       const int64_t offset = barrier_offset(w, n.bar), phase = b.phase;
-      hand_over_tmem_reads(w, [&](TmemRead& r) { r.arrived_bar = offset, r.arrived_phase = phase; });
+      hand_over_tmem_reads(w, [&](TmemRead& r) { r.arrived_cta = cta, r.arrived_bar = offset, r.arrived_phase = phase; });
     }
     for (int t = 0; t < w.threads(); ++t) b.arrive();
     return true;
@@ -956,6 +958,10 @@ class Simulator {
       error("a TMA load of " + tensor_map_field(n.map) + " over rows " + std::to_string(g.ld) + " elements (" +
             std::to_string(g.ld * eb) + " bytes) apart: a tensor map's rows must lie a 16-byte multiple apart");
     std::vector<int> targets;
+    if (n.to_pair_leader && w.cta % 2 == 1 && w.cta - 1 >= int(ctas_.size()))
+      error("a CTA pair's TMA load in CTA rank " + std::to_string(w.cta) + " without its pair");
+    // A CTA pair's load completes on the pair leader's barrier at the same offset.
+    const int bar_cta = n.to_pair_leader ? w.cta - w.cta % 2 : -1;
     if (n.multicast_mask == 0) targets.push_back(w.cta);
     for (int r = 0; r < 16; ++r)
       if (n.multicast_mask & (1u << r)) {
@@ -968,11 +974,13 @@ class Simulator {
         if (dst % 128 != 0)
           error("a TMA load of " + tensor_map_field(n.map) + " into shared byte " + std::to_string(dst) +
                 ": a box's shared-memory destination must be 128-byte aligned");
-        if (!barrier(cta, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
-        check_published(w, cta, barrier(cta, bar), barrier_name(w, n.bar), "TMA load");
+        const int completes = bar_cta >= 0 ? bar_cta : cta;
+        if (!barrier(completes, bar).initialized) error("TMA load completes on " + barrier_name(w, n.bar) + " before it was initialized");
+        check_published(w, completes, barrier(completes, bar), barrier_name(w, n.bar), "TMA load");
         PendingLoad load;
         load.id = ++load_ids_;
         load.cta = cta;
+        load.bar_cta = completes;
         load.barrier = bar;
         load.bytes = box_bytes;
         load.what = tensor_map_field(n.map) + " box at (" + std::to_string(row) + ", " + std::to_string(col) +
@@ -1011,7 +1019,8 @@ class Simulator {
     if (const AsyncRead* r = s.reader_of(lo, hi))
       error("TMA load " + load.what + " lands on shared bytes that " + r->what + " of warp " + std::to_string(r->warp) +
             " still reads (a stage refilled before its readers released it)");
-    const int64_t phase = s.barriers[load.barrier].phase;
+    Mbarrier& completes = ctas_[static_cast<size_t>(load.bar_cta)].smem.barriers[load.barrier];
+    const int64_t phase = completes.phase;
     for (auto [at, v] : load.writes) {
       auto u = static_cast<size_t>(at);
       s.bytes[u] = v;
@@ -1019,7 +1028,7 @@ class Simulator {
       s.filled_by[u] = load.barrier;
       s.filled_in_phase[u] = phase;
     }
-    s.barriers[load.barrier].complete_tx(load.bytes);
+    completes.complete_tx(load.bytes);
   }
 
   bool exec(Warp& w, Frame&, const TmaStore& n) {
@@ -1460,17 +1469,19 @@ class Simulator {
         if (r.warp == w.index) r.fenced = true;
     return true;
   }
-  // Warp w's fenced TMEM reads, ordered by the barrier it now reaches (`mark` says which).
+  // Warp w's fenced TMEM reads not handed over yet, ordered by the barrier it now reaches (`mark`
+  // says which): the first such barrier after a read is what orders it.
   template <class F>
   void hand_over_tmem_reads(const Warp& w, F mark) {
     for (TmemRead& r : ctas_[static_cast<size_t>(w.cta)].tmem_reads)
-      if (r.warp == w.index && r.fenced) mark(r);
+      if (r.warp == w.index && r.fenced && r.arrived_bar < 0 && r.synced_id < 0) mark(r);
   }
   // A tcgen05.mma of warp w about to write TMEM lanes [lane_lo, lane_hi) x columns [col0, col0 + n):
   // every other warp's read of those cells must be ordered before it, else the MMAs may overwrite an
   // accumulator its writeback still reads (a buffer reused before ld2mma).
-  void check_tmem_overwrite(const Warp& w, int64_t lane_lo, int64_t lane_hi, int64_t col0, int64_t n, const std::string& what) {
-    auto& reads = ctas_[static_cast<size_t>(w.cta)].tmem_reads;
+  void check_tmem_overwrite(const Warp& w, int cta, int64_t lane_lo, int64_t lane_hi, int64_t col0, int64_t n,
+                            const std::string& what) {
+    auto& reads = ctas_[static_cast<size_t>(cta)].tmem_reads;
     for (auto it = reads.begin(); it != reads.end();) {
       const TmemRead& r = *it;
       const bool overlaps = r.col0 < col0 + n && col0 < r.col0 + r.cols && r.lane0 < lane_hi && lane_lo < r.lane0 + kWarpSize;
@@ -1480,13 +1491,15 @@ class Simulator {
       }
       auto seen = w.seen_phases.find(r.arrived_bar);
       auto passed = w.passed.find(r.synced_id);
-      const bool ordered = r.warp == w.index ||  // its own tcgen05.wait::ld came first
-                           (r.fenced && ((r.arrived_bar >= 0 && seen != w.seen_phases.end() && seen->second > r.arrived_phase) ||
-                                         (r.synced_id >= 0 && passed != w.passed.end() && passed->second > r.synced_generation)));
+      const bool here = cta == w.cta;
+      const bool ordered =
+          (here && r.warp == w.index) ||  // its own tcgen05.wait::ld came first
+          (r.fenced && ((r.arrived_cta == w.cta && seen != w.seen_phases.end() && seen->second > r.arrived_phase) ||
+                        (here && r.synced_id >= 0 && passed != w.passed.end() && passed->second > r.synced_generation)));
       if (!ordered) {
         error(what + " overwrites TMEM lanes [" + std::to_string(r.lane0) + ", " + std::to_string(r.lane0 + kWarpSize) +
               ") x columns [" + std::to_string(r.col0) + ", " + std::to_string(r.col0 + r.cols) + ") that warp " +
-              std::to_string(r.warp) + " read with tcgen05.ld, and no " +
+              std::to_string(r.warp) + (here ? "" : " of CTA rank " + std::to_string(cta)) + " read with tcgen05.ld, and no " +
               (r.fenced ? "barrier orders that read before it (the reader's arrive this warp waited for, ld2mma)"
                         : "tcgen05.fence::before_thread_sync after that read and barrier order it before it") +
               ": the accumulator is reused before its writeback is done with it");
@@ -1562,26 +1575,37 @@ class Simulator {
                                      static_cast<unsigned>(eval(w, n.column)));
     m.accumulate = eval(w, n.accumulate) != 0;
     m.what = "tcgen05.mma #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
-    {
+    m.pair = n.pair;
+    if (n.pair && (w.cta % 2 != 0 || w.cta + 1 >= int(ctas_.size()))) {
+      error(m.what + ": a CTA pair's tcgen05.mma (cta_group::2) issued by CTA rank " + std::to_string(w.cta) +
+            ", not the even CTA of a pair of the cluster");
+      return true;
+    }
+    for (int cta = w.cta; cta <= w.cta + (n.pair ? 1 : 0); ++cta) {
       const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
-      const int64_t lane_hi = n.m == 128 ? lane0 + 128 : lane0 + 16 + 32 * (n.m / 16 - 1);
-      check_tmem_overwrite(w, lane0, lane_hi, col0, n.n, m.what);
+      const int64_t lane_hi = n.m >= 128 ? lane0 + 128 : lane0 + 16 + 32 * (n.m / 16 - 1);
+      check_tmem_overwrite(w, cta, lane0, lane_hi, col0, n.n, m.what);
     }
     // It reads its operands when it runs: they must have landed and been acquired by the issuer, and
     // nothing may overwrite them until it completed.
-    Cta& cta = ctas_[static_cast<size_t>(w.cta)];
+    // A pair's MMA reads each CTA's 128 rows of A and half of B, at the same offsets in both.
     const int m_rows = int((m.idesc >> 24) & 0x1F) << 4, n_cols = int((m.idesc >> 17) & 0x3F) << 3;
+    const int sharing = n.pair ? 2 : 1;
     const bool a_mn = (m.idesc >> 15) & 1u, b_mn = (m.idesc >> 16) & 1u;
-    for (auto [d, mn, count, name] : {std::tuple{m.a_desc, a_mn, m_rows, "A"}, std::tuple{m.b_desc, b_mn, n_cols, "B"}}) {
-      auto f = decode_smem_desc(d, m.what + " (" + name + ")");
-      if (!f) continue;
-      for (auto [lo, hi] : desc_ranges(*f, mn, count)) {
-        async_read_check(w.cta, lo, hi, m.what + " (" + name + ")", &w);
-        cta.smem.readers.push_back({lo, hi, w.index, m.id, "a tcgen05.mma"});
+    for (int at = w.cta; at < w.cta + sharing; ++at) {
+      Cta& cta = ctas_[static_cast<size_t>(at)];
+      for (auto [d, mn, count, name] : {std::tuple{m.a_desc, a_mn, m_rows / sharing, "A"},
+                                        std::tuple{m.b_desc, b_mn, n_cols / sharing, "B"}}) {
+        auto f = decode_smem_desc(d, m.what + " (" + name + ")");
+        if (!f) continue;
+        for (auto [lo, hi] : desc_ranges(*f, mn, count)) {
+          async_read_check(at, lo, hi, m.what + " (" + name + (at != w.cta ? ", the pair's odd CTA" : "") + ")", &w);
+          cta.smem.readers.push_back({lo, hi, w.index, m.id, "a tcgen05.mma"});
+        }
       }
     }
     w.last_mma = m.id;
-    mma_issuer_[m.id] = w.index;
+    mma_issuer_[m.id] = {w.cta, w.index};
     mmas_.push_back(m);
     ++r_.tcgen05_mmas;
     return true;
@@ -1590,51 +1614,63 @@ class Simulator {
   void complete_mma() {
     PendingMma m = mmas_.front();
     mmas_.erase(mmas_.begin());
-    Cta& cta = ctas_[static_cast<size_t>(m.cta)];
-    std::erase_if(cta.smem.readers, [&](const AsyncRead& r) { return r.what == "a tcgen05.mma" && r.group == m.id; });
+    for (int at = m.cta; at <= m.cta + (m.pair ? 1 : 0); ++at)
+      std::erase_if(ctas_[static_cast<size_t>(at)].smem.readers,
+                    [&](const AsyncRead& r) { return r.what == "a tcgen05.mma" && r.group == m.id; });
     // The instruction descriptor (PTX ISA, tcgen05 "Instruction descriptor", kind::f16).
     const uint32_t i = m.idesc;
     const int M = int((i >> 24) & 0x1F) << 4, N = int((i >> 17) & 0x3F) << 3;
     const unsigned a_type = (i >> 7) & 7u, b_type = (i >> 10) & 7u;
     if ((i & 0xFu) != 0 || ((i >> 4) & 3u) != 1 || a_type != b_type || a_type > 1 || ((i >> 13) & 3u) != 0 ||
-        (i >> 29) != 0 || (M != 64 && M != 128) || N < 8 || N > 256) {
-      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense f16/bf16 -> f32 m64/m128 MMA");
+        (i >> 29) != 0 || (m.pair ? M != 256 || N % 16 != 0 : (M != 64 && M != 128)) || N < 8 || N > 256) {
+      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense f16/bf16 -> f32 " +
+            (m.pair ? "m256 MMA over a CTA pair" : "m64/m128 MMA"));
       return;
     }
     const auto elem = a_type == 1 ? rt::ElemType::BF16 : rt::ElemType::F16;
     auto a = decode_smem_desc(m.a_desc, m.what + " (A)"), b = decode_smem_desc(m.b_desc, m.what + " (B)");
-    sim::TensorMemory& t = cta.tmem;
+    const int sharing = m.pair ? 2 : 1;
     const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
     if (!a || !b) return;
-    if (!t.allocated || t.freed) {
-      error(m.what + " writes TMEM that is " + (t.freed ? "freed" : "not allocated"));
-      return;
+    for (int at = m.cta; at < m.cta + sharing; ++at) {
+      const sim::TensorMemory& t = ctas_[static_cast<size_t>(at)].tmem;
+      if (!t.allocated || t.freed) {
+        error(m.what + " writes TMEM that is " + (t.freed ? "freed" : "not allocated") +
+              (at != m.cta ? " in the pair's odd CTA" : ""));
+        return;
+      }
     }
-    if ((M == 128 && lane0 != 0) || (M == 64 && lane0 != 0 && lane0 != 16) || col0 + N > t.columns) {
+    sim::TensorMemory& t = ctas_[static_cast<size_t>(m.cta)].tmem;
+    if ((M >= 128 && lane0 != 0) || (M == 64 && lane0 != 0 && lane0 != 16) || col0 + N > t.columns) {
       error(m.what + ": its m" + std::to_string(M) + "n" + std::to_string(N) + " accumulator at TMEM lane " +
             std::to_string(lane0) + ", column " + std::to_string(col0) + " does not fit the " +
             std::to_string(t.columns) + " allocated columns (m128 starts at lane 0, m64 at lane 0 or 16)");
       return;
     }
-    auto element = [&](const SmemDescFields& f, bool mn_major, int64_t mn, int64_t kk) {
-      const int64_t at = element_address(f.swizzle, mn_major, f.lbo, f.sbo, f.start, mn, kk);
-      if (at < 0 || at + 2 > int64_t(cta.smem.bytes.size())) return std::nanf("");
-      return sim::decode(elem, cta.smem.bytes.data() + at);
+    // Row r of A (column c of B) from the CTA that holds it: a pair's odd CTA holds rows M/2.. (B's
+    // rows N/2..), at the same offsets as the leader's first ones.
+    auto element = [&](const SmemDescFields& f, bool mn_major, int64_t mn, int64_t kk, int64_t per_cta) {
+      const Cta& holder = ctas_[static_cast<size_t>(m.cta + mn / per_cta)];
+      const int64_t at = element_address(f.swizzle, mn_major, f.lbo, f.sbo, f.start, mn % per_cta, kk);
+      if (at < 0 || at + 2 > int64_t(holder.smem.bytes.size())) return std::nanf("");
+      return sim::decode(elem, holder.smem.bytes.data() + at);
     };
     std::vector<float> av(size_t(M) * 16), bv(size_t(N) * 16);
     for (int r = 0; r < M; ++r)
-      for (int kk = 0; kk < 16; ++kk) av[size_t(r * 16 + kk)] = element(*a, (i >> 15) & 1u, r, kk);
+      for (int kk = 0; kk < 16; ++kk) av[size_t(r * 16 + kk)] = element(*a, (i >> 15) & 1u, r, kk, M / sharing);
     for (int c = 0; c < N; ++c)
-      for (int kk = 0; kk < 16; ++kk) bv[size_t(c * 16 + kk)] = element(*b, (i >> 16) & 1u, c, kk);
+      for (int kk = 0; kk < 16; ++kk) bv[size_t(c * 16 + kk)] = element(*b, (i >> 16) & 1u, c, kk, N / sharing);
     for (int r = 0; r < M; ++r) {
-      // Row r's lane (the data-path layout the epilogue's tmem_lane_row inverts).
-      const int64_t lane = lane0 + (M == 128 ? r : r % 16 + 32 * (r / 16));
+      // Row r's CTA and lane (the data-path layout the epilogue's tmem_lane_row inverts).
+      sim::TensorMemory& d = ctas_[static_cast<size_t>(m.cta + r / (M / sharing))].tmem;
+      const int rr = r % (M / sharing);
+      const int64_t lane = lane0 + (M >= 128 ? rr : rr % 16 + 32 * (rr / 16));
       for (int c = 0; c < N; ++c) {
         float sum = 0;
         for (int kk = 0; kk < 16; ++kk) sum += av[size_t(r * 16 + kk)] * bv[size_t(c * 16 + kk)];
-        const size_t cell = t.at(lane, col0 + c);
-        t.cells[cell] = m.accumulate ? t.cells[cell] + sum : sum;
-        t.writer[cell] = m.id;
+        const size_t cell = d.at(lane, col0 + c);
+        d.cells[cell] = m.accumulate ? d.cells[cell] + sum : sum;
+        d.writer[cell] = m.id;
       }
     }
   }
@@ -1675,7 +1711,12 @@ class Simulator {
       if (r == c.cta || !((c.multicast_mask >> r) & 1u)) continue;
       if (ctas_[static_cast<size_t>(r)].exited)
         error("a tcgen05.commit arrives on a barrier of CTA rank " + std::to_string(r) + " after it exited");
-      barrier(r, c.barrier).arrive();
+      Mbarrier& peer = barrier(r, c.barrier);
+      PendingCommit seen = c;
+      seen.phase = peer.phase;
+      peer.arrive();
+      // A pair's MMAs write the odd CTA's TMEM too: its readers learn of them from this arrival.
+      ctas_[static_cast<size_t>(r)].commits.push_back(seen);
     }
     if (c.multicast_mask && !((c.multicast_mask >> c.cta) & 1u)) return;
     Mbarrier& b = barrier(c.cta, c.barrier);
@@ -1685,9 +1726,10 @@ class Simulator {
   }
   // Whether `reader` observed a commit covering MMA `id` (of warp `issuer`): it waited on the
   // barrier the commit arrived on until the phase the commit arrived in had completed.
-  bool saw_commit(const Warp& reader, int cta, int issuer, int id) const {
+  // (A commit arrives in `cta` from the issuing CTA's thread: a pair's leader's, or a multicast peer's.)
+  bool saw_commit(const Warp& reader, int cta, std::pair<int, int> issuer, int id) const {
     for (const PendingCommit& c : ctas_[static_cast<size_t>(cta)].commits) {
-      if (c.warp != issuer || c.up_to < id) continue;
+      if (c.cta != issuer.first || c.warp != issuer.second || c.up_to < id) continue;
       auto seen = reader.seen_phases.find(c.barrier);
       if (seen != reader.seen_phases.end() && seen->second > c.phase) return true;
     }
@@ -2482,7 +2524,7 @@ class Simulator {
   std::vector<PendingMma> mmas_;        // in issue order
   std::vector<PendingCommit> commits_;  // waiting for their MMAs
   int mma_ids_ = 0;
-  std::map<int, int> mma_issuer_;       // tcgen05.mma id -> the warp that issued it
+  std::map<int, std::pair<int, int>> mma_issuer_;  // tcgen05.mma id -> the CTA and warp that issued it
   int load_ids_ = 0;
   int warps_per_cta_ = 0;
   int64_t cluster_arrived_ = 0, cluster_generation_ = 0;

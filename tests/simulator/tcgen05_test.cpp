@@ -332,7 +332,7 @@ TEST_CASE("sm_100a: a cluster kernel without its exit cluster barrier is refused
 }
 
 // What sm_100a does not lower yet is refused with `not-lowered`, naming the part.
-TEST_CASE("sm_100a: CTA-pair MMAs are refused with not-lowered; consumers in turns and split-K lower") {
+TEST_CASE("sm_100a: CTA-pair MMAs lower with an MMA warp, and say why not elsewhere; consumers in turns and split-K lower") {
   const Definition def = make_gemm(1024, 1024, 1024, DType::BF16, DType::BF16);
   auto refusal = [](const Schedule& s) {
     try {
@@ -348,11 +348,23 @@ TEST_CASE("sm_100a: CTA-pair MMAs are refused with not-lowered; consumers in tur
   Schedule split = sm100(6, def);
   split.split_k(2);
   CHECK(refusal(split) == "lowered");  // split-K: split_k_tmem_test.cpp
-  const ScheduleFile pair = parse_schedule_file(
-      "tile 256 128 64\ninline cast\nmma 256 128 16 sm_100a\nbind k_o serial\nbind m_o block.y\n"
-      "bind n_o block.x\ncluster 2 1 1\n");
-  CHECK(refusal(apply_directives(def, pair.directives, pair.directive_lines))
-            .find("not-lowered: mma m256 on sm_100a (a tcgen05.mma spanning a CTA pair)") == 0);
+  const std::string pair_head = "tile 128 256 64\ninline cast\nmma 256 256 16 sm_100a\nbind k_o serial\nbind m_o block.y\n"
+                                "bind n_o block.x\ncache_read A tma\ncache_read B tma\n";
+  auto pair = [&](const std::string& rest) {
+    const ScheduleFile f = parse_schedule_file(pair_head + rest);
+    return refusal(apply_directives(def, f.directives, f.directive_lines));
+  };
+  const std::string roles = "persist m_o n_o\nwarp_specialize 40 232\ncluster 2 1 1\ncircular_buffer k_o 4\n";
+  CHECK(pair(roles) == "lowered");  // the pair: cta_pair_test.cpp
+  CHECK(pair("cluster 2 1 1\n").find("not-lowered: a cluster without warp_specialize") == 0);
+  CHECK(pair("warp_specialize 40 232\ncluster 2 1 1\ncircular_buffer k_o 4\n")
+            .find("not-lowered: mma m256 (a tcgen05.mma over a CTA pair) without persist") == 0);
+  CHECK(pair(roles + "multicast B\n")
+            .find("not-lowered: mma m256 (a tcgen05.mma over a CTA pair) with multicast (the pair's MMA already reads "
+                  "B's halves from both CTAs)") == 0);
+  CHECK(pair(roles + "split_k 2\n").find("not-lowered: mma m256 (a tcgen05.mma over a CTA pair) with split_k") == 0);
+  CHECK(pair("persist m_o n_o\nwarp_specialize 40 232\ncluster 4 1 1\ncircular_buffer k_o 4\n")
+            .find("not-lowered: mma m256 (a tcgen05.mma over a CTA pair) in a cluster of 4 CTAs (one pair: cluster 2 1 1)") == 0);
   // Every tutorial step lowers.
   for (int v = 1; v <= 10; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
 }
