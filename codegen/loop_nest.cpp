@@ -88,6 +88,10 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
     if (c.stages > 1) l.stage_index = stage_index;
     for (const auto& m : multicast)
       if (m == l.tensor) l.multicast_ctas = cluster_size;
+    if (i == 1 && cta_pair_mma(c.s)) {
+      l.rows /= 2;
+      l.pair_half = true;
+    }
     out.push_back(NestNode{l, {}});
   }
   return out;
@@ -246,15 +250,18 @@ LoopNests make_loop_nests(const Schedule& s, const std::vector<RoleShape>& roles
   if (s.consumer_mode() == ConsumerMode::PingPong)
     for (auto& l : cons.outer)
       if (l.binding == Binding::Persistent) l.dealt = consumer_shape.warpgroups;
-  // Double-buffered TMEM: the producer warpgroup's next warp issues every tile's MMAs, and the
-  // consumers only write the accumulator buffers back.
-  const bool mma_warp = s.accumulator_buffers_of() > 1 && s.mma_shape() && s.mma_shape()->target == Target::Sm100a &&
-                        s.consumer_mode() != ConsumerMode::PingPong;
+  // An MMA warp (double-buffered TMEM, a CTA pair): the producer warpgroup's next warp issues
+  // every tile's MMAs, and the consumers only write the accumulator (buffers) back.
+  const bool mma_warp = mma_warp_issues(s);
   if (mma_warp) {
+    const int buffers = s.accumulator_buffers_of();
     RoleNest mma{producer_shape, tile_nest(cons, false, true, false, true),
-                 "warp " + std::to_string(producer_shape.first_warpgroup * 4 + 1) + ": one elected thread issues the "
-                 "MMAs, tile t into TMEM accumulator buffer t % " + std::to_string(s.accumulator_buffers_of()) +
-                 " once its last writeback released it"};
+                 "warp " + std::to_string(producer_shape.first_warpgroup * 4 + 1) +
+                     (cta_pair_mma(s) ? " of the pair's even CTA" : "") + ": one elected thread issues the MMAs, " +
+                     (buffers > 1 ? "tile t into TMEM accumulator buffer t % " + std::to_string(buffers) +
+                                        " once its last writeback released it"
+                                  : std::string("each tile into the TMEM accumulator once the last tile's writeback "
+                                                "released it"))};
     out.roles.push_back(std::move(mma));
   }
   RoleNest consumer{consumer_shape, tile_nest(cons, false, !mma_warp, true), ""};
@@ -330,6 +337,7 @@ std::string load_line(const LoadStmt& l) {
   if (l.stages > 1) os << " stage " << l.stage_index;
   os << " (" << (l.method == CopyMethod::Tma ? "TMA" : l.element_copy ? "synchronous element copy" : "synchronous copy");
   if (l.multicast_ctas > 0) os << ", multicast to " << l.multicast_ctas << " CTAs";
+  if (l.pair_half) os << ", this CTA's half of the pair's " << l.tensor << " tile, completing on the even CTA's barrier";
   os << ")";
   return os.str();
 }
@@ -347,6 +355,8 @@ std::string mma_line(const MmaStmt& m) {
     os << "mma m" << m.mma->m << "n" << m.mma->n << "k" << m.mma->k << " x (" << m.rep_m << " m x " << m.rep_n
        << " n x " << m.rep_k << " k)";
   }
+  if (m.mma && m.mma->m == 256 && m.mma->target == Target::Sm100a)
+    os << " over the CTA pair (the even CTA issues; each CTA's 128 rows land in its TMEM)";
   if (m.warpgroups > 1)
     os << " per warpgroup on its " << m.tile_m << " x " << m.tile_n << " part (" << m.warpgroups << " warpgroups over "
        << m.warpgroup_axis << ")";

@@ -38,6 +38,7 @@ struct LoadStmt {
   int stages = 1;                     // > 1: into stage `stage_index` of a circular buffer
   std::string stage_index;            // "k_o % 4"
   int multicast_ctas = 0;             // > 0: one TMA load multicast to this many CTAs of the cluster
+  bool pair_half = false;             // a CTA pair's B: this CTA's half, completing on the even CTA's barrier
 };
 
 // The tensor-core work on one k tile: the instruction repeated over the (sub-)tile.

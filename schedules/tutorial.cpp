@@ -16,12 +16,14 @@ namespace {
 // v10 builds on a 128x256 tile instead (see two_consumers). A k tile is one 128-byte row of
 // each operand (64 bf16 or f16 elements, 128 FP8 ones: one scale block), an MMA 32 bytes of K.
 // FP8's promotion holds a second accumulator of the tile: half the columns keep the registers.
-void one_tile(Schedule& s, Target target, int64_t tile_n) {
+// `cta_pair` (sm_100a from v9, as TIRx's step 9): the MMA is m256 over a CTA pair, each CTA's
+// tile its 128 rows of it.
+void one_tile(Schedule& s, Target target, int64_t tile_n, bool cta_pair) {
   const int in_bytes = dtype_bytes(s.definition().input_dtype());
   if (dtype_is_fp8(s.definition().input_dtype())) tile_n /= 2;
   s.tile(128, tile_n, 128 / in_bytes);
   for (int op : s.definition().epilogue()) s.inline_op(s.definition().node(op).name);
-  s.mma(64, static_cast<int>(tile_n), 32 / in_bytes, target);
+  s.mma(cta_pair ? 256 : 64, static_cast<int>(tile_n), 32 / in_bytes, target);
 }
 
 void k_loop(Schedule& s) { s.bind("k_o", Binding::Serial); }
@@ -61,10 +63,12 @@ void warp_roles(Schedule& s) { s.warp_specialize(40, 232); }
 void deep_pipeline(Schedule& s) { s.circular_buffer("k_o", deepest_pipeline(s, "k_o", 4)); }
 
 // Two CTAs along m share each B tile: one TMA load multicast to both. The pair takes
-// neighbouring m tiles; an odd number of m tiles gives the last pair a tile past M.
+// neighbouring m tiles; an odd number of m tiles gives the last pair a tile past M. With an m256
+// tcgen05.mma (sm_100a) the pair shares B through the MMA instead: each CTA loads half of the tile,
+// and the even CTA's MMA reads both halves.
 void cta_pair(Schedule& s) {
   s.cluster(2, 1, 1);
-  s.multicast(second_operand(s.definition()));
+  if (s.mma_shape()->m != 256) s.multicast(second_operand(s.definition()));
 }
 
 // Two consumer warpgroups, each owning 64 rows of the 128-row tile. v10 runs them on a 128x256
@@ -96,7 +100,7 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
       {"v6", "v5 + a persistent tile loop in grouped (L2-friendly) row-major order"},
       {"v7", "v6 + warp specialization: TMA producer (40 regs), MMA consumer (232 regs)"},
       {"v8", "v7 + a 4-stage pipeline"},
-      {"v9", "v8 + a 2-CTA cluster with B multicast"},
+      {"v9", "v8 + a 2-CTA cluster with B multicast (sm_100a: one m256 MMA over the CTA pair)"},
       {"v10", "v9 + two consumer warpgroups, each 64x256 of a 128x256 tile, stored in subtiles (sm_100a: an MMA warp "
               "and two TMEM accumulator buffers)"},
       {"pingpong", "v9 + two consumer warpgroups taking whole 128x128 tiles in turn (ping-pong), stored in subtiles"},
@@ -107,16 +111,25 @@ const std::vector<BuiltinSchedule>& builtin_schedules() {
   return all;
 }
 
-Schedule tutorial_schedule(int version, const Definition& def, Target target) {
+namespace {
+
+Schedule tutorial_steps(int version, const Definition& def, Target target, bool cta_pair_mma) {
   if (version < 1 || version > kTutorialSteps)
     throw_user_error("unknown-schedule", "tutorial step v" + std::to_string(version) + " does not exist; steps are v1..v10");
   Schedule s(def);
   using Step = void (*)(Schedule&);
   static const Step later_steps[] = {k_loop, grid_of_ctas, tma_loads_and_store, double_buffer, persistent_l2_order,
                                      warp_roles, deep_pipeline, cta_pair, two_consumers};
-  one_tile(s, target, version >= 10 ? 256 : 128);
+  one_tile(s, target, version >= 10 ? 256 : 128, cta_pair_mma);
   for (int v = 2; v <= version; ++v) later_steps[v - 2](s);
   return s;
+}
+
+}  // namespace
+
+// On sm_100a, v9 and v10 run their pair's MMAs as one (m256, cta_group::2).
+Schedule tutorial_schedule(int version, const Definition& def, Target target) {
+  return tutorial_steps(version, def, target, target == Target::Sm100a && version >= 9);
 }
 
 // The other consumer mode beside v10: v9's 128x128 tiles, each computed whole by one of two consumer
@@ -125,7 +138,7 @@ Schedule tutorial_schedule(int version, const Definition& def, Target target) {
 // whole tiles (128 KB) left room for three stages and ran the fused gelu + C epilogue at 0.55x
 // cuBLAS on an H100, subtiles at 0.83x.
 Schedule ping_pong_schedule(const Definition& def, Target target) {
-  Schedule s = tutorial_schedule(9, def, target);
+  Schedule s = tutorial_steps(9, def, target, false);  // each consumer issues its own MMAs
   s.ping_pong();
   atom_subtiles(s);
   deep_pipeline(s);
@@ -142,7 +155,7 @@ namespace {
 std::vector<Directive> symmetric_directives(const Definition& def, Target target, int version) {
   std::vector<Directive> directives;
   const std::string& out = def.node(def.output()).name;
-  const Schedule step = tutorial_schedule(version, def, target);
+  const Schedule step = tutorial_steps(version, def, target, false);
   for (Directive d : step.directives()) {
     if (std::holds_alternative<ClusterD>(d) || std::holds_alternative<MulticastD>(d)) continue;
     if (auto* persist = std::get_if<PersistD>(&d)) persist->raster = Raster::Triangle;
