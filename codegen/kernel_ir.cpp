@@ -367,7 +367,7 @@ class Dumper : public Visitor {
   }
   void visit_FenceMbarrierInit(const FenceMbarrierInit&) override { line("FenceMbarrierInit"); }
   void visit_MbarrierArriveExpectTx(const MbarrierArriveExpectTx& n) override {
-    line("MbarrierArriveExpectTx " + bar(n.bar) + " bytes=" + std::to_string(n.bytes));
+    line("MbarrierArriveExpectTx " + bar(n.bar) + " bytes=" + std::to_string(n.bytes) + (n.leader_only ? " (the pair's even CTA)" : ""));
   }
   void visit_MbarrierArrive(const MbarrierArrive& n) override {
     line("MbarrierArrive " + bar(n.bar) + (n.cta ? " cta=" + to_c(n.cta) : ""));
@@ -378,7 +378,8 @@ class Dumper : public Visitor {
   void visit_TmaLoad(const TmaLoad& n) override {
     line("TmaLoad " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
          batch_text(n.batch) + " -> " + smem(n.dst) + " bar=" +
-         bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
+         bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : "") +
+         (n.to_pair_leader ? " of the pair's even CTA" : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
     line("TmaStore " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
@@ -504,11 +505,12 @@ class Dumper : public Visitor {
     }
   }
   void visit_TmemAlloc(const TmemAlloc& n) override {
-    line("TmemAlloc warp=" + to_c(n.warp) + " columns=" + std::to_string(n.columns) + " -> " + tmem_slot_name());
+    line("TmemAlloc warp=" + to_c(n.warp) + " columns=" + std::to_string(n.columns) + (n.pair ? " cta_group::2" : "") + " -> " +
+         tmem_slot_name());
   }
   void visit_TmemBaseLoad(const TmemBaseLoad& n) override { line("TmemBaseLoad " + n.name + " <- " + tmem_slot_name()); }
   void visit_TmemDealloc(const TmemDealloc& n) override {
-    line("TmemDealloc warp=" + to_c(n.warp) + " " + n.base + " columns=" + std::to_string(n.columns));
+    line("TmemDealloc warp=" + to_c(n.warp) + " " + n.base + " columns=" + std::to_string(n.columns) + (n.pair ? " cta_group::2" : ""));
   }
   void visit_Tcgen05Fence(const Tcgen05Fence& n) override {
     line(std::string("Tcgen05Fence ") + (n.after ? "after_thread_sync" : "before_thread_sync"));
@@ -516,10 +518,12 @@ class Dumper : public Visitor {
   void visit_Tcgen05Mma(const Tcgen05Mma& n) override {
     line("Tcgen05Mma m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." + n.dtype +
          " tmem " + n.base + " lane=" + to_c(n.lane) + " column=" + to_c(n.column) + " a=" + smem(n.a) + " " +
-         layout(n.a_layout) + " b=" + smem(n.b) + " " + layout(n.b_layout) + " accumulate=" + to_c(n.accumulate));
+         layout(n.a_layout) + " b=" + smem(n.b) + " " + layout(n.b_layout) + " accumulate=" + to_c(n.accumulate) +
+         (n.pair ? " cta_group::2" : ""));
   }
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
-    line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : ""));
+    line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : "") +
+         (n.pair ? " cta_group::2" : ""));
   }
   void visit_TmemLoad(const TmemLoad& n) override {
     line("TmemLoad 32x32b.x" + std::to_string(n.columns) + " " + n.dst + " <- " + n.base + " lane=" + to_c(n.lane) +

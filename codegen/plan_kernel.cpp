@@ -170,8 +170,6 @@ void plan_cta_pair(const Schedule& s, KernelPlan& p) {
   if (!p.persistent) not_lowered(head + "without persist (the MMA warp counts the tiles it hands over)");
   if (p.multicast_a || p.multicast_b)
     not_lowered(head + "with multicast (the pair's MMA already reads B's halves from both CTAs)");
-  if (p.operand(rt::Operand::B).smem.mn_major) not_lowered(head + "with an N-major B (each CTA's half of its columns)");
-  if (p.split_k > 1) not_lowered(head + "with split_k");
   if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
     not_lowered(head + "with grouped problems (the pair's two m tiles may lie in groups with different B)");
   (void)s;

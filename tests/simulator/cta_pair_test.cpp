@@ -81,6 +81,35 @@ TEST_CASE("sm_100a v9 and v10: one m256 MMA over the CTA pair, bit-exact on edge
   }
 }
 
+TEST_CASE("sm_100a CTA pair: split-K (two and three splits, the last wave's) and N-major operands, bit-exact") {
+  const auto check = [](const Schedule& s, const Definition& def) {
+    const Kernel k = lower(s, on_b200(2));
+    REQUIRE(k.plan.cta_pair);
+    CHECK(sync_error(k).empty());
+    for (uint64_t seed : {1, 2}) {
+      const SimulationReport r = simulated(k, def, seed);
+      CAPTURE(r.to_string());
+      CHECK(r.passed);
+    }
+  };
+  for (int v : {9, 10}) {
+    CAPTURE(v);
+    const Definition def = gemm(520, 264, 512);
+    for (auto [splits, tail] : {std::pair{2, false}, std::pair{3, false}, std::pair{2, true}}) {
+      CAPTURE(splits);
+      CAPTURE(tail);
+      Schedule s = tutorial_schedule(v, def, Target::Sm100a);
+      s.split_k(splits, tail);
+      check(s, def);
+    }
+    ProblemLayout mn;
+    mn.a = Layout::MNMajor;
+    mn.b = Layout::MNMajor;
+    const Definition transposed = make_definition(520, 264, 264, DType::BF16, DType::BF16, {}, mn);
+    check(tutorial_schedule(v, transposed, Target::Sm100a), transposed);
+  }
+}
+
 TEST_CASE("sm_100a CTA pair: planted bugs in the pair's hand-offs are caught") {
   const Definition def = gemm(520, 264, 264);
   const Kernel good = lower(tutorial_schedule(10, def, Target::Sm100a), on_b200(2));

@@ -49,13 +49,17 @@ Definition grouped(ProblemSource source, int64_t groups, int64_t m, int64_t n, i
   return make_definition(m, n, k, DType::BF16, DType::BF16, {}, l);
 }
 
-// v10 on sm_100a, without its cluster (grouped sources refuse B multicast) where asked.
-Schedule v10(const Definition& def, bool cluster = true) {
+// v10 on sm_100a (an m256 MMA over a CTA pair), or where asked its one-CTA form without a cluster
+// (grouped sources take neither a pair nor B multicast): m64 MMAs, two blocks per 128 TMEM lanes.
+Schedule v10(const Definition& def, bool cta_pair = true) {
   const Schedule base = tutorial_schedule(10, def, Target::Sm100a);
-  if (cluster) return base;
+  if (cta_pair) return base;
   Schedule s(def);
-  for (const Directive& d : base.directives())
-    if (!std::holds_alternative<ClusterD>(d) && !std::holds_alternative<MulticastD>(d)) s.apply(d);
+  for (Directive d : base.directives()) {
+    if (std::holds_alternative<ClusterD>(d) || std::holds_alternative<MulticastD>(d)) continue;
+    if (auto* m = std::get_if<MmaD>(&d)) m->m = 64;
+    s.apply(d);
+  }
   return s;
 }
 
@@ -222,8 +226,8 @@ TEST_CASE("sm_100a double-buffered TMEM: explain shows the MMA warp; the kernel 
   ExplainOptions eo;
   eo.limits = on_b200(148).limits;
   const std::string nests = explain(v10(big), eo);
-  CHECK(nests.find("producer, warp 1: one elected thread issues the MMAs, tile t into TMEM accumulator buffer t % 2") !=
-        std::string::npos);
+  CHECK(nests.find("producer, warp 1 of the pair's even CTA: one elected thread issues the MMAs, tile t into TMEM "
+                   "accumulator buffer t % 2") != std::string::npos);
   CHECK(nests.find("consumer: 2 warpgroup(s), 256 threads, setmaxnreg 232; epilogue") != std::string::npos);
   CHECK(nests.find("double-buffered: a tile's writeback reads one while the next tile's MMAs fill the other") !=
         std::string::npos);
