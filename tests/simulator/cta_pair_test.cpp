@@ -95,7 +95,9 @@ TEST_CASE("sm_100a CTA pair: split-K (two and three splits, the last wave's) and
   for (int v : {9, 10}) {
     CAPTURE(v);
     const Definition def = gemm(520, 264, 512);
-    for (auto [splits, tail] : {std::pair{2, false}, std::pair{3, false}, std::pair{2, true}}) {
+    for (const std::pair<int, bool>& split : {std::pair{2, false}, std::pair{3, false}, std::pair{2, true}}) {
+      const int splits = split.first;  // (not a structured binding: clang 14 cannot capture one)
+      const bool tail = split.second;
       CAPTURE(splits);
       CAPTURE(tail);
       Schedule s = tutorial_schedule(v, def, Target::Sm100a);
