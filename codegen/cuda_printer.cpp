@@ -423,6 +423,13 @@ class CudaPrinter : public Visitor {
         line("if (" + to_c(n.index.inside[e]) + ") gg::dev::store_" + n.out_type +
              (n.output == rt::Operand::Aux ? "(args.aux, " : "(args.d, ") +
              to_c(n.index.d_element[e]) + ", v" + num(int64_t(e)) + ");");
+    } else if (n.transposed_staging && n.fragment == Fragment::TmemLanes) {  // a column of each of two buffer rows
+      const bool b16 = dtype_bytes(parse_dtype(n.out_type)) == 2;
+      for (int e = 0; e < 2; ++e)
+        line(std::string(b16 ? "gg::dev::st_shared_u16(" : "gg::dev::st_shared_u32(") + (e ? "dst1" : "dst") + ", " +
+             (b16 ? "gg::dev::float_to_" + n.out_type + "_bits(v" + num(int64_t(e)) + ")"
+                  : "__float_as_uint(v" + num(int64_t(e)) + ")") +
+             ");");
     } else if (dtype_bytes(parse_dtype(n.out_type)) == 2) {
       line("gg::dev::st_shared_u32(dst, gg::dev::pack2_" + n.out_type + "(v0, v1));");
     } else {

@@ -112,6 +112,8 @@ class IndexBuilder {
       ix_.group.push_back({kInt, "sr", var("r") - band});
       ix_.group.push_back({kInt, "sc", subtile_col(var("c"))});
       ix_.group.push_back({"unsigned", "dst", staging_address()});
+      // Transposed (a column-major D): the pair's two columns lie in two buffer rows.
+      if (n_.transposed_staging) ix_.group.push_back({"unsigned", "dst1", staging_address(var("sc") + imm(1))});
     }
     bounds_and_indices();
   }
@@ -159,12 +161,12 @@ class IndexBuilder {
   // swizzled column chunks [warpgroup_rows][swizzle bytes] of the staging buffer.
   // Transposed: the buffer's row is the subtile column sc and its column the band row sr, in chunks
   // [cols][swizzle bytes].
-  ExprPtr staging_address() const {
+  ExprPtr staging_address(const ExprPtr& sc = var("sc")) const {
     const int bytes = dtype_bytes(parse_dtype(n_.out_type));
     const int sb = n_.staging_swizzle_bytes, chunk_cols = sb / bytes;
     const bool t = n_.transposed_staging;
-    const ExprPtr row = t ? var("sc") : var("sr"), col = t ? var("sr") : var("sc");
-    const int64_t buffer_rows = t ? n_.cols : n_.warpgroup_rows;
+    const ExprPtr row = t ? sc : var("sr"), col = t ? var("sr") : sc;
+    const int64_t buffer_rows = t ? (n_.staging_cols ? n_.staging_cols : n_.cols) : n_.warpgroup_rows;
     return var("staging") + col / imm(chunk_cols) * imm(buffer_rows * sb) +
            call("gg::dev::swizzle_offset", row * imm(sb) + col % imm(chunk_cols) * imm(bytes), imm(sb));
   }

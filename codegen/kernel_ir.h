@@ -475,6 +475,7 @@ struct EpilogueStore : NodeOf<NodeKind::EpilogueStore> {
   Fragment fragment = Fragment::Wgmma;
   int lane_row0 = 0;              // TmemLanes: the tile row of the first lane of the TMEM columns read
   ExprPtr staging_col0;           // staged: the tile column at the buffer's column 0 (nullptr: col_begin)
+  int staging_cols = 0;           // staged: the buffer's columns when a store writes a chunk of them (0: cols)
   std::string accumulator;
   int blocks = 1, mma_n = 0, mma_m = 64;
   int warpgroup_rows = 0;         // rows of the tile owned by one warpgroup (blocks * 64)

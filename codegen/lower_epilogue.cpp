@@ -333,7 +333,9 @@ class LowerWrite : public Mutator {
     store->cols = static_cast<int>(st_.cols);
     store->stmatrix = st_.buffer.elem_bytes == 2 && st_.cols % 16 == 0;  // whole 16x16 b16 blocks
     store->transposed_staging = store->transposed_staging || st_.transposed;  // a mirror, or column-major D
-    GG_INTERNAL_CHECK(store->stmatrix || !store->transposed_staging, "a transposed staging without stmatrix.trans");
+    // (From TMEM each thread writes its row's values down the buffer's columns: tmem_store.)
+    GG_INTERNAL_CHECK(store->stmatrix || !store->transposed_staging || p_.accumulator == Place::Tmem,
+                      "a transposed staging without stmatrix.trans");
     const rt::Operand map = store->output;
     std::vector<StmtPtr> stores;
     if (p_.pointer_array) {  // the storing thread acquires the group's D map before its boxes

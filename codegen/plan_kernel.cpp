@@ -533,9 +533,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.staging = analysis.staging;
   if (p.tma_store && p.staging.transposed) {  // a column-major output staged transposed
     const std::string what = "a TMA store of a column-major output";
-    if (p.target != Target::Sm90a) not_lowered(what + " on " + std::string(target_name(p.target)));
     if (p.contiguous) not_lowered(what + " with contiguous groups (their rows end mid-box along the store's columns)");
-    GG_INTERNAL_CHECK(dtype_bytes(p.out) == 2 && p.staging.cols % 16 == 0,
+    GG_INTERNAL_CHECK(p.accumulator == Place::Tmem || (dtype_bytes(p.out) == 2 && p.staging.cols % 16 == 0),
                       "a transposed staging that stmatrix.trans cannot write passed validation");
   }
   if (p.tma_store && p.staging.buffer.swizzle_bytes == 0)

@@ -83,7 +83,10 @@ void check_alignment(const Schedule& s) {
                      " auto to fall back to a synchronous element copy with bounds");
   }
   // A column-major output is staged transposed by stmatrix.trans: 16-bit values in 16-column steps.
-  if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor) {
+  // (Out of TMEM (sm_100a) each thread writes its row's values down the buffer's columns: any type.)
+  const auto acc = s.write_of(def.matmul_node().name);
+  const bool tmem = acc ? acc->place == Place::Tmem : s.mma_shape() && s.mma_shape()->target == Target::Sm100a;
+  if (w && w->method == CopyMethod::Tma && def.output_layout() == OutputLayout::ColumnMajor && !tmem) {
     const StagingShape st = staging_shape(s);
     if (dtype_bytes(out.dtype) != 2 || st.cols % 16 != 0)
       throw_user_error("column-major-store", "cache_write " + out.name + " shared tma: a column-major output is "

@@ -1893,7 +1893,9 @@ class Simulator {
     const int ob = rt::elem_bytes(out);
     for (int e = 0; e < 2; ++e) {
       if (n.staged) {
-        const int64_t a = bound(at, "dst") + e * ob;
+        // A transposed staging from TMEM lanes: the pair's columns in two buffer rows.
+        const bool two_rows = n.transposed_staging && n.fragment == Fragment::TmemLanes;
+        const int64_t a = two_rows ? bound(at, e ? "dst1" : "dst") : bound(at, "dst") + e * ob;
         if (!staging_holds(n, a, ob)) return;
         uint8_t bytes[4];
         sim::encode(out, v[e], bytes);

@@ -19,6 +19,11 @@ static __device__ __forceinline__ void st_shared_u32(unsigned addr, unsigned val
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(value) : "memory");
 }
 
+// One 16-bit element (a column of a transposed staging buffer written one value at a time).
+static __device__ __forceinline__ void st_shared_u16(unsigned addr, unsigned short value) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(value) : "memory");
+}
+
 // 16-byte accesses; addr must be 16-byte aligned.
 static __device__ __forceinline__ void ld_shared_v4_u32(unsigned addr, unsigned& x, unsigned& y, unsigned& z,
                                                         unsigned& w) {

@@ -371,3 +371,37 @@ TEST_CASE("sm_100a: CTA-pair MMAs lower with an MMA warp, and say why not elsewh
   // Every tutorial step lowers.
   for (int v = 1; v <= 10; ++v) CHECK(refusal(sm100(v, v <= 2 ? make_gemm(128, 128, 64 * v, DType::BF16, DType::BF16) : def)) == "lowered");
 }
+
+// A column-major D stored by TMA on sm_100a: each thread holds a row of the tile out of TMEM
+// (tcgen05.ld) and writes its values down the transposed staging buffer's columns (one 16- or
+// 32-bit store each, no stmatrix.trans), so f32 outputs take the TMA store too. One CTA's m64
+// blocks (v8, a 128-row band over two swizzle chunks), and v10's pair with two consumer bands.
+TEST_CASE("sm_100a: a column-major D stored by TMA through a transposed staging out of TMEM, bit-exact") {
+  for (int v : {8, 10}) {
+    for (DType out : {DType::BF16, DType::F16, DType::F32}) {
+      ProblemLayout column_major;
+      column_major.d = OutputLayout::ColumnMajor;
+      const Definition def = make_definition(520, 264, 264, out == DType::F16 ? DType::F16 : DType::BF16, out, {},
+                                             column_major);
+      const Schedule step = sm100(v, def);
+      Schedule s(def);
+      for (Directive d : step.directives()) {
+        if (auto* w = std::get_if<CacheWriteD>(&d); w && w->place == Place::Shared) w->method = CopyMethod::Tma;
+        s.apply(d);
+      }
+      CAPTURE(v);
+      CAPTURE(dtype_name(out));
+      LowerOptions lo;
+      lo.limits = b200_with_sms(2);
+      const Kernel k = lower(s, lo);
+      REQUIRE(k.plan.tma_store);
+      REQUIRE(k.plan.staging.transposed);
+      CHECK(sync_error(k).empty());
+      for (uint64_t seed : {1, 2}) {
+        const SimulationReport r = run(s, seed, 2);
+        CAPTURE(r.to_string());
+        CHECK(r.passed);
+      }
+    }
+  }
+}

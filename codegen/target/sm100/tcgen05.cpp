@@ -257,7 +257,10 @@ StmtPtr tmem_store(const KernelPlan& p, const EpilogueStore& store, const ChunkR
         part->col_begin = first;
         part->cols = load->columns;
         part->stmatrix = false;  // stmatrix takes wgmma's fragment
-        if (store.staged) part->staging_col0 = store.col_begin;
+        if (store.staged) {
+          part->staging_col0 = store.col_begin;
+          part->staging_cols = store.cols;  // a transposed buffer's rows are all of them
+        }
         std::vector<StmtPtr> trip;
         if (reduce) trip.push_back(reduce(*load, element0));
         trip.push_back(part);
