@@ -598,7 +598,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (p.split_k > 1) p.epilogue.commit = EpiloguePlan::Commit::SplitK;
   if (s.is_symmetric()) {
     p.epilogue.commit = EpiloguePlan::Commit::Symmetric;
-    if (p.target != Target::Sm90a) not_lowered("symmetric on " + std::string(target_name(p.target)));
   }
   if (p.split_k > 1 && p.ping_pong) not_lowered("split_k with ping-pong consumers");
   if (!def.reductions().empty()) {

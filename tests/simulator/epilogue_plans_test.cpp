@@ -277,17 +277,22 @@ Definition symmetric_definition(int64_t m, int64_t k, std::vector<EpilogueSpec> 
 }  // namespace
 
 TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diagonal, each stored with its mirror") {
+  // sm_100a too: its mirrors are staged transposed out of TMEM, each thread writing its row's values
+  // down the buffer's columns, where sm_90a's stmatrix.trans writes 8x8 blocks.
+  for (const Target target : {Target::Sm90a, Target::Sm100a})
   for (const bool wide : {true, false})
     for (const auto& [m_, k] : {std::pair<int64_t, int64_t>{512, 256}, {640, 192}, {136, 128}, {8, 64}, {1000, 64}, {264, 64}})
       for (int sms : {2, 5}) {
         const int64_t m = m_;  // (CAPTURE's lambda cannot read a structured binding under clang 14)
+        CAPTURE(target_name(target));
         CAPTURE(wide);
         CAPTURE(m);
         CAPTURE(sms);
         const Definition def = symmetric_definition(m, k, {{OpKind::Gelu}});
         LowerOptions lo;
-        lo.limits = few_sms(sms);
-        const Kernel kernel = lower(symmetric_schedule(def, Target::Sm90a, wide ? SymmetricTile::Wide : SymmetricTile::Square), lo);
+        lo.limits = target == Target::Sm100a ? blackwell() : few_sms(sms);
+        lo.limits.sms = sms;
+        const Kernel kernel = lower(symmetric_schedule(def, target, wide ? SymmetricTile::Wide : SymmetricTile::Square), lo);
         REQUIRE(kernel.plan.epilogue.commit == EpiloguePlan::Commit::Symmetric);
         REQUIRE(kernel.plan.tile_n == (wide ? 256 : 128));
         CHECK(kernel.launch.symmetric);
@@ -303,11 +308,14 @@ TEST_CASE("simulate: symmetric A * A^T computes the tiles on and above the diago
 
 TEST_CASE("simulate: a symmetric mirror stored untransposed, or at the tile's own box, is caught") {
   const Definition def = symmetric_definition(512, 128);
-  LowerOptions lo;
-  lo.limits = few_sms(3);
+  for (const Target target : {Target::Sm90a, Target::Sm100a})
   for (const SymmetricTile tile : {SymmetricTile::Wide, SymmetricTile::Square}) {
+    CAPTURE(target_name(target));
     CAPTURE(tile == SymmetricTile::Wide);
-    const Kernel good = lower(symmetric_schedule(def, Target::Sm90a, tile), lo);
+    LowerOptions lo;
+    lo.limits = target == Target::Sm100a ? blackwell() : few_sms(3);
+    lo.limits.sms = 3;
+    const Kernel good = lower(symmetric_schedule(def, target, tile), lo);
     REQUIRE(simulate_kernel(good, def).passed);
     const auto planted = [&](testing::Plant::Fn bug) {
       Kernel bad = good;
