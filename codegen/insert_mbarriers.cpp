@@ -13,7 +13,7 @@ using namespace kir;
 // stage's full barrier and release it on its empty barrier (in every CTA that fills it);
 // the producer waits on the empty barrier before a fill. Without warp roles, TMA stages
 // are waited on their full barrier and released by a CTA barrier.
-class LowerStageSync : public Mutator {
+class LowerStageSync : public ElectionAwareMutator {
  public:
   explicit LowerStageSync(const KernelPlan& p) : p_(p) {}
 
@@ -33,15 +33,6 @@ class LowerStageSync : public Mutator {
       return one_warp_waits && !elected_ ? by_warp(sm100::issuing_warp(p_), w) : w;  // or the MMA warp's loop
     }
     return block({std::make_shared<FenceProxyAsync>(), std::make_shared<SyncThreads>()});
-  }
-
-  // A producer role's loop already runs on one elected thread.
-  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
-    const bool outer = elected_;
-    elected_ = true;
-    StmtPtr out = Mutator::mutate_ElectOne(e);
-    elected_ = outer;
-    return out;
   }
 
   StmtPtr mutate_ComputeTile(const std::shared_ptr<const ComputeTile>& c) override {
@@ -83,7 +74,6 @@ class LowerStageSync : public Mutator {
   }
 
   const KernelPlan& p_;
-  bool elected_ = false;
 };
 
 // Each role waits at the cluster barrier the init arrived on before its first barrier operation:

@@ -64,6 +64,14 @@ std::string barrier_name(Barrier b) {
 
 std::string tmem_slot_name() { return "tmem_slot"; }
 
+StmtPtr ElectionAwareMutator::mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) {
+  const bool outer = elected_;
+  elected_ = true;
+  StmtPtr out = Mutator::mutate_ElectOne(e);
+  elected_ = outer;
+  return out;
+}
+
 std::string tensor_map_field(rt::Operand o) {
   if (o == rt::Operand::ScaleA) return "map_scale_a";
   if (o == rt::Operand::Aux) return "map_aux";

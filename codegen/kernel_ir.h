@@ -695,6 +695,16 @@ class Mutator {
 #undef GG_KIR_MUTATE
 };
 
+// A Mutator that knows whether it is inside an ElectOne (code one elected thread runs: a
+// producer's or an MMA warp's loop), where a pass must not elect a thread again.
+class ElectionAwareMutator : public Mutator {
+ public:
+  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override;
+
+ protected:
+  bool elected_ = false;
+};
+
 // The IR as indented text (`--dump-after`); structural equality compares these dumps, which
 // print every field of every node.
 std::string dump(const StmtPtr& s);

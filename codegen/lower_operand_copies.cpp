@@ -10,18 +10,9 @@ namespace {
 using namespace kir;
 
 
-class LowerCopies : public Mutator {
+class LowerCopies : public ElectionAwareMutator {
  public:
   explicit LowerCopies(const KernelPlan& p) : p_(p) {}
-
-  // The producer role's loop already runs on one elected thread.
-  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
-    bool outer = elected_;
-    elected_ = true;
-    StmtPtr out = Mutator::mutate_ElectOne(e);
-    elected_ = outer;
-    return out;
-  }
 
   // A's scale factors of the tile's rows for the stage's k block: one unswizzled box of tile m
   // fp32 values at (row: k block, column: the tile's first row).
@@ -130,7 +121,6 @@ class LowerCopies : public Mutator {
 
  private:
   const KernelPlan& p_;
-  bool elected_ = false;
 };
 
 }  // namespace

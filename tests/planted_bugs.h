@@ -81,6 +81,21 @@ inline std::string sync_error(const Kernel& k) {
   return "";
 }
 
+// check_sync's message (empty when it passed) and the simulation of a kernel with a bug planted.
+struct Verdict {
+  std::string sync;
+  SimulationReport sim;
+};
+inline Verdict plant_into(const Kernel& good, const Definition& def, const Plant::Fn& bug) {
+  Kernel k = good;
+  Plant p(bug);
+  k.body = p.mutate(k.body);
+  REQUIRE(p.planted > 0);
+  SimulateOptions o;
+  o.max_steps = 5'000'000;
+  return {sync_error(k), simulate_kernel(k, def, o)};
+}
+
 // The simulation of `good` with `bug` planted (`bug` must rewrite at least one node).
 inline SimulationReport simulate_planted(const Kernel& good, const Definition& def, Plant::Fn bug) {
   Kernel k = good;

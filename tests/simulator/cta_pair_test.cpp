@@ -15,23 +15,19 @@
 #include "codegen/lower.h"
 #include "dsl/schedule_text.h"
 #include "planted_bugs.h"
+#include "sim_limits.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
 using namespace gg;
 using namespace gg::kir;
+using gg::testing::on_b200;
 using gg::testing::Plant;
 using gg::testing::rewrite;
 using gg::testing::sync_error;
 
 namespace {
 
-LowerOptions on_b200(int sms) {
-  LowerOptions lo;
-  lo.limits = blackwell();
-  lo.limits.sms = sms;  // persistent pairs then take several tiles
-  return lo;
-}
 
 Definition gemm(int64_t m, int64_t n, int64_t k, DType out = DType::BF16, int64_t batch = 1) {
   ProblemLayout l;

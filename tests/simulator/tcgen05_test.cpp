@@ -61,20 +61,8 @@ using testing::Plant;
 using testing::rewrite;
 using testing::sync_error;
 
-struct Verdict {
-  std::string sync;        // check_sync's message, empty when it passed
-  SimulationReport sim;
-};
-
-Verdict plant_into(const Kernel& good, const Definition& def, const Plant::Fn& bug) {
-  Kernel k = good;
-  Plant p(bug);
-  k.body = p.mutate(k.body);
-  REQUIRE(p.planted > 0);
-  SimulateOptions o;
-  o.max_steps = 5'000'000;
-  return {sync_error(k), simulate_kernel(k, def, o)};
-}
+using testing::plant_into;
+using testing::Verdict;
 
 bool mentions(const Verdict& v, const std::string& text) {
   return v.sync.find(text) != std::string::npos || v.sim.to_string().find(text) != std::string::npos;

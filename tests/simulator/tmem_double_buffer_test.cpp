@@ -19,24 +19,22 @@
 #include "dsl/schedule_text.h"
 #include "nvcc_compile.h"
 #include "planted_bugs.h"
+#include "sim_limits.h"
 #include "schedules/tutorial.h"
 #include "simulator/simulate.h"
 
 using namespace gg;
 using namespace gg::kir;
 using gg::testing::drop;
+using gg::testing::on_b200;
 using gg::testing::Plant;
+using gg::testing::plant_into;
+using gg::testing::Verdict;
 using gg::testing::rewrite;
 using gg::testing::sync_error;
 
 namespace {
 
-LowerOptions on_b200(int sms) {
-  LowerOptions lo;
-  lo.limits = blackwell();
-  lo.limits.sms = sms;  // persistent CTAs then take several tiles, and the buffers go round
-  return lo;
-}
 
 Definition gemm(int64_t m, int64_t n, int64_t k, DType out = DType::BF16) {
   return make_definition(m, n, k, DType::BF16, out);
@@ -69,18 +67,6 @@ SimulationReport simulated(const Kernel& k, const Definition& def, uint64_t seed
   return simulate_kernel(k, def, o);
 }
 
-struct Verdict {
-  std::string sync;  // check_sync's message, empty when it passed
-  SimulationReport sim;
-};
-
-Verdict plant_into(const Kernel& good, const Definition& def, const Plant::Fn& bug) {
-  Kernel k = good;
-  Plant p(bug);
-  k.body = p.mutate(k.body);
-  REQUIRE(p.planted > 0);
-  return {sync_error(k), simulated(k, def)};
-}
 
 bool is_acc_empty(const MbarrierWait& w) { return w.bar.array == Barrier::AccEmpty; }
 

@@ -62,7 +62,7 @@ ExprPtr accumulator_column0(const KernelPlan& p) {
   return tmem_accumulators(p) > 1 ? accumulator_index(p) * imm(tmem_placement(p).columns()) : imm(0);
 }
 
-class SelectTcgen05 : public Mutator {
+class SelectTcgen05 : public ElectionAwareMutator {
  public:
   explicit SelectTcgen05(const KernelPlan& p) : p_(p), t_(tmem_placement(p)) {}
 
@@ -103,15 +103,6 @@ class SelectTcgen05 : public Mutator {
                               std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true);
     // After the wait for the stage (a barrier or an mbarrier wait), before the MMAs.
     return by_issuer(block({fence(true), blocks}));
-  }
-
-  // The MMA warp's loop runs on its elected thread already.
-  StmtPtr mutate_ElectOne(const std::shared_ptr<const ElectOne>& e) override {
-    const bool outer = elected_;
-    elected_ = true;
-    StmtPtr out = Mutator::mutate_ElectOne(e);
-    elected_ = outer;
-    return out;
   }
 
   // Double-buffered: the buffer this tile takes is free once the writeback of the tile that took
@@ -166,7 +157,6 @@ class SelectTcgen05 : public Mutator {
 
   const KernelPlan& p_;
   TmemPlacement t_;
-  bool elected_ = false;
 };
 
 }  // namespace
