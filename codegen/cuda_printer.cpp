@@ -454,7 +454,7 @@ class CudaPrinter : public Visitor {
   // Column groups outermost: a column bias is loaded once per group and dies after the
   // group's rows, and each group frees its accumulator registers as it goes.
   void visit_EpilogueStore(const EpilogueStore& n) override {
-    if (n.reduce) return reducing_store(n);
+    if (n.reduce) return n.fragment == Fragment::TmemLanes ? tmem_reducing_store(n) : reducing_store(n);
     if (n.fragment == Fragment::TmemLanes) return tmem_lanes_store(n);
     if (n.stmatrix) return stmatrix_store(n);
     const EpilogueIndex& ix = n.index;
@@ -481,6 +481,40 @@ class CudaPrinter : public Visitor {
   // A reduction's share of the tile: each thread sums its values of a row (of a column group)
   // inside D, the lanes holding the same row (column) add theirs by xor shuffles, and one lane
   // stores the sum at its workspace partial, fenced before the tile's ticket.
+  // A column reduction out of TMEM lanes: each lane holds a row, so each column pair's values (the
+  // band's rows inside the problem, else 0) are summed over the warp's 32 lanes by shuffles, and
+  // lane 0 stores the warp's partials of the pair's columns.
+  void tmem_reducing_store(const EpilogueStore& n) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    GG_INTERNAL_CHECK(!n.staged && r.along == EpilogueReduction::Along::Cols, "a TMEM reduction sums columns, unstaged");
+    open_store(n);
+    line(std::string("// column reduction (") + (r.squares ? "sum of squares" : "sum") +
+         ") of TMEM lane threadIdx.x % 128's row: a column's rows are the warp's 32 lanes");
+    line("float* const partials = static_cast<float*>(args.workspace);");
+    lets(ix.thread);
+    line("const bool keeps_row = " + (ix.lane_guard ? to_c(ix.lane_guard) : std::string("true")) + ";");
+    open_unrolled("p", ix.group_begin, ix.group_end);
+    pair_values(n, ix.group, n.accumulator, [&] {
+      if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
+    });
+    for (int e = 0; e < 2; ++e) {
+      const std::string v = "v" + num(e);
+      line("float red" + num(e) + " = keeps_row && " + to_c(ix.inside[size_t(e)]) + " ? " + (r.squares ? v + " * " + v : v) +
+           " : 0.0f;");
+      for (int mask : r.lane_masks)
+        line("red" + num(e) + " += __shfl_xor_sync(0xffffffffu, red" + num(e) + ", " + num(mask) + ");");
+    }
+    open("if (threadIdx.x % 32 == 0)");
+    line("gg::dev::store_partial(partials + " + to_c(ix.partial_col[0]) + ", red0);");
+    line("gg::dev::store_partial(partials + " + to_c(ix.partial_col[1]) + ", red1);");
+    close();
+    close();
+    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    close();
+  }
+
   void reducing_store(const EpilogueStore& n) {
     const ReduceInto& r = *n.reduce;
     const EpilogueIndex& ix = n.index;

@@ -108,6 +108,7 @@ class IndexBuilder {
     ix_.group_end = imm(n_.cols / 2);
     ix_.group = {{kInt, "reg", imm(2) * var("p")}, {kInt, "c", n_.col_begin + var("reg")}};
     columns(ix_.group);
+    if (n_.reduce) partials(*n_.reduce);
     if (n_.staged) {
       ix_.group.push_back({kInt, "sr", var("r") - band});
       ix_.group.push_back({kInt, "sc", subtile_col(var("c"))});

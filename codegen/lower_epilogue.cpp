@@ -209,7 +209,7 @@ class LowerWrite : public Mutator {
   StmtPtr reductions(const WriteTile& w, const EpilogueStore& store) const {
     const EpiloguePlan& plan = p_.epilogue;
     if (plan.reductions.empty()) return nullptr;
-    GG_INTERNAL_CHECK(p_.accumulator == Place::Registers && !w.row_end, "a reduction of a TMEM accumulator or a group");
+    GG_INTERNAL_CHECK(!w.row_end, "a reduction of a group");
     const ReductionWorkspace& ws = plan.reduction_workspace;
     const ExprPtr tiles_m = tile_count(p_, Root::M), tiles_n = tile_count(p_, Root::N);
     const ExprPtr row_band = w.batch ? w.batch * tiles_m + w.m_tile : w.m_tile;
@@ -226,12 +226,16 @@ class LowerWrite : public Mutator {
       ReduceInto into;
       into.along = r.along;
       into.squares = r.squares;
-      into.lane_masks = rows ? std::vector<int>{1, 2} : std::vector<int>{4, 8, 16};
+      // wgmma: a quad holds a row, lanes 4 apart a column; TMEM lanes: each lane a row, so a column
+      // is summed over the warp's 32.
+      const bool tmem = p_.accumulator == Place::Tmem;
+      GG_INTERNAL_CHECK(!tmem || !rows, "a row reduction of a TMEM accumulator");
+      into.lane_masks = rows ? std::vector<int>{1, 2} : tmem ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16};
       into.tile_floats = wide(slot) * imm(ws.record_words()) + imm(2 + (rows ? 0 : ws.row_floats));
       into.tile_n = p_.tile_n;
       into.first_thread = first_thread;
       share->reduce = into;
-      body.push_back(share);
+      body.push_back(tmem ? sm100::tmem_store(p_, *share) : StmtPtr(share));
       auto ticket = std::make_shared<TileTicket>();
       ticket->counter = wide(rows ? row_band : col_band) * imm(ws.record_words()) + imm(rows ? 0 : 1);
       ticket->record_words = ws.record_words();

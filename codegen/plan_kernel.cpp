@@ -605,7 +605,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     const std::string what = "a reduction ('" + def.node(r.node).name + "' as '" + r.name + "')";
     if (p.epilogue.reductions.size() != def.reductions().size())
       not_lowered(what + " off the epilogue's chain from the accumulator");
-    if (p.target != Target::Sm90a) not_lowered(what + " on " + std::string(target_name(p.target)));
+    if (p.target != Target::Sm90a && r.along == ReduceAlong::Rows)
+      not_lowered(what + " along rows on " + std::string(target_name(p.target)) +
+                  " (a TMEM row's values arrive a tcgen05.ld chunk at a time; its sum would run across the chunks)");
     if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
       not_lowered(what + " with grouped problems (a group's bands are not the tile grid's)");
     if (p.split_k > 1) not_lowered(what + " with split_k (the tile's splits hold partial sums, not its values)");

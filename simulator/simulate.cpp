@@ -1933,6 +1933,7 @@ class Simulator {
               std::to_string(acc.size() / kWarpSize));
         return true;
       }
+      if (n.reduce) return tmem_column_share(w, n, lanes, acc, group_begin, group_end, out);
       for (int lane = 0; lane < kWarpSize; ++lane) {
         Bindings& at = lanes[lane];
         if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
@@ -1989,6 +1990,55 @@ class Simulator {
   // a row (over j, then the pair's two) or of a column pair (over b, h), inside D only; then lane l
   // adds lane l ^ mask's sum for each mask in order; lanes 0..3 of each quad (row), or of the warp
   // (column), store the sums at their workspace partials.
+  // A column reduction out of TMEM lanes (the printer's tmem_reducing_store): per column pair, the
+  // band's rows inside the problem summed over the warp's lanes, lane 0's partials stored.
+  bool tmem_column_share(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes,
+                         const std::vector<float>& acc, int64_t group_begin, int64_t group_end, rt::ElemType out) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    allocate_reduction_workspace();
+    using Sums = std::array<float, kWarpSize>;
+    for (int64_t p = group_begin; p < group_end; ++p) {
+      std::array<Sums, 2> terms{};  // per value of the pair, per lane
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        Bindings& at = lanes[size_t(lane)];
+        at["p"] = p;
+        bind(at, ix.group);
+        const int64_t reg = bound(at, "reg");
+        if (reg < 0 || reg + 1 >= n.cols) {
+          error("the epilogue reads register " + std::to_string(reg) + " of a " + std::to_string(n.cols) + "-column TMEM load");
+          return true;
+        }
+        if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
+        const auto base = static_cast<size_t>(lane * n.cols + reg);
+        const std::array<float, 2> v = pair_values(w, n, at, {acc[base], acc[base + 1]}, col_bias(n, at, "col", "col1"), out);
+        for (int e = 0; e < 2; ++e)
+          if (evaluate(ix.inside[size_t(e)], at)) terms[size_t(e)][size_t(lane)] = r.squares ? v[size_t(e)] * v[size_t(e)] : v[size_t(e)];
+      }
+      // The printed shuffles: lane l adds lane l ^ mask's running sum, mask by mask; lane 0 stores.
+      std::array<float, 2> sums{};
+      for (int e = 0; e < 2; ++e) {
+        Sums s = terms[size_t(e)];
+        for (int mask : r.lane_masks) {
+          Sums next{};
+          for (int lane = 0; lane < kWarpSize; ++lane) next[size_t(lane)] = s[size_t(lane)] + s[size_t(lane ^ mask)];
+          s = next;
+        }
+        sums[size_t(e)] = s[0];
+      }
+      const int64_t record = p_.epilogue.reduction_workspace.record_words();
+      for (int e = 0; e < 2; ++e) {
+        const int64_t i = evaluate(ix.partial_col[size_t(e)], lanes[0]);
+        if (i < 0 || i >= int64_t(reduction_partials_.size()) || i % record < 2) {
+          error("a reduction stores a partial at workspace word " + std::to_string(i) + ", outside its " +
+                std::to_string(reduction_partials_.size()) + " or on a record's ticket counter");
+          return true;
+        }
+        reduction_partials_[size_t(i)] = sums[size_t(e)];
+      }
+    }
+    return true;
+  }
   bool reduce_share(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes, int64_t group_begin,
                     int64_t group_end, rt::ElemType out) {
     const ReduceInto& r = *n.reduce;

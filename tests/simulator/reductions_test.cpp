@@ -65,6 +65,38 @@ TEST_CASE("simulate: row and column reductions, unstaged and staged, persistent,
     }
 }
 
+// sm_100a: each TMEM lane holds a row, so a column's share is summed over a warp's 32 lanes (v8's
+// one CTA, v10's pair with two accumulator buffers); a row's would run across the tcgen05.ld chunks
+// and is refused.
+TEST_CASE("simulate: column reductions out of TMEM on sm_100a, and a dropped shuffle lane caught") {
+  for (int step : {8, 10})
+    for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::AddBias}, kColSum, {OpKind::Relu}},
+                              std::vector<EpilogueSpec>{{OpKind::Gelu}, kColSumSq}})
+      for (const int64_t m : {int64_t(520), int64_t(1)}) {
+        // (gelu's tanh form and the fp64 reference part at M = 1's tiny squares, on sm_90a too)
+        if (m == 1 && specs.front().kind == OpKind::Gelu) continue;
+        CAPTURE(step);
+        CAPTURE(m);
+        const Definition def = make_definition(m, 264, 136, DType::BF16, DType::BF16, specs, {}, false);
+        LowerOptions lo;
+        lo.limits = blackwell();
+        lo.limits.sms = 2;
+        const Kernel k = lower(tutorial_schedule(step, def, Target::Sm100a), lo);
+        REQUIRE(k.plan.epilogue.reductions.size() == 1);
+        CHECK(testing::sync_error(k).empty());
+        const SimulationReport r = simulate_kernel(k, def);
+        CAPTURE(r.to_string());
+        CHECK(r.passed);
+        if (step != 10 || m != 520) continue;
+        Kernel bad = k;
+        testing::Plant plant(testing::rewrite<EpilogueStore>([](EpilogueStore& n) { n.reduce->lane_masks.pop_back(); },
+                                                             [](const EpilogueStore& n) { return n.reduce.has_value(); }));
+        bad.body = plant.mutate(bad.body);
+        REQUIRE(plant.planted > 0);
+        CHECK_FALSE(simulate_kernel(bad, def).passed);
+      }
+}
+
 TEST_CASE("simulate: a dropped shuffle lane, a share at another slot, a short ticket and a share past the edge are caught") {
   const Definition def = make_definition(384, 520, 128, DType::BF16, DType::F32, {kRowSum, kColSum}, {}, false);
   const Kernel good = lowered(tutorial_schedule(10, def));
