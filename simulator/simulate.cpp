@@ -1938,13 +1938,8 @@ class Simulator {
         Bindings& at = lanes[lane];
         if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
         for (int64_t p = group_begin; p < group_end; ++p) {
-          at["p"] = p;
-          bind(at, ix.group);
-          const int64_t reg = bound(at, "reg");
-          if (reg < 0 || reg + 1 >= n.cols) {
-            error("the epilogue reads register " + std::to_string(reg) + " of a " + std::to_string(n.cols) + "-column TMEM load");
-            return true;
-          }
+          const int64_t reg = tmem_pair_register(n, at, p);
+          if (reg < 0) return true;
           const auto base = static_cast<size_t>(lane * n.cols + reg);
           store_pair(w, n, at, pair_values(w, n, at, {acc[base], acc[base + 1]}, col_bias(n, at, "col", "col1"), out), out);
         }
@@ -1990,6 +1985,16 @@ class Simulator {
   // a row (over j, then the pair's two) or of a column pair (over b, h), inside D only; then lane l
   // adds lane l ^ mask's sum for each mask in order; lanes 0..3 of each quad (row), or of the warp
   // (column), store the sums at their workspace partials.
+  // The first register of column pair `p` of a TMEM chunk's store at the lane's bindings `at`
+  // (bound there); -1 where it lies outside the chunk (reported).
+  int64_t tmem_pair_register(const EpilogueStore& n, Bindings& at, int64_t p) {
+    at["p"] = p;
+    bind(at, n.index.group);
+    const int64_t reg = bound(at, "reg");
+    if (reg >= 0 && reg + 1 < n.cols) return reg;
+    error("the epilogue reads register " + std::to_string(reg) + " of a " + std::to_string(n.cols) + "-column TMEM load");
+    return -1;
+  }
   // A column reduction out of TMEM lanes (the printer's tmem_reducing_store): per column pair, the
   // band's rows inside the problem summed over the warp's lanes, lane 0's partials stored.
   bool tmem_column_share(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes,
@@ -2002,13 +2007,8 @@ class Simulator {
       std::array<Sums, 2> terms{};  // per value of the pair, per lane
       for (int lane = 0; lane < kWarpSize; ++lane) {
         Bindings& at = lanes[size_t(lane)];
-        at["p"] = p;
-        bind(at, ix.group);
-        const int64_t reg = bound(at, "reg");
-        if (reg < 0 || reg + 1 >= n.cols) {
-          error("the epilogue reads register " + std::to_string(reg) + " of a " + std::to_string(n.cols) + "-column TMEM load");
-          return true;
-        }
+        const int64_t reg = tmem_pair_register(n, at, p);
+        if (reg < 0) return true;
         if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
         const auto base = static_cast<size_t>(lane * n.cols + reg);
         const std::array<float, 2> v = pair_values(w, n, at, {acc[base], acc[base + 1]}, col_bias(n, at, "col", "col1"), out);
