@@ -160,7 +160,7 @@ void plan_fp8(const Schedule& s, KernelPlan& p) {
 }
 
 // An m256 tcgen05.mma over a CTA pair: what this code generator builds of it (TIRx's step 9).
-void plan_cta_pair(const Schedule& s, KernelPlan& p) {
+void plan_cta_pair(KernelPlan& p) {
   const std::string head = "mma m256 (a tcgen05.mma over a CTA pair) ";
   if (p.cluster_size != 2 || p.cluster.x != 2)
     not_lowered(head + "in a cluster of " + std::to_string(p.cluster_size) + " CTAs (one pair: cluster 2 1 1)");
@@ -172,7 +172,6 @@ void plan_cta_pair(const Schedule& s, KernelPlan& p) {
     not_lowered(head + "with multicast (the pair's MMA already reads B's halves from both CTAs)");
   if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
     not_lowered(head + "with grouped problems (the pair's two m tiles may lie in groups with different B)");
-  (void)s;
 }
 
 void plan_pipeline(KernelPlan& p) {
@@ -627,7 +626,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   p.mma_warp = resources.mma_warp;
   p.cta_pair = cta_pair_mma(s);
   plan_cluster(s, p);
-  if (p.cta_pair) plan_cta_pair(s, p);
+  if (p.cta_pair) plan_cta_pair(p);
   if ((p.masked || p.contiguous) && p.multicast_b && p.cluster_size > 1)
     not_lowered(std::string(p.masked ? "masked" : "contiguous") + " groups with B multicast (a cluster's CTAs pair m tiles, which a group's rows in use may "
                 "split; multicast A pairs n tiles)");

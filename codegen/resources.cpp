@@ -181,7 +181,7 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   else if (!s.definition().reductions().empty())
     r.named_barriers.push_back({kSplitKBarrier, s.warpgroups_per_tile() * kWarpgroupThreads,
                                 "reductions: the threads holding a tile stored its partial sums and take a band's ticket"});
-  // (Double-buffered, the acc_empty mbarriers order the writeback's reads before a buffer's next MMAs.)
+  // (With an MMA warp, the acc_empty mbarriers order the writeback's reads before a buffer's next MMAs.)
   const bool tmem_barrier = tmem && ws && dom.bound_to(Binding::Persistent) && !mma_warp;
   if (tmem_barrier && accumulators > 1)
     for (int c = 0; c < accumulators; ++c)
