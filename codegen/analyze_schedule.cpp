@@ -30,6 +30,7 @@ ScheduleAnalysis analyze_schedule(const Schedule& s, const DeviceLimits& limits)
   an.a = operand_layout(s, 0);
   an.b = operand_layout(s, 1);
   an.scale_a = scale_a_layout(s);
+  an.scale_b = scale_b_layout(s);
   an.staging = staging_shape(s);
   an.resources = summarize_resources(s, an.roles, an.a, an.b, an.staging, limits);
   an.nests = make_loop_nests(s, an.roles);

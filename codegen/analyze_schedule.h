@@ -18,6 +18,7 @@ struct ScheduleAnalysis {
   std::vector<RoleShape> roles;    // in warpgroup order
   SmemTileLayout a, b;             // the operand stages
   std::optional<SmemTileLayout> scale_a;  // an FP8 A's scale factors per stage (scale_a_layout)
+  std::optional<SmemTileLayout> scale_b;  // B's UE8M0 factors per stage (scale_b_layout)
   StagingShape staging;            // the output staging (read when the output is staged)
   ResourceSummary resources;       // shared-memory layout, barriers, threads, cluster, grid
   LoopNests nests;                 // per-role loop nests (explain)

@@ -145,7 +145,7 @@ class NestBuilder {
     auto c = std::make_shared<ComputeTile>();
     c->stage = imm(0);
     if (p_.accumulator == Place::Tmem) c->k_index = k_tile();  // the tile's first MMA overwrites TMEM
-    if (p_.promotion.on) {  // its scale factors
+    if (p_.promotion.on || p_.fp8.block_scaled) {  // its scale factors
       c->k_block = unit_.k_first ? unit_.k_first + k_tile() : k_tile();
       c->batch = batch();
     }
@@ -289,7 +289,7 @@ class NestBuilder {
       for (const StagedOperand& o : p_.operands) reads = reads || batched(o.operand);
     if (role_->computes) reads = reads || batched(rt::Operand::D) || batched(rt::Operand::C) || p_.split_k > 1;
     // FP8: the promotion reads the unit's matrix's (or group's) factors of B
-    if (role_->computes && p_.fp8.scale_b) reads = reads || batched(rt::Operand::B);
+    if (role_->computes && p_.fp8.scale_b && !p_.fp8.block_scaled) reads = reads || batched(rt::Operand::B);
     if (role_->computes && p_.fp8.scale_a && !p_.fp8.stages_scale_a()) reads = reads || batched(rt::Operand::A);
     return reads;
   }

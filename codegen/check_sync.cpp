@@ -842,9 +842,9 @@ class StructureCheck : public Visitor {
   // FP8 scale factors are one unswizzled row per stage).
   void check_boxes() const {
     for (const auto& t : f_.launch.tensor_maps) {
-      if (t.operand == rt::Operand::ScaleA) {
+      if (t.operand == rt::Operand::ScaleA || t.operand == rt::Operand::ScaleB) {
         GG_INTERNAL_CHECK(t.swizzle == rt::Swizzle::None && t.box_rows == 1,
-                          "the tensor map of A's scale factors moves other boxes than one unswizzled row");
+                          "the tensor map of an operand's scale factors moves other boxes than one unswizzled row");
         continue;
       }
       const int64_t row_bytes = int64_t(t.box_cols) * rt::elem_bytes(t.elem);
@@ -1162,6 +1162,24 @@ class RoleRun : public Visitor {
     tc_.uncommitted = tc_.unfinished = true;
     tc_.accumulator_ready = false;
     if (!foreign_) mma_stage(n.a, n.b, "Tcgen05Mma", "tcgen05.mma");
+  }
+  // A tcgen05.cp of a stage's scale factors into TMEM: issued like an MMA (the thread that issues
+  // them, after a fence since its wait: the copy precedes its MMAs in the tensor pipe only from one
+  // thread), reading a stage it holds through the async proxy, released by the same commit.
+  void visit_Tcgen05Copy(const Tcgen05Copy& n) override {
+    GG_INTERNAL_CHECK(tc_.fenced_after, who() + " issues tcgen05.cp at " + at() +
+                                            " without tcgen05.fence::after_thread_sync since its last barrier or wait");
+    GG_INTERNAL_CHECK(!elected_warps_.empty(), who() + " issues tcgen05.cp at " + at() + " on every thread");
+    const int64_t warp = elected_warps_.back();
+    GG_INTERNAL_CHECK(tc_.mma_warp < 0 || tc_.mma_warp == warp,
+                      who() + " issues tcgen05.cp from warp " + str(warp) + " and tcgen05.mma from warp " +
+                          str(tc_.mma_warp) + ": the copy orders before the MMAs only from the same thread");
+    tc_.mma_warp = warp;
+    tc_.uncommitted = true;
+    const std::string buffer = buffer_name(n.src.buffer);
+    async_read(buffer, "tcgen05.cp");
+    if (const int64_t bytes = f_.stage_bytes(buffer))
+      check_readable(must(n.src.offset, "the source of a tcgen05.cp") / bytes, buffer);
   }
   // An MMA reads operands `a` and `b` through the async proxy: one stage of each, the same, which
   // the thread holds. The stage, where the buffers are the pipeline's.

@@ -80,6 +80,7 @@ class CollectHelpers : public Visitor {
     headers.insert({"smem_desc.h", "tcgen05_desc.h", "tcgen05.cuh"});  // smem_desc_add moves descriptors
   }
   void visit_Tcgen05Commit(const Tcgen05Commit&) override { headers.insert("tcgen05.cuh"); }
+  void visit_Tcgen05Copy(const Tcgen05Copy&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
   void visit_TmemLoad(const TmemLoad&) override { headers.insert({"tcgen05_desc.h", "tcgen05.cuh"}); }
   void visit_EpilogueStore(const EpilogueStore& n) override {
     using K = EpilogueOp::Kind;

@@ -340,6 +340,19 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
        << "    workspace_bytes = needed;\n  }\n  args.workspace = workspace;\n";
   if (k.plan.staged_a || k.plan.staged_b) os << staged_copies_c(k);
   for (const auto& t : L.tensor_maps) {
+    if ((t.operand == rt::Operand::ScaleA || t.operand == rt::Operand::ScaleB) && L.layouts.scales_ue8m0) {
+      // rt::stored_matrix's rule: a row of 128 words per UE8M0 atom, ceil(rows / 128) x ceil(K / 512) of them
+      const bool of_a = t.operand == rt::Operand::ScaleA;
+      const std::string atoms = std::string("(unsigned long long)((") + (of_a ? "m" : "n") + " + 127) / 128 * " +
+                                std::to_string(ceil_div(ceil_div(p.k, kScaleBlock), kUe8m0AtomKBlocks)) + ")";
+      os << "  {\n    const unsigned long long atoms = " << atoms << ";\n"
+         << "    const gg::host::TensorMapDesc desc = {2, atoms, 128ull, 128ull, " << t.batches << "ull, "
+         << (t.batches > 1 ? "atoms * 128ull" : "0ull") << ", 1u, 128u, 0, 0};\n"
+         << "    const int status = gg::host::encode_tensor_map(&args.map_scale_" << (of_a ? "a" : "b") << ", scale_"
+         << (of_a ? "a" : "b") << ", desc, \"" << k.name << "\", \"scale_" << (of_a ? "a" : "b")
+         << "\");\n    if (status != 0) return status;\n  }\n";
+      continue;
+    }
     if (t.operand == rt::Operand::ScaleA) {  // rt::stored_matrix's rule: k blocks as rows of M factors
       os << "  {\n    const gg::host::TensorMapDesc desc = {2, (unsigned long long)((k + 127) / 128), (unsigned long long)m, "
             "(unsigned long long)((m + 3) / 4 * 4), 1ull, 0ull, 1u, "

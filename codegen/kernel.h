@@ -61,7 +61,12 @@ struct Fp8Plan {
   std::optional<ScaleGranularity> scale_a, scale_b;
   Layout scale_a_major = Layout::MNMajor, scale_b_major = Layout::KMajor;
   int64_t k_blocks = 0, n_blocks = 0;
-  bool stages_scale_a() const { return scale_a == ScaleGranularity::Block1x128 && scale_a_major == Layout::MNMajor; }
+  // sm_100a: the block-scaled tcgen05.mma applies both operands' UE8M0 factors (per 1x128, in
+  // their atoms, staged beside A and B and copied into TMEM per k tile); nothing is promoted.
+  bool block_scaled = false;
+  bool stages_scale_a() const {
+    return block_scaled || (scale_a == ScaleGranularity::Block1x128 && scale_a_major == Layout::MNMajor);
+  }
 };
 
 // One operand the pipeline's stages carry (A and B, and an FP8 A's scale factors):
@@ -149,6 +154,7 @@ struct KernelPlan {
   // tcgen05.mma), and the TMEM columns allocated for it (the resource summary's power of two).
   Place accumulator = Place::Registers;
   int tmem_columns = 0;
+  int tmem_scale_column0 = 0;  // FP8: the first column of the UE8M0 factors (A's atoms, then B's)
   int tmem_accumulators = 0;  // of them: one, or one per ping-pong consumer (the resource summary's)
   // accumulator_buffers 2: the producer warpgroup's second warp issues the MMAs into the buffers in
   // turn (tile t into buffer t % 2) while the consumers write the other back.
@@ -205,7 +211,8 @@ kir::ExprPtr consumer_band(const KernelPlan& p);
 rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
 // The map of an FP8 A's scale factors (rt::Operand::ScaleA: k blocks as rows of M fp32 values)
 // whose box is one stage of `layout`: one k block's factors of a tile's rows, unswizzled.
-rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, const SmemTileLayout& layout);
+// With UE8M0 factors (sm_100a), A's or B's atoms: one row of 128 words per atom.
+rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout);
 // A box of a row-limited map (TensorMapSpec::row_limited) that keeps only its rows before row
 // `row_end`: its (row, third) coordinates become (box_rows - kept, first row + kept), kept the box
 // rows before row_end (none when the box starts at or past it). The coordinates given are the

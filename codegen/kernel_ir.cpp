@@ -47,6 +47,7 @@ std::string buffer_name(Buffer b) {
     case Buffer::B: return "smem_B";
     case Buffer::D: return "smem_D";
     case Buffer::ScaleA: return "smem_SA";
+    case Buffer::ScaleB: return "smem_SB";
   }
   return "?";
 }
@@ -74,6 +75,7 @@ StmtPtr ElectionAwareMutator::mutate_ElectOne(const std::shared_ptr<const ElectO
 
 std::string tensor_map_field(rt::Operand o) {
   if (o == rt::Operand::ScaleA) return "map_scale_a";
+  if (o == rt::Operand::ScaleB) return "map_scale_b";
   if (o == rt::Operand::Aux) return "map_aux";
   std::string letter = rt::operand_name(o);
   return "map_" + std::string(1, static_cast<char>(letter[0] - 'A' + 'a'));
@@ -527,7 +529,13 @@ class Dumper : public Visitor {
     line("Tcgen05Mma m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + "." + n.dtype +
          " tmem " + n.base + " lane=" + to_c(n.lane) + " column=" + to_c(n.column) + " a=" + smem(n.a) + " " +
          layout(n.a_layout) + " b=" + smem(n.b) + " " + layout(n.b_layout) + " accumulate=" + to_c(n.accumulate) +
-         (n.pair ? " cta_group::2" : ""));
+         (n.pair ? " cta_group::2" : "") +
+         (n.block_scaled() ? " block_scale sfa=" + to_c(n.scale_a_column) + " sfb=" + to_c(n.scale_b_column) +
+                                 " id=" + to_c(n.scale_id)
+                           : ""));
+  }
+  void visit_Tcgen05Copy(const Tcgen05Copy& n) override {
+    line("Tcgen05Copy 32x128b.warpx4 " + n.base + " column=" + to_c(n.column) + " <- " + smem(n.src));
   }
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
     line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : "") +
@@ -555,6 +563,7 @@ bool uses_tcgen05(const StmtPtr& s) {
     void visit_TmemAlloc(const TmemAlloc&) override { found = true; }
     void visit_Tcgen05Mma(const Tcgen05Mma&) override { found = true; }
     void visit_TmemLoad(const TmemLoad&) override { found = true; }
+    void visit_Tcgen05Copy(const Tcgen05Copy&) override { found = true; }
   } f;
   f.visit(s);
   return f.found;

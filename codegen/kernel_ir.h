@@ -29,7 +29,7 @@ namespace gg::kir {
   X(PrefetchScaleFactors) X(ScaleAccumulatorColumns)                                                                   \
   X(EpilogueStore)                                                                             \
   X(PartialStore) X(TileTicket) X(PartialsStored) X(AwaitPartials) X(PartialReduce) X(ReductionCombine)                                              \
-  X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad)
+  X(TmemAlloc) X(TmemBaseLoad) X(TmemDealloc) X(Tcgen05Fence) X(Tcgen05Mma) X(Tcgen05Commit) X(TmemLoad) X(Tcgen05Copy)
 #define GG_KIR_NODES(X) GG_KIR_COMPOUND_NODES(X) GG_KIR_LEAF_NODES(X)
 
 enum class NodeKind {
@@ -68,7 +68,7 @@ struct BarrierRef {
 
 // The shared-memory buffers statements address: operand A's and B's stages, the output staging,
 // and an FP8 A's scale factors per stage.
-enum class Buffer { A, B, D, ScaleA };
+enum class Buffer { A, B, D, ScaleA, ScaleB };
 std::string buffer_name(Buffer b);  // the symbol the kernel declares: "smem_A", "smem_B", "smem_D", "smem_SA"
 
 // A byte offset into a shared-memory buffer.
@@ -624,6 +624,11 @@ struct Tcgen05Mma : NodeOf<NodeKind::Tcgen05Mma> {
   // .cta_group::2 (m 256): issued by the pair's even CTA; A's rows 128.. and B's second half are the
   // odd CTA's, at the same shared-memory offsets; D's rows 128.. land in the odd CTA's TMEM.
   bool pair = false;
+  // FP8 (dtype e4m3/e5m2): .kind::mxf8f6f4.block_scale, each row of A and of B times its UE8M0
+  // factor: A's row r's in TMEM column scale_a_column + r / 32 (lane r % 32 of every quarter), byte
+  // scale_id; B's likewise from scale_b_column (a tcgen05.cp put them there).
+  ExprPtr scale_a_column, scale_b_column, scale_id;
+  bool block_scaled() const { return scale_a_column != nullptr; }
 };
 // tcgen05.commit: one arrival on `bar` once every tcgen05.mma the executing thread issued before
 // has completed; with a `multicast_mask`, on the barrier at the same offset in every CTA of the
@@ -640,6 +645,15 @@ struct TmemLoad : NodeOf<NodeKind::TmemLoad> {
   // Where set and true, no MMA wrote the accumulator for this unit (a group with no K): the values
   // are zeros, whatever an earlier unit left in TMEM.
   ExprPtr zero_when;
+};
+// tcgen05.cp.cta_group::1.32x128b.warpx4: 512 bytes of shared memory from `src` (32 rows of 16
+// bytes, unswizzled) into TMEM columns [column, column + 4) of `base`: row i into lane i of every
+// 32-lane quarter. Issued by one thread; it runs before that thread's later tcgen05.mma (the PTX
+// ISA orders tcgen05.cp -> tcgen05.mma from one thread) and a tcgen05.commit tracks it as an MMA.
+struct Tcgen05Copy : NodeOf<NodeKind::Tcgen05Copy> {
+  std::string base = "tmem_base";
+  SmemRef src;
+  ExprPtr column;
 };
 // True when `s` holds a tcgen05 or TMEM node (the kernel needs the sm_100a helpers).
 bool uses_tcgen05(const StmtPtr& s);

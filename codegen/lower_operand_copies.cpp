@@ -40,8 +40,35 @@ class LowerCopies : public ElectionAwareMutator {
     return elected_ ? block(issue) : elect_one(block(issue));
   }
 
+  // UE8M0 factors (sm_100a): per 128 rows of the tile, the atom holding the stage's k block (row
+  // block x k groups + k block / 4 of the map's rows), whole; the MMAs pick the k block's byte.
+  StmtPtr ue8m0_scale_load(const LoadTile& l, const StagedOperand& operand) const {
+    GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "UE8M0 factors by TMA, one k block per k tile");
+    BarrierRef bar{Barrier::Full, l.stage};
+    auto expect = std::make_shared<MbarrierArriveExpectTx>();
+    expect->bar = bar;
+    expect->bytes = operand.smem.bytes();
+    const int64_t k_groups = ceil_div(ceil_div(p_.k, kScaleBlock), kUe8m0AtomKBlocks);
+    const int64_t tile_rows = l.operand == rt::Operand::ScaleA ? p_.tile_m : p_.tile_n;
+    const ExprPtr k_block = l.k_first ? l.k_first + l.k_tile : l.k_tile;
+    std::vector<StmtPtr> issue = {expect};
+    for (int64_t atom = 0; atom < operand.smem.rows; ++atom) {
+      auto load = std::make_shared<TmaLoad>();
+      load->map = l.operand;
+      load->dst = {operand.buffer, l.stage * imm(operand.smem.bytes()) + imm(atom * operand.smem.row_bytes)};
+      load->row = (l.tile * imm(tile_rows / kUe8m0AtomRows) + imm(atom)) * imm(k_groups) + k_block / imm(kUe8m0AtomKBlocks);
+      load->col = imm(0);
+      load->bar = bar;
+      load->batch = tensor_map_batch(p_, l.operand, l.batch);
+      issue.push_back(load);
+    }
+    return elected_ ? block(issue) : elect_one(block(issue));
+  }
+
   StmtPtr mutate_LoadTile(const std::shared_ptr<const LoadTile>& l) override {
     const StagedOperand& operand = p_.operand(l->operand);
+    if ((l->operand == rt::Operand::ScaleA || l->operand == rt::Operand::ScaleB) && p_.layouts.scales_ue8m0)
+      return ue8m0_scale_load(*l, operand);
     if (l->operand == rt::Operand::ScaleA) return scale_load(*l, operand);
     const SmemTileLayout& layout = operand.smem;
     const int64_t tile_rows = layout.rows;
@@ -132,8 +159,9 @@ Kernel lower_operand_copies(Kernel k) {
     GG_INTERNAL_CHECK(p.stage_bytes() * (p.cta_pair ? 2 : 1) == p.pipeline.tx_bytes,
                       "the operand loads expect other bytes than the pipeline record's per-stage transaction");
     for (const StagedOperand& o : p.operands) {
-      k.launch.tensor_maps.push_back(o.operand == rt::Operand::ScaleA ? scale_tensor_map(p, o.smem)
-                                                                      : tiled_tensor_map(p, o.operand, o.smem));
+      const bool factors = o.operand == rt::Operand::ScaleA || o.operand == rt::Operand::ScaleB;
+      k.launch.tensor_maps.push_back(factors ? scale_tensor_map(p, o.operand, o.smem)
+                                             : tiled_tensor_map(p, o.operand, o.smem));
       k.launch.tensor_maps.back().row_limited = p.varlen_k;  // a group's loads stop at its K range's end
     }
   }

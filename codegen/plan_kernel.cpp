@@ -102,15 +102,58 @@ void plan_promotion(const Schedule& s, KernelPlan& p) {
                 "which holds one k tile)");
 }
 
+// FP8 on sm_100a (DeepGEMM's SM100 1D1D recipe): the block-scaled tcgen05.mma (kind::mxf8f6f4)
+// applies UE8M0 factors of A's rows and B's rows per 128 of K itself, so nothing is promoted; both
+// operands' factors travel with the stages in their atoms and each k tile's are copied into TMEM
+// (tcgen05.cp) before its MMAs.
+void plan_fp8_block_scaled(const Schedule& s, KernelPlan& p) {
+  const Definition& def = s.definition();
+  const std::string head = std::string(dtype_name(p.in)) + " operands on sm_100a ";
+  const Node* sa = def.scale_of(def.matmul_node().operands[0]);
+  const Node* sb = def.scale_of(def.matmul_node().operands[1]);
+  const auto factors = [](const Node* f, const char* who) {
+    if (!f) return std::string(who) + " without factors";
+    if (f->scale_format == ScaleFormat::Ue8m0) return std::string();
+    return std::string(who) + "'s factors per " + std::string(scale_granularity_name(f->granularity)) + " in fp32";
+  };
+  for (const std::string& why : {factors(sa, "A"), factors(sb, "B")})
+    if (!why.empty())
+      not_lowered(head + "with " + why + " (the block-scaled tcgen05.mma takes UE8M0 factors of both operands per "
+                  "1x128 in their atoms: --scale-a 1x128:ue8m0 --scale-b 1x128:ue8m0)");
+  if (!p.tma_load) not_lowered(head + "with synchronous copies (cache_read A and B tma)");
+  if (p.tile_k != kScaleBlock)
+    not_lowered(head + "with a k tile of " + std::to_string(p.tile_k) + " (a stage carries one k block's factors: "
+                "tile k 128)");
+  if (p.mma.m != 128 || p.cta_pair)
+    not_lowered(head + "with mma m" + std::to_string(p.mma.m) + " (the one-CTA block-scaled MMA is m128; the CTA "
+                "pair's m256 form is a later step)");
+  if (p.tile_n % kUe8m0AtomRows != 0 || p.mma.n != p.tile_n)
+    not_lowered(head + "with a tile of " + std::to_string(p.tile_n) + " columns (B's factors come in atoms of 128 rows "
+                "and one MMA takes the tile's columns: tile n 128 or 256)");
+  if (def.swapped()) not_lowered(head + "in the swapped orientation (the factors are laid out for the straight one)");
+  if (p.contiguous || p.varlen_k || p.pointer_array)
+    not_lowered(head + "with contiguous, variable-K or pointer-array groups (a group's rows or K range start inside "
+                "an atom of factors; dense, batched and masked problems take them)");
+  if (p.runtime_n) not_lowered(head + "with N read at run time");
+  p.fp8.k_blocks = ceil_div(p.k, kScaleBlock);
+  p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
+  p.fp8.scale_a = sa->granularity;
+  p.fp8.scale_b = sb->granularity;
+  p.fp8.block_scaled = true;
+}
+
 // FP8 operands (DeepGEMM's recipe): A's factors per row and 128 of K staged by TMA (MN-major, as
 // DeepGEMM lays them out), B's per 128 x 128 block read by the consumers, each k tile promoted.
 void plan_fp8(const Schedule& s, KernelPlan& p) {
   const Definition& def = s.definition();
   if (!dtype_is_fp8(p.in)) return;
   const std::string in(dtype_name(p.in));
-  if (p.target != Target::Sm90a)
-    not_lowered(in + " operands on " + std::string(target_name(p.target)) + " (Blackwell's block-scaled tcgen05.mma "
-                "takes UE8M0 factors per 32 elements of K, a later step)");
+  if (p.target == Target::Sm100a) return plan_fp8_block_scaled(s, p);
+  for (int operand : {0, 1})
+    if (const Node* f = def.scale_of(def.matmul_node().operands[size_t(operand)]);
+        f && f->scale_format == ScaleFormat::Ue8m0)
+      not_lowered(in + " operands on sm_90a with UE8M0 factors (they are sm_100a's block-scaled MMA's; wgmma's "
+                  "promotion takes fp32 factors: --scale-a 1x128 --scale-b 128x128)");
   if (!p.tma_load) not_lowered(in + " operands with synchronous copies (cache_read A and B tma)");
   p.fp8.k_blocks = ceil_div(p.k, kScaleBlock);
   p.fp8.n_blocks = ceil_div(p.n, kScaleBlock);
@@ -194,7 +237,7 @@ void plan_pipeline(KernelPlan& p) {
   }
   if (!p.warp_specialized) return;
   pl.empty_barriers = true;
-  pl.release_per_warp = p.fp8.stages_scale_a();
+  pl.release_per_warp = p.fp8.stages_scale_a() && !p.fp8.block_scaled;  // (the MMAs read block-scaled factors)
   // a ping-pong stage has one consumer reading it
   pl.empty_arrivals = warpgroups_per_tile(p) * readers * (pl.release_per_warp ? kWarpgroupThreads / 32 : 1);
   // A promoted k tile waits for its MMAs before it promotes (and reads the stage's factors).
@@ -264,6 +307,8 @@ rt::MatrixLayouts matrix_layouts(const Definition& def) {
   l.a_mn_major = a.layout == Layout::MNMajor;
   l.b_mn_major = b.layout == Layout::MNMajor;
   l.d_column_major = def.output_layout() == OutputLayout::ColumnMajor;
+  const Node* factors = def.scale_of(def.matmul_node().operands[0]);
+  l.scales_ue8m0 = factors && factors->scale_format == ScaleFormat::Ue8m0;
   l.lda = leading_dim(def, a);
   l.ldb = leading_dim(def, b);
   l.ldc = leading_dim(def, c);
@@ -328,11 +373,23 @@ rt::TensorMapSpec tiled_tensor_map(const KernelPlan& p, rt::Operand operand, con
   return t;
 }
 
-rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, const SmemTileLayout& layout) {
-  const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, rt::Operand::ScaleA, p.m, p.n, p.k);
+rt::TensorMapSpec scale_tensor_map(const KernelPlan& p, rt::Operand operand, const SmemTileLayout& layout) {
+  const rt::StoredMatrix stored = rt::stored_matrix(p.layouts, operand, p.m, p.n, p.k);
   rt::TensorMapSpec t;
-  t.operand = rt::Operand::ScaleA;
+  t.operand = operand;
   t.elem = rt::ElemType::F32;
+  if (p.layouts.scales_ue8m0) {  // one atom (128 words) per box; its rows follow M or N
+    const bool runtime = operand == rt::Operand::ScaleA ? p.runtime_m : p.runtime_n;
+    t.rows = runtime ? 0 : static_cast<uint64_t>(stored.rows);
+    t.cols = runtime ? 0 : static_cast<uint64_t>(stored.cols);
+    t.row_stride = static_cast<uint64_t>(stored.row_stride);
+    t.batches = static_cast<uint64_t>(stored.batches);
+    t.batch_stride = static_cast<uint64_t>(stored.batch_stride);
+    t.box_rows = 1;
+    t.box_cols = static_cast<uint32_t>(layout.row_bytes / layout.elem_bytes);
+    t.swizzle = rt::Swizzle::None;
+    return t;
+  }
   t.transposed = true;
   t.rows = p.runtime_m ? 0 : static_cast<uint64_t>(stored.rows);  // resolved at each launch
   t.cols = p.runtime_m ? 0 : static_cast<uint64_t>(stored.cols);
@@ -364,7 +421,8 @@ kir::ExprPtr batch_offset(const KernelPlan& p, rt::Operand operand, const kir::E
     case rt::Operand::C: return batch * layout_value(p, &rt::MatrixLayouts::stride_c, "args.stride_c");
     case rt::Operand::D:
     case rt::Operand::Aux: return batch * layout_value(p, &rt::MatrixLayouts::stride_d, "args.stride_d");
-    case rt::Operand::ScaleA: return nullptr;  // one matrix of factors
+    case rt::Operand::ScaleA:
+    case rt::Operand::ScaleB: return nullptr;  // the factors' maps have their own batch dimension
   }
   return nullptr;
 }
@@ -512,6 +570,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (!dtype_is_fp8(p.in)) plan_promotion(s, p);
   if (p.fp8.stages_scale_a())  // staged beside A: the producer's TMA box per stage, counted in its bytes
     p.operands.push_back({rt::Operand::ScaleA, kir::Buffer::ScaleA, *analysis.scale_a, "m_tile", "args.m", "scale_a",
+                          nullptr, "", false});
+  if (p.fp8.block_scaled)  // and B's atoms beside B
+    p.operands.push_back({rt::Operand::ScaleB, kir::Buffer::ScaleB, *analysis.scale_b, "n_tile", "args.n", "scale_b",
                           nullptr, "", false});
   if (p.varlen_k && !p.tma_load)
     not_lowered("variable-K groups with synchronous copies (a group's K range stops a TMA box; cache_read A and B tma)");
@@ -672,6 +733,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
                       "resource summary and kernel plan disagree on the operand stages");
   p.smem_bytes = resources.smem_bytes;
   p.tmem_columns = resources.tmem_alloc_columns;
+  p.tmem_scale_column0 = resources.tmem_columns - resources.tmem_scale_columns;
   GG_INTERNAL_CHECK((p.accumulator == Place::Tmem) == (p.tmem_columns > 0), "a TMEM accumulator without TMEM columns");
 
   Kernel k;
@@ -692,8 +754,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.pointer_array = p.pointer_array;
   k.launch.reads_scale_b = p.fp8.scale_b.has_value();
   k.launch.reads_scale_a = p.fp8.scale_a.has_value();
-  if (p.fp8.scale_a) k.launch.scale_a_array = scale_array_text(*p.fp8.scale_a, p.fp8.scale_a_major, "M");
-  if (p.fp8.scale_b) k.launch.scale_b_array = scale_array_text(*p.fp8.scale_b, p.fp8.scale_b_major, "N");
+  const ScaleFormat format = p.fp8.block_scaled ? ScaleFormat::Ue8m0 : ScaleFormat::F32;
+  if (p.fp8.scale_a) k.launch.scale_a_array = scale_array_text(*p.fp8.scale_a, p.fp8.scale_a_major, "M", format);
+  if (p.fp8.scale_b) k.launch.scale_b_array = scale_array_text(*p.fp8.scale_b, p.fp8.scale_b_major, "N", format);
   k.launch.writes_aux = p.epilogue.saves();
   k.launch.symmetric = p.epilogue.commit == EpiloguePlan::Commit::Symmetric;
   // A workspace slot per output tile of the batch: counted for the planned problem, and as the

@@ -16,6 +16,9 @@ std::string factor_route(const Definition& def, int operand) {
   const Node* f = def.scale_of(def.matmul_node().operands[size_t(operand)]);
   if (!f) return "";
   const bool a = operand == 0, two_d = f->shape.size() == 2;
+  if (f->scale_format == ScaleFormat::Ue8m0)
+    return std::string(a ? "A" : "B") + " per 1x128 (UE8M0 atoms): staged by TMA beside " + (a ? "A" : "B") +
+           ", copied into TMEM (tcgen05.cp) before each k tile's block-scaled MMAs, which apply them";
   std::string what = std::string(a ? "A" : "B") + " per " + std::string(scale_granularity_name(f->granularity)) +
                      (two_d ? (f->layout == Layout::KMajor ? " (K-major)" : a ? " (M-major)" : " (N-major)") : "");
   if (a && f->granularity == ScaleGranularity::Block1x128 && f->layout == Layout::MNMajor)
@@ -106,7 +109,10 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
          r.stages * b_tile.bytes(), 1024, b_tile.bytes());
   if (auto sa = scale_a_layout(s))  // TMA writes 128-byte aligned boxes
     region(kir::buffer_name(kir::Buffer::ScaleA), def.node(mma_operands[0]).name + "'s scale factors",
-           x_join({r.stages, sa->row_bytes / 4, 4}, "B"), r.stages * sa->bytes(), 128, sa->bytes());
+           x_join({r.stages, sa->rows * sa->row_bytes / 4, 4}, "B"), r.stages * sa->bytes(), 128, sa->bytes());
+  if (auto sb = scale_b_layout(s))
+    region(kir::buffer_name(kir::Buffer::ScaleB), def.node(mma_operands[1]).name + "'s scale factors",
+           x_join({r.stages, sb->rows * sb->row_bytes / 4, 4}, "B"), r.stages * sb->bytes(), 128, sb->bytes());
   if (staged_out) {
     // Per consumer warpgroup (when several) and per buffer (when several): rows x cols x bytes.
     std::string formula;
@@ -202,6 +208,13 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
   // ---- TMEM (sm_100a): fp32 accumulator columns, one set per 128 rows of the tile.
   if (acc_place == Place::Tmem) {
     r.tmem_columns = static_cast<int>(r.tile_n * std::max<int64_t>(1, ceil_div(r.tile_m, 128))) * accumulators;
+    // UE8M0 factors: each 128 rows' factors of a k tile in 4 columns (a row's in byte k block % 4
+    // of column row / 32), A's then B's, after the accumulators; a set per issuing thread (each
+    // ping-pong consumer issues its own), each k tile's copy following that thread's previous MMAs.
+    const auto a_atoms = ue8m0_scale_layout(s, 0), b_atoms = ue8m0_scale_layout(s, 1);
+    const int scale_sets = double_buffered ? 1 : accumulators;
+    r.tmem_scale_columns = a_atoms && b_atoms ? static_cast<int>(4 * (a_atoms->rows + b_atoms->rows)) * scale_sets : 0;
+    r.tmem_columns += r.tmem_scale_columns;
     r.tmem_accumulators = accumulators;
     r.tmem_double_buffered = double_buffered;
     r.mma_warp = mma_warp;
@@ -341,6 +354,9 @@ std::string ResourceSummary::to_string() const {
                                               "MMAs fill the other"
                                             : ", one per ping-pong consumer")
                                  : std::string())
+       << (tmem_scale_columns > 0 ? "; " + std::to_string(tmem_scale_columns) +
+                                        " of them the k tile's UE8M0 scale factors (tcgen05.cp)"
+                                  : std::string())
        << "\n";
   return os.str();
 }

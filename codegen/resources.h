@@ -101,6 +101,7 @@ struct ResourceSummary {
   int tmem_columns = 0;          // sm_100a: accumulator columns (fp32) in use
   int tmem_alloc_columns = 0;    // sm_100a: allocated (a power of two >= 32)
   int tmem_accumulators = 0;     // sm_100a: accumulators among them (one per ping-pong consumer, or buffer)
+  int tmem_scale_columns = 0;    // sm_100a FP8: the block-scaled MMAs' UE8M0 factors among them
   bool tmem_double_buffered = false;  // accumulator_buffers 2: the tiles take the accumulators in turn
   bool mma_warp = false;         // sm_100a: the producer warpgroup's MMA warp issues (mma_warp_issues)
 

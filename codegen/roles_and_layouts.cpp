@@ -88,7 +88,23 @@ int promotion_regs(const Schedule& s) {
   return static_cast<int>(64 * tile_n / kWarpgroupThreads) + column_factors;
 }
 
+std::optional<SmemTileLayout> ue8m0_scale_layout(const Schedule& s, int operand) {
+  const Definition& def = s.definition();
+  const Node* scales = def.scale_of(def.matmul_node().operands[size_t(operand)]);
+  if (!scales || scales->scale_format != ScaleFormat::Ue8m0) return std::nullopt;
+  const int64_t tile_rows = s.domain().tile_extent(operand == 0 ? Root::M : Root::N);
+  SmemTileLayout l;
+  l.elem_bytes = 4;  // the atoms' bytes move as 32-bit words (TMA copies bits)
+  l.rows = std::max<int64_t>(1, ceil_div(tile_rows, kUe8m0AtomRows));
+  l.row_bytes = kUe8m0AtomBytes;
+  l.box_rows = 1;  // one box per atom: a tile's atoms lie a row block's atoms apart
+  return l;
+}
+
+std::optional<SmemTileLayout> scale_b_layout(const Schedule& s) { return ue8m0_scale_layout(s, 1); }
+
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s) {
+  if (auto atoms = ue8m0_scale_layout(s, 0)) return atoms;
   const Definition& def = s.definition();
   const Node* scales = def.scale_of(def.matmul_node().operands[0]);
   // Staged: DeepGEMM's per 1x128 MN-major (a k block's factors of the tile's rows lie together);

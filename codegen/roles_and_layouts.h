@@ -99,7 +99,14 @@ int64_t promotion_interval_of(const Schedule& s);
 int promotion_regs(const Schedule& s);
 // An FP8 A scaled per row and 128 of K, MN-major (DeepGEMM's layout): a stage holds its factors for the tile's rows and the
 // stage's k block, one row of tile m fp32 values (one TMA box, unswizzled); nullopt otherwise.
+// With UE8M0 factors (ScaleFormat::Ue8m0, sm_100a's block-scaled MMA) it is ue8m0_scale_layout's.
 std::optional<SmemTileLayout> scale_a_layout(const Schedule& s);
+// B's factors per stage: only UE8M0 ones travel with the stages (ue8m0_scale_layout); nullopt otherwise.
+std::optional<SmemTileLayout> scale_b_layout(const Schedule& s);
+// An operand's (0: A, 1: B) UE8M0 factors per stage: the atoms of the tile's rows that hold the
+// stage's k block, one per 128 rows, 512 bytes each, unswizzled, exactly as tcgen05.cp copies them
+// into TMEM (a row of 128 words per atom; nullopt without UE8M0 factors).
+std::optional<SmemTileLayout> ue8m0_scale_layout(const Schedule& s, int operand);
 // A contiguous group's A factors travel in boxes of this many (128 bytes each; scale_a_layout).
 inline constexpr int64_t kScaleBoxCols = 32;
 

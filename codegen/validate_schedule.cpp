@@ -513,9 +513,12 @@ void check_memory(const Schedule& s, const ResourceSummary& r, const DeviceLimit
                                                     (r.tmem_double_buffered ? "accumulator_buffers" : "ping-pong") +
                                                     ") need "
                                               : "the " + str(r.tile_m) + " x " + str(r.tile_n) + " fp32 accumulator needs ";
-    throw_user_error("tmem-columns", what + str(r.tmem_columns) + " TMEM columns, over the " +
+    const std::string factors =
+        r.tmem_scale_columns ? " (with " + str(r.tmem_scale_columns) + " for the FP8 scale factors)" : "";
+    throw_user_error("tmem-columns", what + str(r.tmem_columns) + " TMEM columns" + factors + ", over the " +
                      str(limits.tmem_columns) + " an SM has; use a tile n of at most " +
-                     str(limits.tmem_columns / accumulators / std::max<int64_t>(1, (r.tile_m + 127) / 128)));
+                     str((limits.tmem_columns - r.tmem_scale_columns) / accumulators /
+                         std::max<int64_t>(1, (r.tile_m + 127) / 128)));
   }
 }
 

@@ -55,6 +55,13 @@ ScaleSpec parse_scale_spec(std::string_view text) {
   spec.granularity = parse_scale_granularity(text.substr(0, colon));
   if (colon == std::string_view::npos) return spec;
   const std::string_view major = text.substr(colon + 1);
+  if (major == "ue8m0") {
+    if (spec.granularity != ScaleGranularity::Block1x128)
+      throw_user_error("bad-scale", "scale factors '" + std::string(text) + "': UE8M0 factors are per 1x128 (one per "
+                       "row and 128 of K, in sm_100a's block-scaled atoms); give 1x128:ue8m0");
+    spec.format = ScaleFormat::Ue8m0;
+    return spec;
+  }
   if (spec.granularity == ScaleGranularity::PerTensor || spec.granularity == ScaleGranularity::PerRow)
     throw_user_error("bad-scale", "scale factors '" + std::string(text) + "': factors per " +
                      std::string(scale_granularity_name(spec.granularity)) + " are one-dimensional and have no major");
@@ -62,18 +69,22 @@ ScaleSpec parse_scale_spec(std::string_view text) {
   else if (major == "mn") spec.major = Layout::MNMajor;
   else
     throw_user_error("bad-scale", "scale factors '" + std::string(text) + "': unknown major '" + std::string(major) +
-                     "'; legal are k ([rows][k blocks]) and mn ([k blocks][rows rounded up to 4], DeepGEMM's)");
+                     "'; legal are k ([rows][k blocks]), mn ([k blocks][rows rounded up to 4], DeepGEMM's) and ue8m0 "
+                     "(1x128 only: UE8M0 bytes in sm_100a's block-scaled atoms)");
   return spec;
 }
 
-std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major) {
+std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major, ScaleFormat format) {
+  if (format == ScaleFormat::Ue8m0) return std::string(scale_granularity_name(g)) + ":ue8m0";
   const bool two_d = g == ScaleGranularity::Block1x128 || g == ScaleGranularity::Block128x128;
   return std::string(scale_granularity_name(g)) +
          (two_d && major != default_major ? (major == Layout::KMajor ? ":k" : ":mn") : "");
 }
 
-std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows) {
+std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows, ScaleFormat format) {
   const std::string r(rows);
+  if (format == ScaleFormat::Ue8m0)
+    return "[ceil(" + r + "/128)][ceil(K/512)][512] UE8M0 bytes (128 rows x 4 k blocks per atom)";
   switch (g) {
     case ScaleGranularity::PerTensor: return "one fp32 for the tensor";
     case ScaleGranularity::PerRow: return "[" + r + "] fp32, one per row";
@@ -98,7 +109,16 @@ int64_t factor_ld(ScaleGranularity g, Layout major, int64_t rows, int64_t k) {
 }
 }  // namespace
 
-int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k) {
+namespace {
+int64_t ue8m0_atoms_along_k(int64_t k) {
+  const int64_t k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
+  return (k_blocks + kUe8m0AtomKBlocks - 1) / kUe8m0AtomKBlocks;
+}
+}  // namespace
+
+int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k, ScaleFormat format) {
+  if (format == ScaleFormat::Ue8m0)
+    return (rows + kUe8m0AtomRows - 1) / kUe8m0AtomRows * ue8m0_atoms_along_k(k) * kUe8m0AtomBytes;
   const int64_t k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
   switch (g) {
     case ScaleGranularity::PerTensor: return 1;
@@ -107,7 +127,13 @@ int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64
   }
 }
 
-int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c) {
+int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c,
+                           ScaleFormat format) {
+  if (format == ScaleFormat::Ue8m0) {
+    const int64_t kb = c / kScaleBlock, in_block = r % kUe8m0AtomRows;
+    const int64_t atom = r / kUe8m0AtomRows * ue8m0_atoms_along_k(k) + kb / kUe8m0AtomKBlocks;
+    return atom * kUe8m0AtomBytes + in_block % 32 * 16 + in_block / 32 * 4 + kb % kUe8m0AtomKBlocks;
+  }
   switch (g) {
     case ScaleGranularity::PerTensor: return 0;
     case ScaleGranularity::PerRow: return r;
@@ -116,6 +142,10 @@ int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64
       return major == Layout::MNMajor ? kb * factor_ld(g, major, rows, k) + row : row * factor_ld(g, major, rows, k) + kb;
     }
   }
+}
+
+float ue8m0_value(uint8_t code) {
+  return code == 255 ? std::nanf("") : std::ldexp(1.0f, int(code) - 127);
 }
 
 std::string_view op_name(OpKind k) {
@@ -199,7 +229,7 @@ Tensor Definition::input(const std::string& name, std::vector<int64_t> shape, DT
 }
 
 Tensor Definition::scale_input(const std::string& name, Tensor operand, ScaleGranularity granularity,
-                               Layout layout) {
+                               Layout layout, ScaleFormat format) {
   const Node& op = checked(operand, "scale_input");
   if (op.kind != OpKind::Input || op.shape.size() != 2 || !dtype_is_fp8(op.dtype))
     throw_user_error("bad-scale", "scale_input '" + name + "': '" + op.name + "' is not an FP8 (e4m3, e5m2) 2-D input; "
@@ -207,6 +237,10 @@ Tensor Definition::scale_input(const std::string& name, Tensor operand, ScaleGra
   if (scale_of(op.id))
     throw_user_error("bad-scale", "scale_input '" + name + "': '" + op.name + "' already has scale factors ('" +
                      scale_of(op.id)->name + "')");
+  if (format == ScaleFormat::Ue8m0 && granularity != ScaleGranularity::Block1x128)
+    throw_user_error("bad-scale", "scale_input '" + name + "': UE8M0 factors are per 1x128 (sm_100a's block-scaled "
+                     "atoms), not per " + std::string(scale_granularity_name(granularity)));
+  if (format == ScaleFormat::Ue8m0) layout = Layout::KMajor;  // the atoms follow one another along K
   const auto blocks = [](int64_t extent) { return (extent + kScaleBlock - 1) / kScaleBlock; };
   const int64_t rows = op.shape[0], k_blocks = blocks(op.shape[1]);
   std::vector<int64_t> shape;
@@ -221,8 +255,9 @@ Tensor Definition::scale_input(const std::string& name, Tensor operand, ScaleGra
   Node& n = nodes_[size_t(t.id())];
   n.scales = operand_id;
   n.granularity = granularity;
+  n.scale_format = format;
   // DeepGEMM's TMA-aligned MN-major layout: each k block's factors start 16 bytes apart.
-  if (shape.size() == 2 && layout == Layout::MNMajor && shape[0] % 4 != 0) n.ld = shape[0] + 4 - shape[0] % 4;
+  if (format == ScaleFormat::F32 && shape.size() == 2 && layout == Layout::MNMajor && shape[0] % 4 != 0) n.ld = shape[0] + 4 - shape[0] % 4;
   return t;
 }
 
@@ -518,12 +553,14 @@ std::string Definition::to_string() const {
     const Node& n = node(id);
     os << n.name << " = " << op_name(n.kind);
     if (n.kind == OpKind::Input) {
-      os << " " << dtype_name(n.dtype) << "[";
+      const bool atoms = n.scales >= 0 && n.scale_format == ScaleFormat::Ue8m0;  // bytes, in their own layout
+      os << " " << (atoms ? "ue8m0" : dtype_name(n.dtype)) << "[";
       for (size_t i = 0; i < n.shape.size(); ++i) os << (i ? "," : "") << n.shape[i];
-      os << "]" << (n.shape.size() == 2 ? (n.layout == Layout::KMajor ? " k-major" : " mn-major") : "");
+      os << "]" << (atoms ? "" : n.shape.size() == 2 ? (n.layout == Layout::KMajor ? " k-major" : " mn-major") : "");
       if (n.ld > 0) os << " ld=" << n.ld;
       if (n.scales >= 0)
-        os << " scales " << node(n.scales).name << " per " << scale_granularity_name(n.granularity);
+        os << " scales " << node(n.scales).name << " per " << scale_granularity_name(n.granularity)
+           << (n.scale_format == ScaleFormat::Ue8m0 ? " in 128x4 atoms" : "");
       if (batch_ > 1 && n.batch_stride >= 0) os << " batch_stride=" << n.batch_stride;
       if (n.staged) os << " staged (an aligned copy, rows " << staged_pitch(*this, n) << " apart)";
     } else {
@@ -569,14 +606,16 @@ ProblemLayout problem_layout(const Definition& def) {
   l.source = def.problem_source();
   if (const Node* sa = def.scale_of(a.id)) {
     l.scale_a = sa->granularity;
-    if (sa->shape.size() == 2) l.scale_a_major = sa->layout;
+    l.scale_a_format = sa->scale_format;
+    if (sa->shape.size() == 2 && sa->scale_format == ScaleFormat::F32) l.scale_a_major = sa->layout;
   }
   if (const Node* sb = def.scale_of(b.id)) {
     l.scale_b = sb->granularity;
-    if (sb->shape.size() == 2) l.scale_b_major = sb->layout;
+    l.scale_b_format = sb->scale_format;
+    if (sb->shape.size() == 2 && sb->scale_format == ScaleFormat::F32) l.scale_b_major = sb->layout;
   }
   l.symmetric = a.id == b.id;
-  if (l.symmetric) l.ldb = 0, l.stride_b = -1, l.scale_b.reset();  // B is A: nothing of its own
+  if (l.symmetric) l.ldb = 0, l.stride_b = -1, l.scale_b.reset(), l.scale_b_format = ScaleFormat::F32;  // B is A: nothing of its own
   l.stage_a = a.staged;
   l.stage_b = b.staged && !l.symmetric;
   return l;
@@ -631,8 +670,10 @@ std::string problem_layout_text(const ProblemLayout& l) {
   if (l.stride_d >= 0) parts.push_back("stride_d=" + std::to_string(l.stride_d));
   if (l.source != ProblemSource::Dense) parts.push_back(std::string(problem_source_name(l.source)) + " groups");
   const ProblemLayout defaults;
-  if (l.scale_a) parts.push_back("A scaled per " + scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major));
-  if (l.scale_b) parts.push_back("B scaled per " + scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major));
+  if (l.scale_a)
+    parts.push_back("A scaled per " + scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major, l.scale_a_format));
+  if (l.scale_b)
+    parts.push_back("B scaled per " + scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major, l.scale_b_format));
   if (l.symmetric) parts.push_back("symmetric (B is A)");
   if (l.stage_a) parts.push_back("A staged");
   if (l.stage_b) parts.push_back("B staged");
@@ -669,6 +710,8 @@ ProblemLayout swapped_layout(const ProblemLayout& l) {
   s.scale_b = l.scale_a;
   s.scale_a_major = l.scale_b_major;
   s.scale_b_major = l.scale_a_major;
+  s.scale_a_format = l.scale_b_format;
+  s.scale_b_format = l.scale_a_format;
   s.stage_a = l.stage_b;
   s.stage_b = l.stage_a;
   return s;
@@ -687,8 +730,8 @@ std::pair<Tensor, Tensor> gemm_inputs(Definition& def, int64_t m, int64_t n, int
   def.set_batch(l.batch);
   if (l.stride_a >= 0) def.set_batch_stride(a, l.stride_a);
   if (l.stride_b >= 0 && !l.symmetric) def.set_batch_stride(b, l.stride_b);
-  if (l.scale_a) def.scale_input("SA", a, *l.scale_a, l.scale_a_major);
-  if (l.scale_b) def.scale_input("SB", b, *l.scale_b, l.scale_b_major);
+  if (l.scale_a) def.scale_input("SA", a, *l.scale_a, l.scale_a_major, l.scale_a_format);
+  if (l.scale_b) def.scale_input("SB", b, *l.scale_b, l.scale_b_major, l.scale_b_format);
   return {a, b};
 }
 

@@ -48,22 +48,39 @@ enum class OpKind { Input, Matmul, Scale, AddScaled, AddBias, Relu, Gelu, Silu, 
 enum class ScaleGranularity { PerTensor, PerRow, Block1x128, Block128x128 };
 std::string_view scale_granularity_name(ScaleGranularity g);  // "tensor", "row", "1x128", "128x128"
 ScaleGranularity parse_scale_granularity(std::string_view name);  // CompileError `bad-scale`
+// How an operand's factors are stored. F32: fp32 values, laid out as their major says. Ue8m0:
+// one byte per factor, the value 2^(byte - 127) (an fp32 power of two's exponent byte; 255 is
+// NaN), in the atoms sm_100a's block-scaled tcgen05.mma copies into Tensor Memory whole
+// (CUTLASS's Sm1xx block-scaled layout): per 128 rows and 4 k blocks one atom of 512 bytes, the
+// factor of row 32 j + i of the 128 and k block q of the 4 at byte 16 i + 4 j + q; a 128-row
+// block's atoms follow one another along K. Per 1x128 only.
+enum class ScaleFormat { F32, Ue8m0 };
+inline constexpr int64_t kUe8m0AtomBytes = 512, kUe8m0AtomRows = 128, kUe8m0AtomKBlocks = 4;
 // An operand's factors as the CLI and the schedule text write them: a granularity, and for the
 // two-dimensional ones the factors' major after a colon ("1x128:k": K-major, "128x128:mn": M- or
-// N-major); without one, the operand's default (DeepGEMM's: A's MN-major, B's K-major).
+// N-major) or "1x128:ue8m0" (ScaleFormat::Ue8m0); without one, the operand's default (DeepGEMM's:
+// A's MN-major, B's K-major, fp32).
 struct ScaleSpec {
   ScaleGranularity granularity = ScaleGranularity::Block1x128;
   std::optional<Layout> major;
+  ScaleFormat format = ScaleFormat::F32;
 };
 ScaleSpec parse_scale_spec(std::string_view text);  // CompileError `bad-scale`
-std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major);  // "1x128", "1x128:k"
+std::string scale_spec_text(ScaleGranularity g, Layout major, Layout default_major,
+                            ScaleFormat format = ScaleFormat::F32);  // "1x128", "1x128:k", "1x128:ue8m0"
 // The array an operand's factors are, as launch errors name it: "[ceil(K/128)][M rounded up to 4] fp32".
 // `rows` names the operand's rows ("M" or "N").
-std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows);
+std::string scale_array_text(ScaleGranularity g, Layout major, std::string_view rows,
+                             ScaleFormat format = ScaleFormat::F32);
 // How many factors a rows x k operand matrix has, and where the factor of its element (r, c) lies
 // among them (MN-major: [k blocks][row blocks rounded up to 4]; K-major: [row blocks][k blocks]).
-int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k);
-int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c);
+// UE8M0 factors count bytes.
+int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k,
+                           ScaleFormat format = ScaleFormat::F32);
+int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c,
+                           ScaleFormat format = ScaleFormat::F32);
+// A UE8M0 factor's value, 2^(code - 127) (NaN for 255).
+float ue8m0_value(uint8_t code);
 inline constexpr int64_t kScaleBlock = 128;  // elements of K (and rows, 128 x 128) one factor covers
 
 // How the output [M,N] lies in memory: rows contiguous (D[m * N + n]) or columns contiguous
@@ -115,6 +132,7 @@ struct Node {
   // (DeepGEMM's TMA-aligned layout: rows padded to 4 floats), K-major stores a row's k blocks together.
   int scales = -1;
   ScaleGranularity granularity = ScaleGranularity::Block1x128;
+  ScaleFormat scale_format = ScaleFormat::F32;
   // An operand the kernel reads through an aligned copy the launch makes first (its rows padded to
   // whole 32-byte sectors: staged_pitch), because TMA cannot address the caller's rows.
   bool staged = false;
@@ -160,8 +178,9 @@ class Definition {
   // The fp32 scale factors of FP8 input `operand` (A or B, before or after the matmul), at
   // `granularity`, laid out as `layout` says. CompileError `bad-scale` for an operand that is not
   // an FP8 2-D input or already has scales.
+  // UE8M0 factors (ScaleFormat::Ue8m0) are per 1x128 in their atoms (`layout` is not read).
   Tensor scale_input(const std::string& name, Tensor operand, ScaleGranularity granularity,
-                     Layout layout = Layout::MNMajor);
+                     Layout layout = Layout::MNMajor, ScaleFormat format = ScaleFormat::F32);
   // The scale input of operand `operand_id`; nullptr when it has none (its factor is 1).
   const Node* scale_of(int operand_id) const;
   void set_output(Tensor out, OutputLayout layout = OutputLayout::RowMajor);
@@ -341,6 +360,7 @@ struct ProblemLayout {
   // The two-dimensional factors' majors (1x128, 128x128): MN-major (DeepGEMM's TMA-aligned
   // [k blocks][rows rounded up to 4]) or K-major ([rows][k blocks]).
   Layout scale_a_major = Layout::MNMajor, scale_b_major = Layout::KMajor;
+  ScaleFormat scale_a_format = ScaleFormat::F32, scale_b_format = ScaleFormat::F32;
   // D = A * A^T: one input A read as both operands (matmul(A, A)); N is M.
   bool symmetric = false;
   // A or B read through an aligned copy the launch makes first (Definition::stage_operand).

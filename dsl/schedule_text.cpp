@@ -560,8 +560,10 @@ std::string print_schedule(const Schedule& s) {
   // An FP8 problem says both, "none" included: a reader's default for FP8 is DeepGEMM's factors.
   const ProblemLayout defaults;
   if (dtype_is_fp8(def.input_dtype()) || l.scale_a || l.scale_b)
-    os << " scale_a=" << (l.scale_a ? scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major) : "none")
-       << " scale_b=" << (l.scale_b ? scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major) : "none");
+    os << " scale_a="
+       << (l.scale_a ? scale_spec_text(*l.scale_a, l.scale_a_major, defaults.scale_a_major, l.scale_a_format) : "none")
+       << " scale_b="
+       << (l.scale_b ? scale_spec_text(*l.scale_b, l.scale_b_major, defaults.scale_b_major, l.scale_b_format) : "none");
   os << "\n";
   if (swapped)
     os << "# computed as D^T = B * A^T: the directives schedule the swapped problem (M'=" << def.m() << " N'=" << def.n()

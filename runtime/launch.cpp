@@ -51,6 +51,7 @@ const void* base_pointer(Operand operand, const GemmProblem& problem) {
     case Operand::C: return problem.c;
     case Operand::D: return problem.d;
     case Operand::ScaleA: return problem.scale_a;
+    case Operand::ScaleB: return problem.scale_b;
     case Operand::Aux: return problem.aux;
   }
   return nullptr;
@@ -63,6 +64,7 @@ GgTensorMap* map_slot(Operand operand, GgGemmArgs& args) {
     case Operand::C: return &args.map_c;
     case Operand::D: return &args.map_d;
     case Operand::ScaleA: return &args.map_scale_a;
+    case Operand::ScaleB: return &args.map_scale_b;
     case Operand::Aux: return &args.map_aux;
   }
   return nullptr;
@@ -113,7 +115,8 @@ GgStageArgs stage_args(const std::vector<StagedOperand>& staged, const GemmProbl
 TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProblem& problem) {
   const StoredMatrix stored = stored_matrix(problem.layouts, spec.operand, problem.m, problem.n, problem.k);
   const bool is_input = spec.operand == Operand::A || spec.operand == Operand::B;
-  const ElemType elem = spec.operand == Operand::ScaleA ? ElemType::F32 : is_input ? problem.in_type : problem.out_type;
+  const bool scales = spec.operand == Operand::ScaleA || spec.operand == Operand::ScaleB;  // fp32, or UE8M0 atoms' words
+  const ElemType elem = scales ? ElemType::F32 : is_input ? problem.in_type : problem.out_type;
   const std::string which = std::string("tensor map for operand ") + operand_name(spec.operand);
   if (spec.elem != elem) {
     throw CudaError(which + " is " + elem_name(spec.elem) + " but the problem's operand is " + elem_name(elem));
@@ -273,7 +276,9 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage
   if ((a_staged || spec_.reads_scale_a) && problem.scale_a == nullptr)
     throw CudaError(describe() + ": the kernel reads A's FP8 scale factors (GemmProblem::scale_a, device memory, " +
                     spec_.scale_a_array + ")");
-  if (spec_.reads_scale_b && problem.scale_b == nullptr)
+  const bool b_staged = std::any_of(spec_.tensor_maps.begin(), spec_.tensor_maps.end(),
+                                    [](const TensorMapSpec& t) { return t.operand == Operand::ScaleB; });
+  if ((b_staged || spec_.reads_scale_b) && problem.scale_b == nullptr)
     throw CudaError(describe() + ": the kernel reads B's FP8 scale factors (GemmProblem::scale_b, device memory, " +
                     spec_.scale_b_array + ")");
   if (spec_.writes_aux && problem.aux == nullptr)

@@ -67,6 +67,16 @@ MatrixLayouts caller_layouts(const LaunchSpec& spec) {
 }
 
 StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_t m, int64_t n, int64_t k) {
+  if (layouts.scales_ue8m0 && (operand == Operand::ScaleA || operand == Operand::ScaleB)) {
+    const bool of_a = operand == Operand::ScaleA;
+    const int64_t k_groups = ((k + 127) / 128 + 3) / 4;
+    StoredMatrix s;
+    s.rows = ((of_a ? m : n) + 127) / 128 * k_groups;
+    s.cols = s.row_stride = 128;
+    s.batches = stored_matrix(layouts, of_a ? Operand::A : Operand::B, m, n, k).batches;
+    s.batch_stride = s.batches > 1 ? s.rows * s.row_stride : 0;
+    return s;
+  }
   if (operand == Operand::ScaleA) {
     StoredMatrix s;
     s.transposed = true;
@@ -89,7 +99,8 @@ StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_
     case Operand::C: s.transposed = l.d_column_major, s.row_stride = l.ldc, stride = l.stride_c; break;
     case Operand::D:
     case Operand::Aux: s.transposed = l.d_column_major, s.row_stride = l.ldd, stride = l.stride_d; break;
-    case Operand::ScaleA: break;  // (above)
+    case Operand::ScaleA:
+    case Operand::ScaleB: break;  // (above)
   }
   s.rows = s.transposed ? minor : major;
   s.cols = s.transposed ? major : minor;
@@ -185,7 +196,7 @@ std::string sizes_mismatch(const LaunchSpec& spec, int64_t m, int64_t n, int64_t
   // row's last piece whole). Staged operands' copies are aligned whatever the size.
   if ((r.m || r.n) && !spec.pointer_array)
     for (const TensorMapSpec& t : spec.tensor_maps) {
-      if (t.rows != 0 || t.cols != 0 || t.staged || t.operand == Operand::ScaleA) continue;
+      if (t.rows != 0 || t.cols != 0 || t.staged || t.operand == Operand::ScaleA || t.operand == Operand::ScaleB) continue;
       const StoredMatrix s = stored_matrix(spec.layouts, t.operand, m, n, k);
       const int64_t bytes = elem_bytes(t.elem), row_bytes = s.cols * bytes, pitch = s.row_stride * bytes;
       const bool store = t.operand == Operand::D || t.operand == Operand::Aux;

@@ -21,8 +21,9 @@ enum class Swizzle { None, B32, B64, B128 };
 // Which GgGemmArgs slot (runtime/device/gemm_args.h) a tensor map or pointer belongs to. ScaleA:
 // an FP8 A's fp32 scale factors per row and 128 of K, stored MN-major (k blocks as rows of M
 // factors, 16-byte aligned: DeepGEMM's TMA-aligned layout).
+// With UE8M0 factors (MatrixLayouts::scales_ue8m0) ScaleA and ScaleB are A's and B's atoms.
 // Aux: a saved second output (the pre-activation of an activation's epilogue), laid out as D.
-enum class Operand { A, B, C, D, ScaleA, Aux };
+enum class Operand { A, B, C, D, ScaleA, Aux, ScaleB };
 
 // A tiled tensor map over a stored matrix of `rows` x `cols` elements, `cols` contiguous, rows
 // `row_stride` elements apart; with `batches` > 1 a third dimension of matrices `batch_stride`
@@ -70,6 +71,9 @@ struct MatrixLayouts {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   int64_t batch = 1;
   int64_t stride_a = -1, stride_b = -1, stride_c = -1, stride_d = -1;
+  // FP8 factors as UE8M0 bytes in sm_100a's block-scaled atoms (gg::ScaleFormat::Ue8m0): 512 per
+  // 128 rows and 4 k blocks, a row block's atoms along K; else fp32 as the kernel's problem says.
+  bool scales_ue8m0 = false;
 };
 // The same layouts with every dense placeholder replaced by its value for an M x N x K problem.
 MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int64_t k);
@@ -77,7 +81,9 @@ MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int6
 // How one operand of an M x N x K problem is stored, as a tensor map describes it: rows x cols
 // (cols contiguous; transposed: an MN-major A or B, a column-major C or D), rows `row_stride`
 // elements apart, `batches` matrices `batch_stride` apart (one when broadcast).
-// ScaleA: ceil(K / 128) rows of M factors, rows M rounded up to 4 apart.
+// ScaleA: ceil(K / 128) rows of M factors, rows M rounded up to 4 apart. With UE8M0 factors,
+// ScaleA and ScaleB: one row of 128 32-bit words per atom, ceil(rows / 128) x ceil(K / 512) rows
+// (atom (row block, k group) is row row block x ceil(K / 512) + k group).
 struct StoredMatrix {
   bool transposed = false;
   int64_t rows = 0, cols = 0, row_stride = 0, batches = 1, batch_stride = 0;

@@ -58,6 +58,7 @@ const char* operand_name(Operand operand) {
     case Operand::C: return "C";
     case Operand::D: return "D";
     case Operand::ScaleA: return "A's scales";
+    case Operand::ScaleB: return "B's scales";
     case Operand::Aux: return "the saved output";
   }
   return "?";

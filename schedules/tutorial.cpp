@@ -15,15 +15,18 @@ namespace {
 // without cache_read), one MMA instruction shape, the epilogue applied in the writeback.
 // v10 builds on a 128x256 tile instead (see two_consumers). A k tile is one 128-byte row of
 // each operand (64 bf16 or f16 elements, 128 FP8 ones: one scale block), an MMA 32 bytes of K.
-// FP8's promotion holds a second accumulator of the tile: half the columns keep the registers.
+// FP8's promotion (sm_90a) holds a second accumulator of the tile: half the columns keep the
+// registers. On sm_100a FP8 runs the block-scaled MMA, which is m128, into TMEM: tiles keep their
+// columns, but v10's two 256-column buffers would leave no TMEM columns for the scale factors.
 // `cta_pair` (sm_100a from v9, as TIRx's step 9): the MMA is m256 over a CTA pair, each CTA's
 // tile its 128 rows of it.
 void one_tile(Schedule& s, Target target, int64_t tile_n, bool cta_pair) {
   const int in_bytes = dtype_bytes(s.definition().input_dtype());
-  if (dtype_is_fp8(s.definition().input_dtype())) tile_n /= 2;
+  const bool fp8 = dtype_is_fp8(s.definition().input_dtype()), block_scaled = fp8 && target == Target::Sm100a;
+  if (fp8 && (!block_scaled || tile_n > 128)) tile_n /= 2;
   s.tile(128, tile_n, 128 / in_bytes);
   for (int op : s.definition().epilogue()) s.inline_op(s.definition().node(op).name);
-  s.mma(cta_pair ? 256 : 64, static_cast<int>(tile_n), 32 / in_bytes, target);
+  s.mma(cta_pair ? 256 : block_scaled ? 128 : 64, static_cast<int>(tile_n), 32 / in_bytes, target);
 }
 
 void k_loop(Schedule& s) { s.bind("k_o", Binding::Serial); }
@@ -127,9 +130,11 @@ Schedule tutorial_steps(int version, const Definition& def, Target target, bool 
 
 }  // namespace
 
-// On sm_100a, v9 and v10 run their pair's MMAs as one (m256, cta_group::2).
+// On sm_100a, v9 and v10 run their pair's MMAs as one (m256, cta_group::2); FP8's block-scaled
+// MMA is lowered for one CTA, so its pair multicasts B instead.
 Schedule tutorial_schedule(int version, const Definition& def, Target target) {
-  return tutorial_steps(version, def, target, target == Target::Sm100a && version >= 9);
+  const bool pair_mma = target == Target::Sm100a && version >= 9 && !dtype_is_fp8(def.input_dtype());
+  return tutorial_steps(version, def, target, pair_mma);
 }
 
 // The other consumer mode beside v10: v9's 128x128 tiles, each computed whole by one of two consumer

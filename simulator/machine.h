@@ -115,6 +115,12 @@ struct PendingMma {
   uint32_t idesc = 0, d_tmem = 0;
   bool accumulate = false;
   bool pair = false;  // .cta_group::2: rows 128.. of A and D and B's second half are CTA cta + 1's
+  // tcgen05.cp (a_desc: its source, d_tmem: its first column), in the same queue as the MMAs, which
+  // run after the copies their thread issued before them.
+  bool copy = false;
+  // .kind::mxf8f6f4.block_scale: A's and B's UE8M0 factors from TMEM at these addresses
+  bool scaled = false;
+  uint32_t a_scales = 0, b_scales = 0;
   std::string what;
 };
 

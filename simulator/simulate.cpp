@@ -310,6 +310,16 @@ class Simulator {
     if (a_scales && a_scales->shape.size() == 2) a_major_ = a_scales->layout;
     if (b_scales && b_scales->shape.size() == 2) b_major_ = b_scales->layout;
     a_scale_matrices_ = rt::stored_matrix(layouts_, rt::Operand::A, m_, n_, p_.k).batches;
+    if (p_.fp8.block_scaled) {  // UE8M0 codes in their atoms: 2^-2 .. 2^2
+      for (auto [operand, atoms] : {std::pair{rt::Operand::ScaleA, &scale_a_}, {rt::Operand::ScaleB, &scale_b_atoms_}}) {
+        const rt::StoredMatrix s = rt::stored_matrix(layouts_, operand, m_, n_, p_.k);
+        atoms->elem = rt::ElemType::F32;  // the atoms' words
+        atoms->allocate(s.rows, s.cols, s.row_stride, s.batches, s.batch_stride);
+        const std::vector<float> v = rt::small_integer_values(atoms->data.size(), seed++);
+        for (size_t i = 0; i < atoms->data.size(); ++i) atoms->data[i] = uint8_t(127 + int(v[i]));
+      }
+      return;
+    }
     if (p_.fp8.stages_scale_a()) {  // through the ScaleA tensor map
       const rt::StoredMatrix s = rt::stored_matrix(layouts_, rt::Operand::ScaleA, m_, n_, p_.k);
       scale_a_.elem = rt::ElemType::F32;
@@ -338,13 +348,20 @@ class Simulator {
     return factors[size_t(index)];
   }
   // The factor of A's row i and B's row j of matrix (or group) b at element kk of K (1 without scales).
+  // A UE8M0 factor of row r at element kk of K, from operand `atoms` of matrix b.
+  double ue8m0_at(const GlobalTensor& atoms, int64_t rows, int64_t b, int64_t r, int64_t kk) const {
+    const int64_t at = scale_factor_index(ScaleGranularity::Block1x128, Layout::KMajor, rows, p_.k, r, kk, ScaleFormat::Ue8m0);
+    return double(ue8m0_value(atoms.data[size_t((atoms.batches > 1 ? b : 0) * atoms.batch_stride * 4 + at)]));
+  }
   double scale_a_at(int64_t b, int64_t i, int64_t kk) const {
+    if (p_.fp8.block_scaled) return ue8m0_at(scale_a_, m_, b, i, kk);
     const int64_t matrix = a_scale_matrices_ > 1 ? b : 0;
     if (scale_a_.rows) return double(scale_a_.get(kk / kScaleBlock, i, scale_a_.batches > 1 ? b : 0));
     if (!a_granularity_) return 1.0;
     return scale_a_vec_[size_t(matrix * a_scale_count_ + scale_factor_index(*a_granularity_, a_major_, m_, p_.k, i, kk))];
   }
   double scale_b_at(int64_t b, int64_t j, int64_t kk) const {
+    if (p_.fp8.block_scaled) return ue8m0_at(scale_b_atoms_, n_, b, j, kk);
     if (scale_b_.empty()) return 1.0;
     const int64_t matrix = b_scale_matrices_ > 1 ? b : 0;
     return double(scale_b_[size_t(matrix * b_scale_count_ + scale_factor_index(*b_granularity_, b_major_, n_, p_.k, j, kk))]);
@@ -381,6 +398,7 @@ class Simulator {
       case rt::Operand::C: return c_;
       case rt::Operand::D: return d_;
       case rt::Operand::ScaleA: return scale_a_;
+      case rt::Operand::ScaleB: return scale_b_atoms_;
       case rt::Operand::Aux: return aux_;
     }
     return d_;
@@ -1515,7 +1533,7 @@ class Simulator {
     int64_t start = 0, lbo = 0, sbo = 0;
     int swizzle = 0;
   };
-  std::optional<SmemDescFields> decode_smem_desc(uint64_t d, const std::string& what) {
+  std::optional<SmemDescFields> decode_smem_desc(uint64_t d, const std::string& what, bool unswizzled = false) {
     SmemDescFields f;
     f.start = int64_t(d & 0x3FFF) << 4;
     f.lbo = int64_t((d >> 16) & 0x3FFF) << 4;
@@ -1525,6 +1543,10 @@ class Simulator {
     if (base_offset != 0 || ((d >> 52) & 1u))
       error(what + ": a descriptor with a base offset or an absolute leading dimension, which nothing generates");
     f.swizzle = mode == 2 ? 128 : mode == 4 ? 64 : mode == 6 ? 32 : 0;
+    if (unswizzled) {  // tcgen05.cp's source
+      if (mode != 0) error(what + ": descriptor swizzle mode " + std::to_string(mode) + " (0, none, expected)");
+      return f;
+    }
     if (f.swizzle == 0) {
       error(what + ": descriptor swizzle mode " + std::to_string(mode) +
             " (2: 128B, 4: 64B, 6: 32B are the modes of the generated layouts)");
@@ -1568,9 +1590,19 @@ class Simulator {
     };
     m.a_desc = desc(n.a, n.a_layout, "tcgen05.mma A operand");
     m.b_desc = desc(n.b, n.b_layout, "tcgen05.mma B operand");
-    m.idesc = gg::dev::make_tcgen05_idesc_f16(n.dtype == "bf16" ? gg::dev::kTcgen05TypeBF16 : gg::dev::kTcgen05TypeF16,
-                                              unsigned(n.m), unsigned(n.n), n.a_layout.mn_major ? 1u : 0u,
-                                              n.b_layout.mn_major ? 1u : 0u);
+    if (n.block_scaled()) {
+      m.scaled = true;
+      m.idesc = gg::dev::make_tcgen05_idesc_mxf8f6f4(
+          n.dtype == "e4m3" ? gg::dev::kTcgen05TypeE4M3 : gg::dev::kTcgen05TypeE5M2, unsigned(n.m), unsigned(n.n),
+          n.a_layout.mn_major ? 1u : 0u, n.b_layout.mn_major ? 1u : 0u, unsigned(eval(w, n.scale_id)));
+      const auto base = static_cast<unsigned>(w.vars[n.base]);
+      m.a_scales = gg::dev::tmem_address(base, 0, static_cast<unsigned>(eval(w, n.scale_a_column)));
+      m.b_scales = gg::dev::tmem_address(base, 0, static_cast<unsigned>(eval(w, n.scale_b_column)));
+    } else {
+      m.idesc = gg::dev::make_tcgen05_idesc_f16(n.dtype == "bf16" ? gg::dev::kTcgen05TypeBF16 : gg::dev::kTcgen05TypeF16,
+                                                unsigned(n.m), unsigned(n.n), n.a_layout.mn_major ? 1u : 0u,
+                                                n.b_layout.mn_major ? 1u : 0u);
+    }
     m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), static_cast<unsigned>(eval(w, n.lane)),
                                      static_cast<unsigned>(eval(w, n.column)));
     m.accumulate = eval(w, n.accumulate) != 0;
@@ -1604,19 +1636,171 @@ class Simulator {
         }
       }
     }
+    check_scale_order(w, m);
     w.last_mma = m.id;
     mma_issuer_[m.id] = {w.cta, w.index};
     mmas_.push_back(m);
     ++r_.tcgen05_mmas;
     return true;
   }
-  // The oldest tcgen05.mma runs: D (+)= A * B through the decoded descriptors into TMEM.
+  // tcgen05.cp .32x128b.warpx4: one thread's copy of 512 shared bytes into 4 TMEM columns of every
+  // lane quarter, queued with its MMAs (it runs before those it issued after it).
+  bool exec(Warp& w, Frame&, const Tcgen05Copy& n) {
+    if (w.elect_depth == 0) {
+      error("tcgen05.cp issued by every thread of warp " + std::to_string(w.index) + " (one thread issues it)");
+      return true;
+    }
+    if (!w.vars.count(n.base)) {
+      error("tcgen05.cp of warp " + std::to_string(w.index) + " before it read the TMEM address");
+      return true;
+    }
+    PendingMma m;
+    m.id = ++mma_ids_;
+    m.cta = w.cta;
+    m.warp = w.index;
+    m.copy = true;
+    m.what = "tcgen05.cp #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
+    const int64_t at = smem_offset(w, n.src, 512, "tcgen05.cp source", 16);
+    m.a_desc = gg::dev::make_tcgen05_cp_32x128b_desc(static_cast<unsigned>(at));
+    m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), 0, static_cast<unsigned>(eval(w, n.column)));
+    if (auto f = decode_smem_desc(m.a_desc, m.what, true)) {
+      async_read_check(w.cta, f->start, f->start + 512, m.what, &w);
+      ctas_[static_cast<size_t>(w.cta)].smem.readers.push_back({f->start, f->start + 512, w.index, m.id, "a tcgen05.mma"});
+    }
+    check_scale_order(w, m);
+    w.last_mma = m.id;
+    mma_issuer_[m.id] = {w.cta, w.index};
+    mmas_.push_back(m);
+    return true;
+  }
+  // The TMEM columns of scale factors an operation writes (a copy) or reads (a block-scaled MMA).
+  static std::vector<std::pair<int64_t, int64_t>> scale_columns(const PendingMma& m) {
+    if (m.copy) return {{m.d_tmem & 0xFFFF, (m.d_tmem & 0xFFFF) + 4}};
+    if (!m.scaled) return {};
+    const int64_t n = int64_t((m.idesc >> 17) & 0x3F) << 3, rows = int64_t((m.idesc >> 24) & 0x1F) << 4;
+    return {{m.a_scales & 0xFFFF, (m.a_scales & 0xFFFF) + (rows + 31) / 32},
+            {m.b_scales & 0xFFFF, (m.b_scales & 0xFFFF) + (n + 31) / 32}};
+  }
+  // Only one thread's tcgen05.cp and tcgen05.mma run in issue order: a copy may not overwrite factors
+  // another thread's MMA still reads, nor an MMA read factors another thread's copy is still writing.
+  void check_scale_order(const Warp& w, const PendingMma& next) {
+    for (const PendingMma& m : mmas_) {
+      if (m.cta != w.cta || m.warp == w.index || (m.copy == next.copy) || (!m.copy && !m.scaled)) continue;
+      for (auto [lo, hi] : scale_columns(m))
+        for (auto [nlo, nhi] : scale_columns(next))
+          if (lo < nhi && nlo < hi) {
+            error(next.what + (next.copy ? " overwrites" : " reads") + " the scale factors in TMEM columns [" +
+                  std::to_string(std::max(lo, nlo)) + ", " + std::to_string(std::min(hi, nhi)) + ") that " + m.what +
+                  (m.copy ? " is still writing" : " issued before still reads") +
+                  ": tcgen05 operations of two threads run in no order");
+            return;
+          }
+    }
+  }
+  // A copy runs: row i (16 bytes; 8-row groups the stride byte offset apart) into lane i of each
+  // quarter, its 4 words into columns d.. d + 3, marked as a copy's (writer < 0).
+  void complete_copy(const PendingMma& m) {
+    sim::TensorMemory& t = ctas_[static_cast<size_t>(m.cta)].tmem;
+    const auto f = decode_smem_desc(m.a_desc, m.what, true);
+    const int64_t col0 = m.d_tmem & 0xFFFF;
+    if (!f || !t.allocated || t.freed || col0 + 4 > t.columns || (m.d_tmem >> 16) != 0) {
+      error(m.what + " writes TMEM columns [" + std::to_string(col0) + ", " + std::to_string(col0 + 4) +
+            ") from lane " + std::to_string(m.d_tmem >> 16) + ", outside the allocated columns (or not from lane 0)");
+      return;
+    }
+    const auto& bytes = ctas_[static_cast<size_t>(m.cta)].smem.bytes;
+    for (int64_t i = 0; i < 32; ++i)
+      for (int64_t c = 0; c < 4; ++c) {
+        float word;
+        std::memcpy(&word, bytes.data() + f->start + i / 8 * f->sbo + i % 8 * 16 + c * 4, 4);
+        for (int64_t quarter = 0; quarter < 4; ++quarter) {
+          const size_t cell = t.at(32 * quarter + i, col0 + c);
+          t.cells[cell] = word;
+          t.writer[cell] = -m.id;
+        }
+      }
+  }
+  // A block-scaled MMA's factor of row r (A) or column r (B): byte `id` of the word in column
+  // r / 32 from `address`, lane r % 32 of quarter `quarter`, which a tcgen05.cp must have written.
+  std::optional<float> tmem_factor(const PendingMma& m, uint32_t address, int64_t r, int64_t quarter, unsigned id,
+                                   const char* whose) {
+    const sim::TensorMemory& t = ctas_[static_cast<size_t>(m.cta)].tmem;
+    const int64_t column = (address & 0xFFFF) + r / 32, lane = 32 * quarter + r % 32;
+    if (column >= t.columns || t.writer[t.at(lane, column)] >= 0) {
+      error(m.what + " reads " + whose + " scale factor of row " + std::to_string(r) + " at TMEM lane " +
+            std::to_string(lane) + ", column " + std::to_string(column) + ", which no tcgen05.cp wrote" +
+            (column < t.columns && t.writer[t.at(lane, column)] > 0 ? " (an MMA's accumulator is there)" : ""));
+      return std::nullopt;
+    }
+    uint32_t word;
+    std::memcpy(&word, &t.cells[t.at(lane, column)], 4);
+    return ue8m0_value(uint8_t(word >> (8 * id)));
+  }
+  // A block-scaled FP8 MMA (kind::mxf8f6f4, one CTA): the descriptor by the PTX ISA's block-scaled
+  // table, e4m3/e5m2 elements from shared memory (K-major, 32 of K), each row of A and column of B
+  // times its UE8M0 factor from TMEM (row r's data path reads lane r's quarter). Each element's
+  // product is summed as fp32 times the two factors (powers of two, exact): the hardware's internal
+  // rounding is not modeled, so only exact data checks it bit for bit.
+  void complete_scaled_mma(const PendingMma& m) {
+    const uint32_t i = m.idesc;
+    const int M = int((i >> 24) & 0x1F) << 4, N = int((i >> 17) & 0x3F) << 3;
+    const unsigned a_type = (i >> 7) & 7u, b_type = (i >> 10) & 7u, b_id = (i >> 4) & 3u, a_id = (i >> 29) & 3u;
+    if ((i & 0xFu) != 0 || ((i >> 6) & 1u) != 0 || a_type != b_type || a_type > 1 || ((i >> 13) & 3u) != 0 ||
+        ((i >> 15) & 3u) != 0 || ((i >> 23) & 1u) != 1 || (i >> 31) != 0 || M != 128 || N < 8 || N > 256) {
+      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense K-major e4m3/e5m2 m128 "
+            "block-scaled MMA with UE8M0 factors (kind::mxf8f6f4)");
+      return;
+    }
+    auto a = decode_smem_desc(m.a_desc, m.what + " (A)"), b = decode_smem_desc(m.b_desc, m.what + " (B)");
+    sim::TensorMemory& d = ctas_[static_cast<size_t>(m.cta)].tmem;
+    const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
+    if (!a || !b) return;
+    if (!d.allocated || d.freed || lane0 != 0 || col0 + N > d.columns) {
+      error(m.what + ": its m128n" + std::to_string(N) + " accumulator at TMEM lane " + std::to_string(lane0) +
+            ", column " + std::to_string(col0) + " does not fit the allocated columns");
+      return;
+    }
+    const auto elem = a_type == 0 ? rt::ElemType::E4M3 : rt::ElemType::E5M2;
+    const Cta& cta = ctas_[static_cast<size_t>(m.cta)];
+    auto element = [&](const SmemDescFields& f, int64_t mn, int64_t kk) {
+      const int64_t at = element_address(f.swizzle, false, f.lbo, f.sbo, f.start, mn, kk, 1);
+      return at < 0 || at >= int64_t(cta.smem.bytes.size()) ? std::nanf("") : sim::decode(elem, cta.smem.bytes.data() + at);
+    };
+    constexpr int kK = 32;
+    std::vector<float> av(size_t(M) * kK), bv(size_t(N) * kK), sa(static_cast<size_t>(M)), sb(size_t(4) * size_t(N));
+    for (int r = 0; r < M; ++r) {
+      for (int kk = 0; kk < kK; ++kk) av[size_t(r * kK + kk)] = element(*a, r, kk);
+      const auto f = tmem_factor(m, m.a_scales, r, r / 32, a_id, "A's");
+      if (!f) return;
+      sa[size_t(r)] = *f;
+    }
+    for (int c = 0; c < N; ++c) {
+      for (int kk = 0; kk < kK; ++kk) bv[size_t(c * kK + kk)] = element(*b, c, kk);
+      for (int quarter = 0; quarter < 4; ++quarter) {
+        const auto f = tmem_factor(m, m.b_scales, c, quarter, b_id, "B's");
+        if (!f) return;
+        sb[size_t(quarter * N + c)] = *f;
+      }
+    }
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < N; ++c) {
+        float sum = 0;
+        for (int kk = 0; kk < kK; ++kk) sum += av[size_t(r * kK + kk)] * bv[size_t(c * kK + kk)];
+        sum *= sa[size_t(r)] * sb[size_t(r / 32 * N + c)];
+        const size_t cell = d.at(lane0 + r, col0 + c);
+        d.cells[cell] = m.accumulate ? d.cells[cell] + sum : sum;
+        d.writer[cell] = m.id;
+      }
+  }
+  // The oldest tcgen05.mma (or tcgen05.cp) runs: D (+)= A * B through the decoded descriptors into TMEM.
   void complete_mma() {
     PendingMma m = mmas_.front();
     mmas_.erase(mmas_.begin());
     for (int at = m.cta; at <= m.cta + (m.pair ? 1 : 0); ++at)
       std::erase_if(ctas_[static_cast<size_t>(at)].smem.readers,
                     [&](const AsyncRead& r) { return r.what == "a tcgen05.mma" && r.group == m.id; });
+    if (m.copy) return complete_copy(m);
+    if (m.scaled) return complete_scaled_mma(m);
     // The instruction descriptor (PTX ISA, tcgen05 "Instruction descriptor", kind::f16).
     const uint32_t i = m.idesc;
     const int M = int((i >> 24) & 0x1F) << 4, N = int((i >> 17) & 0x3F) << 3;
@@ -2551,6 +2735,7 @@ class Simulator {
   // FP8 scale factors (powers of two, so the reference stays exact): A's per row and k block
   // MN-major stored as the ScaleA map reads them; B's as args.scale_b holds them (empty without).
   GlobalTensor scale_a_;
+  GlobalTensor scale_b_atoms_;  // B's UE8M0 factors (block-scaled FP8), in their atoms as map_scale_b reads them
   std::vector<float> scale_b_;
   int64_t b_scale_matrices_ = 1, b_scale_count_ = 0;  // B's matrices with factors, factors per matrix
   int64_t a_scale_count_ = 0;  // A's factors per matrix read from args.scale_a

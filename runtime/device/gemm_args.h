@@ -12,6 +12,7 @@ struct GgGemmArgs {
   GgTensorMap map_a, map_b, map_c, map_d;  // filled for the operands LaunchSpec lists
   GgTensorMap map_scale_a;                 // FP8: A's scale factors, [ceil(K/128)][M rounded up to 4] fp32
   GgTensorMap map_aux;                     // a saved output (the pre-activation), laid out as D
+  GgTensorMap map_scale_b;                 // FP8 on sm_100a: B's UE8M0 factors in their atoms (A's in map_scale_a)
   const void* a;                           // [M, K]: a[b * stride_a + m * lda + k] (MN-major: k * lda + m)
   const void* b;                           // [N, K]: b[b * stride_b + n * ldb + k] (MN-major: k * ldb + n)
   const void* c;                           // [M, N] as D, ldc and stride_c; read when beta != 0
@@ -30,6 +31,7 @@ struct GgGemmArgs {
   const GgTensorMap* group_maps;
   const int* group_sizes;
   // FP8 scale factors, laid out as the kernel's problem line says (A's per 1x128 MN-major through map_scale_a).
+  // UE8M0 factors (sm_100a) are bytes in their atoms, passed through these pointers' type.
   const float* scale_a;
   const float* scale_b;
   // A saved second output (Definition::set_saved_output): [M, N] in D's type, laid out as D (ldd,

@@ -87,6 +87,33 @@ static __device__ __forceinline__ void tcgen05_mma_f16_pair(unsigned d_tmem, uns
       : "memory");
 }
 
+// FP8 with UE8M0 block scaling: D[128 x N] (+)= (A[128 x 32] x A's factors) * (B[32 x N] x B's
+// factors), A's and B's e4m3/e5m2 from shared memory, each row's factor from TMEM at `a_scales`
+// and `b_scales` (row r: column + r / 32, lane r % 32, the byte idesc's scale ids name; a
+// tcgen05.cp put them there). Spelled .scale_vec::1X (PTX ISA 8.6; one factor per row and 32 of
+// K), which ptxas assembles for sm_100a as .block32 (PTX ISA, tcgen05.mma block_scale).
+static __device__ __forceinline__ void tcgen05_mma_mxf8f6f4(unsigned d_tmem, unsigned long long a_desc,
+                                                            unsigned long long b_desc, unsigned idesc,
+                                                            unsigned a_scales, unsigned b_scales,
+                                                            unsigned accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %6, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], accumulate;\n"
+      "}\n" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(a_scales), "r"(b_scales), "r"(accumulate)
+      : "memory");
+}
+
+// 512 bytes of shared memory (32 rows of 16 bytes, the descriptor's: unswizzled, 128 bytes between
+// 8-row groups) into 4 TMEM columns from `taddr`, row i into lane i of each of the 4 lane quarters
+// (tcgen05.cp .32x128b.warpx4). One thread issues it; its later tcgen05.mma run after it, and a
+// tcgen05.commit tracks it.
+static __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4(unsigned taddr, unsigned long long src_desc) {
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(src_desc) : "memory");
+}
+
 // The mbarrier at `bar` (this CTA's) gets one arrival once every tcgen05.mma this thread issued
 // before has completed: how a stage is released to its loads and how the epilogue learns the
 // accumulator is final.

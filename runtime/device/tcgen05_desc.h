@@ -74,6 +74,38 @@ GG_TCGEN05_HD constexpr unsigned make_tcgen05_idesc_f16(unsigned ab_type, unsign
          (b_mn_major & 1u) << 16 | ((n >> 3) & 0x3Fu) << 17 | ((m >> 4) & 0x1Fu) << 24;
 }
 
+// Instruction descriptor of tcgen05.mma .kind::mxf8f6f4.block_scale (PTX ISA, "Instruction
+// descriptor format for .kind::mxf8f6f4"; CUTLASS's UMMA::InstrDescriptorBlockScaled):
+//   bits  0-1   reserved; bit 2 sparsity: 0, dense; bit 3 reserved
+//   bits  4-5   B's scale factor id: the byte of B's factors' TMEM words this MMA reads
+//   bit   6     reserved
+//   bits  7-9   A type, bits 10-12 B type: 0 = E4M3, 1 = E5M2
+//   bits 13-14  negate A, negate B: 0
+//   bit  15     transpose A (1: MN-major), bit 16 transpose B
+//   bits 17-22  N >> 3
+//   bit  23     scale factor type: 1 = UE8M0
+//   bits 24-28  M >> 4 (the PTX ISA's M >> 7 in bits 27-28: the same bits for M 128 and 256)
+//   bits 29-30  A's scale factor id; bit 31 reserved
+// D is always f32 here: bits 4-5, kind::f16's D type, are B's scale factor id, so a kind::f16
+// descriptor reused with D = F32 would silently read byte 1 of B's factors.
+constexpr unsigned kTcgen05TypeE4M3 = 0;
+constexpr unsigned kTcgen05TypeE5M2 = 1;
+
+GG_TCGEN05_HD constexpr unsigned make_tcgen05_idesc_mxf8f6f4(unsigned ab_type, unsigned m, unsigned n,
+                                                             unsigned a_mn_major, unsigned b_mn_major,
+                                                             unsigned scale_id) {
+  return (scale_id & 0x3u) << 4 | (ab_type & 0x7u) << 7 | (ab_type & 0x7u) << 10 | (a_mn_major & 1u) << 15 |
+         (b_mn_major & 1u) << 16 | ((n >> 3) & 0x3Fu) << 17 | 1u << 23 | ((m >> 4) & 0x1Fu) << 24 |
+         (scale_id & 0x3u) << 29;
+}
+
+// The shared-memory descriptor tcgen05.cp .32x128b reads 512 bytes through: 32 unswizzled rows of
+// 16 bytes, 8-row groups 128 bytes apart (the stride byte offset), one column of 16 bytes (the
+// leading byte offset unused: 0).
+GG_TCGEN05_HD constexpr unsigned long long make_tcgen05_cp_32x128b_desc(unsigned smem_address) {
+  return make_tcgen05_smem_desc(smem_address, 0, 128, kTcgen05SwizzleNone);
+}
+
 // A Tensor Memory address (PTX ISA, tcgen05 "Tensor Memory Addressing"): the lane in bits
 // 16-31, the 32-bit column in bits 0-15, from the address tcgen05.alloc returned (lane 0).
 GG_TCGEN05_HD constexpr unsigned tmem_address(unsigned base, unsigned lane, unsigned column) {

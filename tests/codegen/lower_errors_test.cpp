@@ -233,11 +233,34 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
     return make_definition(1024, n, 1024, DType::E4M3, DType::BF16, {}, l);
   };
   const auto deepgemm = [&] { return fp8(ScaleGranularity::Block1x128, ScaleGranularity::Block128x128); };
-  // Blackwell's block-scaled MMA is another instruction with other factors.
+  // Blackwell's block-scaled MMA is another instruction with other factors: UE8M0 ones per 1x128
+  // for both operands, in their atoms (and Hopper's promotion takes none of those).
   Schedule blackwell = tutorial_schedule(10, deepgemm());
   blackwell.retarget(Target::Sm100a);
-  check_not_lowered(blackwell, "e4m3 operands on sm_100a (Blackwell's block-scaled tcgen05.mma takes UE8M0 factors per "
-                               "32 elements of K, a later step)");
+  check_not_lowered(blackwell, "e4m3 operands on sm_100a with A's factors per 1x128 in fp32 (the block-scaled "
+                               "tcgen05.mma takes UE8M0 factors of both operands per 1x128 in their atoms: --scale-a "
+                               "1x128:ue8m0 --scale-b 1x128:ue8m0)");
+  ProblemLayout ue8m0;
+  ue8m0.scale_a = ue8m0.scale_b = ScaleGranularity::Block1x128;
+  ue8m0.scale_a_format = ue8m0.scale_b_format = ScaleFormat::Ue8m0;
+  const Definition atoms = make_definition(1024, 1024, 1024, DType::E4M3, DType::BF16, {}, ue8m0);
+  check_not_lowered(tutorial_schedule(8, atoms), "e4m3 operands on sm_90a with UE8M0 factors (they are sm_100a's "
+                                                 "block-scaled MMA's; wgmma's promotion takes fp32 factors: --scale-a "
+                                                 "1x128 --scale-b 128x128)");
+  // The one-CTA block-scaled MMA is m128, its B factors come in atoms of 128 rows.
+  Schedule m64 = tutorial_schedule(8, atoms, Target::Sm100a);
+  m64.mma(64, 128, 32, Target::Sm100a);
+  check_not_lowered(m64, "e4m3 operands on sm_100a with mma m64 (the one-CTA block-scaled MMA is m128; the CTA pair's "
+                         "m256 form is a later step)");
+  Schedule narrow(atoms);
+  const Schedule v8 = tutorial_schedule(8, atoms, Target::Sm100a);
+  for (Directive d : v8.directives()) {
+    if (auto* t = std::get_if<TileD>(&d)) t->n = 64;
+    if (auto* m = std::get_if<MmaD>(&d)) m->n = 64;
+    narrow.apply(d);
+  }
+  check_not_lowered(narrow, "e4m3 operands on sm_100a with a tile of 64 columns (B's factors come in atoms of 128 rows "
+                            "and one MMA takes the tile's columns: tile n 128 or 256)");
   check_not_lowered(tutorial_schedule(3, deepgemm()), "e4m3 operands with synchronous copies (cache_read A and B tma)");
   // B's factors per 1x128 cost the promotion each thread's columns' factors (tile n / 4 registers):
   // the M = 4096 plan's 256x128 tile no longer fits its consumers.

@@ -421,8 +421,21 @@ TEST_CASE("bad-scale") {
   check_error([] { parse_scale_spec("row:k"); }, "bad-scale",
               "scale factors 'row:k': factors per row are one-dimensional and have no major");
   check_error([] { parse_scale_spec("1x128:m"); }, "bad-scale",
-              "scale factors '1x128:m': unknown major 'm'; legal are k ([rows][k blocks]) and mn ([k blocks][rows "
-              "rounded up to 4], DeepGEMM's)");
+              "scale factors '1x128:m': unknown major 'm'; legal are k ([rows][k blocks]), mn ([k blocks][rows "
+              "rounded up to 4], DeepGEMM's) and ue8m0 (1x128 only: UE8M0 bytes in sm_100a's block-scaled atoms)");
+  // UE8M0 factors (sm_100a's block-scaled MMA) come per 1x128 only.
+  check_error([] { parse_scale_spec("128x128:ue8m0"); }, "bad-scale",
+              "scale factors '128x128:ue8m0': UE8M0 factors are per 1x128 (one per row and 128 of K, in sm_100a's "
+              "block-scaled atoms); give 1x128:ue8m0");
+  CHECK(parse_scale_spec("1x128:ue8m0").format == ScaleFormat::Ue8m0);
+  CHECK(parse_scale_spec("1x128").format == ScaleFormat::F32);
+  check_error(
+      [] {
+        Definition d;
+        Tensor a = d.input("A", {64, 256}, DType::E4M3);
+        d.scale_input("SA", a, ScaleGranularity::PerRow, Layout::KMajor, ScaleFormat::Ue8m0);
+      },
+      "bad-scale", "scale_input 'SA': UE8M0 factors are per 1x128 (sm_100a's block-scaled atoms), not per row");
   CHECK(parse_scale_spec("128x128:mn").major == Layout::MNMajor);
   CHECK(parse_scale_spec("1x128:k").major == Layout::KMajor);
   CHECK_FALSE(parse_scale_spec("1x128").major.has_value());

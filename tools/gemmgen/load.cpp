@@ -32,30 +32,37 @@ DType default_output(DType in) { return dtype_is_fp8(in) ? DType::BF16 : in; }
 // An FP8 operand's factors: the flag's, else the file's, else DeepGEMM's default; "none": no factors.
 // `granularity` and `major` are the layout's fields for the operand.
 void scale_flag(const Args& args, const char* flag, const std::optional<std::string>& in_file, DType in,
-                ScaleGranularity fp8_default, std::optional<ScaleGranularity>& granularity, Layout& major) {
+                const ScaleSpec& fp8_default, std::optional<ScaleGranularity>& granularity, Layout& major,
+                ScaleFormat& format) {
   const std::optional<std::string> v = args.value(flag) ? args.value(flag) : in_file;
   granularity.reset();
+  format = ScaleFormat::F32;
   if (v && *v == "none") return;
-  if (!v) {
-    if (dtype_is_fp8(in)) granularity = fp8_default;
-    return;
-  }
-  const ScaleSpec spec = parse_scale_spec(*v);
-  granularity = spec.granularity;
-  if (spec.major) major = *spec.major;
+  const std::optional<ScaleSpec> spec = v ? std::optional(parse_scale_spec(*v))
+                                          : dtype_is_fp8(in) ? std::optional(fp8_default) : std::nullopt;
+  if (!spec) return;
+  granularity = spec->granularity;
+  format = spec->format;
+  if (spec->major) major = *spec->major;
 }
 
 // Both operands' factors into `l`.
-void scale_flags(const Args& args, const ProblemSpec* file, DType in, ProblemLayout& l) {
-  scale_flag(args, "scale-a", file ? file->scale_a : std::nullopt, in, ScaleGranularity::Block1x128, l.scale_a,
-             l.scale_a_major);
-  scale_flag(args, "scale-b", file ? file->scale_b : std::nullopt, in, ScaleGranularity::Block128x128, l.scale_b,
-             l.scale_b_major);
+// The defaults: DeepGEMM's recipe for the target, on sm_90a fp32 factors (A's per 1x128, B's per
+// 128x128), on sm_100a UE8M0 factors per 1x128 for both (its block-scaled tcgen05.mma's, SM100 1D1D).
+void scale_flags(const Args& args, const ProblemSpec* file, DType in, Target target, ProblemLayout& l) {
+  const bool ue8m0 = target == Target::Sm100a;
+  const ScaleSpec a_default{ScaleGranularity::Block1x128, std::nullopt, ue8m0 ? ScaleFormat::Ue8m0 : ScaleFormat::F32};
+  const ScaleSpec b_default{ue8m0 ? ScaleGranularity::Block1x128 : ScaleGranularity::Block128x128, std::nullopt,
+                            a_default.format};
+  scale_flag(args, "scale-a", file ? file->scale_a : std::nullopt, in, a_default, l.scale_a, l.scale_a_major,
+             l.scale_a_format);
+  scale_flag(args, "scale-b", file ? file->scale_b : std::nullopt, in, b_default, l.scale_b, l.scale_b_major,
+             l.scale_b_format);
 }
 
 // Flags override the file's `problem` line, which overrides the defaults; the output dtype
 // defaults to the input dtype.
-Problem resolve_problem(const Args& args, const ProblemSpec& file) {
+Problem resolve_problem(const Args& args, const ProblemSpec& file, Target target) {
   Problem p;
   p.m = args.positive("m").value_or(file.m.value_or(kDefaultExtent));
   p.n = args.positive("n").value_or(file.n.value_or(kDefaultExtent));
@@ -92,7 +99,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
   p.layout.symmetric = args.has("symmetric") || file.symmetric.value_or(false);
   if (const auto stage = args.value("stage") ? args.value("stage") : file.stage)
     set_staged_operands(p.layout, *stage);
-  scale_flags(args, &file, p.in, p.layout);
+  scale_flags(args, &file, p.in, target, p.layout);
   return p;
 }
 
@@ -101,7 +108,7 @@ Problem resolve_problem(const Args& args, const ProblemSpec& file) {
 void apply_type_flags(const Args& args, GemmOptions& o) {
   if (auto d = args.value("dtype")) o.in = parse_dtype(*d);
   o.out = args.value("out-dtype") ? parse_dtype(*args.value("out-dtype")) : default_output(o.in);
-  scale_flags(args, nullptr, o.in, o.layout);
+  scale_flags(args, nullptr, o.in, arch_flag(args).value_or(Target::Sm90a), o.layout);
 }
 
 namespace {
@@ -111,10 +118,13 @@ Schedule from_file(const std::string& path, const Args& args) {
   const std::string shown = path == "-" ? "<stdin>" : path;  // the name messages use
   try {
     ScheduleFile file = parse_schedule_file(text);
-    Problem p = resolve_problem(args, file.problem);
-    if (auto t = arch_flag(args))
-      for (auto& d : file.directives)
-        if (auto* m = std::get_if<MmaD>(&d)) m->target = *t;
+    std::optional<Target> target = arch_flag(args);
+    for (auto& d : file.directives)
+      if (auto* m = std::get_if<MmaD>(&d)) {
+        if (target) m->target = *target;
+        else target = m->target;  // the file's own: its FP8 factors default to that target's recipe
+      }
+    Problem p = resolve_problem(args, file.problem, target.value_or(Target::Sm90a));
     Definition def = make_definition(p.m, p.n, p.k, p.in, p.out, file.epilogue, p.layout,
                                      file.problem.swapped.value_or(false));
     return apply_directives(def, file.directives, file.directive_lines);
@@ -127,7 +137,7 @@ Schedule from_file(const std::string& path, const Args& args) {
 // gg::gemm's planner on the flags' problem: `auto` as gg::gemm runs it (tuned record, orientation,
 // fallback), any other name as asked.
 GemmPlan builtin_plan(const std::string& name, const Args& args) {
-  const Problem p = resolve_problem(args, {});
+  const Problem p = resolve_problem(args, {}, arch_flag(args).value_or(Target::Sm90a));
   GemmOptions options;
   options.in = p.in;
   options.out = p.out;

@@ -73,15 +73,17 @@ class SelectTcgen05 : public ElectionAwareMutator {
     const SmemTileLayout& b = p_.operand(rt::Operand::B).smem;
     GG_INTERNAL_CHECK(a.mn_major || b.mn_major || b.swizzle_bytes == a.swizzle_bytes,
                       "K-major A and B stages swizzled alike (one k tile)");
-    GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(p_.mma.m, p_.mma.n, kTcgen05K),
+    const bool scaled = p_.fp8.block_scaled;
+    const int mma_k = scaled ? kTcgen05KFp8 : kTcgen05K;
+    GG_INTERNAL_CHECK(targets::sm100a_mma_shapes().legal(p_.mma.m, p_.mma.n, mma_k),
                       "selected a tcgen05.mma shape the sm_100a table does not list");
     GG_INTERNAL_CHECK(c->k_index != nullptr, "a ComputeTile into TMEM without its k index");
-    const int steps = p_.tile_k / kTcgen05K;
+    const int steps = p_.tile_k / mma_k;
     auto mma = std::make_shared<Tcgen05Mma>();
     mma->m = p_.cta_pair ? 256 : t_.mma_m;
     mma->pair = p_.cta_pair;
     mma->n = p_.mma.n;
-    mma->k = kTcgen05K;
+    mma->k = mma_k;
     mma->dtype = std::string(dtype_name(p_.in));
     // Block mb: its lanes and columns (TmemPlacement), its rows of A.
     const ExprPtr mb = var("mb");
@@ -93,16 +95,50 @@ class SelectTcgen05 : public ElectionAwareMutator {
       mma->column = mb / imm(t_.blocks_per_set()) * imm(t_.tile_n);
     }
     if (tmem_accumulators(p_) > 1) mma->column = accumulator_column0(p_) + mma->column;
-    mma->a = {Buffer::A, c->stage * imm(a.bytes()) + k_step_offset(a, mb * imm(t_.mma_m), kTcgen05K, dtype_bytes(p_.in))};
-    mma->b = {Buffer::B, c->stage * imm(b.bytes()) + k_step_offset(b, imm(0), kTcgen05K, dtype_bytes(p_.in))};
+    mma->a = {Buffer::A, c->stage * imm(a.bytes()) + k_step_offset(a, mb * imm(t_.mma_m), mma_k, dtype_bytes(p_.in))};
+    mma->b = {Buffer::B, c->stage * imm(b.bytes()) + k_step_offset(b, imm(0), mma_k, dtype_bytes(p_.in))};
     mma->a_layout = mma_operand_layout(a);
     mma->b_layout = mma_operand_layout(b);
     mma->accumulate = imm(0) < c->k_index * imm(steps) + var("kk");
+    std::vector<StmtPtr> issue = {fence(true)};  // after the wait for the stage, before the MMAs
+    if (scaled) {
+      // Block mb's rows' factors are A's atom mb; the k block's byte of each factor word.
+      mma->scale_a_column = scale_column0() + mb * imm(4);
+      mma->scale_b_column = scale_column0() + imm(a_scale_columns());
+      GG_INTERNAL_CHECK(c->k_block != nullptr, "a block-scaled ComputeTile without its k block");
+      mma->scale_id = c->k_block % imm(kUe8m0AtomKBlocks);
+      for (StmtPtr copy : scale_copies(c->stage)) issue.push_back(copy);
+    }
     StmtPtr k_steps = for_loop("kk", imm(0), imm(steps), mma, "k steps of the MMA shape", true);
-    StmtPtr blocks = for_loop("mb", imm(0), imm(t_.blocks()), k_steps,
-                              std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true);
-    // After the wait for the stage (a barrier or an mbarrier wait), before the MMAs.
-    return by_issuer(block({fence(true), blocks}));
+    issue.push_back(for_loop("mb", imm(0), imm(t_.blocks()), k_steps,
+                             std::to_string(t_.mma_m) + "-row MMA blocks of the tile", true));
+    return by_issuer(block(issue));
+  }
+
+  // FP8: the stage's UE8M0 atoms of A's then B's rows into their TMEM columns, 4 per atom, by the
+  // issuing thread before the k tile's MMAs (which the copies precede in the tensor pipe; they
+  // follow the previous k tile's MMAs the same way).
+  // Each issuing thread's own set of factor columns (a ping-pong consumer's MMAs run beside the
+  // other's, and only one thread's copy is ordered after its own earlier MMAs): A's, then B's.
+  int a_scale_columns() const { return 4 * int(p_.operand(rt::Operand::ScaleA).smem.rows); }
+  int scale_set_columns() const { return a_scale_columns() + 4 * int(p_.operand(rt::Operand::ScaleB).smem.rows); }
+  ExprPtr scale_column0() const {
+    const ExprPtr first = imm(p_.tmem_scale_column0);
+    return tmem_accumulators(p_) > 1 && !p_.mma_warp ? first + accumulator_index(p_) * imm(scale_set_columns()) : first;
+  }
+  std::vector<StmtPtr> scale_copies(const ExprPtr& stage) const {
+    std::vector<StmtPtr> copies = {comment("the k tile's UE8M0 factors into TMEM: A's atoms, then B's")};
+    for (auto [operand, column0] : {std::pair{rt::Operand::ScaleA, scale_column0()},
+                                    std::pair{rt::Operand::ScaleB, scale_column0() + imm(a_scale_columns())}}) {
+      const StagedOperand& o = p_.operand(operand);
+      for (int64_t atom = 0; atom < o.smem.rows; ++atom) {
+        auto copy = std::make_shared<Tcgen05Copy>();
+        copy->src = {o.buffer, stage * imm(o.smem.bytes()) + imm(atom * o.smem.row_bytes)};
+        copy->column = column0 + imm(4 * atom);
+        copies.push_back(copy);
+      }
+    }
+    return copies;
   }
 
   // Double-buffered: the buffer this tile takes is free once the writeback of the tile that took

@@ -11,6 +11,7 @@
 namespace gg::sm100 {
 
 inline constexpr int kTcgen05K = 16;   // .kind::f16: K 16 per instruction
+inline constexpr int kTcgen05KFp8 = 32;  // .kind::mxf8f6f4: K 32 per instruction
 inline constexpr int kTmemLanes = 128;
 inline constexpr int kLanesPerWarp = 32;  // tcgen05.ld.32x32b: a warp's quarter of the lanes
 
