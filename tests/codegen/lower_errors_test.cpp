@@ -248,12 +248,14 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
                                                  "block-scaled MMA's; wgmma's promotion takes fp32 factors: --scale-a "
                                                  "1x128 --scale-b 128x128)");
   // The one-CTA block-scaled MMA is m128, its B factors come in atoms of 128 rows.
-  Schedule m64 = tutorial_schedule(8, atoms, Target::Sm100a);
-  m64.mma(64, 128, 32, Target::Sm100a);
+  Schedule narrow(atoms), m64(atoms);
+  const Schedule v8 = tutorial_schedule(8, atoms, Target::Sm100a);
+  for (Directive d : v8.directives()) {
+    if (auto* m = std::get_if<MmaD>(&d)) m->m = 64;
+    m64.apply(d);
+  }
   check_not_lowered(m64, "e4m3 operands on sm_100a with mma m64 (the one-CTA block-scaled MMA is m128; the CTA pair's "
                          "m256 form is a later step)");
-  Schedule narrow(atoms);
-  const Schedule v8 = tutorial_schedule(8, atoms, Target::Sm100a);
   for (Directive d : v8.directives()) {
     if (auto* t = std::get_if<TileD>(&d)) t->n = 64;
     if (auto* m = std::get_if<MmaD>(&d)) m->n = 64;
