@@ -488,7 +488,8 @@ class CudaPrinter : public Visitor {
     const ReduceInto& r = *n.reduce;
     const EpilogueIndex& ix = n.index;
     const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
-    GG_INTERNAL_CHECK(!n.staged && r.along == EpilogueReduction::Along::Cols, "a TMEM reduction sums columns, unstaged");
+    GG_INTERNAL_CHECK(!n.staged, "a TMEM reduction is not staged");
+    if (r.along == EpilogueReduction::Along::Rows) return tmem_row_share(n);
     open_store(n);
     line(std::string("// column reduction (") + (r.squares ? "sum of squares" : "sum") +
          ") of TMEM lane threadIdx.x % 128's row: a column's rows are the warp's 32 lanes");
@@ -511,6 +512,33 @@ class CudaPrinter : public Visitor {
     line("gg::dev::store_partial(partials + " + to_c(ix.partial_col[1]) + ", red1);");
     close();
     close();
+    line("__threadfence();  // visible device-wide before this CTA's ticket");
+    close();
+  }
+
+  // A row reduction out of TMEM lanes: each thread holds its row's values of the chunk, sums those
+  // inside D and stores the sum as the chunk's partial of its row (the band's rows only).
+  void tmem_row_share(const EpilogueStore& n) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
+    open_store(n);
+    line(std::string("// row reduction (") + (r.squares ? "sum of squares" : "sum") +
+         ") of TMEM lane threadIdx.x % 128's row: this chunk's partial, by the thread alone");
+    line("float* const partials = static_cast<float*>(args.workspace);");
+    lets(ix.thread);
+    line("float red = 0.0f;");
+    open_unrolled("p", ix.group_begin, ix.group_end);
+    pair_values(n, ix.group, n.accumulator, [&] {
+      if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
+    });
+    for (int e = 0; e < 2; ++e) {
+      const std::string v = "v" + num(e);
+      line("if (" + to_c(ix.inside[size_t(e)]) + ") red += " + (r.squares ? v + " * " + v : v) + ";");
+    }
+    close();
+    line("if (" + (ix.lane_guard ? to_c(ix.lane_guard) : std::string("true")) +
+         ") gg::dev::store_partial(partials + " + to_c(ix.partial_row) + ", red);");
     line("__threadfence();  // visible device-wide before this CTA's ticket");
     close();
   }

@@ -46,6 +46,11 @@ class IndexBuilder {
   // column's in the warp's partial row of the tile's columns.
   void partials(const ReduceInto& r) const {
     GG_INTERNAL_CHECK(!n_.staged, "a reducing epilogue store is not staged");
+    if (r.along == EpilogueReduction::Along::Rows && n_.fragment == Fragment::TmemLanes) {
+      // the thread's row's partial of this chunk of columns: the chunk's own column of partials
+      ix_.partial_row = r.tile_floats + n_.col_begin / imm(n_.cols) * imm(r.tile_m) + var("r");
+      return;
+    }
     if (r.along == EpilogueReduction::Along::Rows) {
       ix_.partial_row = r.tile_floats + n_.warpgroup * imm(n_.warpgroup_rows) + var("b") * imm(n_.mma_m) +
                         var("lane_row") + imm(8) * var("h");

@@ -415,6 +415,7 @@ struct ReduceInto {
   std::vector<int> lane_masks;  // rows: 1, 2 (a quad holds a row); columns: 4, 8, 16
   ExprPtr tile_floats;          // the workspace float of this tile slot's first partial
   int tile_n = 0;               // columns: the partial rows' length
+  int tile_m = 0;               // rows out of TMEM: the partial columns' length (one per chunk of columns)
   int first_thread = 0;         // columns: the warp's partial row is (threadIdx.x - first_thread) / 32
 };
 // The last CTA of a band adds up the band's partials, in slot order (and warp order), for each of

@@ -227,10 +227,12 @@ class LowerWrite : public Mutator {
       into.along = r.along;
       into.squares = r.squares;
       // wgmma: a quad holds a row, lanes 4 apart a column; TMEM lanes: each lane a row, so a column
-      // is summed over the warp's 32.
+      // is summed over the warp's 32 and a row by its thread alone, a partial per chunk of columns.
       const bool tmem = p_.accumulator == Place::Tmem;
-      GG_INTERNAL_CHECK(!tmem || !rows, "a row reduction of a TMEM accumulator");
-      into.lane_masks = rows ? std::vector<int>{1, 2} : tmem ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16};
+      const int row_parts = tmem ? p_.tile_n / sm100::tmem_chunk_columns(p_, p_.tile_n) : 1;
+      into.lane_masks = rows ? (tmem ? std::vector<int>{} : std::vector<int>{1, 2})
+                             : tmem ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16};
+      into.tile_m = p_.tile_m;
       into.tile_floats = wide(slot) * imm(ws.record_words()) + imm(2 + (rows ? 0 : ws.row_floats));
       into.tile_n = p_.tile_n;
       into.first_thread = first_thread;
@@ -251,8 +253,8 @@ class LowerWrite : public Mutator {
       combine->first_slot = rows ? row_band * tiles_n : (w.batch ? w.batch * tiles_m * tiles_n : imm(0)) + w.n_tile;
       combine->slot_stride = rows ? imm(1) : tiles_n;
       combine->slots_in_band = rows ? tiles_n : tiles_m;
-      combine->parts = rows ? 1 : ws.col_floats / p_.tile_n;  // a partial row per warp
-      combine->part_stride = rows ? 0 : p_.tile_n;
+      combine->parts = rows ? row_parts : ws.col_floats / p_.tile_n;  // a partial row per warp
+      combine->part_stride = rows ? p_.tile_m : p_.tile_n;
       combine->part0 = rows ? 0 : ws.row_floats;
       combine->elements = rows ? p_.tile_m : p_.tile_n;
       combine->element0 = rows ? store.row0 : store.col0;

@@ -665,9 +665,6 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
     const std::string what = "a reduction ('" + def.node(r.node).name + "' as '" + r.name + "')";
     if (p.epilogue.reductions.size() != def.reductions().size())
       not_lowered(what + " off the epilogue's chain from the accumulator");
-    if (p.target != Target::Sm90a && r.along == ReduceAlong::Rows)
-      not_lowered(what + " along rows on " + std::string(target_name(p.target)) +
-                  " (a TMEM row's values arrive a tcgen05.ld chunk at a time; its sum would run across the chunks)");
     if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
       not_lowered(what + " with grouped problems (a group's bands are not the tile grid's)");
     if (p.split_k > 1) not_lowered(what + " with split_k (the tile's splits hold partial sums, not its values)");
@@ -776,7 +773,9 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   if (!p.epilogue.reductions.empty()) {
     kir::ReductionWorkspace& ws = k.plan.epilogue.reduction_workspace;
     ws.slots = static_cast<int64_t>(slots.at(p.m, p.n));
-    ws.row_floats = p.epilogue.reduction(kir::EpilogueReduction::Along::Rows) ? p.tile_m : 0;
+    // A TMEM row's values arrive a tcgen05.ld chunk of columns at a time: a partial per chunk.
+    const int row_parts = p.accumulator == Place::Tmem ? p.tile_n / sm100::tmem_chunk_columns(p, p.tile_n) : 1;
+    ws.row_floats = p.epilogue.reduction(kir::EpilogueReduction::Along::Rows) ? p.tile_m * row_parts : 0;
     ws.col_floats =
         p.epilogue.reduction(kir::EpilogueReduction::Along::Cols) ? warpgroups_per_tile(p) * 4 * p.tile_n : 0;
     k.launch.workspace_bytes = static_cast<uint64_t>(ws.bytes());

@@ -109,16 +109,8 @@ int64_t factor_ld(ScaleGranularity g, Layout major, int64_t rows, int64_t k) {
 }
 }  // namespace
 
-namespace {
-int64_t ue8m0_atoms_along_k(int64_t k) {
-  const int64_t k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
-  return (k_blocks + kUe8m0AtomKBlocks - 1) / kUe8m0AtomKBlocks;
-}
-}  // namespace
-
 int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64_t k, ScaleFormat format) {
-  if (format == ScaleFormat::Ue8m0)
-    return (rows + kUe8m0AtomRows - 1) / kUe8m0AtomRows * ue8m0_atoms_along_k(k) * kUe8m0AtomBytes;
+  if (format == ScaleFormat::Ue8m0) return rt::ue8m0_atoms_bytes(rows, k);
   const int64_t k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
   switch (g) {
     case ScaleGranularity::PerTensor: return 1;
@@ -129,11 +121,7 @@ int64_t scale_factor_count(ScaleGranularity g, Layout major, int64_t rows, int64
 
 int64_t scale_factor_index(ScaleGranularity g, Layout major, int64_t rows, int64_t k, int64_t r, int64_t c,
                            ScaleFormat format) {
-  if (format == ScaleFormat::Ue8m0) {
-    const int64_t kb = c / kScaleBlock, in_block = r % kUe8m0AtomRows;
-    const int64_t atom = r / kUe8m0AtomRows * ue8m0_atoms_along_k(k) + kb / kUe8m0AtomKBlocks;
-    return atom * kUe8m0AtomBytes + in_block % 32 * 16 + in_block / 32 * 4 + kb % kUe8m0AtomKBlocks;
-  }
+  if (format == ScaleFormat::Ue8m0) return rt::ue8m0_byte_index(k, r, c / kScaleBlock);
   switch (g) {
     case ScaleGranularity::PerTensor: return 0;
     case ScaleGranularity::PerRow: return r;

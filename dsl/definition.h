@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dsl/dtype.h"
+#include "runtime/ue8m0_atoms.h"
 #include "dsl/graph.h"
 
 namespace gg {
@@ -49,13 +50,12 @@ enum class ScaleGranularity { PerTensor, PerRow, Block1x128, Block128x128 };
 std::string_view scale_granularity_name(ScaleGranularity g);  // "tensor", "row", "1x128", "128x128"
 ScaleGranularity parse_scale_granularity(std::string_view name);  // CompileError `bad-scale`
 // How an operand's factors are stored. F32: fp32 values, laid out as their major says. Ue8m0:
-// one byte per factor, the value 2^(byte - 127) (an fp32 power of two's exponent byte; 255 is
-// NaN), in the atoms sm_100a's block-scaled tcgen05.mma copies into Tensor Memory whole
-// (CUTLASS's Sm1xx block-scaled layout): per 128 rows and 4 k blocks one atom of 512 bytes, the
-// factor of row 32 j + i of the 128 and k block q of the 4 at byte 16 i + 4 j + q; a 128-row
-// block's atoms follow one another along K. Per 1x128 only.
+// one byte per factor, the value 2^(byte - 127) (255 is NaN), in the atoms sm_100a's block-scaled
+// tcgen05.mma copies into Tensor Memory whole (runtime/ue8m0_atoms.h). Per 1x128 only.
 enum class ScaleFormat { F32, Ue8m0 };
-inline constexpr int64_t kUe8m0AtomBytes = 512, kUe8m0AtomRows = 128, kUe8m0AtomKBlocks = 4;
+using rt::kUe8m0AtomBytes;
+using rt::kUe8m0AtomKBlocks;
+using rt::kUe8m0AtomRows;
 // An operand's factors as the CLI and the schedule text write them: a granularity, and for the
 // two-dimensional ones the factors' major after a colon ("1x128:k": K-major, "128x128:mn": M- or
 // N-major) or "1x128:ue8m0" (ScaleFormat::Ue8m0); without one, the operand's default (DeepGEMM's:

@@ -8,6 +8,7 @@
 
 #include "runtime/host_dtype.h"
 #include "runtime/parallel_chunks.h"
+#include "runtime/ue8m0_atoms.h"
 
 namespace gg::rt {
 namespace {
@@ -129,6 +130,23 @@ Fp8Quantized quantize(std::span<const float> x, int64_t rows, int64_t cols, Gran
     }
   });
   return q;
+}
+
+std::vector<uint8_t> ue8m0_atoms(const Fp8Quantized& q) {
+  if (q.granularity != Granularity::Row1x128)
+    throw std::invalid_argument("UE8M0 atoms hold factors per 1x128 (a quantization per row and 128 of K)");
+  std::vector<uint8_t> atoms(static_cast<size_t>(ue8m0_atoms_bytes(q.rows, q.cols)), 127);
+  for (int64_t r = 0; r < q.rows; ++r)
+    for (int64_t kb = 0; kb < k_blocks(q.cols); ++kb) {
+      const float scale = q.scale_at(r, kb * 128);
+      const uint32_t bits = std::bit_cast<uint32_t>(scale);
+      if (!(scale > 0.0f) || (bits & 0x807FFFFFu) != 0 || bits >= 0x7F800000u)
+        throw std::invalid_argument("scale " + std::to_string(scale) + " of row " + std::to_string(r) + ", k block " +
+                                    std::to_string(kb) + " is no normal power of two (quantize with "
+                                    "power_of_two_scales for UE8M0 factors)");
+      atoms[static_cast<size_t>(ue8m0_byte_index(q.cols, r, kb))] = static_cast<uint8_t>(bits >> 23);
+    }
+  return atoms;
 }
 
 std::vector<double> dequantize(const Fp8Quantized& q) {

@@ -60,6 +60,12 @@ inline Fp8Quantized quantize_128x128(std::span<const float> x, int64_t rows, int
   return quantize(x, rows, cols, Granularity::Block128x128, options);
 }
 
+// sm_100a's block-scaled MMA takes UE8M0 factors in their atoms (runtime/ue8m0_atoms.h): a
+// quantization per 1x128 with power-of-two scales (options.power_of_two_scales), each scale as its
+// exponent byte, repacked into ue8m0_atoms_bytes(rows, cols) bytes (padding 127, a factor of 1).
+// Throws std::invalid_argument for another granularity or a scale that is not a power of two.
+std::vector<uint8_t> ue8m0_atoms(const Fp8Quantized& q);
+
 // q * scale for every element, row-major: the operand a reference multiplies.
 std::vector<double> dequantize(const Fp8Quantized& q);
 

@@ -2117,6 +2117,8 @@ class Simulator {
               std::to_string(acc.size() / kWarpSize));
         return true;
       }
+      if (n.reduce && n.reduce->along == EpilogueReduction::Along::Rows)
+        return tmem_row_share(w, n, lanes, acc, group_begin, group_end, out);
       if (n.reduce) return tmem_column_share(w, n, lanes, acc, group_begin, group_end, out);
       for (int lane = 0; lane < kWarpSize; ++lane) {
         Bindings& at = lanes[lane];
@@ -2220,6 +2222,36 @@ class Simulator {
         }
         reduction_partials_[size_t(i)] = sums[size_t(e)];
       }
+    }
+    return true;
+  }
+  // A row reduction out of TMEM lanes (the printer's tmem_row_share): each lane sums its row's values
+  // of the chunk inside the problem, in pair order, and stores the chunk's partial of its row.
+  bool tmem_row_share(Warp& w, const EpilogueStore& n, std::array<Bindings, kWarpSize>& lanes,
+                      const std::vector<float>& acc, int64_t group_begin, int64_t group_end, rt::ElemType out) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    allocate_reduction_workspace();
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      Bindings& at = lanes[size_t(lane)];
+      float sum = 0.0f;
+      for (int64_t p = group_begin; p < group_end; ++p) {
+        const int64_t reg = tmem_pair_register(n, at, p);
+        if (reg < 0) return true;
+        const auto base = static_cast<size_t>(lane * n.cols + reg);
+        const std::array<float, 2> v = pair_values(w, n, at, {acc[base], acc[base + 1]}, col_bias(n, at, "col", "col1"), out);
+        for (int e = 0; e < 2; ++e)
+          if (evaluate(ix.inside[size_t(e)], at)) sum += r.squares ? v[size_t(e)] * v[size_t(e)] : v[size_t(e)];
+      }
+      if (ix.lane_guard && !evaluate(ix.lane_guard, at)) continue;
+      const int64_t i = evaluate(ix.partial_row, at);
+      const int64_t record = p_.epilogue.reduction_workspace.record_words();
+      if (i < 0 || i >= int64_t(reduction_partials_.size()) || i % record < 2) {
+        error("a reduction stores a partial at workspace word " + std::to_string(i) + ", outside its " +
+              std::to_string(reduction_partials_.size()) + " or on a record's ticket counter");
+        return true;
+      }
+      reduction_partials_[size_t(i)] = sum;
     }
     return true;
   }

@@ -12,6 +12,7 @@
 #include "runtime/device_buffer.h"
 #include "runtime/error_metrics.h"
 #include "runtime/host_dtype.h"
+#include "runtime/ue8m0_atoms.h"
 
 using gg::rt::ElemType;
 using gg::rt::Fp8QuantizeOptions;
@@ -162,6 +163,25 @@ TEST_CASE("power-of-two scales make quantization exact on small integers times p
   CHECK(gg::rt::fp8_scale(449.0f, options) == 2.0f);
   CHECK(gg::rt::fp8_scale(300.0f, options) == 1.0f);
   CHECK(gg::rt::fp8_scale(0.0f, options) == 1.0f);
+}
+
+TEST_CASE("UE8M0 atoms for sm_100a: each power-of-two scale's exponent byte where the atoms hold it") {
+  const int64_t rows = 300, cols = 1000;  // 3 row blocks (the last partial), 8 k blocks (2 atoms along K)
+  const std::vector<float> x = varied_values(rows, cols, 11);
+  Fp8QuantizeOptions options;
+  options.power_of_two_scales = true;
+  const auto q = gg::rt::quantize_1x128(x, rows, cols, options);
+  const std::vector<uint8_t> atoms = gg::rt::ue8m0_atoms(q);
+  REQUIRE(atoms.size() == 3 * 2 * 512);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kb = 0; kb < 8; ++kb) {
+      const uint8_t code = atoms[static_cast<size_t>(gg::rt::ue8m0_byte_index(cols, r, kb))];
+      CHECK(std::ldexp(1.0f, int(code) - 127) == q.scale_at(r, kb * 128));
+    }
+  CHECK(atoms.back() == 127);  // rows past 300: padding, a factor of 1
+  // fp32 scales that are no powers of two have no UE8M0 byte; 128x128 blocks are not 1x128.
+  CHECK_THROWS_AS(gg::rt::ue8m0_atoms(gg::rt::quantize_1x128(x, rows, cols)), std::invalid_argument);
+  CHECK_THROWS_AS(gg::rt::ue8m0_atoms(gg::rt::quantize_128x128(x, rows, cols, options)), std::invalid_argument);
 }
 
 TEST_CASE("an all-zero block gets scale 1 and zero values") {

@@ -66,12 +66,14 @@ TEST_CASE("simulate: row and column reductions, unstaged and staged, persistent,
 }
 
 // sm_100a: each TMEM lane holds a row, so a column's share is summed over a warp's 32 lanes (v8's
-// one CTA, v10's pair with two accumulator buffers); a row's would run across the tcgen05.ld chunks
-// and is refused.
-TEST_CASE("simulate: column reductions out of TMEM on sm_100a, and a dropped shuffle lane caught") {
+// one CTA, v10's pair with two accumulator buffers), and a row's by its thread alone, a partial per
+// tcgen05.ld chunk of columns that the band's last tile adds in chunk order.
+TEST_CASE("simulate: row and column reductions out of TMEM on sm_100a, and a dropped shuffle lane caught") {
   for (int step : {8, 10})
     for (const auto& specs : {std::vector<EpilogueSpec>{{OpKind::AddBias}, kColSum, {OpKind::Relu}},
-                              std::vector<EpilogueSpec>{{OpKind::Gelu}, kColSumSq}})
+                              std::vector<EpilogueSpec>{{OpKind::Gelu}, kColSumSq},
+                              std::vector<EpilogueSpec>{kRowSum, kColSumSq},
+                              std::vector<EpilogueSpec>{{OpKind::AddBias}, kRowSumSq}})
       for (const int64_t m : {int64_t(520), int64_t(1)}) {
         // (gelu's tanh form and the fp64 reference part at M = 1's tiny squares, on sm_90a too)
         if (m == 1 && specs.front().kind == OpKind::Gelu) continue;
@@ -82,12 +84,12 @@ TEST_CASE("simulate: column reductions out of TMEM on sm_100a, and a dropped shu
         lo.limits = blackwell();
         lo.limits.sms = 2;
         const Kernel k = lower(tutorial_schedule(step, def, Target::Sm100a), lo);
-        REQUIRE(k.plan.epilogue.reductions.size() == 1);
+        REQUIRE(k.plan.epilogue.reductions.size() == def.reductions().size());
         CHECK(testing::sync_error(k).empty());
         const SimulationReport r = simulate_kernel(k, def);
         CAPTURE(r.to_string());
         CHECK(r.passed);
-        if (step != 10 || m != 520) continue;
+        if (step != 10 || m != 520 || specs.size() != 3) continue;
         Kernel bad = k;
         testing::Plant plant(testing::rewrite<EpilogueStore>([](EpilogueStore& n) { n.reduce->lane_masks.pop_back(); },
                                                              [](const EpilogueStore& n) { return n.reduce.has_value(); }));
@@ -95,6 +97,27 @@ TEST_CASE("simulate: column reductions out of TMEM on sm_100a, and a dropped shu
         REQUIRE(plant.planted > 0);
         CHECK_FALSE(simulate_kernel(bad, def).passed);
       }
+}
+
+// A TMEM row's partials are one per chunk of columns: every chunk's stored at the first chunk's
+// column leaves only the last chunk's sum in the band's.
+TEST_CASE("simulate: a TMEM row partial of every chunk at the first chunk's column is caught") {
+  const Definition def = make_definition(520, 264, 136, DType::BF16, DType::BF16, {kRowSum}, {}, false);
+  LowerOptions lo;
+  lo.limits = blackwell();
+  lo.limits.sms = 2;
+  const Kernel k = lower(tutorial_schedule(8, def, Target::Sm100a), lo);
+  REQUIRE(simulate_kernel(k, def).passed);
+  CHECK(k.plan.epilogue.reduction_workspace.row_floats == 128 * 4);  // a 128-column tile in 4 chunks of 32
+  Kernel bad = k;
+  testing::Plant plant(testing::rewrite<EpilogueStore>(
+      [](EpilogueStore& n) { n.index.partial_row = substitute(n.index.partial_row, "tchunk", imm(0)); },
+      [](const EpilogueStore& n) { return n.reduce.has_value(); }));
+  bad.body = plant.mutate(bad.body);
+  REQUIRE(plant.planted > 0);
+  const SimulationReport r = simulate_kernel(bad, def);
+  CAPTURE(r.to_string());
+  CHECK_FALSE(r.passed);
 }
 
 TEST_CASE("simulate: a dropped shuffle lane, a share at another slot, a short ticket and a share past the edge are caught") {
@@ -184,7 +207,6 @@ TEST_CASE("reductions: the text form, explain, the definition's and lowering's e
               "with split_k (the tile's splits hold partial sums, not its values)");
   check_error([&] { lowered(ping_pong_schedule(rows)); }, "not-lowered",
               "with ping-pong consumers (each consumer's tile would take its own ticket)");
-  check_error([&] { lowered(tutorial_schedule(10, rows, Target::Sm100a)); }, "not-lowered", "on sm_100a");
   ProblemLayout sym;
   sym.symmetric = true;
   const Definition symmetric = make_definition(256, 256, 64, DType::BF16, DType::BF16, {kRowSum}, sym, false);

@@ -228,6 +228,15 @@ StmtPtr select_tcgen05(const KernelPlan& p, const StmtPtr& body) {
   return block({allocate, SelectTcgen05(p).mutate(body), free});
 }
 
+int tmem_chunk_columns(const KernelPlan& p, int64_t cols) {
+  // Split-K reads 16 columns at a time: with 32, v10's kernel (384 threads, so 168 registers) and
+  // the last wave split spilled 8 bytes (ptxas for sm_100a); with 16, none.
+  const int widest = p.split_k > 1 ? 16 : 32;
+  const int chunk = cols % widest == 0 ? widest : cols % 16 == 0 ? 16 : 8;
+  GG_INTERNAL_CHECK(cols % chunk == 0, "TMEM read in chunks of " + std::to_string(cols) + " columns, not a multiple of 8");
+  return chunk;
+}
+
 namespace {
 
 // Columns [col_begin, col_begin + cols) of each column set of the TMEM accumulator, `chunk` at a time
@@ -238,11 +247,7 @@ StmtPtr tmem_chunk_loops(const KernelPlan& p, const ExprPtr& col_begin, int cols
                          const std::string& what,
                          const std::function<std::vector<StmtPtr>(const std::shared_ptr<TmemLoad>&, int, const ExprPtr&, const ExprPtr&)>& body) {
   const TmemPlacement t = tmem_placement(p);
-  // Split-K reads 16 columns at a time: with 32, v10's kernel (384 threads, so 168 registers) and
-  // the last wave split spilled 8 bytes (ptxas for sm_100a); with 16, none.
-  const int widest = p.split_k > 1 ? 16 : 32;
-  const int chunk = cols % widest == 0 ? widest : cols % 16 == 0 ? 16 : 8;
-  GG_INTERNAL_CHECK(cols % chunk == 0, "TMEM read in chunks of " + std::to_string(cols) + " columns, not a multiple of 8");
+  const int chunk = tmem_chunk_columns(p, cols);
   std::vector<StmtPtr> sets;
   for (int set = 0; set < t.column_sets(); ++set) {
     const ExprPtr first = col_begin + var("tchunk") * imm(chunk);

@@ -60,6 +60,10 @@ using ChunkReduce = std::function<kir::StmtPtr(const kir::TmemLoad&, const kir::
 // fragment.
 kir::StmtPtr tmem_store(const KernelPlan& p, const kir::EpilogueStore& store, const ChunkReduce& reduce = {});
 
+// The columns one tcgen05.ld of a `cols`-column read takes at a time (the widest of 32, 16, 8 that
+// divides them; split-K's at most 16).
+int tmem_chunk_columns(const KernelPlan& p, int64_t cols);
+
 // Split-K: this split's partial sums out of a TMEM accumulator, chunk by chunk (each chunk loaded,
 // then stored as `prototype` says, at its per-thread partial index); and how many partial sums a
 // thread holds (each thread loads its lane's columns of every column set).
