@@ -681,9 +681,9 @@ class CudaPrinter : public Visitor {
     };
     const std::string d = "gg::dev::tmem_address(" + n.base + ", " + to_c(n.lane) + ", " + to_c(n.column) + ")";
     if (n.block_scaled()) {
-      GG_INTERNAL_CHECK((n.dtype == "e4m3" || n.dtype == "e5m2") && !n.pair, "a block-scaled tcgen05.mma of " + n.dtype);
+      GG_INTERNAL_CHECK(n.dtype == "e4m3" || n.dtype == "e5m2", "a block-scaled tcgen05.mma of " + n.dtype);
       const std::string type = n.dtype == "e4m3" ? "gg::dev::kTcgen05TypeE4M3" : "gg::dev::kTcgen05TypeE5M2";
-      line("gg::dev::tcgen05_mma_mxf8f6f4(" + d + ", " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ",");
+      line(std::string("gg::dev::tcgen05_mma_mxf8f6f4") + (n.pair ? "_pair" : "") + "(" + d + ", " + desc(n.a, n.a_layout) + ", " + desc(n.b, n.b_layout) + ",");
       line("                             gg::dev::make_tcgen05_idesc_mxf8f6f4(" + type + ", " + num(n.m) + ", " +
            num(n.n) + ", " + num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + ", " +
            to_c(n.scale_id) + "),");
@@ -699,7 +699,7 @@ class CudaPrinter : public Visitor {
          num(n.a_layout.mn_major ? 1 : 0) + ", " + num(n.b_layout.mn_major ? 1 : 0) + "), " + to_c(n.accumulate) + ");");
   }
   void visit_Tcgen05Copy(const Tcgen05Copy& n) override {
-    line("gg::dev::tcgen05_cp_32x128b_warpx4(gg::dev::tmem_address(" + n.base + ", 0, " + to_c(n.column) +
+    line(std::string("gg::dev::tcgen05_cp_32x128b_warpx4") + (n.pair ? "_pair" : "") + "(gg::dev::tmem_address(" + n.base + ", 0, " + to_c(n.column) +
          "), gg::dev::make_tcgen05_cp_32x128b_desc(" + smem(n.src) + "));");
   }
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {

@@ -535,7 +535,8 @@ class Dumper : public Visitor {
                            : ""));
   }
   void visit_Tcgen05Copy(const Tcgen05Copy& n) override {
-    line("Tcgen05Copy 32x128b.warpx4 " + n.base + " column=" + to_c(n.column) + " <- " + smem(n.src));
+    line("Tcgen05Copy 32x128b.warpx4 " + n.base + " column=" + to_c(n.column) + " <- " + smem(n.src) +
+         (n.pair ? " cta_group::2" : ""));
   }
   void visit_Tcgen05Commit(const Tcgen05Commit& n) override {
     line("Tcgen05Commit " + bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : "") +

@@ -651,10 +651,13 @@ struct TmemLoad : NodeOf<NodeKind::TmemLoad> {
 // bytes, unswizzled) into TMEM columns [column, column + 4) of `base`: row i into lane i of every
 // 32-lane quarter. Issued by one thread; it runs before that thread's later tcgen05.mma (the PTX
 // ISA orders tcgen05.cp -> tcgen05.mma from one thread) and a tcgen05.commit tracks it as an MMA.
+// `pair` (.cta_group::2, issued by the pair's even CTA): each CTA's TMEM from its own shared
+// memory at `src`'s offset.
 struct Tcgen05Copy : NodeOf<NodeKind::Tcgen05Copy> {
   std::string base = "tmem_base";
   SmemRef src;
   ExprPtr column;
+  bool pair = false;
 };
 // True when `s` holds a tcgen05 or TMEM node (the kernel needs the sm_100a helpers).
 bool uses_tcgen05(const StmtPtr& s);

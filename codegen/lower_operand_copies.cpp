@@ -42,12 +42,18 @@ class LowerCopies : public ElectionAwareMutator {
 
   // UE8M0 factors (sm_100a): per 128 rows of the tile, the atom holding the stage's k block (row
   // block x k groups + k block / 4 of the map's rows), whole; the MMAs pick the k block's byte.
+  // A CTA pair: each CTA its own rows' atom of A and all of the pair's B atoms (each CTA's MMA
+  // rows take every column), completing on the leader's barrier as the operands do.
   StmtPtr ue8m0_scale_load(const LoadTile& l, const StagedOperand& operand) const {
     GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "UE8M0 factors by TMA, one k block per k tile");
     BarrierRef bar{Barrier::Full, l.stage};
     auto expect = std::make_shared<MbarrierArriveExpectTx>();
     expect->bar = bar;
     expect->bytes = operand.smem.bytes();
+    if (p_.cta_pair) {
+      expect->bytes *= 2;
+      expect->leader_only = true;
+    }
     const int64_t k_groups = ceil_div(ceil_div(p_.k, kScaleBlock), kUe8m0AtomKBlocks);
     const int64_t tile_rows = l.operand == rt::Operand::ScaleA ? p_.tile_m : p_.tile_n;
     const ExprPtr k_block = l.k_first ? l.k_first + l.k_tile : l.k_tile;
@@ -59,6 +65,7 @@ class LowerCopies : public ElectionAwareMutator {
       load->row = (l.tile * imm(tile_rows / kUe8m0AtomRows) + imm(atom)) * imm(k_groups) + k_block / imm(kUe8m0AtomKBlocks);
       load->col = imm(0);
       load->bar = bar;
+      load->to_pair_leader = p_.cta_pair;
       load->batch = tensor_map_batch(p_, l.operand, l.batch);
       issue.push_back(load);
     }

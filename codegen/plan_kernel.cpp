@@ -124,9 +124,9 @@ void plan_fp8_block_scaled(const Schedule& s, KernelPlan& p) {
   if (p.tile_k != kScaleBlock)
     not_lowered(head + "with a k tile of " + std::to_string(p.tile_k) + " (a stage carries one k block's factors: "
                 "tile k 128)");
-  if (p.mma.m != 128 || p.cta_pair)
-    not_lowered(head + "with mma m" + std::to_string(p.mma.m) + " (the one-CTA block-scaled MMA is m128; the CTA "
-                "pair's m256 form is a later step)");
+  if (p.mma.m != 128 && p.mma.m != 256)  // (m256: over a CTA pair, which plan_cta_pair checks)
+    not_lowered(head + "with mma m" + std::to_string(p.mma.m) + " (the block-scaled MMA is m128 on one CTA, m256 "
+                "over a CTA pair)");
   if (p.tile_n % kUe8m0AtomRows != 0 || p.mma.n != p.tile_n)
     not_lowered(head + "with a tile of " + std::to_string(p.tile_n) + " columns (B's factors come in atoms of 128 rows "
                 "and one MMA takes the tile's columns: tile n 128 or 256)");

@@ -130,11 +130,9 @@ Schedule tutorial_steps(int version, const Definition& def, Target target, bool 
 
 }  // namespace
 
-// On sm_100a, v9 and v10 run their pair's MMAs as one (m256, cta_group::2); FP8's block-scaled
-// MMA is lowered for one CTA, so its pair multicasts B instead.
+// On sm_100a, v9 and v10 run their pair's MMAs as one (m256, cta_group::2), FP8's block-scaled too.
 Schedule tutorial_schedule(int version, const Definition& def, Target target) {
-  const bool pair_mma = target == Target::Sm100a && version >= 9 && !dtype_is_fp8(def.input_dtype());
-  return tutorial_steps(version, def, target, pair_mma);
+  return tutorial_steps(version, def, target, target == Target::Sm100a && version >= 9);
 }
 
 // The other consumer mode beside v10: v9's 128x128 tiles, each computed whole by one of two consumer

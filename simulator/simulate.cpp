@@ -1659,14 +1659,21 @@ class Simulator {
     m.cta = w.cta;
     m.warp = w.index;
     m.copy = true;
+    m.pair = n.pair;
     m.what = "tcgen05.cp #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
+    if (n.pair && (w.cta % 2 != 0 || w.cta + 1 >= int(ctas_.size()))) {
+      error(m.what + ": a CTA pair's tcgen05.cp (cta_group::2) issued by CTA rank " + std::to_string(w.cta) +
+            ", not the even CTA of a pair of the cluster");
+      return true;
+    }
     const int64_t at = smem_offset(w, n.src, 512, "tcgen05.cp source", 16);
     m.a_desc = gg::dev::make_tcgen05_cp_32x128b_desc(static_cast<unsigned>(at));
     m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), 0, static_cast<unsigned>(eval(w, n.column)));
-    if (auto f = decode_smem_desc(m.a_desc, m.what, true)) {
-      async_read_check(w.cta, f->start, f->start + 512, m.what, &w);
-      ctas_[static_cast<size_t>(w.cta)].smem.readers.push_back({f->start, f->start + 512, w.index, m.id, "a tcgen05.mma"});
-    }
+    if (auto f = decode_smem_desc(m.a_desc, m.what, true))
+      for (int cta = w.cta; cta <= w.cta + (n.pair ? 1 : 0); ++cta) {  // a pair's: each CTA's own bytes
+        async_read_check(cta, f->start, f->start + 512, m.what + (cta != w.cta ? " (the pair's odd CTA)" : ""), &w);
+        ctas_[static_cast<size_t>(cta)].smem.readers.push_back({f->start, f->start + 512, w.index, m.id, "a tcgen05.mma"});
+      }
     check_scale_order(w, m);
     w.last_mma = m.id;
     mma_issuer_[m.id] = {w.cta, w.index};
@@ -1698,37 +1705,41 @@ class Simulator {
     }
   }
   // A copy runs: row i (16 bytes; 8-row groups the stride byte offset apart) into lane i of each
-  // quarter, its 4 words into columns d.. d + 3, marked as a copy's (writer < 0).
+  // quarter, its 4 words into columns d.. d + 3, marked as a copy's (writer < 0). A pair's copies
+  // each CTA's own bytes at the offset into its own TMEM.
   void complete_copy(const PendingMma& m) {
-    sim::TensorMemory& t = ctas_[static_cast<size_t>(m.cta)].tmem;
     const auto f = decode_smem_desc(m.a_desc, m.what, true);
     const int64_t col0 = m.d_tmem & 0xFFFF;
-    if (!f || !t.allocated || t.freed || col0 + 4 > t.columns || (m.d_tmem >> 16) != 0) {
-      error(m.what + " writes TMEM columns [" + std::to_string(col0) + ", " + std::to_string(col0 + 4) +
-            ") from lane " + std::to_string(m.d_tmem >> 16) + ", outside the allocated columns (or not from lane 0)");
-      return;
-    }
-    const auto& bytes = ctas_[static_cast<size_t>(m.cta)].smem.bytes;
-    for (int64_t i = 0; i < 32; ++i)
-      for (int64_t c = 0; c < 4; ++c) {
-        float word;
-        std::memcpy(&word, bytes.data() + f->start + i / 8 * f->sbo + i % 8 * 16 + c * 4, 4);
-        for (int64_t quarter = 0; quarter < 4; ++quarter) {
-          const size_t cell = t.at(32 * quarter + i, col0 + c);
-          t.cells[cell] = word;
-          t.writer[cell] = -m.id;
-        }
+    for (int cta = m.cta; f && cta <= m.cta + (m.pair ? 1 : 0); ++cta) {
+      sim::TensorMemory& t = ctas_[static_cast<size_t>(cta)].tmem;
+      if (!t.allocated || t.freed || col0 + 4 > t.columns || (m.d_tmem >> 16) != 0) {
+        error(m.what + " writes TMEM columns [" + std::to_string(col0) + ", " + std::to_string(col0 + 4) +
+              ") from lane " + std::to_string(m.d_tmem >> 16) + ", outside the allocated columns (or not from lane 0)");
+        return;
       }
+      const auto& bytes = ctas_[static_cast<size_t>(cta)].smem.bytes;
+      for (int64_t i = 0; i < 32; ++i)
+        for (int64_t c = 0; c < 4; ++c) {
+          float word;
+          std::memcpy(&word, bytes.data() + f->start + i / 8 * f->sbo + i % 8 * 16 + c * 4, 4);
+          for (int64_t quarter = 0; quarter < 4; ++quarter) {
+            const size_t cell = t.at(32 * quarter + i, col0 + c);
+            t.cells[cell] = word;
+            t.writer[cell] = -m.id;
+          }
+        }
+    }
   }
   // A block-scaled MMA's factor of row r (A) or column r (B): byte `id` of the word in column
   // r / 32 from `address`, lane r % 32 of quarter `quarter`, which a tcgen05.cp must have written.
-  std::optional<float> tmem_factor(const PendingMma& m, uint32_t address, int64_t r, int64_t quarter, unsigned id,
-                                   const char* whose) {
-    const sim::TensorMemory& t = ctas_[static_cast<size_t>(m.cta)].tmem;
+  std::optional<float> tmem_factor(const PendingMma& m, int cta, uint32_t address, int64_t r, int64_t quarter,
+                                   unsigned id, const char* whose) {
+    const sim::TensorMemory& t = ctas_[static_cast<size_t>(cta)].tmem;
     const int64_t column = (address & 0xFFFF) + r / 32, lane = 32 * quarter + r % 32;
     if (column >= t.columns || t.writer[t.at(lane, column)] >= 0) {
       error(m.what + " reads " + whose + " scale factor of row " + std::to_string(r) + " at TMEM lane " +
-            std::to_string(lane) + ", column " + std::to_string(column) + ", which no tcgen05.cp wrote" +
+            std::to_string(lane) + ", column " + std::to_string(column) + (cta != m.cta ? " of the pair's odd CTA" : "") +
+            ", which no tcgen05.cp wrote" +
             (column < t.columns && t.writer[t.at(lane, column)] > 0 ? " (an MMA's accumulator is there)" : ""));
       return std::nullopt;
     }
@@ -1736,61 +1747,75 @@ class Simulator {
     std::memcpy(&word, &t.cells[t.at(lane, column)], 4);
     return ue8m0_value(uint8_t(word >> (8 * id)));
   }
-  // A block-scaled FP8 MMA (kind::mxf8f6f4, one CTA): the descriptor by the PTX ISA's block-scaled
-  // table, e4m3/e5m2 elements from shared memory (K-major, 32 of K), each row of A and column of B
-  // times its UE8M0 factor from TMEM (row r's data path reads lane r's quarter). Each element's
-  // product is summed as fp32 times the two factors (powers of two, exact): the hardware's internal
-  // rounding is not modeled, so only exact data checks it bit for bit.
+  // A block-scaled FP8 MMA (kind::mxf8f6f4): the descriptor by the PTX ISA's block-scaled table,
+  // e4m3/e5m2 elements from shared memory (K-major, 32 of K), each row of A and column of B times its
+  // UE8M0 factor from TMEM: row r's data path (its CTA's lane r % 128) reads its CTA's factors, A's
+  // of its row and B's of every column. A pair's (m256) rows 128.. and B's second half are the odd
+  // CTA's, as the f16 MMA's. Each element's product is summed as fp32 times the two factors (powers
+  // of two, exact): the hardware's internal rounding is not modeled, so only exact data checks it
+  // bit for bit.
   void complete_scaled_mma(const PendingMma& m) {
     const uint32_t i = m.idesc;
     const int M = int((i >> 24) & 0x1F) << 4, N = int((i >> 17) & 0x3F) << 3;
     const unsigned a_type = (i >> 7) & 7u, b_type = (i >> 10) & 7u, b_id = (i >> 4) & 3u, a_id = (i >> 29) & 3u;
     if ((i & 0xFu) != 0 || ((i >> 6) & 1u) != 0 || a_type != b_type || a_type > 1 || ((i >> 13) & 3u) != 0 ||
-        ((i >> 15) & 3u) != 0 || ((i >> 23) & 1u) != 1 || (i >> 31) != 0 || M != 128 || N < 8 || N > 256) {
-      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense K-major e4m3/e5m2 m128 "
-            "block-scaled MMA with UE8M0 factors (kind::mxf8f6f4)");
+        ((i >> 15) & 3u) != 0 || ((i >> 23) & 1u) != 1 || (i >> 31) != 0 || M != (m.pair ? 256 : 128) || N < 8 ||
+        N > 256) {
+      error(m.what + ": instruction descriptor " + std::to_string(i) + " is not a dense K-major e4m3/e5m2 " +
+            (m.pair ? "m256 (a CTA pair's)" : "m128") + " block-scaled MMA with UE8M0 factors (kind::mxf8f6f4)");
       return;
     }
     auto a = decode_smem_desc(m.a_desc, m.what + " (A)"), b = decode_smem_desc(m.b_desc, m.what + " (B)");
-    sim::TensorMemory& d = ctas_[static_cast<size_t>(m.cta)].tmem;
+    const int sharing = m.pair ? 2 : 1;
     const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
     if (!a || !b) return;
-    if (!d.allocated || d.freed || lane0 != 0 || col0 + N > d.columns) {
-      error(m.what + ": its m128n" + std::to_string(N) + " accumulator at TMEM lane " + std::to_string(lane0) +
-            ", column " + std::to_string(col0) + " does not fit the allocated columns");
-      return;
+    for (int at = m.cta; at < m.cta + sharing; ++at) {
+      const sim::TensorMemory& d = ctas_[static_cast<size_t>(at)].tmem;
+      if (!d.allocated || d.freed || lane0 != 0 || col0 + N > d.columns) {
+        error(m.what + ": its m" + std::to_string(M) + "n" + std::to_string(N) + " accumulator at TMEM lane " +
+              std::to_string(lane0) + ", column " + std::to_string(col0) + " does not fit the allocated columns" +
+              (at != m.cta ? " of the pair's odd CTA" : ""));
+        return;
+      }
     }
     const auto elem = a_type == 0 ? rt::ElemType::E4M3 : rt::ElemType::E5M2;
-    const Cta& cta = ctas_[static_cast<size_t>(m.cta)];
-    auto element = [&](const SmemDescFields& f, int64_t mn, int64_t kk) {
-      const int64_t at = element_address(f.swizzle, false, f.lbo, f.sbo, f.start, mn, kk, 1);
-      return at < 0 || at >= int64_t(cta.smem.bytes.size()) ? std::nanf("") : sim::decode(elem, cta.smem.bytes.data() + at);
+    // Row mn of A (column of B) from the CTA that holds it, at the leader's offsets.
+    auto element = [&](const SmemDescFields& f, int64_t mn, int64_t kk, int64_t per_cta) {
+      const Cta& holder = ctas_[static_cast<size_t>(m.cta + mn / per_cta)];
+      const int64_t at = element_address(f.swizzle, false, f.lbo, f.sbo, f.start, mn % per_cta, kk, 1);
+      return at < 0 || at >= int64_t(holder.smem.bytes.size()) ? std::nanf("")
+                                                                : sim::decode(elem, holder.smem.bytes.data() + at);
     };
     constexpr int kK = 32;
-    std::vector<float> av(size_t(M) * kK), bv(size_t(N) * kK), sa(static_cast<size_t>(M)), sb(size_t(4) * size_t(N));
+    std::vector<float> av(size_t(M) * kK), bv(size_t(N) * kK), sa(static_cast<size_t>(M));
+    std::vector<float> sb(size_t(sharing) * 4 * size_t(N));  // per CTA, per lane quarter, per column
     for (int r = 0; r < M; ++r) {
-      for (int kk = 0; kk < kK; ++kk) av[size_t(r * kK + kk)] = element(*a, r, kk);
-      const auto f = tmem_factor(m, m.a_scales, r, r / 32, a_id, "A's");
+      for (int kk = 0; kk < kK; ++kk) av[size_t(r * kK + kk)] = element(*a, r, kk, M / sharing);
+      const auto f = tmem_factor(m, m.cta + r / 128, m.a_scales, r % 128, r % 128 / 32, a_id, "A's");
       if (!f) return;
       sa[size_t(r)] = *f;
     }
     for (int c = 0; c < N; ++c) {
-      for (int kk = 0; kk < kK; ++kk) bv[size_t(c * kK + kk)] = element(*b, c, kk);
-      for (int quarter = 0; quarter < 4; ++quarter) {
-        const auto f = tmem_factor(m, m.b_scales, c, quarter, b_id, "B's");
-        if (!f) return;
-        sb[size_t(quarter * N + c)] = *f;
-      }
+      for (int kk = 0; kk < kK; ++kk) bv[size_t(c * kK + kk)] = element(*b, c, kk, N / sharing);
+      for (int at = 0; at < sharing; ++at)
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          const auto f = tmem_factor(m, m.cta + at, m.b_scales, c, quarter, b_id, "B's");
+          if (!f) return;
+          sb[size_t((at * 4 + quarter) * N + c)] = *f;
+        }
     }
-    for (int r = 0; r < M; ++r)
+    for (int r = 0; r < M; ++r) {
+      sim::TensorMemory& d = ctas_[static_cast<size_t>(m.cta + r / 128)].tmem;
+      const int64_t row = r % 128;
       for (int c = 0; c < N; ++c) {
         float sum = 0;
         for (int kk = 0; kk < kK; ++kk) sum += av[size_t(r * kK + kk)] * bv[size_t(c * kK + kk)];
-        sum *= sa[size_t(r)] * sb[size_t(r / 32 * N + c)];
-        const size_t cell = d.at(lane0 + r, col0 + c);
+        sum *= sa[size_t(r)] * sb[size_t((r / 128 * 4 + row / 32) * N + c)];
+        const size_t cell = d.at(lane0 + row, col0 + c);
         d.cells[cell] = m.accumulate ? d.cells[cell] + sum : sum;
         d.writer[cell] = m.id;
       }
+    }
   }
   // The oldest tcgen05.mma (or tcgen05.cp) runs: D (+)= A * B through the decoded descriptors into TMEM.
   void complete_mma() {

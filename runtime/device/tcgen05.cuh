@@ -106,12 +106,36 @@ static __device__ __forceinline__ void tcgen05_mma_mxf8f6f4(unsigned d_tmem, uns
       : "memory");
 }
 
+// The m256 block-scaled MMA over a CTA pair, issued by a thread of the even CTA: A's rows and B's
+// halves as tcgen05_mma_f16_pair reads them, N the pair's whole; each CTA's rows times the factors
+// in its own TMEM at `a_scales` (its 128 rows) and `b_scales` (all N columns).
+static __device__ __forceinline__ void tcgen05_mma_mxf8f6f4_pair(unsigned d_tmem, unsigned long long a_desc,
+                                                                 unsigned long long b_desc, unsigned idesc,
+                                                                 unsigned a_scales, unsigned b_scales,
+                                                                 unsigned accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %6, 0;\n"
+      "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], accumulate;\n"
+      "}\n" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(a_scales), "r"(b_scales), "r"(accumulate)
+      : "memory");
+}
+
 // 512 bytes of shared memory (32 rows of 16 bytes, the descriptor's: unswizzled, 128 bytes between
 // 8-row groups) into 4 TMEM columns from `taddr`, row i into lane i of each of the 4 lane quarters
 // (tcgen05.cp .32x128b.warpx4). One thread issues it; its later tcgen05.mma run after it, and a
 // tcgen05.commit tracks it.
 static __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4(unsigned taddr, unsigned long long src_desc) {
   asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(src_desc) : "memory");
+}
+
+// The same for a CTA pair, issued by a thread of the even CTA: the PTX ISA says the data lands in
+// both CTAs' TMEM; CUTLASS, DeepGEMM and ThunderKittens all read it as each CTA's TMEM from its own
+// shared memory at the descriptor's offset (each CTA holds its own rows' factors there).
+static __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_pair(unsigned taddr, unsigned long long src_desc) {
+  asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(src_desc) : "memory");
 }
 
 // The mbarrier at `bar` (this CTA's) gets one arrival once every tcgen05.mma this thread issued

@@ -254,8 +254,8 @@ TEST_CASE("not-lowered: FP8 operands and their scale factors") {
     if (auto* m = std::get_if<MmaD>(&d)) m->m = 64;
     m64.apply(d);
   }
-  check_not_lowered(m64, "e4m3 operands on sm_100a with mma m64 (the one-CTA block-scaled MMA is m128; the CTA pair's "
-                         "m256 form is a later step)");
+  check_not_lowered(m64, "e4m3 operands on sm_100a with mma m64 (the block-scaled MMA is m128 on one CTA, m256 over a "
+                         "CTA pair)");
   for (Directive d : v8.directives()) {
     if (auto* t = std::get_if<TileD>(&d)) t->n = 64;
     if (auto* m = std::get_if<MmaD>(&d)) m->n = 64;

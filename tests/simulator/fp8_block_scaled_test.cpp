@@ -1,7 +1,8 @@
 // Block-scaled FP8 on sm_100a (DeepGEMM's SM100 1D1D recipe): e4m3/e5m2 operands with UE8M0
 // factors per row and 128 of K for both A and B, staged by TMA beside the operands in their atoms,
 // copied into TMEM by the issuing thread (tcgen05.cp .32x128b.warpx4) and applied by the
-// block-scaled tcgen05.mma (kind::mxf8f6f4) itself: no promotion. No Blackwell GPU has run these
+// block-scaled tcgen05.mma (kind::mxf8f6f4) itself: no promotion. v9 and v10 run it over the CTA
+// pair (m256, cta_group::2: each CTA's TMEM gets its own rows' factors of A and all of B's). No Blackwell GPU has run these
 // kernels: the simulator runs them bit-exactly against the host reference on exact data (small
 // integers, power-of-two factors; the hardware's internal rounding is not modeled), check_sync
 // proves their pipelines, planted bugs are caught by meaning, and nvcc compiles them for sm_100a
@@ -138,6 +139,15 @@ TEST_CASE("sm_100a FP8: the plan, explain and what is refused") {
   CHECK(text.find("8 of them the k tile's UE8M0 scale factors (tcgen05.cp)") != std::string::npos);
   CHECK(text.find("A per 1x128 (UE8M0 atoms): staged by TMA beside A, copied into TMEM (tcgen05.cp) before each k "
                   "tile's block-scaled MMAs, which apply them") != std::string::npos);
+  // v9 and v10 run the m256 block-scaled MMA over the CTA pair: each CTA its own rows' factors and
+  // all of B's (v10: two 128-column accumulator buffers, then A's 4 and B's 4 factor columns).
+  const Kernel pair = lower(step(10, def), on_b200(148));
+  CHECK(pair.plan.cta_pair);
+  CHECK(pair.plan.mma.m == 256);
+  CHECK(pair.plan.tmem_scale_column0 == 256);
+  CHECK(pair.plan.tmem_columns == 512);
+  const std::string pair_text = explain(step(10, def), eo);
+  CHECK(pair_text.find("264 fp32 columns (allocating 512)") != std::string::npos);
   // Ping-pong consumers each issue their own MMAs, so each has its own factor columns.
   const Kernel pp = lower(pingpong(def), on_b200(148));
   CHECK(pp.plan.tmem_scale_column0 == 256);
@@ -182,6 +192,10 @@ TEST_CASE("sm_100a FP8: planted bugs in the factors' copies are caught by meanin
       {"the factors of the next stage", step(8, def),
        rewrite<Tcgen05Copy>([](Tcgen05Copy& c) { c.src.offset = c.src.offset + imm(512); }),
        "without holding full_bar[1]", "mismatch"},
+      // The pair's copies as one CTA's: the odd CTA's TMEM never gets its rows' (and B's) factors.
+      {"the pair's tcgen05.cp as one CTA's", step(10, def),
+       rewrite<Tcgen05Copy>([](Tcgen05Copy& c) { c.pair = false; }), "",
+       "of the pair's odd CTA, which no tcgen05.cp wrote"},
       // Both ping-pong consumers' copies into one set of columns: one thread's copy overwrites the
       // factors the other's MMAs still read (two threads' tcgen05 operations run in no order).
       {"ping-pong consumers sharing factor columns", pingpong(def),

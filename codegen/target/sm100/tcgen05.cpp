@@ -135,6 +135,7 @@ class SelectTcgen05 : public ElectionAwareMutator {
         auto copy = std::make_shared<Tcgen05Copy>();
         copy->src = {o.buffer, stage * imm(o.smem.bytes()) + imm(atom * o.smem.row_bytes)};
         copy->column = column0 + imm(4 * atom);
+        copy->pair = p_.cta_pair;
         copies.push_back(copy);
       }
     }
