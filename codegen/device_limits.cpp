@@ -8,6 +8,7 @@ DeviceLimits blackwell() {
   DeviceLimits d;
   d.name = "B200 (sm_100a)";
   d.sms = 148;
+  d.target = Target::Sm100a;
   return d;
 }
 

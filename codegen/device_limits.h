@@ -20,6 +20,7 @@ struct DeviceLimits {
   int max_box_elements = 256;   // per TMA box dimension
   int named_barriers = 16;
   int tmem_columns = 512;       // sm_100a only
+  Target target = Target::Sm90a;  // the architecture kernels for this device are lowered for
 };
 
 DeviceLimits hopper();

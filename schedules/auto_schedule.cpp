@@ -282,7 +282,9 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   Schedule s(def);
   s.tile(p.tile_m, p.tile_n, p.tile_k);
   for (int op : def.epilogue()) s.inline_op(def.node(op).name);
-  s.mma(64, static_cast<int>(p.tile_n), 32 / dtype_bytes(s.definition().input_dtype()), target);
+  // FP8 on sm_100a runs the block-scaled MMA, which is m128 on one CTA.
+  const bool block_scaled = dtype_is_fp8(def.input_dtype()) && target == Target::Sm100a;
+  s.mma(block_scaled ? 128 : 64, static_cast<int>(p.tile_n), 32 / dtype_bytes(s.definition().input_dtype()), target);
   s.bind("k_o", Binding::Serial);
   s.bind("m_o", Binding::BlockY);
   s.bind("n_o", Binding::BlockX);
@@ -421,7 +423,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     p.stages = 2;
     p.promote = auto_promotion(def, p);
     try {
-      const Schedule two_stages = auto_schedule(def, p);
+      const Schedule two_stages = auto_schedule(def, p, limits.target);
       p.stages = std::min(kMaxAutoStages, deepest_pipeline(two_stages, "k_o", kMaxAutoStages));
       // The promotion's second accumulator leaves the widest tiles without registers (128x256 needs
       // 256 a thread): those are not candidates (the stage count does not change the registers).
@@ -598,7 +600,7 @@ AutoParams choose_auto_params(const Definition& def, const DeviceLimits& limits)
     try {
       LowerOptions options;
       options.limits = limits;
-      lower(auto_schedule(def, p), options);
+      lower(auto_schedule(def, p, limits.target), options);
       return p;
     } catch (const CompileError& e) {
       last = e.rule() + ": " + e.message();

@@ -20,7 +20,7 @@ bool lowers(const Definition& def, const AutoParams& p, const DeviceLimits& limi
   try {
     LowerOptions lower_options;
     lower_options.limits = limits;
-    lower(auto_schedule(def, p), lower_options);
+    lower(auto_schedule(def, p, limits.target), lower_options);
     return true;
   } catch (const CompileError&) {
     return false;

@@ -19,6 +19,7 @@
 #include "dsl/schedule_text.h"
 #include "nvcc_compile.h"
 #include "planted_bugs.h"
+#include "schedules/gemm.h"
 #include "schedules/tutorial.h"
 #include "sim_limits.h"
 #include "simulator/simulate.h"
@@ -237,4 +238,23 @@ TEST_CASE("sm_100a FP8: the kernels compile for sm_100a without spills") {
       sources.push_back(e.source);
     }
   test::check_compiles_clean("100a", GEMMGEN_NVCC, sources, "fp8_block_scaled");
+}
+
+TEST_CASE("sm_100a FP8: the planner's `auto` takes the block-scaled MMA (m128), simulated exactly") {
+  GemmOptions o;
+  o.in = DType::E4M3;
+  o.out = DType::BF16;
+  o.target = Target::Sm100a;
+  o.layout.scale_a = o.layout.scale_b = ScaleGranularity::Block1x128;
+  o.layout.scale_a_format = o.layout.scale_b_format = ScaleFormat::Ue8m0;
+  // Candidates are lowered for the target they run on, so auto's plan is one of its own configs.
+  const GemmPlan big = plan_gemm(4096, 4096, 4096, o);
+  CHECK(big.source == PlanSource::Auto);
+  const Kernel k = lower(big.build(), on_b200(148));
+  CHECK(k.plan.fp8.block_scaled);
+  CHECK(k.plan.mma.m == 128);
+  // A small one, simulated (persistent CTAs over several tiles).
+  const GemmPlan small = plan_gemm(384, 256, 640, o);
+  REQUIRE(small.source == PlanSource::Auto);
+  check_exact(small.build(), small.def, 2);
 }
