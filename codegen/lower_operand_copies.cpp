@@ -14,19 +14,26 @@ class LowerCopies : public ElectionAwareMutator {
  public:
   explicit LowerCopies(const KernelPlan& p) : p_(p) {}
 
+  // The fill's announcement of `bytes` landing in this CTA's stage: a CTA pair's boxes all complete
+  // on the leader's barrier, which expects both CTAs' bytes (the odd CTA announces none).
+  StmtPtr expect_stage(const LoadTile& l, int64_t bytes) const {
+    auto expect = std::make_shared<MbarrierArriveExpectTx>();
+    expect->bar = {Barrier::Full, l.stage};
+    expect->bytes = bytes * (p_.cta_pair ? 2 : 1);
+    expect->leader_only = p_.cta_pair;
+    return expect;
+  }
+
   // A's scale factors of the tile's rows for the stage's k block: one unswizzled box of tile m
   // fp32 values at (row: k block, column: the tile's first row).
   StmtPtr scale_load(const LoadTile& l, const StagedOperand& operand) const {
     GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "A's scale factors by TMA, one k block per k tile");
-    BarrierRef bar{Barrier::Full, l.stage};
-    auto expect = std::make_shared<MbarrierArriveExpectTx>();
-    expect->bar = bar;
-    expect->bytes = operand.smem.bytes();
+    const BarrierRef bar{Barrier::Full, l.stage};
     // A contiguous group's rows start anywhere: its boxes from the 16-byte-aligned column before
     // them (scale_a_layout's room; LoadScaleFactors reads past the shift), kScaleBoxCols each.
     const ExprPtr col0 = l.first ? l.first / imm(4) * imm(4) : l.tile * imm(p_.tile_m);
     const int64_t box_cols = p_.contiguous ? kScaleBoxCols : operand.smem.mn_extent();
-    std::vector<StmtPtr> issue = {expect};
+    std::vector<StmtPtr> issue = {expect_stage(l, operand.smem.bytes())};
     for (int64_t box = 0; box < operand.smem.mn_extent() / box_cols; ++box) {
       auto load = std::make_shared<TmaLoad>();
       load->map = l.operand;
@@ -46,18 +53,11 @@ class LowerCopies : public ElectionAwareMutator {
   // rows take every column), completing on the leader's barrier as the operands do.
   StmtPtr ue8m0_scale_load(const LoadTile& l, const StagedOperand& operand) const {
     GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "UE8M0 factors by TMA, one k block per k tile");
-    BarrierRef bar{Barrier::Full, l.stage};
-    auto expect = std::make_shared<MbarrierArriveExpectTx>();
-    expect->bar = bar;
-    expect->bytes = operand.smem.bytes();
-    if (p_.cta_pair) {
-      expect->bytes *= 2;
-      expect->leader_only = true;
-    }
+    const BarrierRef bar{Barrier::Full, l.stage};
     const int64_t k_groups = ceil_div(ceil_div(p_.k, kScaleBlock), kUe8m0AtomKBlocks);
     const int64_t tile_rows = l.operand == rt::Operand::ScaleA ? p_.tile_m : p_.tile_n;
     const ExprPtr k_block = l.k_first ? l.k_first + l.k_tile : l.k_tile;
-    std::vector<StmtPtr> issue = {expect};
+    std::vector<StmtPtr> issue = {expect_stage(l, operand.smem.bytes())};
     for (int64_t atom = 0; atom < operand.smem.rows; ++atom) {
       auto load = std::make_shared<TmaLoad>();
       load->map = l.operand;
@@ -89,17 +89,9 @@ class LowerCopies : public ElectionAwareMutator {
     if (l->k_row0) k0 = l->k_row0 + k0;  // a variable-K group's range starts mid-K
     ExprPtr row0 = layout.mn_major ? k0 : mn0, col0 = layout.mn_major ? mn0 : k0;
     if (p_.tma_load) {
-      BarrierRef bar{Barrier::Full, l->stage};
+      const BarrierRef bar{Barrier::Full, l->stage};
       // The barrier expects the whole stage of this operand, slices multicast by peers included.
-      auto expect = std::make_shared<MbarrierArriveExpectTx>();
-      expect->bar = bar;
-      expect->bytes = layout.bytes();
-      // A CTA pair: both CTAs' boxes complete on the leader's barrier, which expects them all.
-      if (p_.cta_pair) {
-        expect->bytes *= 2;
-        expect->leader_only = true;
-      }
-      std::vector<StmtPtr> issue = {expect};
+      std::vector<StmtPtr> issue = {expect_stage(*l, layout.bytes())};
       // Under multicast each CTA loads its slice, landing in every CTA: a K-major operand's
       // slice of the rows, an MN-major one's slice of the swizzle atoms (each a whole box).
       const bool multicast = operand.multicast;

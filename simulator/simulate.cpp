@@ -1568,19 +1568,36 @@ class Simulator {
         out.push_back({base + atom * f.lbo + g * f.sbo, base + atom * f.lbo + g * f.sbo + 8 * sb});
     return out;
   }
-  bool exec(Warp& w, Frame&, const Tcgen05Mma& n) {
+  // A tcgen05 operation one thread issues into the MMA queue (`instruction`: its name): its entry,
+  // or nullopt where every thread issues it or it precedes the TMEM address (reported); a pair's
+  // only from the even CTA of a pair.
+  std::optional<PendingMma> issue_tcgen05(const Warp& w, const std::string& base, bool pair, const char* instruction) {
     if (w.elect_depth == 0) {
-      error("tcgen05.mma issued by every thread of warp " + std::to_string(w.index) + " (one thread issues it)");
-      return true;
+      error(std::string(instruction) + " issued by every thread of warp " + std::to_string(w.index) +
+            " (one thread issues it)");
+      return std::nullopt;
     }
-    if (!w.vars.count(n.base)) {
-      error("tcgen05.mma of warp " + std::to_string(w.index) + " before it read the TMEM address");
-      return true;
+    if (!w.vars.count(base)) {
+      error(std::string(instruction) + " of warp " + std::to_string(w.index) + " before it read the TMEM address");
+      return std::nullopt;
     }
     PendingMma m;
     m.id = ++mma_ids_;
     m.cta = w.cta;
     m.warp = w.index;
+    m.pair = pair;
+    m.what = std::string(instruction) + " #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
+    if (pair && (w.cta % 2 != 0 || w.cta + 1 >= int(ctas_.size()))) {
+      error(m.what + ": a CTA pair's " + instruction + " (cta_group::2) issued by CTA rank " + std::to_string(w.cta) +
+            ", not the even CTA of a pair of the cluster");
+      return std::nullopt;
+    }
+    return m;
+  }
+  bool exec(Warp& w, Frame&, const Tcgen05Mma& n) {
+    std::optional<PendingMma> issued = issue_tcgen05(w, n.base, n.pair, "tcgen05.mma");
+    if (!issued) return true;
+    PendingMma& m = *issued;
     // The operands exactly as the printed kernel builds them (the printer calls the same functions).
     auto desc = [&](const SmemRef& r, const WgmmaLayout& l, const char* which) {
       const int64_t at = smem_offset(w, r, 0, which, l.swizzle_bytes);
@@ -1606,13 +1623,6 @@ class Simulator {
     m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), static_cast<unsigned>(eval(w, n.lane)),
                                      static_cast<unsigned>(eval(w, n.column)));
     m.accumulate = eval(w, n.accumulate) != 0;
-    m.what = "tcgen05.mma #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
-    m.pair = n.pair;
-    if (n.pair && (w.cta % 2 != 0 || w.cta + 1 >= int(ctas_.size()))) {
-      error(m.what + ": a CTA pair's tcgen05.mma (cta_group::2) issued by CTA rank " + std::to_string(w.cta) +
-            ", not the even CTA of a pair of the cluster");
-      return true;
-    }
     for (int cta = w.cta; cta <= w.cta + (n.pair ? 1 : 0); ++cta) {
       const int64_t lane0 = m.d_tmem >> 16, col0 = m.d_tmem & 0xFFFF;
       const int64_t lane_hi = n.m >= 128 ? lane0 + 128 : lane0 + 16 + 32 * (n.m / 16 - 1);
@@ -1646,26 +1656,10 @@ class Simulator {
   // tcgen05.cp .32x128b.warpx4: one thread's copy of 512 shared bytes into 4 TMEM columns of every
   // lane quarter, queued with its MMAs (it runs before those it issued after it).
   bool exec(Warp& w, Frame&, const Tcgen05Copy& n) {
-    if (w.elect_depth == 0) {
-      error("tcgen05.cp issued by every thread of warp " + std::to_string(w.index) + " (one thread issues it)");
-      return true;
-    }
-    if (!w.vars.count(n.base)) {
-      error("tcgen05.cp of warp " + std::to_string(w.index) + " before it read the TMEM address");
-      return true;
-    }
-    PendingMma m;
-    m.id = ++mma_ids_;
-    m.cta = w.cta;
-    m.warp = w.index;
+    std::optional<PendingMma> issued = issue_tcgen05(w, n.base, n.pair, "tcgen05.cp");
+    if (!issued) return true;
+    PendingMma& m = *issued;
     m.copy = true;
-    m.pair = n.pair;
-    m.what = "tcgen05.cp #" + std::to_string(m.id) + " of warp " + std::to_string(w.index);
-    if (n.pair && (w.cta % 2 != 0 || w.cta + 1 >= int(ctas_.size()))) {
-      error(m.what + ": a CTA pair's tcgen05.cp (cta_group::2) issued by CTA rank " + std::to_string(w.cta) +
-            ", not the even CTA of a pair of the cluster");
-      return true;
-    }
     const int64_t at = smem_offset(w, n.src, 512, "tcgen05.cp source", 16);
     m.a_desc = gg::dev::make_tcgen05_cp_32x128b_desc(static_cast<unsigned>(at));
     m.d_tmem = gg::dev::tmem_address(static_cast<unsigned>(w.vars[n.base]), 0, static_cast<unsigned>(eval(w, n.column)));
