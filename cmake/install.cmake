@@ -7,6 +7,13 @@ install(TARGETS gemmgen_targets gemmgen_dsl gemmgen_runtime gemmgen_codegen gemm
         EXPORT gemmgenTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS gemmgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The C ABI: libgemmgen_c.so, its header as <prefix>/include/gemmgen/gemmgen.h, and the Python
+# package over it under <prefix>/lib/gemmgen/python (PYTHONPATH), which finds the library two
+# folders up.
+install(TARGETS gemmgen_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/capi/gemmgen.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemmgen)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/gemmgen DESTINATION ${CMAKE_INSTALL_LIBDIR}/gemmgen/python
+        FILES_MATCHING PATTERN "*.py")
 foreach(dir targets dsl runtime codegen schedules simulator)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gemmgen/${dir}
           FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
