@@ -16,7 +16,8 @@ import ctypes
 import os
 import sys
 
-__all__ = ["CompileError", "CudaError", "Error", "Problem", "explain", "emit", "gemm_nt", "gpu_available", "version"]
+__all__ = ["CompileError", "CudaError", "Error", "Problem", "explain", "emit", "gemm", "gemm_nt", "gpu_available",
+           "version"]
 
 _DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4}
 _ARCHS = {"sm_90a": 0, "sm_100a": 1}
@@ -173,9 +174,10 @@ def gpu_available():
 
 
 _TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32"}
+_SIZES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
-def _torch_matrix(t, name):
+def _torch_view(t, name):
     """A PyTorch tensor read by duck typing (its __cuda_array_interface__ refuses bf16): no import."""
     dtype = _TORCH_DTYPES.get(str(t.dtype))
     if dtype is None:
@@ -183,60 +185,89 @@ def _torch_matrix(t, name):
     if not t.is_cuda:
         raise CompileError("not-a-cuda-tensor", "%s: a tensor on %s, not on the GPU" % (name, t.device))
     if t.dim() != 2:
-        raise CompileError("tensor-shape", "%s: shape %s; gemm_nt takes 2-D tensors" % (name, tuple(t.shape)))
-    if t.stride(1) != 1:
-        raise CompileError("tensor-layout", "%s: its last dimension is not contiguous (strides %s); pass "
-                           ".contiguous()" % (name, tuple(t.stride())))
-    return t.data_ptr(), t.shape[0], t.shape[1], t.stride(0), dtype
+        raise CompileError("tensor-shape", "%s: shape %s; gemmgen takes 2-D tensors" % (name, tuple(t.shape)))
+    return t.data_ptr(), t.shape[0], t.shape[1], t.stride(0), t.stride(1), dtype, "%s elements" % (tuple(t.stride()),)
 
 
-def _device_matrix(t, name):
-    """(pointer, rows, cols, row stride, dtype) of a 2-D CUDA tensor: a PyTorch tensor's, or any
-    other's from __cuda_array_interface__."""
+def _view(t, name):
+    """(pointer, rows, cols, row stride, column stride (elements), dtype, strides as given) of a 2-D
+    CUDA tensor: a PyTorch tensor's, or any other's from __cuda_array_interface__."""
     if all(hasattr(t, a) for a in ("data_ptr", "stride", "is_cuda", "dtype", "dim")):
-        return _torch_matrix(t, name)
+        return _torch_view(t, name)
     iface = getattr(t, "__cuda_array_interface__", None)
     if iface is None:
         raise CompileError("not-a-cuda-tensor", "%s: a %s is not a CUDA tensor (it has no __cuda_array_interface__; "
                            "pass a PyTorch, CuPy or JAX array on the GPU)" % (name, type(t).__name__))
     shape = tuple(iface["shape"])
     if len(shape) != 2:
-        raise CompileError("tensor-shape", "%s: shape %s; gemm_nt takes 2-D tensors" % (name, shape))
+        raise CompileError("tensor-shape", "%s: shape %s; gemmgen takes 2-D tensors" % (name, shape))
     dtype = _TYPESTRS.get(iface["typestr"])
     if dtype is None:
         raise CompileError("unknown-dtype", "%s: element type %s; legal are f16, bf16 and f32 here"
                            % (name, iface["typestr"]))
-    size = {"f16": 2, "bf16": 2, "f32": 4}[dtype]
+    size = _SIZES[dtype]
     strides = iface.get("strides")
     rows, cols = shape
-    if strides is None:
-        row_stride = cols
-    else:
-        if strides[1] != size:
-            raise CompileError("tensor-layout", "%s: its last dimension is not contiguous (strides %s bytes); "
-                               "pass .contiguous() or a transposed view's base" % (name, strides))
-        row_stride = strides[0] // size
-    return iface["data"][0], rows, cols, row_stride, dtype
+    if strides is None:  # C-contiguous
+        return iface["data"][0], rows, cols, cols, 1, dtype, "C-contiguous"
+    if strides[0] % size or strides[1] % size:
+        raise CompileError("tensor-layout", "%s: strides %s bytes are not whole %s elements" % (name, strides, dtype))
+    return iface["data"][0], rows, cols, strides[0] // size, strides[1] // size, dtype, "%s bytes" % (tuple(strides),)
 
 
-def gemm_nt(a, b, out, schedule=None, arch="sm_90a", stream=None):
-    """out[M,N] = a[M,K] @ b[N,K].T (DeepGEMM's NT orientation) on CUDA tensors, row-major with
-    contiguous rows (leading dimensions from the strides). ``out`` is required: gemmgen allocates
-    nothing. ``stream``: a CUDA stream handle (int); by default PyTorch's current stream when torch
-    is loaded, else the default stream."""
-    pa, m, k, lda, dtype = _device_matrix(a, "a")
-    pb, n, kb, ldb, dtype_b = _device_matrix(b, "b")
-    pd, md, nd, ldd, out_dtype = _device_matrix(out, "out")
+def _majors(view, name):
+    """How a [rows, cols] view lies: (cols contiguous, leading dimension), the leading dimension the
+    distance between its stored rows (0 where dense)."""
+    _, rows, cols, row_stride, col_stride, _, given = view
+    if col_stride == 1 or cols == 1:
+        return True, (0 if row_stride == cols or rows == 1 else row_stride)
+    if row_stride == 1 or rows == 1:
+        return False, (0 if col_stride == rows else col_stride)
+    raise CompileError("tensor-layout", "%s: neither dimension is contiguous (strides %s); pass .contiguous()"
+                       % (name, given))
+
+
+def _launch(av, bv_nk, dv, b_k_contiguous, b_ld, schedule, arch, stream, what, b_given, b_wanted):
+    """One product: `bv_nk` is B as gemmgen reads it, [N,K]; `b_given` and `b_wanted` name b's shape
+    as the caller passed it and as it must be, for messages."""
+    pa, m, k, _, _, dtype, _ = av
+    pb, n, kb, _, _, dtype_b, _ = bv_nk
+    pd, md, nd, _, _, out_dtype, _ = dv
     if dtype_b != dtype or kb != k or (md, nd) != (m, n):
-        raise CompileError("tensor-shape", "gemm_nt: a %dx%d %s, b %dx%d %s, out %dx%d: need a [M,K], b [N,K] of "
-                           "one dtype and out [M,N]" % (m, k, dtype, n, kb, dtype_b, md, nd))
+        raise CompileError("tensor-shape", "%s: a %dx%d %s, b %s %s, out %dx%d: need a [M,K], b %s of one dtype and "
+                           "out [M,N]" % (what, m, k, dtype, b_given, dtype_b, md, nd, b_wanted))
+    a_k_contiguous, lda = _majors(av, "a")
+    d_rows_contiguous, ldd = _majors(dv, "out")
     if not gpu_available():
-        raise CudaError("cuda", "gemm_nt: no GPU or no driver")
-    problem = Problem(m, n, k, dtype, out_dtype, lda=lda if lda != k else 0, ldb=ldb if ldb != k else 0,
-                      ldd=ldd if ldd != n else 0, arch=arch, schedule=schedule)
+        raise CudaError("cuda", "%s: no GPU or no driver" % what)
     if stream is None and "torch" in sys.modules:  # the caller's current stream, as PyTorch's own ops use it
         stream = sys.modules["torch"].cuda.current_stream().cuda_stream
+    problem = Problem(m, n, k, dtype, out_dtype, a_m_major=not a_k_contiguous, b_n_major=not b_k_contiguous,
+                      d_m_major=not d_rows_contiguous, lda=lda, ldb=b_ld, ldd=ldd, arch=arch, schedule=schedule)
     p = problem._c()
     status = _c().gg_gemm(ctypes.byref(p), pa, pb, pd, stream or 0)
     if status != 0:
         _raise_last(status)
+
+
+def gemm(a, b, out, schedule=None, arch="sm_90a", stream=None):
+    """out[M,N] = a[M,K] @ b[K,N] on CUDA tensors of one dtype (f16, bf16, f32 accumulating in fp32;
+    out f16, bf16 or f32), each row- or column-major as its strides say (a transposed view is read
+    in place), leading dimensions from the strides. ``out`` is required: gemmgen allocates nothing.
+    ``stream``: a CUDA stream handle (int); by default PyTorch's current stream when torch is loaded,
+    else the default stream."""
+    av, bv, dv = _view(a, "a"), _view(b, "b"), _view(out, "out")
+    # b [K,N] as gemmgen's B [N,K]: b's rows (k) contiguous means B N-major
+    pb, kb, n, row_stride, col_stride, dtype_b, given = bv
+    b_nk = (pb, n, kb, col_stride, row_stride, dtype_b, given)
+    b_k_contiguous, ldb = _majors(b_nk, "b")
+    _launch(av, b_nk, dv, b_k_contiguous, ldb, schedule, arch, stream, "gemm", "%dx%d" % (kb, n), "[K,N]")
+
+
+def gemm_nt(a, b, out, schedule=None, arch="sm_90a", stream=None):
+    """out[M,N] = a[M,K] @ b[N,K].T (DeepGEMM's NT orientation), layouts as gemm's."""
+    av, bv, dv = _view(a, "a"), _view(b, "b"), _view(out, "out")
+    b_k_contiguous, ldb = _majors(bv, "b")
+    _launch(av, bv, dv, b_k_contiguous, ldb, schedule, arch, stream, "gemm_nt", "%dx%d" % (bv[1], bv[2]), "[N,K]")
+
+

@@ -59,17 +59,25 @@ class Api(unittest.TestCase):
         self.assertRaisesRule(gemmgen.CompileError, "unknown-dtype",
                               lambda: gemmgen.gemm_nt(FakeCudaTensor(64, 64, "<i4"), d, out=d),
                               "a: element type <i4; legal are f16, bf16 and f32 here")
+        # a view with neither dimension contiguous (a transposed one is read in place)
         self.assertRaisesRule(gemmgen.CompileError, "tensor-layout",
-                              lambda: gemmgen.gemm_nt(FakeCudaTensor(64, 64, strides=(2, 128)), d, out=d),
-                              "a: its last dimension is not contiguous (strides (2, 128) bytes); pass .contiguous() "
-                              "or a transposed view's base")
+                              lambda: gemmgen.gemm_nt(FakeCudaTensor(64, 64, strides=(256, 4)), d, out=d),
+                              "a: neither dimension is contiguous (strides (256, 4) bytes); pass .contiguous()")
         self.assertRaisesRule(gemmgen.CompileError, "tensor-shape",
                               lambda: gemmgen.gemm_nt(FakeCudaTensor(64, 32), FakeCudaTensor(64, 64), out=d),
                               "gemm_nt: a 64x32 f16, b 64x64 f16, out 64x64: need a [M,K], b [N,K] of one dtype and "
                               "out [M,N]")
+        self.assertRaisesRule(gemmgen.CompileError, "tensor-shape",
+                              lambda: gemmgen.gemm(FakeCudaTensor(64, 32), FakeCudaTensor(64, 64), out=d),
+                              "gemm: a 64x32 f16, b 64x64 f16, out 64x64: need a [M,K], b [K,N] of one dtype and "
+                              "out [M,N]")
         if not gemmgen.gpu_available():
             self.assertRaisesRule(gemmgen.CudaError, "cuda", lambda: gemmgen.gemm_nt(d, d, out=d),
                                   "gemm_nt: no GPU or no driver")
+            # a column-major a (its transpose's memory) is taken; it gets as far as the GPU check
+            self.assertRaisesRule(gemmgen.CudaError, "cuda",
+                                  lambda: gemmgen.gemm(FakeCudaTensor(64, 64, strides=(2, 128)), d, out=d),
+                                  "gemm: no GPU or no driver")
 
 
 if __name__ == "__main__":

@@ -54,8 +54,27 @@ class TorchGpu(unittest.TestCase):
         torch.cuda.synchronize()
         self.assertLess(rel_err(d, a.double() @ b.double().T), 4e-3)
         with self.assertRaises(gemmgen.CompileError) as caught:
-            gemmgen.gemm_nt(a.T, b, out=d)
+            gemmgen.gemm_nt(base[:, ::2], b, out=d)  # neither dimension contiguous
         self.assertEqual(caught.exception.rule, "tensor-layout")
+
+    def test_four_layouts_through_transposes(self):
+        # a @ b with a and b each row- or column-major (a transposed view read in place), and a
+        # column-major out: every combination against torch.
+        m, n, k = 520, 264, 200
+        for dtype, bound in ((torch.bfloat16, 4e-3), (torch.float16, 1e-3)):
+            for a_t in (False, True):
+                for b_t in (False, True):
+                    for out_t in (False, True):
+                        a = torch.randn(k, m, device="cuda", dtype=dtype).T if a_t else \
+                            torch.randn(m, k, device="cuda", dtype=dtype)
+                        b = torch.randn(n, k, device="cuda", dtype=dtype).T if b_t else \
+                            torch.randn(k, n, device="cuda", dtype=dtype)
+                        d = torch.full((n, m), float("nan"), device="cuda", dtype=dtype).T if out_t else \
+                            torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+                        gemmgen.gemm(a, b, out=d)
+                        torch.cuda.synchronize()
+                        err = rel_err(d, a.double() @ b.double())
+                        self.assertLess(err, bound, "a^T %s b^T %s out^T %s %s: %g" % (a_t, b_t, out_t, dtype, err))
 
     def test_caller_stream(self):
         a = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
