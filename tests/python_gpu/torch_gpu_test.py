@@ -1,6 +1,8 @@
-"""gemmgen.gemm_nt against torch.matmul on the GPU (PyTorch required): random bf16 and f16, ragged
-and decode shapes (one JIT for every M of a configuration), a strided view's leading dimension,
-the caller's non-default stream, and a CUDA graph. Exit 77 (skipped) without PyTorch or a GPU."""
+"""gemmgen.gemm and gemm_nt against torch on the GPU (PyTorch required): random bf16 and f16,
+ragged and decode shapes (one JIT for every M of a configuration), a strided view's leading
+dimension, every layout through transposes, the caller's non-default stream, ten calls captured in
+a CUDA graph and replayed bit-identically, and a cached call's host time. Exit 77 (skipped) without
+PyTorch or a GPU."""
 
 import sys
 import time
@@ -85,6 +87,25 @@ class TorchGpu(unittest.TestCase):
             gemmgen.gemm_nt(a, b, out=d)  # torch's current stream: s
         s.synchronize()
         self.assertLess(rel_err(d, a.double() @ b.double().T), 4e-3)
+
+    def test_cuda_graph_replays_bit_identically(self):
+        # ten cached calls captured on torch's capture stream, replayed: the same bits as eagerly
+        shapes = [(m, 4096, 4096) for m in (1, 16, 64, 128, 256, 512, 1000, 2048, 3000, 4096)]
+        ins = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda",
+                dtype=torch.bfloat16)) for m, n, k in shapes]
+        eager = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for m, n, _ in shapes]
+        captured = [torch.full_like(e, float("nan")) for e in eager]
+        for (a, b), d in zip(ins, eager):  # the first calls compile and load
+            gemmgen.gemm_nt(a, b, out=d)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for (a, b), d in zip(ins, captured):
+                gemmgen.gemm_nt(a, b, out=d)
+        graph.replay()
+        torch.cuda.synchronize()
+        for e, c in zip(eager, captured):
+            self.assertTrue(torch.equal(e, c))
 
     def test_overhead(self):
         a = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
