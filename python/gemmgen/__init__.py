@@ -177,16 +177,24 @@ _TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float3
 _SIZES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
+_torch_dtype_names = {}  # torch dtype object -> our name (str() of a dtype costs a microsecond)
+
+
 def _torch_view(t, name):
     """A PyTorch tensor read by duck typing (its __cuda_array_interface__ refuses bf16): no import."""
-    dtype = _TORCH_DTYPES.get(str(t.dtype))
+    dtype = _torch_dtype_names.get(t.dtype)
     if dtype is None:
-        raise CompileError("unknown-dtype", "%s: element type %s; legal are f16, bf16 and f32 here" % (name, t.dtype))
+        dtype = _TORCH_DTYPES.get(str(t.dtype))
+        if dtype is None:
+            raise CompileError("unknown-dtype", "%s: element type %s; legal are f16, bf16 and f32 here"
+                               % (name, t.dtype))
+        _torch_dtype_names[t.dtype] = dtype
     if not t.is_cuda:
         raise CompileError("not-a-cuda-tensor", "%s: a tensor on %s, not on the GPU" % (name, t.device))
-    if t.dim() != 2:
-        raise CompileError("tensor-shape", "%s: shape %s; gemmgen takes 2-D tensors" % (name, tuple(t.shape)))
-    return t.data_ptr(), t.shape[0], t.shape[1], t.stride(0), t.stride(1), dtype, "%s elements" % (tuple(t.stride()),)
+    shape, strides = t.shape, t.stride()
+    if len(shape) != 2:
+        raise CompileError("tensor-shape", "%s: shape %s; gemmgen takes 2-D tensors" % (name, tuple(shape)))
+    return t.data_ptr(), shape[0], shape[1], strides[0], strides[1], dtype, "%s elements" % (strides,)
 
 
 def _view(t, name):
@@ -227,6 +235,19 @@ def _majors(view, name):
                        % (name, given))
 
 
+_problems = {}  # a call's signature -> its C problem struct
+
+
+def _torch_stream(torch):
+    """PyTorch's current stream on the current device, as a raw handle: torch's own private getter
+    where it has one (what Triton calls; torch.cuda.current_stream() costs several microseconds),
+    else the public API."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(torch.cuda.current_device())
+    return torch.cuda.current_stream().cuda_stream
+
+
 def _launch(av, bv_nk, dv, b_k_contiguous, b_ld, schedule, arch, stream, what, b_given, b_wanted):
     """One product: `bv_nk` is B as gemmgen reads it, [N,K]; `b_given` and `b_wanted` name b's shape
     as the caller passed it and as it must be, for messages."""
@@ -241,10 +262,14 @@ def _launch(av, bv_nk, dv, b_k_contiguous, b_ld, schedule, arch, stream, what, b
     if not gpu_available():
         raise CudaError("cuda", "%s: no GPU or no driver" % what)
     if stream is None and "torch" in sys.modules:  # the caller's current stream, as PyTorch's own ops use it
-        stream = sys.modules["torch"].cuda.current_stream().cuda_stream
-    problem = Problem(m, n, k, dtype, out_dtype, a_m_major=not a_k_contiguous, b_n_major=not b_k_contiguous,
-                      d_m_major=not d_rows_contiguous, lda=lda, ldb=b_ld, ldd=ldd, arch=arch, schedule=schedule)
-    p = problem._c()
+        stream = _torch_stream(sys.modules["torch"])
+    # One C problem per signature, built once (a cached call's host time is mostly this side's).
+    key = (m, n, k, dtype, out_dtype, a_k_contiguous, b_k_contiguous, d_rows_contiguous, lda, b_ld, ldd, arch, schedule)
+    p = _problems.get(key)
+    if p is None:
+        p = Problem(m, n, k, dtype, out_dtype, a_m_major=not a_k_contiguous, b_n_major=not b_k_contiguous,
+                    d_m_major=not d_rows_contiguous, lda=lda, ldb=b_ld, ldd=ldd, arch=arch, schedule=schedule)._c()
+        _problems[key] = p
     status = _c().gg_gemm(ctypes.byref(p), pa, pb, pd, stream or 0)
     if status != 0:
         _raise_last(status)
