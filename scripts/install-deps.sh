@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gemmgen needs that are missing; does nothing when all are there.
 set -euo pipefail
-needed=(cmake g++ ninja-build doctest-dev libboost-graph-dev llvm-14-tools)
+needed=(cmake g++ ninja-build doctest-dev libboost-graph-dev llvm-14-tools python3)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
