@@ -3,6 +3,7 @@
 // type crosses the boundary.
 #include "capi/gemmgen.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -85,13 +86,13 @@ gg::GemmOptions options_of(const gg_problem* p) {
   l.stride_a = p->stride_a;
   l.stride_b = p->stride_b;
   l.stride_d = p->stride_d;
-  // FP8: the target's recipe, as the CLI defaults it (DeepGEMM's fp32 factors on sm_90a, UE8M0
-  // atoms per 1x128 on sm_100a); the factor pointers are a later part of this ABI.
+  // FP8: the target's recipe, as the CLI defaults it; the factor pointers are a later part of this ABI.
   if (gg::dtype_is_fp8(o.in)) {
-    const bool ue8m0 = o.target == gg::Target::Sm100a;
-    l.scale_a = gg::ScaleGranularity::Block1x128;
-    l.scale_b = ue8m0 ? gg::ScaleGranularity::Block1x128 : gg::ScaleGranularity::Block128x128;
-    l.scale_a_format = l.scale_b_format = ue8m0 ? gg::ScaleFormat::Ue8m0 : gg::ScaleFormat::F32;
+    const std::array<gg::ScaleSpec, 2> scales = gg::fp8_default_scales(o.target);
+    l.scale_a = scales[0].granularity;
+    l.scale_b = scales[1].granularity;
+    l.scale_a_format = scales[0].format;
+    l.scale_b_format = scales[1].format;
   }
   return o;
 }

@@ -484,25 +484,37 @@ class CudaPrinter : public Visitor {
   // A column reduction out of TMEM lanes: each lane holds a row, so each column pair's values (the
   // band's rows inside the problem, else 0) are summed over the warp's 32 lanes by shuffles, and
   // lane 0 stores the warp's partials of the pair's columns.
-  void tmem_reducing_store(const EpilogueStore& n) {
-    const ReduceInto& r = *n.reduce;
+  // A TMEM reduction share's opening, up to inside its loop over the chunk's column pairs (v0, v1:
+  // the pair's values after the ops, bias included): the store's scope, what it sums, the partials,
+  // the thread's lets and `before_loop`.
+  void open_tmem_share(const EpilogueStore& n, const char* along, const char* how, const std::string& before_loop) {
     const EpilogueIndex& ix = n.index;
     const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
-    GG_INTERNAL_CHECK(!n.staged, "a TMEM reduction is not staged");
-    if (r.along == EpilogueReduction::Along::Rows) return tmem_row_share(n);
     open_store(n);
-    line(std::string("// column reduction (") + (r.squares ? "sum of squares" : "sum") +
-         ") of TMEM lane threadIdx.x % 128's row: a column's rows are the warp's 32 lanes");
+    line(std::string("// ") + along + " reduction (" + (n.reduce->squares ? "sum of squares" : "sum") +
+         ") of TMEM lane threadIdx.x % 128's row: " + how);
     line("float* const partials = static_cast<float*>(args.workspace);");
     lets(ix.thread);
-    line("const bool keeps_row = " + (ix.lane_guard ? to_c(ix.lane_guard) : std::string("true")) + ";");
+    line(before_loop);
     open_unrolled("p", ix.group_begin, ix.group_end);
     pair_values(n, ix.group, n.accumulator, [&] {
       if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
     });
+  }
+  // Value e of the pair as a reduction sums it.
+  static std::string reduced_term(const ReduceInto& r, int e) {
+    const std::string v = "v" + num(e);
+    return r.squares ? v + " * " + v : v;
+  }
+  void tmem_reducing_store(const EpilogueStore& n) {
+    const ReduceInto& r = *n.reduce;
+    const EpilogueIndex& ix = n.index;
+    GG_INTERNAL_CHECK(!n.staged, "a TMEM reduction is not staged");
+    if (r.along == EpilogueReduction::Along::Rows) return tmem_row_share(n);
+    open_tmem_share(n, "column", "a column's rows are the warp's 32 lanes",
+                    "const bool keeps_row = " + (ix.lane_guard ? to_c(ix.lane_guard) : std::string("true")) + ";");
     for (int e = 0; e < 2; ++e) {
-      const std::string v = "v" + num(e);
-      line("float red" + num(e) + " = keeps_row && " + to_c(ix.inside[size_t(e)]) + " ? " + (r.squares ? v + " * " + v : v) +
+      line("float red" + num(e) + " = keeps_row && " + to_c(ix.inside[size_t(e)]) + " ? " + reduced_term(r, e) +
            " : 0.0f;");
       for (int mask : r.lane_masks)
         line("red" + num(e) + " += __shfl_xor_sync(0xffffffffu, red" + num(e) + ", " + num(mask) + ");");
@@ -521,21 +533,8 @@ class CudaPrinter : public Visitor {
   void tmem_row_share(const EpilogueStore& n) {
     const ReduceInto& r = *n.reduce;
     const EpilogueIndex& ix = n.index;
-    const EpilogueOp* col_bias = epilogue_inputs(n).col_bias;
-    open_store(n);
-    line(std::string("// row reduction (") + (r.squares ? "sum of squares" : "sum") +
-         ") of TMEM lane threadIdx.x % 128's row: this chunk's partial, by the thread alone");
-    line("float* const partials = static_cast<float*>(args.workspace);");
-    lets(ix.thread);
-    line("float red = 0.0f;");
-    open_unrolled("p", ix.group_begin, ix.group_end);
-    pair_values(n, ix.group, n.accumulator, [&] {
-      if (col_bias) load_col_bias(*col_bias, "col", "col1", "const float bias0", "const float bias1");
-    });
-    for (int e = 0; e < 2; ++e) {
-      const std::string v = "v" + num(e);
-      line("if (" + to_c(ix.inside[size_t(e)]) + ") red += " + (r.squares ? v + " * " + v : v) + ";");
-    }
+    open_tmem_share(n, "row", "this chunk's partial, by the thread alone", "float red = 0.0f;");
+    for (int e = 0; e < 2; ++e) line("if (" + to_c(ix.inside[size_t(e)]) + ") red += " + reduced_term(r, e) + ";");
     close();
     line("if (" + (ix.lane_guard ? to_c(ix.lane_guard) : std::string("true")) +
          ") gg::dev::store_partial(partials + " + to_c(ix.partial_row) + ", red);");

@@ -344,7 +344,7 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
       // rt::stored_matrix's rule: a row of 128 words per UE8M0 atom, ceil(rows / 128) x ceil(K / 512) of them
       const bool of_a = t.operand == rt::Operand::ScaleA;
       const std::string atoms = std::string("(unsigned long long)((") + (of_a ? "m" : "n") + " + 127) / 128 * " +
-                                std::to_string(ceil_div(ceil_div(p.k, kScaleBlock), kUe8m0AtomKBlocks)) + ")";
+                                std::to_string(rt::ue8m0_atoms_along_k(p.k)) + ")";
       os << "  {\n    const unsigned long long atoms = " << atoms << ";\n"
          << "    const gg::host::TensorMapDesc desc = {2, atoms, 128ull, 128ull, " << t.batches << "ull, "
          << (t.batches > 1 ? "atoms * 128ull" : "0ull") << ", 1u, 128u, 0, 0};\n"

@@ -54,7 +54,7 @@ class LowerCopies : public ElectionAwareMutator {
   StmtPtr ue8m0_scale_load(const LoadTile& l, const StagedOperand& operand) const {
     GG_INTERNAL_CHECK(p_.tma_load && p_.tile_k == kScaleBlock, "UE8M0 factors by TMA, one k block per k tile");
     const BarrierRef bar{Barrier::Full, l.stage};
-    const int64_t k_groups = ceil_div(ceil_div(p_.k, kScaleBlock), kUe8m0AtomKBlocks);
+    const int64_t k_groups = rt::ue8m0_atoms_along_k(p_.k);
     const int64_t tile_rows = l.operand == rt::Operand::ScaleA ? p_.tile_m : p_.tile_n;
     const ExprPtr k_block = l.k_first ? l.k_first + l.k_tile : l.k_tile;
     std::vector<StmtPtr> issue = {expect_stage(l, operand.smem.bytes())};

@@ -4,6 +4,7 @@
 
 #include "runtime/device/gemm_args.h"
 #include "runtime/tensor_map.h"
+#include "runtime/ue8m0_atoms.h"
 
 namespace gg::rt {
 
@@ -69,7 +70,7 @@ MatrixLayouts caller_layouts(const LaunchSpec& spec) {
 StoredMatrix stored_matrix(const MatrixLayouts& layouts, Operand operand, int64_t m, int64_t n, int64_t k) {
   if (layouts.scales_ue8m0 && (operand == Operand::ScaleA || operand == Operand::ScaleB)) {
     const bool of_a = operand == Operand::ScaleA;
-    const int64_t k_groups = ((k + 127) / 128 + 3) / 4;
+    const int64_t k_groups = ue8m0_atoms_along_k(k);
     StoredMatrix s;
     s.rows = ((of_a ? m : n) + 127) / 128 * k_groups;
     s.cols = s.row_stride = 128;

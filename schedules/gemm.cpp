@@ -374,6 +374,14 @@ rt::GemmProblem caller_problem(const rt::LoadedKernel& kernel, const void* a, co
 
 }  // namespace
 
+std::array<ScaleSpec, 2> fp8_default_scales(Target target) {
+  if (target == Target::Sm100a)
+    return {ScaleSpec{ScaleGranularity::Block1x128, std::nullopt, ScaleFormat::Ue8m0},
+            ScaleSpec{ScaleGranularity::Block1x128, std::nullopt, ScaleFormat::Ue8m0}};
+  return {ScaleSpec{ScaleGranularity::Block1x128, std::nullopt, ScaleFormat::F32},
+          ScaleSpec{ScaleGranularity::Block128x128, std::nullopt, ScaleFormat::F32}};
+}
+
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
   kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);

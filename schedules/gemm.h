@@ -22,6 +22,11 @@
 
 namespace gg {
 
+// The FP8 scale factors a target's recipe takes when none are named (DeepGEMM's): on sm_90a fp32
+// factors, A's per 1x128 and B's per 128x128; on sm_100a UE8M0 factors per 1x128 for both (its
+// block-scaled MMA's, SM100 1D1D). [0]: A's, [1]: B's.
+std::array<ScaleSpec, 2> fp8_default_scales(Target target);
+
 struct GemmOptions {
   DType in = DType::BF16;    // A and B
   DType out = DType::BF16;   // D

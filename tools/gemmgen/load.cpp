@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <random>
 
@@ -47,16 +48,12 @@ void scale_flag(const Args& args, const char* flag, const std::optional<std::str
 }
 
 // Both operands' factors into `l`.
-// The defaults: DeepGEMM's recipe for the target, on sm_90a fp32 factors (A's per 1x128, B's per
-// 128x128), on sm_100a UE8M0 factors per 1x128 for both (its block-scaled tcgen05.mma's, SM100 1D1D).
+// The defaults: the target's recipe (fp8_default_scales).
 void scale_flags(const Args& args, const ProblemSpec* file, DType in, Target target, ProblemLayout& l) {
-  const bool ue8m0 = target == Target::Sm100a;
-  const ScaleSpec a_default{ScaleGranularity::Block1x128, std::nullopt, ue8m0 ? ScaleFormat::Ue8m0 : ScaleFormat::F32};
-  const ScaleSpec b_default{ue8m0 ? ScaleGranularity::Block1x128 : ScaleGranularity::Block128x128, std::nullopt,
-                            a_default.format};
-  scale_flag(args, "scale-a", file ? file->scale_a : std::nullopt, in, a_default, l.scale_a, l.scale_a_major,
+  const std::array<ScaleSpec, 2> defaults = fp8_default_scales(target);
+  scale_flag(args, "scale-a", file ? file->scale_a : std::nullopt, in, defaults[0], l.scale_a, l.scale_a_major,
              l.scale_a_format);
-  scale_flag(args, "scale-b", file ? file->scale_b : std::nullopt, in, b_default, l.scale_b, l.scale_b_major,
+  scale_flag(args, "scale-b", file ? file->scale_b : std::nullopt, in, defaults[1], l.scale_b, l.scale_b_major,
              l.scale_b_format);
 }
 
