@@ -3,11 +3,16 @@
 // type crosses the boundary.
 #include "capi/gemmgen.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "codegen/emit.h"
 #include "codegen/explain.h"
@@ -67,14 +72,95 @@ gg::Target target_of(gg_arch a) {
   gg::throw_user_error("unknown-arch", "arch code " + std::to_string(int(a)) + ": legal are GG_SM90A and GG_SM100A");
 }
 
+gg::ProblemSource source_of(gg_source s) {
+  switch (s) {
+    case GG_DENSE: return gg::ProblemSource::Dense;
+    case GG_MASKED: return gg::ProblemSource::Masked;
+    case GG_CONTIGUOUS: return gg::ProblemSource::Contiguous;
+  }
+  gg::throw_user_error("unknown-source", "problem source code " + std::to_string(int(s)) +
+                       ": legal are GG_DENSE, GG_MASKED and GG_CONTIGUOUS");
+}
+
+// An FP8 operand's factors: `fallback` (the target's recipe) for GG_SCALE_DEFAULT, none for
+// GG_SCALE_NONE, else the named granularity in fp32 with its major.
+void set_scale(gg_scale s, const gg::ScaleSpec& fallback, std::optional<gg::ScaleGranularity>& granularity,
+               gg::ScaleFormat& format, gg::Layout& major, bool other_major, gg::Layout default_major, const char* which) {
+  format = gg::ScaleFormat::F32;
+  major = other_major ? (default_major == gg::Layout::MNMajor ? gg::Layout::KMajor : gg::Layout::MNMajor) : default_major;
+  switch (s) {
+    case GG_SCALE_DEFAULT: granularity = fallback.granularity, format = fallback.format; return;
+    case GG_SCALE_NONE: granularity.reset(); return;
+    case GG_SCALE_TENSOR: granularity = gg::ScaleGranularity::PerTensor; return;
+    case GG_SCALE_ROW: granularity = gg::ScaleGranularity::PerRow; return;
+    case GG_SCALE_1X128: granularity = gg::ScaleGranularity::Block1x128; return;
+    case GG_SCALE_128X128: granularity = gg::ScaleGranularity::Block128x128; return;
+  }
+  gg::throw_user_error("bad-scale", std::string(which) + " code " + std::to_string(int(s)) +
+                       ": legal are GG_SCALE_DEFAULT, GG_SCALE_NONE, GG_SCALE_TENSOR, GG_SCALE_ROW, GG_SCALE_1X128 "
+                       "and GG_SCALE_128X128");
+}
+
+// The epilogue ops the problem names, in the order D = act(alpha * acc + beta * C + bias) applies
+// them (alpha is GemmOptions::alpha).
+std::vector<gg::EpilogueSpec> epilogue_of(const gg_problem* p) {
+  std::vector<gg::EpilogueSpec> ops;
+  if (p->beta != 0.0) {
+    gg::EpilogueSpec e;
+    e.kind = gg::OpKind::AddScaled;
+    e.scalar = p->beta;
+    ops.push_back(e);
+  }
+  if (p->bias != GG_BIAS_NONE) {
+    if (p->bias != GG_BIAS_COLS && p->bias != GG_BIAS_ROWS)
+      gg::throw_user_error("bad-epilogue", "bias code " + std::to_string(int(p->bias)) +
+                           ": legal are GG_BIAS_NONE, GG_BIAS_COLS and GG_BIAS_ROWS");
+    gg::EpilogueSpec e;
+    e.kind = gg::OpKind::AddBias;
+    e.along = p->bias == GG_BIAS_ROWS ? gg::BiasAlong::Rows : gg::BiasAlong::Cols;
+    ops.push_back(e);
+  }
+  if (p->activation != GG_ACT_NONE) {
+    gg::EpilogueSpec e;
+    switch (p->activation) {
+      case GG_RELU: e.kind = gg::OpKind::Relu; break;
+      case GG_GELU: e.kind = gg::OpKind::Gelu; break;
+      case GG_SILU: e.kind = gg::OpKind::Silu; break;
+      default:
+        gg::throw_user_error("bad-epilogue", "activation code " + std::to_string(int(p->activation)) +
+                             ": legal are GG_ACT_NONE, GG_RELU, GG_GELU and GG_SILU");
+    }
+    ops.push_back(e);
+  }
+  return ops;
+}
+
+// A grouped problem's operands lie as its source fixes them; a layout field set otherwise would be
+// silently ignored, so it is refused.
+void check_grouped_layout(const gg_problem* p) {
+  if (p->source == GG_DENSE) return;
+  if (p->a_m_major || p->b_n_major || p->d_m_major || p->lda || p->ldb || p->ldd || p->stride_a != -1 ||
+      p->stride_b != -1 || p->stride_d != -1)
+    gg::throw_user_error("grouped-layout", "a grouped problem's operands are dense, K-major, with D row-major (A [m,k] "
+                         "or [groups,m,k], B [groups,n,k]); leave the majors, leading dimensions and strides at "
+                         "gg_problem_init's values");
+  if (p->batch < 1)
+    gg::throw_user_error("bad-group-rows", std::to_string(p->batch) + " groups; legal is at least one (batch holds "
+                         "the group count)");
+}
+
 // The planner's options for a C problem; its sizes are checked where gg::plan_gemm checks them.
 gg::GemmOptions options_of(const gg_problem* p) {
   if (p == nullptr) gg::throw_user_error("null-argument", "the problem is a null pointer");
+  check_grouped_layout(p);
   gg::GemmOptions o;
   o.in = dtype_of(p->in);
   o.out = dtype_of(p->out);
   o.target = target_of(p->arch);
   o.schedule = p->schedule ? p->schedule : "";
+  o.alpha = p->alpha;
+  o.epilogue = epilogue_of(p);
+  o.planned_m = p->expected_m > 0 ? p->expected_m : 0;
   gg::ProblemLayout& l = o.layout;
   l.a = p->a_m_major ? gg::Layout::MNMajor : gg::Layout::KMajor;
   l.b = p->b_n_major ? gg::Layout::MNMajor : gg::Layout::KMajor;
@@ -86,20 +172,106 @@ gg::GemmOptions options_of(const gg_problem* p) {
   l.stride_a = p->stride_a;
   l.stride_b = p->stride_b;
   l.stride_d = p->stride_d;
-  // FP8: the target's recipe, as the CLI defaults it; the factor pointers are a later part of this ABI.
+  l.source = source_of(p->source);
   if (gg::dtype_is_fp8(o.in)) {
-    const std::array<gg::ScaleSpec, 2> scales = gg::fp8_default_scales(o.target);
-    l.scale_a = scales[0].granularity;
-    l.scale_b = scales[1].granularity;
-    l.scale_a_format = scales[0].format;
-    l.scale_b_format = scales[1].format;
+    const std::array<gg::ScaleSpec, 2> recipe = gg::fp8_default_scales(o.target);
+    set_scale(p->scale_a, recipe[0], l.scale_a, l.scale_a_format, l.scale_a_major, p->scale_a_k_major,
+              gg::Layout::MNMajor, "scale_a");
+    set_scale(p->scale_b, recipe[1], l.scale_b, l.scale_b_format, l.scale_b_major, p->scale_b_mn_major,
+              gg::Layout::KMajor, "scale_b");
   }
   return o;
 }
 
+// The M a problem's kernel is planned for: expected_m where given (a masked group's at most m).
+int64_t planned_m(const gg_problem* p) {
+  if (p->expected_m <= 0) return p->m;
+  return p->source == GG_MASKED ? std::min(p->expected_m, p->m) : p->expected_m;
+}
+
 gg::GemmPlan plan_of(const gg_problem* p) {
   const gg::GemmOptions o = options_of(p);
-  return gg::plan_gemm(p->m, p->n, p->k, o);
+  return gg::plan_gemm(planned_m(p), p->n, p->k, o);
+}
+
+// A dense problem's cache key: its fields one after another (not the struct's bytes: padding is
+// not the caller's to set), the schedule's text, and which factor pointers are given.
+std::string dense_key(const gg_problem* p, bool scale_a, bool scale_b) {
+  std::string key;
+  key.reserve(256);
+  const auto put = [&](const auto& field) { key.append(reinterpret_cast<const char*>(&field), sizeof field); };
+  put(p->m), put(p->n), put(p->k), put(p->in), put(p->out), put(p->a_m_major), put(p->b_n_major), put(p->d_m_major);
+  put(p->lda), put(p->ldb), put(p->ldd), put(p->batch), put(p->stride_a), put(p->stride_b), put(p->stride_d);
+  put(p->arch), put(p->expected_m), put(p->alpha), put(p->beta), put(p->bias), put(p->activation);
+  put(p->scale_a), put(p->scale_b), put(p->scale_a_k_major), put(p->scale_b_mn_major), put(scale_a), put(scale_b);
+  if (p->schedule != nullptr) key += p->schedule;
+  return key;
+}
+
+// A dense problem's kernel and launch problem, prepared at its first call (planning, and a JIT
+// where the kernel is new) and looked up by its fields after: a cached call does no planning.
+const gg::PreparedGemm& prepared_dense(const gg_problem* p, bool scale_a, bool scale_b) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, gg::PreparedGemm> prepared;
+  std::string key = dense_key(p, scale_a, scale_b);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = prepared.find(key);
+  if (it == prepared.end())
+    it = prepared.emplace(std::move(key), gg::prepare_gemm(p->m, p->n, p->k, options_of(p), scale_a, scale_b)).first;
+  return it->second;  // never erased, so the reference outlives the lock
+}
+
+// A call's launch: the C++ entry point for the problem's source and operand type.
+void run(const gg_problem* p, const gg_tensors& t, void* stream) {
+  if (p == nullptr) gg::throw_user_error("null-argument", "the problem is a null pointer");
+  if (p->beta != 0.0 && t.c == nullptr)
+    gg::throw_user_error("null-argument", "beta is " + std::to_string(p->beta) + " but the tensors' c is null");
+  if (p->bias != GG_BIAS_NONE && t.bias == nullptr)
+    gg::throw_user_error("null-argument", "the problem adds a bias but the tensors' bias is null");
+  const gg::DType in = dtype_of(p->in);
+  const bool fp8 = gg::dtype_is_fp8(in);
+  if (!fp8 && (t.scale_a != nullptr || t.scale_b != nullptr))
+    gg::throw_user_error("bad-scale", std::string("scale factors given for ") + std::string(gg::dtype_name(in)) +
+                         " operands; only FP8 (GG_E4M3, GG_E5M2) operands take them");
+  if (fp8 && ((t.scale_a != nullptr && p->scale_a == GG_SCALE_NONE) ||
+              (t.scale_b != nullptr && p->scale_b == GG_SCALE_NONE)))
+    gg::throw_user_error("bad-scale", "a factor pointer is given for an operand whose scale is GG_SCALE_NONE");
+  // A factor pointer left null reads as a factor of 1 (gemm_fp8's rule).
+  const auto* sa = static_cast<const float*>(t.scale_a);
+  const auto* sb = static_cast<const float*>(t.scale_b);
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  if (p->source == GG_DENSE) {
+    const gg::PreparedGemm& prepared = prepared_dense(p, sa != nullptr, sb != nullptr);
+    gg::rt::GemmProblem problem = prepared.problem;
+    problem.a = t.a;
+    problem.b = t.b;
+    problem.d = t.d;
+    problem.c = t.c;
+    problem.bias = t.bias;
+    problem.scale_a = sa;
+    problem.scale_b = sb;
+    prepared.kernel->launch(problem, cuda_stream);
+    return;
+  }
+  gg::GemmOptions o = options_of(p);
+  o.stream = cuda_stream;
+  o.c = t.c;
+  o.bias = t.bias;
+  if (fp8 && sa == nullptr) o.layout.scale_a.reset();
+  if (fp8 && sb == nullptr) o.layout.scale_b.reset();
+  const int64_t expected = p->expected_m > 0 ? p->expected_m : 0;
+  if (p->source == GG_MASKED) {
+    if (fp8)
+      gg::gemm_fp8_masked(t.a, sa, t.b, sb, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
+    else
+      gg::gemm_masked(t.a, t.b, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
+    return;
+  }
+  if (p->source != GG_CONTIGUOUS) source_of(p->source);  // refuses the code
+  if (fp8)
+    gg::gemm_fp8_contiguous(t.a, sa, t.b, sb, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
+  else
+    gg::gemm_contiguous(t.a, t.b, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
 }
 
 char* copy_out(const std::string& s) {
@@ -130,6 +302,8 @@ void gg_problem_init(gg_problem* problem, int64_t m, int64_t n, int64_t k) {
   problem->stride_a = problem->stride_b = problem->stride_d = -1;
   problem->arch = GG_SM90A;
   problem->schedule = nullptr;
+  problem->source = GG_DENSE;
+  problem->alpha = 1.0;
 }
 
 const char* gg_version(void) {
@@ -169,13 +343,22 @@ int gg_gpu_available(void) { return gg::rt::gpu_available() ? 1 : 0; }
 
 gg_status gg_gemm(const gg_problem* problem, const void* a, const void* b, void* d, void* stream) {
   return guarded([&] {
-    gg::GemmOptions o = options_of(problem);
-    if (gg::dtype_is_fp8(o.in))
-      gg::throw_user_error("not-in-abi", "FP8 operands through the C ABI need their scale factors, which gg_gemm "
-                           "does not take yet (C++: gg::gemm_fp8)");
-    o.stream = static_cast<cudaStream_t>(stream);
-    gg::gemm(a, b, d, problem->m, problem->n, problem->k, o);
+    if (problem != nullptr && (gg::dtype_is_fp8(dtype_of(problem->in)) || problem->source != GG_DENSE ||
+                               problem->beta != 0.0 || problem->bias != GG_BIAS_NONE))
+      gg::throw_user_error("not-in-abi", "gg_gemm takes A, B and D only; FP8 factors, groups, C and a bias come "
+                           "through gg_gemm_ex's gg_tensors");
+    const gg_tensors tensors{a, b, d, nullptr, nullptr, nullptr, nullptr, nullptr};
+    run(problem, tensors, stream);
   });
 }
+
+gg_status gg_gemm_ex(const gg_problem* problem, const gg_tensors* tensors, void* stream) {
+  return guarded([&] {
+    if (tensors == nullptr) gg::throw_user_error("null-argument", "the tensors are a null pointer");
+    run(problem, *tensors, stream);
+  });
+}
+
+int64_t gg_loaded_kernels(void) { return static_cast<int64_t>(gg::loaded_gemm_kernels()); }
 
 }  // extern "C"

@@ -1,6 +1,8 @@
 #include "runtime/launch.h"
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -139,7 +141,34 @@ TensorMapSpec resolve_tensor_map_spec(const TensorMapSpec& spec, const GemmProbl
   return resolved;
 }
 
-LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : spec_(std::move(spec)) {
+struct LoadedKernel::EncodedMaps {
+  struct Entry {
+    TensorMapSpec spec;
+    const void* base = nullptr;
+    GgTensorMap map;
+  };
+  std::mutex mutex;
+  std::array<Entry, 8> entries{};
+  size_t used = 0, next = 0;  // filled entries; the one a new map replaces (oldest first)
+};
+
+GgTensorMap LoadedKernel::encoded_map(const TensorMapSpec& spec, const void* base) const {
+  std::lock_guard<std::mutex> lock(encoded_->mutex);
+  for (size_t i = 0; i < encoded_->used; ++i) {
+    const EncodedMaps::Entry& e = encoded_->entries[i];
+    if (e.base == base && e.spec == spec) return e.map;
+  }
+  EncodedMaps::Entry& fresh = encoded_->entries[encoded_->next];
+  fresh.map = encode_tensor_map(spec, base);  // throws before the entry is taken
+  fresh.spec = spec;
+  fresh.base = base;
+  encoded_->next = (encoded_->next + 1) % encoded_->entries.size();
+  encoded_->used = std::min(encoded_->used + 1, encoded_->entries.size());
+  return fresh.map;
+}
+
+LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec)
+    : spec_(std::move(spec)), encoded_(std::make_unique<EncodedMaps>()) {
   if (spec_.kernel_name.empty()) spec_.kernel_name = compiled.kernel_name;
   const DriverApi& api = driver_api();
   use_runtime_context();
@@ -172,72 +201,33 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec) : sp
     if (CUresult status = api.module_get_function(&stage_function_, module_, stage.c_str()); status != CUDA_SUCCESS)
       fail("cuModuleGetFunction('" + stage + "')", status);
   }
-  reserve_workspace(spec_.workspace_bytes);
-}
-
-bool LoadedKernel::grow(void*& buffer, uint64_t& held, uint64_t bytes, const char* what) const {
-  if (bytes <= held) return false;
-  if (buffer != nullptr) cudaFree(buffer);  // synchronizes: no launch still reads it
-  buffer = nullptr;
-  held = 0;
-  if (cudaError_t status = cudaMalloc(&buffer, bytes); status != cudaSuccess) {
-    buffer = nullptr;
-    throw CudaError(describe() + ": allocating " + std::to_string(bytes) + " bytes " + what +
-                    " failed: " + cudaGetErrorString(status));
-  }
-  held = bytes;
-  return true;
-}
-
-void LoadedKernel::reserve_staging(uint64_t bytes) const {
-  grow(staging_, staging_bytes_, bytes, "for the staged operands' aligned copies");
-}
-
-void LoadedKernel::reserve_workspace(uint64_t bytes) const {
-  if (!grow(workspace_, workspace_bytes_, bytes, "of workspace")) return;
-  if (cudaError_t status = cudaMemset(workspace_, 0, bytes); status != cudaSuccess)
-    throw CudaError(describe() + ": zeroing the workspace failed: " + cudaGetErrorString(status));
 }
 
 LoadedKernel::~LoadedKernel() {
   if (module_ != nullptr) driver_api().module_unload(module_);
-  if (workspace_ != nullptr) cudaFree(workspace_);
-  if (staging_ != nullptr) cudaFree(staging_);
-  if (group_maps_ != nullptr) cudaFree(group_maps_);
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)),
       function_(std::exchange(other.function_, nullptr)),
       spec_(std::move(other.spec_)),
-      workspace_(std::exchange(other.workspace_, nullptr)),
-      workspace_bytes_(std::exchange(other.workspace_bytes_, 0)),
+      scratch_(std::exchange(other.scratch_, std::make_unique<LaunchScratch>())),
+      encoded_(std::exchange(other.encoded_, std::make_unique<EncodedMaps>())),
       group_maps_function_(std::exchange(other.group_maps_function_, nullptr)),
-      group_maps_(std::exchange(other.group_maps_, nullptr)),
-      group_maps_groups_(std::exchange(other.group_maps_groups_, 0)),
       group_map_templates_(std::exchange(other.group_map_templates_, std::nullopt)),
-      stage_function_(std::exchange(other.stage_function_, nullptr)),
-      staging_(std::exchange(other.staging_, nullptr)),
-      staging_bytes_(std::exchange(other.staging_bytes_, 0)) {}
+      stage_function_(std::exchange(other.stage_function_, nullptr)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
   if (this != &other) {
     if (module_ != nullptr) driver_api().module_unload(module_);
-    if (workspace_ != nullptr) cudaFree(workspace_);
-    if (group_maps_ != nullptr) cudaFree(group_maps_);
-    if (staging_ != nullptr) cudaFree(staging_);
     module_ = std::exchange(other.module_, nullptr);
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
-    workspace_ = std::exchange(other.workspace_, nullptr);
-    workspace_bytes_ = std::exchange(other.workspace_bytes_, 0);
+    scratch_ = std::exchange(other.scratch_, std::make_unique<LaunchScratch>());
+    encoded_ = std::exchange(other.encoded_, std::make_unique<EncodedMaps>());
     group_maps_function_ = std::exchange(other.group_maps_function_, nullptr);
-    group_maps_ = std::exchange(other.group_maps_, nullptr);
-    group_maps_groups_ = std::exchange(other.group_maps_groups_, 0);
     group_map_templates_ = std::exchange(other.group_map_templates_, std::nullopt);
     stage_function_ = std::exchange(other.stage_function_, nullptr);
-    staging_ = std::exchange(other.staging_, nullptr);
-    staging_bytes_ = std::exchange(other.staging_bytes_, 0);
   }
   return *this;
 }
@@ -262,7 +252,7 @@ GemmProblem swap_orientation(const LaunchSpec& spec, const GemmProblem& problem)
   return p;
 }
 
-GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage) const {
+GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage, cudaStream_t stream) const {
   GemmProblem problem = swap_orientation(spec_, caller);
   if (spec_.symmetric) {  // D = A * A^T: B is A, whatever the caller passed
     if (problem.m != problem.n)
@@ -335,22 +325,25 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage
     throw CudaError(describe() + ": the kernel computes variable-K groups and needs their K offsets "
                     "(GemmProblem::group_offsets, device memory, batch + 1 ints)");
   args.group_offsets = problem.group_offsets;
-  reserve_workspace(launch_workspace_bytes(spec_, problem.m, problem.n));
-  args.workspace = workspace_;
+  ScratchNeed need;
+  need.workspace_bytes = launch_workspace_bytes(spec_, problem.m, problem.n);
   if (spec_.pointer_array) {  // each group's maps: written by the map builder (make_group_map_args)
     const GroupArrays& g = problem.groups;
     if (g.a == nullptr || g.b == nullptr || g.d == nullptr || g.sizes == nullptr)
       throw CudaError(describe() + ": the kernel computes pointer-array groups and needs device arrays of each "
                       "group's A, B and D pointers and its sizes (GemmProblem::groups)");
-    reserve_group_maps(l.batch);
-    args.group_maps = group_maps_;
+    need.group_maps_groups = l.batch;
+    const StreamScratch scratch = scratch_->reserve(stream, need, describe());
+    args.workspace = scratch.workspace;
+    args.group_maps = scratch.group_maps;
     args.group_sizes = g.sizes;
     return args;
   }
   const std::vector<StagedOperand> staged = staged_operands(spec_, problem);
-  if (!staged.empty())
-    reserve_staging(staged.back().offset + staged_bytes(staged.back().copy, problem.in_type));
-  if (stage != nullptr) *stage = stage_args(staged, problem, staging_);
+  if (!staged.empty()) need.staging_bytes = staged.back().offset + staged_bytes(staged.back().copy, problem.in_type);
+  const StreamScratch scratch = scratch_->reserve(stream, need, describe());
+  args.workspace = scratch.workspace;
+  if (stage != nullptr) *stage = stage_args(staged, problem, scratch.staging);
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     try {
       TensorMapSpec resolved = resolve_tensor_map_spec(spec, problem);
@@ -359,9 +352,9 @@ GgGemmArgs LoadedKernel::make_args(const GemmProblem& caller, GgStageArgs* stage
         if (s.operand == spec.operand) {
           resolved.row_stride = static_cast<uint64_t>(s.copy.row_stride);
           resolved.batch_stride = static_cast<uint64_t>(s.copy.batch_stride);
-          base = static_cast<const char*>(staging_) + s.offset;
+          base = static_cast<const char*>(scratch.staging) + s.offset;
         }
-      *map_slot(spec.operand, args) = encode_tensor_map(resolved, base);
+      *map_slot(spec.operand, args) = encoded_map(resolved, base);
     } catch (const CudaError& error) {
       throw CudaError(describe() + ": " + error.what());
     }
@@ -417,23 +410,11 @@ unsigned LoadedKernel::max_resident_ctas() const {
   return static_cast<unsigned>(clusters) * spec_.cluster[0] * spec_.cluster[1] * spec_.cluster[2];
 }
 
-void LoadedKernel::reserve_group_maps(int64_t groups) const {
-  if (groups <= group_maps_groups_) return;
-  if (group_maps_ != nullptr) cudaFree(group_maps_);  // synchronizes: no launch still reads them
-  group_maps_ = nullptr;
-  group_maps_groups_ = 0;
-  const size_t bytes = size_t(groups) * GG_GROUP_MAP_SLOTS * sizeof(GgTensorMap);
-  void* maps = nullptr;
-  if (cudaError_t status = cudaMalloc(&maps, bytes); status != cudaSuccess)
-    throw CudaError(describe() + ": allocating " + std::to_string(bytes) + " bytes of group tensor maps failed: " +
-                    cudaGetErrorString(status));
-  group_maps_ = static_cast<GgTensorMap*>(maps);
-  group_maps_groups_ = groups;
-}
-
-GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) const {
+GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem, cudaStream_t stream) const {
   const MatrixLayouts l = resolve_layouts(problem.layouts, problem.m, problem.n, problem.k);
-  reserve_group_maps(l.batch);
+  ScratchNeed need;
+  need.group_maps_groups = l.batch;
+  GgTensorMap* const group_maps = scratch_->reserve(stream, need, describe()).group_maps;
   if (!group_map_templates_) {  // encoded once: they depend on the kernel alone
     GgGroupMapArgs templates{};
     for (const TensorMapSpec& spec : spec_.tensor_maps) {
@@ -448,7 +429,7 @@ GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) con
       t.batch_stride = 0;
       t.transposed = stored_matrix(l, spec.operand, problem.m, problem.n, problem.k).transposed;
       try {
-        templates.templates[slot] = encode_tensor_map(t, group_maps_);
+        templates.templates[slot] = encode_tensor_map(t, group_maps);
       } catch (const CudaError& error) {
         throw CudaError(describe() + ": " + error.what());
       }
@@ -460,7 +441,7 @@ GgGroupMapArgs LoadedKernel::make_group_map_args(const GemmProblem& problem) con
   GgGroupMapArgs out = *group_map_templates_;
   out.groups = static_cast<int>(l.batch);
   out.sizes = problem.groups.sizes;
-  out.maps = group_maps_;
+  out.maps = group_maps;
   for (const TensorMapSpec& spec : spec_.tensor_maps) {
     const auto slot = static_cast<size_t>(spec.operand);
     const GroupArrays& g = problem.groups;
@@ -482,8 +463,8 @@ void LoadedKernel::launch_group_maps(const GgGroupMapArgs& args, cudaStream_t st
 
 void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const {
   GgStageArgs stage{};
-  const GgGemmArgs args = make_args(problem, &stage);
-  if (spec_.pointer_array) launch_group_maps(make_group_map_args(problem), stream);
+  const GgGemmArgs args = make_args(problem, &stage, stream);
+  if (spec_.pointer_array) launch_group_maps(make_group_map_args(problem, stream), stream);
   launch_stage(stage, stream);
   launch_args(args, stream);
 }

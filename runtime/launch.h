@@ -5,11 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "runtime/device/gemm_args.h"
 #include "runtime/jit.h"
+#include "runtime/launch_scratch.h"
 #include "runtime/launch_spec.h"
 
 namespace gg::rt {
@@ -71,17 +73,18 @@ class LoadedKernel {
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
-  // Pointers, sizes, scalars and one tensor map per spec entry. `problem` is the caller's: a
-  // swapped kernel's arguments get its A and B (and M and N) exchanged. Staged operands: `stage`
-  // (where given) receives the copy kernel's parameter, from the same copies the maps read (count
-  // 0 when the kernel stages none).
-  GgGemmArgs make_args(const GemmProblem& problem, GgStageArgs* stage = nullptr) const;
+  // Pointers, sizes, scalars and one tensor map per spec entry, with `stream`'s scratch (see
+  // runtime/launch_scratch.h). `problem` is the caller's: a swapped kernel's arguments get its A
+  // and B (and M and N) exchanged. Staged operands: `stage` (where given) receives the copy
+  // kernel's parameter, from the same copies the maps read (count 0 when the kernel stages none).
+  GgGemmArgs make_args(const GemmProblem& problem, GgStageArgs* stage = nullptr, cudaStream_t stream = nullptr) const;
 
-  // Pointer-array groups: the map builder's parameter for a problem (its templates encoded here).
-  GgGroupMapArgs make_group_map_args(const GemmProblem& problem) const;
+  // Pointer-array groups: the map builder's parameter for a problem (its templates encoded here),
+  // writing `stream`'s group maps.
+  GgGroupMapArgs make_group_map_args(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
 
   // Pointer-array groups: the map builder runs first, on the same stream; staged operands: the
-  // copy kernel.
+  // copy kernel. Launches on different streams may overlap (each stream has its own scratch).
   void launch(const GemmProblem& problem, cudaStream_t stream = nullptr) const;
   void launch_args(const GgGemmArgs& args, cudaStream_t stream = nullptr) const;
 
@@ -104,30 +107,19 @@ class LoadedKernel {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   LaunchSpec spec_;
-  // Grows the workspace to `bytes` (zeroed) where a launch's problem needs more than it has.
-  void reserve_workspace(uint64_t bytes) const;
-  // Reallocates `buffer` (of `held` bytes) to `bytes` when it holds fewer; whether it did. `what`
-  // names it in a failure ("of workspace").
-  bool grow(void*& buffer, uint64_t& held, uint64_t bytes, const char* what) const;
-  // Zeroed scratch, the kernel's own (spec_.workspace_bytes, or more for a larger problem of a
-  // kernel that reads its sizes at run time): launches of one LoadedKernel must not overlap (the
-  // kernel leaves it zeroed for the next).
-  mutable void* workspace_ = nullptr;
-  mutable uint64_t workspace_bytes_ = 0;
-  // Pointer-array groups: the map builder and the device array of every group's maps it writes
-  // (grown to a launch's groups; launches of one LoadedKernel must not overlap).
+  // The workspace, staging copies and group maps, one set per stream.
+  std::unique_ptr<LaunchScratch> scratch_ = std::make_unique<LaunchScratch>();
+  // The tensor maps encoded last, by spec and address: launches over the same tensors (a layer's
+  // weights, a benchmark's loop) encode each once.
+  struct EncodedMaps;
+  std::unique_ptr<EncodedMaps> encoded_;
+  GgTensorMap encoded_map(const TensorMapSpec& spec, const void* base) const;
+  // Pointer-array groups: the map builder, which writes every group's maps into the stream's set.
   CUfunction group_maps_function_ = nullptr;
-  mutable GgTensorMap* group_maps_ = nullptr;
-  mutable int64_t group_maps_groups_ = 0;
   mutable std::optional<GgGroupMapArgs> group_map_templates_;  // the templates, encoded at the first launch
-  void reserve_group_maps(int64_t groups) const;
   void launch_group_maps(const GgGroupMapArgs& args, cudaStream_t stream) const;
-  // Staged operands: the copy kernel and the buffer of the aligned copies it writes (grown to a
-  // launch's problem; launches of one LoadedKernel must not overlap).
+  // Staged operands: the copy kernel, which writes the aligned copies into the stream's set.
   CUfunction stage_function_ = nullptr;
-  mutable void* staging_ = nullptr;
-  mutable uint64_t staging_bytes_ = 0;
-  void reserve_staging(uint64_t bytes) const;
   void launch_stage(const GgStageArgs& args, cudaStream_t stream) const;
   // A companion kernel of the module (the map builder, the staging copy) on a 1-D grid, its one
   // parameter by value; `what` names it in a failure.

@@ -45,6 +45,7 @@ struct TensorMapSpec {
   // The map reads the launch's aligned copy of the operand (staged_matrix), which each launch
   // writes first from the caller's rows (`<kernel>_stage`), not the caller's memory.
   bool staged = false;
+  bool operator==(const TensorMapSpec&) const = default;
 };
 
 // Pointer-array groups' device arrays, one entry per group: each group's A, B and D, its M, N and

@@ -382,16 +382,26 @@ std::array<ScaleSpec, 2> fp8_default_scales(Target target) {
           ScaleSpec{ScaleGranularity::Block128x128, std::nullopt, ScaleFormat::F32}};
 }
 
-void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
-  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
-  kernel.launch(caller_problem(kernel, a, b, d, m, n, k, o), o.stream);
+size_t loaded_gemm_kernels() {
+  KernelCache& cache = kernel_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.kernels.size();
 }
+
+namespace {
+
+// The M a dense call's kernel is planned for (GemmOptions::planned_m).
+int64_t dense_planned_m(int64_t m, const GemmOptions& o) {
+  return o.planned_m > 0 && o.layout.runtime_m ? o.planned_m : m;
+}
+
+}  // namespace
 
 namespace {
 
 // FP8 operands (the default bf16 means "not said" here) and the factors the pointers stand for: a
 // pointer given means DeepGEMM's factors unless the layout names others; none means a factor of 1.
-GemmOptions fp8_options(GemmOptions o, const float* scale_a, const float* scale_b) {
+GemmOptions fp8_options(GemmOptions o, bool scale_a, bool scale_b) {
   if (!dtype_is_fp8(o.in)) o.in = DType::E4M3;
   o.layout.scale_a = scale_a ? o.layout.scale_a.value_or(ScaleGranularity::Block1x128) : std::optional<ScaleGranularity>();
   o.layout.scale_b = scale_b ? o.layout.scale_b.value_or(ScaleGranularity::Block128x128) : std::optional<ScaleGranularity>();
@@ -400,27 +410,56 @@ GemmOptions fp8_options(GemmOptions o, const float* scale_a, const float* scale_
 
 }  // namespace
 
-void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
-              int64_t k, const GemmOptions& options) {
-  if (options.layout.source != ProblemSource::Dense || options.layout.batch > 1)
+PreparedGemm prepare_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options, bool scale_a, bool scale_b) {
+  const bool fp8 = dtype_is_fp8(options.in);
+  if (fp8 && (options.layout.source != ProblemSource::Dense || options.layout.batch > 1))
     throw_user_error("not-lowered", "gemm_fp8 on a batch or grouped problem source is recorded and checked, but this "
                      "code generator does not lower it yet (one dense FP8 problem; gemm_fp8_masked and "
                      "gemm_fp8_contiguous take groups)");
-  const GemmOptions o = fp8_options(options, scale_a, scale_b);
-  const rt::LoadedKernel& kernel = cached_kernel(m, n, k, o);
-  rt::GemmProblem problem = caller_problem(kernel, a, b, d, m, n, k, o);
-  problem.scale_a = scale_a;
-  problem.scale_b = scale_b;
-  kernel.launch(problem, o.stream);
+  const GemmOptions o = fp8 ? fp8_options(options, scale_a, scale_b) : options;
+  PreparedGemm out;
+  out.kernel = &cached_kernel(dense_planned_m(m, o), n, k, o);
+  out.problem = caller_problem(*out.kernel, nullptr, nullptr, nullptr, m, n, k, o);
+  return out;
+}
+
+void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
+  // FP8 operands through gemm(): factors the layout names are the kernel's, and its launch asks for
+  // their pointers (gemm_fp8 takes them).
+  PreparedGemm p = prepare_gemm(m, n, k, o, o.layout.scale_a.has_value(), o.layout.scale_b.has_value());
+  p.problem.a = a;
+  p.problem.b = b;
+  p.problem.d = d;
+  p.kernel->launch(p.problem, o.stream);
+}
+
+void gemm_fp8(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d, int64_t m, int64_t n,
+              int64_t k, const GemmOptions& options) {
+  GemmOptions o = options;
+  if (!dtype_is_fp8(o.in)) o.in = DType::E4M3;
+  PreparedGemm p = prepare_gemm(m, n, k, o, scale_a != nullptr, scale_b != nullptr);
+  p.problem.a = a;
+  p.problem.b = b;
+  p.problem.d = d;
+  p.problem.scale_a = scale_a;
+  p.problem.scale_b = scale_b;
+  p.kernel->launch(p.problem, o.stream);
 }
 
 namespace {
 
-// What a grouped entry point plans with: the caller's dtypes, alpha, target and stream; the
-// source's own layout (dense, K-major unless said, M read at run time) over `groups` matrices.
+// What a grouped entry point plans with: the caller's dtypes, alpha, target, stream and FP8
+// factors' layout; the source's own layout (dense, K-major unless said, M read at run time) over
+// `groups` matrices.
 GemmOptions grouped_options(const GemmOptions& options, ProblemSource source, int64_t groups) {
   GemmOptions o = options;
   o.layout = ProblemLayout{};
+  o.layout.scale_a = options.layout.scale_a;
+  o.layout.scale_b = options.layout.scale_b;
+  o.layout.scale_a_major = options.layout.scale_a_major;
+  o.layout.scale_b_major = options.layout.scale_b_major;
+  o.layout.scale_a_format = options.layout.scale_a_format;
+  o.layout.scale_b_format = options.layout.scale_b_format;
   o.layout.batch = groups;
   o.layout.source = source;
   o.layout.runtime_m = true;  // one kernel per planned size, not per M
@@ -494,17 +533,17 @@ void gemm_contiguous(const void* a, const void* b, void* d, const int* group_off
 void gemm_fp8_masked(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
                      const int* group_rows, int64_t groups, int64_t m_max, int64_t n, int64_t k,
                      const GemmOptions& options, int64_t expected_m) {
-  masked_groups("gemm_fp8_masked",
-                fp8_options(grouped_options(options, ProblemSource::Masked, groups), scale_a, scale_b), a, scale_a, b,
-                scale_b, d, group_rows, groups, m_max, n, k, expected_m);
+  const GemmOptions o =
+      fp8_options(grouped_options(options, ProblemSource::Masked, groups), scale_a != nullptr, scale_b != nullptr);
+  masked_groups("gemm_fp8_masked", o, a, scale_a, b, scale_b, d, group_rows, groups, m_max, n, k, expected_m);
 }
 
 void gemm_fp8_contiguous(const void* a, const float* scale_a, const void* b, const float* scale_b, void* d,
                          const int* group_offsets, int64_t groups, int64_t m, int64_t n, int64_t k,
                          const GemmOptions& options, int64_t expected_m) {
-  contiguous_groups("gemm_fp8_contiguous",
-                    fp8_options(grouped_options(options, ProblemSource::Contiguous, groups), scale_a, scale_b), a,
-                    scale_a, b, scale_b, d, group_offsets, groups, m, n, k, expected_m);
+  const GemmOptions o =
+      fp8_options(grouped_options(options, ProblemSource::Contiguous, groups), scale_a != nullptr, scale_b != nullptr);
+  contiguous_groups("gemm_fp8_contiguous", o, a, scale_a, b, scale_b, d, group_offsets, groups, m, n, k, expected_m);
 }
 
 void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,

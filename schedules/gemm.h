@@ -17,6 +17,7 @@
 #include "dsl/definition.h"
 #include "dsl/schedule_text.h"
 #include "runtime/jit.h"
+#include "runtime/launch.h"
 #include "runtime/launch_spec.h"
 #include "schedules/auto_schedule.h"
 
@@ -37,6 +38,10 @@ struct GemmOptions {
   std::string schedule;      // a built-in schedule (`gemmgen list`); empty or "auto": the planner's choice
   Target target = Target::Sm90a;
   cudaStream_t stream = nullptr;
+  // 0: the kernel is planned for the call's M. Else (with layout.runtime_m, the default) it is
+  // planned for this many rows and serves every M, so a decode loop over M = 1..256 compiles one
+  // kernel (DeepGEMM's expected_m); a new M then plans nothing either.
+  int64_t planned_m = 0;
   // The epilogue after alpha, in the schedule file's terms (`epilogue` lines: add_c BETA, bias,
   // relu/gelu/silu, their gradients at a pre-activation, save, rowsum/rowsumsq/colsum/colsumsq),
   // applied in order; each list is its own kernel. The tensors its ops read and write (device
@@ -121,6 +126,10 @@ struct PrecompiledGemm {
 };
 PrecompiledGemm precompile_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
 
+// How many kernels gg::gemm and its grouped and FP8 siblings have loaded in this process (each
+// one JIT-compiled or read from the disk cache): what a test of "one kernel for every M" counts.
+size_t loaded_gemm_kernels();
+
 // What `explain` prints for a plan: the source, the orientation with the model's figures for
 // both, the config, and the chosen orientation's ranking.
 std::string explain_plan(const GemmPlan& plan);
@@ -134,6 +143,18 @@ std::string pick_schedule(const Definition& def, Target target = Target::Sm90a);
 // default dense, A and B K-major, D row-major). Asynchronous on options.stream. Throws CompileError for a problem no schedule takes, rt::CudaError when there
 // is no GPU or CUDA refuses a call.
 void gemm(const void* a, const void* b, void* d, int64_t m, int64_t n, int64_t k, const GemmOptions& options = {});
+
+// What gemm() (or, for FP8 operands, gemm_fp8() with factor pointers where `scale_a`/`scale_b`
+// say) launches for a problem, prepared once for a caller that launches it many times with new
+// pointers (the C ABI keeps one per problem): the kernel, loaded on first use, and the problem with
+// the caller's sizes and options. Set its a, b, d (and c, bias, scale_a, scale_b where they vary)
+// and call kernel->launch(problem, stream).
+struct PreparedGemm {
+  const rt::LoadedKernel* kernel = nullptr;
+  rt::GemmProblem problem;
+};
+PreparedGemm prepare_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {}, bool scale_a = false,
+                          bool scale_b = false);
 
 // FP8 GEMM with DeepGEMM's fine-grained scaling (its fp8_gemm_nt): D[M,N] = A[M,K] * B[N,K]^T with
 // A and B e4m3 (options.in, or e5m2) and K-major, each element times its scale factor: scale_a
