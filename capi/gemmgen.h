@@ -65,6 +65,12 @@ typedef struct gg_problem {
   gg_scale scale_a, scale_b;             /* FP8 operands' factors */
   int scale_a_k_major, scale_b_mn_major; /* the 2-D factors' majors; 0: DeepGEMM's (A's MN-major,
                                             [k blocks][m rounded up to 4]; B's K-major) */
+  const char* schedule_text;             /* NULL, or a schedule file's text (dsl/schedule_text.h)
+                                            whose directives schedule this problem in place of
+                                            `schedule`: its `problem` line's orientation is kept,
+                                            its sizes and types are this struct's; its `epilogue`
+                                            lines apply where the struct names no epilogue. Dense
+                                            problems only. */
 } gg_problem;
 
 /* The device memory a call reads and writes (16-byte aligned), laid out as its gg_problem says. */

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "codegen/emit.h"
@@ -20,6 +21,7 @@
 #include "runtime/cuda_error.h"
 #include "runtime/device_info.h"
 #include "runtime/jit.h"
+#include "dsl/schedule_text.h"
 #include "schedules/gemm.h"
 
 namespace {
@@ -189,9 +191,35 @@ int64_t planned_m(const gg_problem* p) {
   return p->source == GG_MASKED ? std::min(p->expected_m, p->m) : p->expected_m;
 }
 
-gg::GemmPlan plan_of(const gg_problem* p) {
+// The caller's schedule text over the problem (its directives replayed, each validated; `line N:`
+// prefixes on their errors): the file's orientation kept, the struct's sizes and types used, the
+// file's epilogue where the struct names none.
+gg::Schedule scheduled(const gg_problem* p, const gg::GemmOptions& o) {
+  if (p->source != GG_DENSE)
+    gg::throw_user_error("not-in-abi", "a schedule text schedules a dense problem; grouped problems take the "
+                         "planner's or a built-in schedule");
+  gg::ScheduleFile file = gg::parse_schedule_file(p->schedule_text);
+  if (!file.epilogue.empty() && (p->beta != 0.0 || p->bias != GG_BIAS_NONE || p->activation != GG_ACT_NONE))
+    gg::throw_user_error("bad-epilogue", "the schedule text has epilogue lines and the problem names an epilogue "
+                         "(beta, bias or activation); give it in one place");
+  gg::GemmOptions with_file = o;
+  if (!file.epilogue.empty()) with_file.epilogue = file.epilogue;
+  for (gg::Directive& d : file.directives)
+    if (auto* mma = std::get_if<gg::MmaD>(&d)) mma->target = o.target;  // the struct's arch
+  const gg::Definition def =
+      gg::gemm_definition(planned_m(p), p->n, p->k, with_file, file.problem.swapped.value_or(false));
+  return gg::apply_directives(def, file.directives, file.directive_lines);
+}
+
+// What explain and emit show: the caller's scheduled problem, or the plan's (`preamble`: the
+// planner's choice, where it chose).
+gg::Schedule schedule_of(const gg_problem* p, std::string& preamble, gg::Target& target) {
   const gg::GemmOptions o = options_of(p);
-  return gg::plan_gemm(planned_m(p), p->n, p->k, o);
+  target = o.target;
+  if (p->schedule_text != nullptr) return scheduled(p, o);
+  const gg::GemmPlan plan = gg::plan_gemm(planned_m(p), p->n, p->k, o);
+  if (plan.source != gg::PlanSource::Named) preamble = gg::explain_plan(plan) + "\n";
+  return plan.build();
 }
 
 // A dense problem's cache key: its fields one after another (not the struct's bytes: padding is
@@ -205,6 +233,8 @@ std::string dense_key(const gg_problem* p, bool scale_a, bool scale_b) {
   put(p->arch), put(p->expected_m), put(p->alpha), put(p->beta), put(p->bias), put(p->activation);
   put(p->scale_a), put(p->scale_b), put(p->scale_a_k_major), put(p->scale_b_mn_major), put(scale_a), put(scale_b);
   if (p->schedule != nullptr) key += p->schedule;
+  key += '\0';
+  if (p->schedule_text != nullptr) key += p->schedule_text;
   return key;
 }
 
@@ -216,8 +246,14 @@ const gg::PreparedGemm& prepared_dense(const gg_problem* p, bool scale_a, bool s
   std::string key = dense_key(p, scale_a, scale_b);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = prepared.find(key);
-  if (it == prepared.end())
-    it = prepared.emplace(std::move(key), gg::prepare_gemm(p->m, p->n, p->k, options_of(p), scale_a, scale_b)).first;
+  if (it == prepared.end()) {
+    const gg::GemmOptions o = options_of(p);
+    it = prepared
+             .emplace(std::move(key), p->schedule_text != nullptr
+                                          ? gg::prepare_scheduled_gemm(scheduled(p, o), p->m, p->n, p->k, o)
+                                          : gg::prepare_gemm(p->m, p->n, p->k, o, scale_a, scale_b))
+             .first;
+  }
   return it->second;  // never erased, so the reference outlives the lock
 }
 
@@ -253,6 +289,7 @@ void run(const gg_problem* p, const gg_tensors& t, void* stream) {
     prepared.kernel->launch(problem, cuda_stream);
     return;
   }
+  if (p->schedule_text != nullptr) scheduled(p, options_of(p));  // refuses a grouped problem
   gg::GemmOptions o = options_of(p);
   o.stream = cuda_stream;
   o.c = t.c;
@@ -317,12 +354,13 @@ const char* gg_last_error_message(void) { return last_error.message.c_str(); }
 gg_status gg_explain(const gg_problem* problem, char** text) {
   return guarded([&] {
     check_out(text);
-    const gg::GemmPlan plan = plan_of(problem);
-    std::string out = plan.source != gg::PlanSource::Named ? gg::explain_plan(plan) + "\n" : std::string();
+    std::string out;
+    gg::Target target = gg::Target::Sm90a;
+    const gg::Schedule schedule = schedule_of(problem, out, target);
     gg::ExplainOptions eo;
     eo.steps = false;
-    eo.limits = gg::limits_for(plan.target);
-    out += gg::explain(plan.build(), eo);
+    eo.limits = gg::limits_for(target);
+    out += gg::explain(schedule, eo);
     *text = copy_out(out);
   });
 }
@@ -330,10 +368,12 @@ gg_status gg_explain(const gg_problem* problem, char** text) {
 gg_status gg_emit(const gg_problem* problem, char** text) {
   return guarded([&] {
     check_out(text);
-    const gg::GemmPlan plan = plan_of(problem);
+    std::string preamble;
+    gg::Target target = gg::Target::Sm90a;
+    const gg::Schedule schedule = schedule_of(problem, preamble, target);
     gg::LowerOptions lo;
-    lo.limits = gg::limits_for(plan.target);
-    *text = copy_out(gg::emit_cuda(plan.build(), lo).source);
+    lo.limits = gg::limits_for(target);
+    *text = copy_out(gg::emit_cuda(schedule, lo).source);
   });
 }
 

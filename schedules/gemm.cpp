@@ -326,6 +326,17 @@ std::string epilogue_key(const std::vector<EpilogueSpec>& epilogue) {
   return key;
 }
 
+// The kernel an emitted schedule compiles to, loaded once per kernel name (the caller holds the
+// cache's lock).
+const rt::LoadedKernel& loaded_kernel(KernelCache& cache, const EmittedKernel& e) {
+  auto loaded = cache.kernels.find(e.kernel_name);
+  if (loaded == cache.kernels.end()) {
+    auto fresh = std::make_unique<rt::LoadedKernel>(compile_gemm_kernel(e), e.launch);
+    loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
+  }
+  return *loaded->second;
+}
+
 const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const GemmOptions& o) {
   const std::string key = o.schedule + "|" + std::string(target_name(o.target)) + "|" + std::to_string(m) + "x" +
                           std::to_string(n) + "x" + std::to_string(k) + "|" + std::string(dtype_name(o.in)) + "|" +
@@ -339,12 +350,7 @@ const rt::LoadedKernel& cached_kernel(int64_t m, int64_t n, int64_t k, const Gem
     // A new problem plans and emits (codegen only); a kernel that reads M at run time is named
     // for its code, so a new M that the plan gives the same kernel loads nothing new.
     const EmittedKernel e = emit_cuda(plan_gemm(m, n, k, o).build());
-    auto loaded = cache.kernels.find(e.kernel_name);
-    if (loaded == cache.kernels.end()) {
-      auto fresh = std::make_unique<rt::LoadedKernel>(compile_gemm_kernel(e), e.launch);
-      loaded = cache.kernels.emplace(e.kernel_name, std::move(fresh)).first;
-    }
-    it = cache.by_problem.emplace(key, loaded->second.get()).first;
+    it = cache.by_problem.emplace(key, &loaded_kernel(cache, e)).first;
   }
   return *it->second;
 }
@@ -419,6 +425,21 @@ PreparedGemm prepare_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& op
   const GemmOptions o = fp8 ? fp8_options(options, scale_a, scale_b) : options;
   PreparedGemm out;
   out.kernel = &cached_kernel(dense_planned_m(m, o), n, k, o);
+  out.problem = caller_problem(*out.kernel, nullptr, nullptr, nullptr, m, n, k, o);
+  return out;
+}
+
+PreparedGemm prepare_scheduled_gemm(const Schedule& schedule, int64_t m, int64_t n, int64_t k,
+                                    const GemmOptions& o) {
+  LowerOptions lo;
+  lo.limits = limits_for(o.target);
+  const EmittedKernel e = emit_cuda(schedule, lo);
+  PreparedGemm out;
+  {
+    KernelCache& cache = kernel_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    out.kernel = &loaded_kernel(cache, e);
+  }
   out.problem = caller_problem(*out.kernel, nullptr, nullptr, nullptr, m, n, k, o);
   return out;
 }

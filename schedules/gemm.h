@@ -156,6 +156,11 @@ struct PreparedGemm {
 PreparedGemm prepare_gemm(int64_t m, int64_t n, int64_t k, const GemmOptions& options = {}, bool scale_a = false,
                           bool scale_b = false);
 
+// The same for a schedule the caller wrote (a schedule file's directives over gemm_definition's
+// problem, as the C ABI's schedule text gives it): its kernel loaded by name, beside gemm()'s.
+PreparedGemm prepare_scheduled_gemm(const Schedule& schedule, int64_t m, int64_t n, int64_t k,
+                                    const GemmOptions& options);
+
 // FP8 GEMM with DeepGEMM's fine-grained scaling (its fp8_gemm_nt): D[M,N] = A[M,K] * B[N,K]^T with
 // A and B e4m3 (options.in, or e5m2) and K-major, each element times its scale factor: scale_a
 // per row and 128 of K, [ceil(K/128)][M rounded up to 4] fp32 (DeepGEMM's MN-major TMA-aligned

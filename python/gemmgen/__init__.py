@@ -25,7 +25,7 @@ from . import _abi
 from ._errors import CompileError, CudaError, Error
 from ._tensors import SIZES, strides_text, view
 
-__all__ = ["CompileError", "CudaError", "Error", "Problem", "explain", "emit", "gemm", "gemm_nt", "fp8_gemm_nt",
+__all__ = ["CompileError", "CudaError", "Error", "Problem", "Schedule", "explain", "emit", "gemm", "gemm_nt", "fp8_gemm_nt",
            "m_grouped_gemm_nt_contiguous", "m_grouped_gemm_nt_masked", "m_grouped_fp8_gemm_nt_contiguous",
            "m_grouped_fp8_gemm_nt_masked", "gpu_available", "loaded_kernels", "version"]
 
@@ -45,11 +45,36 @@ def _choice(table, value, what, rule=None):
     return table[value]
 
 
+class Schedule:
+    """A schedule in gemmgen's text form (what ``gemmgen print`` writes; dsl/schedule_text.h): its
+    directives schedule the problem it is passed with (``schedule=`` of a call or a ``Problem``).
+    The file's ``problem`` line keeps its orientation only (sizes and types are the call's); its
+    ``epilogue`` lines apply where the call names no epilogue. Errors name the file's line."""
+
+    def __init__(self, text):
+        self.text = text
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, encoding="utf-8") as f:
+            return cls(f.read())
+
+    def __eq__(self, other):
+        return isinstance(other, Schedule) and other.text == self.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+    def __repr__(self):
+        return "gemmgen.Schedule(%d directive lines)" % sum(
+            1 for line in self.text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+
+
 class Problem:
     """D[M,N] = activation(alpha * A[M,K] * B[N,K]^T + beta * C + bias): sizes, types, layouts
     (``a_m_major``: A stored [K,M]; ``b_n_major``: B stored [K,N]; ``d_m_major``: D column-major),
     leading dimensions (0: dense), a batch (the group count for a grouped ``source``), the target,
-    the schedule (None or "auto": the planner's; a built-in such as "v10"), ``expected_m`` (plan for
+    the schedule (None or "auto": the planner's; a built-in such as "v10"; a ``Schedule``), ``expected_m`` (plan for
     that many rows, serve every M), the epilogue (``bias``: "cols" or "rows"; ``activation``:
     "relu", "gelu", "silu") and FP8 factors' granularities ("default": the target's recipe)."""
 
@@ -84,8 +109,11 @@ class Problem:
         p.batch = self.batch
         p.stride_a, p.stride_b, p.stride_d = self.stride_a, self.stride_b, self.stride_d
         p.arch = _choice(_abi.ARCHS, self.arch, "arch")
-        # the bytes stay referenced by the struct's owner (ctypes keeps c_char_p's object)
-        p.schedule = self.schedule.encode() if self.schedule else None
+        # the struct keeps the bytes it is given alive (ctypes holds c_char_p's object)
+        if isinstance(self.schedule, Schedule):
+            p.schedule_text = self.schedule.text.encode()
+        else:
+            p.schedule = self.schedule.encode() if self.schedule else None
         p.source = _choice(_abi.SOURCES, self.source, "source")
         p.expected_m = self.expected_m
         p.alpha, p.beta = self.alpha, self.beta

@@ -29,6 +29,7 @@ class CProblem(ctypes.Structure):
         ("bias", ctypes.c_int), ("activation", ctypes.c_int),
         ("scale_a", ctypes.c_int), ("scale_b", ctypes.c_int),
         ("scale_a_k_major", ctypes.c_int), ("scale_b_mn_major", ctypes.c_int),
+        ("schedule_text", ctypes.c_char_p),
     ]
 
 
