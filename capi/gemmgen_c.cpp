@@ -79,9 +79,10 @@ gg::ProblemSource source_of(gg_source s) {
     case GG_DENSE: return gg::ProblemSource::Dense;
     case GG_MASKED: return gg::ProblemSource::Masked;
     case GG_CONTIGUOUS: return gg::ProblemSource::Contiguous;
+    case GG_VARLEN_K: return gg::ProblemSource::VarlenK;
   }
   gg::throw_user_error("unknown-source", "problem source code " + std::to_string(int(s)) +
-                       ": legal are GG_DENSE, GG_MASKED and GG_CONTIGUOUS");
+                       ": legal are GG_DENSE, GG_MASKED, GG_CONTIGUOUS and GG_VARLEN_K");
 }
 
 // An FP8 operand's factors: `fallback` (the target's recipe) for GG_SCALE_DEFAULT, none for
@@ -175,6 +176,7 @@ gg::GemmOptions options_of(const gg_problem* p) {
   l.stride_b = p->stride_b;
   l.stride_d = p->stride_d;
   l.source = source_of(p->source);
+  if (l.source == gg::ProblemSource::VarlenK) l.a = l.b = gg::Layout::MNMajor;  // the tokens are A's and B's rows
   if (gg::dtype_is_fp8(o.in)) {
     const std::array<gg::ScaleSpec, 2> recipe = gg::fp8_default_scales(o.target);
     set_scale(p->scale_a, recipe[0], l.scale_a, l.scale_a_format, l.scale_a_major, p->scale_a_k_major,
@@ -184,6 +186,9 @@ gg::GemmOptions options_of(const gg_problem* p) {
   }
   return o;
 }
+
+// The K a problem's kernel is planned for: variable-K groups read K at run time.
+int64_t planned_k(const gg_problem* p) { return p->source == GG_VARLEN_K ? gg::kVarlenPlannedK : p->k; }
 
 // The M a problem's kernel is planned for: expected_m where given (a masked group's at most m).
 int64_t planned_m(const gg_problem* p) {
@@ -217,16 +222,15 @@ gg::Schedule schedule_of(const gg_problem* p, std::string& preamble, gg::Target&
   const gg::GemmOptions o = options_of(p);
   target = o.target;
   if (p->schedule_text != nullptr) return scheduled(p, o);
-  const gg::GemmPlan plan = gg::plan_gemm(planned_m(p), p->n, p->k, o);
+  const gg::GemmPlan plan = gg::plan_gemm(planned_m(p), p->n, planned_k(p), o);
   if (plan.source != gg::PlanSource::Named) preamble = gg::explain_plan(plan) + "\n";
   return plan.build();
 }
 
 // A dense problem's cache key: its fields one after another (not the struct's bytes: padding is
 // not the caller's to set), the schedule's text, and which factor pointers are given.
-std::string dense_key(const gg_problem* p, bool scale_a, bool scale_b) {
-  std::string key;
-  key.reserve(256);
+void dense_key(const gg_problem* p, bool scale_a, bool scale_b, std::string& key) {
+  key.clear();
   const auto put = [&](const auto& field) { key.append(reinterpret_cast<const char*>(&field), sizeof field); };
   put(p->m), put(p->n), put(p->k), put(p->in), put(p->out), put(p->a_m_major), put(p->b_n_major), put(p->d_m_major);
   put(p->lda), put(p->ldb), put(p->ldd), put(p->batch), put(p->stride_a), put(p->stride_b), put(p->stride_d);
@@ -235,26 +239,31 @@ std::string dense_key(const gg_problem* p, bool scale_a, bool scale_b) {
   if (p->schedule != nullptr) key += p->schedule;
   key += '\0';
   if (p->schedule_text != nullptr) key += p->schedule_text;
-  return key;
 }
 
 // A dense problem's kernel and launch problem, prepared at its first call (planning, and a JIT
 // where the kernel is new) and looked up by its fields after: a cached call does no planning.
+// A thread's calls usually repeat one problem: its last one is found without the shared table.
 const gg::PreparedGemm& prepared_dense(const gg_problem* p, bool scale_a, bool scale_b) {
   static std::mutex mutex;
   static std::unordered_map<std::string, gg::PreparedGemm> prepared;
-  std::string key = dense_key(p, scale_a, scale_b);
+  thread_local std::string key, last_key;
+  thread_local const gg::PreparedGemm* last = nullptr;
+  dense_key(p, scale_a, scale_b, key);
+  if (last != nullptr && key == last_key) return *last;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = prepared.find(key);
   if (it == prepared.end()) {
     const gg::GemmOptions o = options_of(p);
     it = prepared
-             .emplace(std::move(key), p->schedule_text != nullptr
-                                          ? gg::prepare_scheduled_gemm(scheduled(p, o), p->m, p->n, p->k, o)
-                                          : gg::prepare_gemm(p->m, p->n, p->k, o, scale_a, scale_b))
+             .emplace(key, p->schedule_text != nullptr
+                               ? gg::prepare_scheduled_gemm(scheduled(p, o), p->m, p->n, p->k, o)
+                               : gg::prepare_gemm(p->m, p->n, p->k, o, scale_a, scale_b))
              .first;
   }
-  return it->second;  // never erased, so the reference outlives the lock
+  last_key = key;
+  last = &it->second;  // never erased, so the pointer outlives the lock
+  return *last;
 }
 
 // A call's launch: the C++ entry point for the problem's source and operand type.
@@ -302,6 +311,13 @@ void run(const gg_problem* p, const gg_tensors& t, void* stream) {
       gg::gemm_fp8_masked(t.a, sa, t.b, sb, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
     else
       gg::gemm_masked(t.a, t.b, t.d, t.groups, p->batch, p->m, p->n, p->k, o, expected);
+    return;
+  }
+  if (p->source == GG_VARLEN_K) {
+    if (fp8)
+      gg::throw_user_error("not-lowered", "variable-K groups (GG_VARLEN_K) take 16-bit operands; FP8 groups are "
+                           "masked or contiguous");
+    gg::gemm_varlen_k(t.a, t.b, t.d, t.groups, p->batch, p->m, p->n, p->k, o);
     return;
   }
   if (p->source != GG_CONTIGUOUS) source_of(p->source);  // refuses the code

@@ -50,6 +50,7 @@ struct GemmProblem {
   // [batch][N], in the caller's orientation.
   float* row_reduction = nullptr;
   float* col_reduction = nullptr;
+  bool operator==(const GemmProblem&) const = default;
 };
 
 // The problem as the other orientation sees it when the spec is swapped (A and B, M and N and
@@ -110,7 +111,9 @@ class LoadedKernel {
   // The workspace, staging copies and group maps, one set per stream.
   std::unique_ptr<LaunchScratch> scratch_ = std::make_unique<LaunchScratch>();
   // The tensor maps encoded last, by spec and address: launches over the same tensors (a layer's
-  // weights, a benchmark's loop) encode each once.
+  // weights, a benchmark's loop) encode each once. And the arguments of the last launch on each
+  // stream, by problem: a launch repeating it (a decode loop whose allocator hands back the same
+  // addresses, a benchmark) makes none.
   struct EncodedMaps;
   std::unique_ptr<EncodedMaps> encoded_;
   GgTensorMap encoded_map(const TensorMapSpec& spec, const void* base) const;

@@ -60,6 +60,7 @@ struct GroupArrays {
   const long long* lda = nullptr;
   const long long* ldb = nullptr;
   const long long* ldd = nullptr;
+  bool operator==(const GroupArrays&) const = default;
 };
 
 // How the problem's matrices lie in memory. Logical A is [M,K], B [N,K], C and D [M,N]; a
@@ -75,6 +76,7 @@ struct MatrixLayouts {
   // FP8 factors as UE8M0 bytes in sm_100a's block-scaled atoms (gg::ScaleFormat::Ue8m0): 512 per
   // 128 rows and 4 k blocks, a row block's atoms along K; else fp32 as the kernel's problem says.
   bool scales_ue8m0 = false;
+  bool operator==(const MatrixLayouts&) const = default;
 };
 // The same layouts with every dense placeholder replaced by its value for an M x N x K problem.
 MatrixLayouts resolve_layouts(const MatrixLayouts& l, int64_t m, int64_t n, int64_t k);

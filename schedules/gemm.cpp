@@ -576,9 +576,7 @@ void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offse
   GemmOptions o = grouped_options(options, ProblemSource::VarlenK, groups);
   o.layout.a = Layout::MNMajor;  // the tokens are the rows of A and B
   o.layout.b = Layout::MNMajor;
-  // Planned for a fixed K (the kernel reads K at run time): one kernel for every k_total.
-  constexpr int64_t kPlannedK = 4096;
-  launch_grouped(o, m, kPlannedK, a, b, d, m, n, k_total, nullptr, group_offsets);
+  launch_grouped(o, m, kVarlenPlannedK, a, b, d, m, n, k_total, nullptr, group_offsets);
 }
 
 void gemm_pointer_array(const GroupedPointers& arrays, int64_t groups, const GemmOptions& options,

@@ -216,6 +216,8 @@ void gemm_contiguous(const void* a, const void* b, void* d, const int* group_off
 // offset outside 0..k_total reads as the nearer end and a range ending before its start is empty.
 void gemm_varlen_k(const void* a, const void* b, void* d, const int* group_offsets, int64_t groups, int64_t m,
                    int64_t n, int64_t k_total, const GemmOptions& options = {});
+// The K gemm_varlen_k's kernel is planned for (it reads K at run time): one kernel for every k_total.
+inline constexpr int64_t kVarlenPlannedK = 4096;
 
 // Pointer-array grouped GEMM (CUTLASS's ptr-array grouped GEMM, cublasGemmGroupedBatchedEx): for
 // each of `groups` groups g, D_g = alpha * A_g * B_g^T with M_g, N_g, K_g = sizes[3g..3g+2] and

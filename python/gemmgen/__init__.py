@@ -27,7 +27,7 @@ from ._tensors import SIZES, strides_text, view
 
 __all__ = ["CompileError", "CudaError", "Error", "Problem", "Schedule", "explain", "emit", "gemm", "gemm_nt", "fp8_gemm_nt",
            "m_grouped_gemm_nt_contiguous", "m_grouped_gemm_nt_masked", "m_grouped_fp8_gemm_nt_contiguous",
-           "m_grouped_fp8_gemm_nt_masked", "gpu_available", "loaded_kernels", "version"]
+           "m_grouped_fp8_gemm_nt_masked", "k_grouped_gemm_tn_contiguous", "gpu_available", "loaded_kernels", "version"]
 
 
 def _raise_last(status):
@@ -548,6 +548,38 @@ def m_grouped_gemm_nt_masked(a, b, d, masked_m, expected_m=0, *, schedule=None, 
     get a's rows there times b); rows of d past that tile are untouched."""
     return _grouped("m_grouped_gemm_nt_masked", "masked", a, b, d, masked_m, expected_m, False, None, schedule, arch,
                     stream)
+
+
+def k_grouped_gemm_tn_contiguous(a, b, d, group_offsets, *, schedule=None, arch="sm_90a", stream=None):
+    """Variable-K groups (QuACK's varlen_k, a mixture-of-experts layer's weight gradients): for each
+    group g, d[g] = a[o_g:o_{g+1}].T @ b[o_g:o_{g+1}] with a [K,M] and b [K,N] dense row-major (every
+    group's tokens, one group after another), d [G,M,N] dense and o = group_offsets (int32 [G+1],
+    nondecreasing, on the device). One kernel serves every K and every set of offsets; a group with
+    no tokens stores zeros. ``d`` None: allocated through PyTorch."""
+    what = "k_grouped_gemm_tn_contiguous"
+    stream = _stream(stream)
+    av, bv, gv = view(a, "a", stream), view(b, "b", stream), view(group_offsets, "group_offsets", stream)
+    _need(len(av[1]) == 2 and len(bv[1]) == 2 and av[1][0] == bv[1][0], what, "a has shape %s and b %s; they are "
+          "[K, M] and [K, N] with one K" % (tuple(av[1]), tuple(bv[1])))
+    _need(gv[3] == "i32" and len(gv[1]) == 1 and gv[1][0] >= 2 and (gv[1][0] == 1 or gv[2][0] == 1), what,
+          "group_offsets is a contiguous int32 vector of groups + 1 offsets along K; got %s %s" % (gv[3],
+                                                                                              tuple(gv[1])))
+    _need(bv[3] == av[3], what, "a and b have one dtype; got %s and %s" % (av[3], bv[3]))
+    k, m = av[1]
+    n = bv[1][1]
+    groups = gv[1][0] - 1
+    if d is None:
+        d = _allocate(a, (groups, m, n), av[3], what)
+    dv = view(d, "d", stream)
+    _need(tuple(dv[1]) == (groups, m, n), what, "d has shape %s; it is %s" % (tuple(dv[1]), [groups, m, n]))
+    for v, name in ((av, "a"), (bv, "b"), (dv, "d")):
+        _dense(v, name, what)
+    _check_gpu(what)
+    key = ("varlen_k", m, n, k, groups, av[3], dv[3], arch, schedule)
+    p = _c_problem(key, dict(m=m, n=n, k=k, dtype=av[3], out_dtype=dv[3], batch=groups, arch=arch,
+                             schedule=schedule, source="varlen_k"))
+    _launch(p, av[0], bv[0], dv[0], stream, ex=True, groups=gv[0])
+    return d
 
 
 def m_grouped_fp8_gemm_nt_contiguous(a, b, d, group_offsets, expected_m=0, *, out_dtype="bf16", schedule=None,

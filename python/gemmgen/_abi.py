@@ -5,7 +5,7 @@ import os
 
 DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4}
 ARCHS = {"sm_90a": 0, "sm_100a": 1}
-SOURCES = {"dense": 0, "masked": 1, "contiguous": 2}
+SOURCES = {"dense": 0, "masked": 1, "contiguous": 2, "varlen_k": 3}
 SCALES = {"default": 0, "none": 1, "tensor": 2, "row": 3, "1x128": 4, "128x128": 5}
 BIASES = {None: 0, "cols": 1, "rows": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}

@@ -130,9 +130,24 @@ int main(void) {
                 "[groups,n,k]); leave the majors, leading dimensions and strides at gg_problem_init's values",
                 "the grouped layout's message");
   p.ldd = 0;
+  p.source = GG_VARLEN_K; /* planned for a K it reads at run time; A and B hold the tokens along K */
+  p.expected_m = 0;
+  p.m = 256;
+  check(gg_explain(&p, &text) == GG_OK && strstr(text, "varlen_k") != NULL && strstr(text, "mn-major") != NULL,
+        "gg_explain of variable-K groups");
+  gg_free(text);
+  p.in = GG_E4M3;
+  {
+    gg_tensors t;
+    memset(&t, 0, sizeof t);
+    check_error(gg_gemm_ex(&p, &t, NULL), GG_USER_ERROR, "not-lowered", "FP8 variable-K groups");
+    check_message("variable-K groups (GG_VARLEN_K) take 16-bit operands; FP8 groups are masked or contiguous",
+                  "the FP8 variable-K refusal's message");
+  }
+  p.in = GG_BF16;
   p.source = (gg_source)6;
   check_error(gg_explain(&p, &text), GG_USER_ERROR, "unknown-source", "an unknown source code");
-  check_message("problem source code 6: legal are GG_DENSE, GG_MASKED and GG_CONTIGUOUS", "the source's message");
+  check_message("problem source code 6: legal are GG_DENSE, GG_MASKED, GG_CONTIGUOUS and GG_VARLEN_K", "the source's message");
   /* A schedule text schedules the struct's problem; its errors name the line. */
   gg_problem_init(&p, 1000, 1024, 512);
   p.schedule_text = "problem m=1 n=1 k=1\ntile 128 128 64\ninline cast\nmma 64 128 16 sm_90a\nbind k_o serial\n"

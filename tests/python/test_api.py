@@ -62,6 +62,7 @@ class Api(unittest.TestCase):
         self.assertIn("contiguous", grouped)
         self.assertIn("M=4096", grouped)
         self.assertIn("masked", gemmgen.explain(gemmgen.Problem(256, 4096, 7168, source="masked", batch=4)))
+        self.assertIn("varlen_k", gemmgen.explain(gemmgen.Problem(256, 512, 65536, source="varlen_k", batch=8)))
         fp8 = gemmgen.explain(gemmgen.Problem(4096, 4096, 4096, dtype="e4m3", scale_b="tensor"))
         self.assertIn("scales A per 1x128", fp8)
         self.assertIn("scales B per tensor", fp8)
@@ -192,6 +193,14 @@ class Api(unittest.TestCase):
                               lambda: contiguous(FakeCudaTensor(0, shape=(512, 128), typestr="<V2", strides=(512, 2)),
                                                  bf16(4, 256, 128), bf16(512, 256), i32(5)),
                               "m_grouped_gemm_nt_contiguous: a must be dense row-major (C-contiguous)")
+        varlen = gemmgen.k_grouped_gemm_tn_contiguous
+        self.assertRaisesRule(gemmgen.CompileError, "tensor-shape",
+                              lambda: varlen(bf16(512, 128), bf16(500, 256), bf16(4, 128, 256), i32(5)),
+                              "k_grouped_gemm_tn_contiguous: a has shape (512, 128) and b (500, 256); they are [K, M] "
+                              "and [K, N] with one K")
+        self.assertRaisesRule(gemmgen.CompileError, "tensor-shape",
+                              lambda: varlen(bf16(512, 128), bf16(512, 256), bf16(3, 128, 256), i32(5)),
+                              "d has shape (3, 128, 256); it is [4, 128, 256]")
         masked = gemmgen.m_grouped_gemm_nt_masked
         self.assertRaisesRule(gemmgen.CompileError, "tensor-shape",
                               lambda: masked(bf16(512, 128), bf16(4, 256, 128), bf16(4, 512, 256), i32(4), 64),

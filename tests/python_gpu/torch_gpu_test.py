@@ -3,7 +3,7 @@ and f16, ragged and decode shapes (one JIT for a decode loop M = 1..256 with exp
 view's leading dimension, every layout through transposes, batches, the epilogue, a tensor read
 through DLPack alone, the caller's non-default stream, ten calls captured in a CUDA graph and
 replayed bit-identically, a split-K kernel on two streams at once and captured on a fresh stream;
-grouped GEMM (contiguous, masked) against a loop of torch.matmul; FP8 with DeepGEMM's factors
+grouped GEMM (contiguous, masked, variable K) against a loop of torch.matmul; FP8 with DeepGEMM's factors
 (dense, contiguous, masked) against an fp64 reference over the dequantized operands and against
 torch._scaled_mm's blockwise FP8 where this torch has it; and a cached call's host time. Exit 77
 (skipped) without PyTorch or a GPU."""
@@ -181,6 +181,25 @@ class TorchGpu(unittest.TestCase):
         for g, rows in enumerate(masked.tolist()):
             if rows:
                 self.assertLess(rel_err(d[g, :rows], a[g, :rows].double() @ b[g].double().T), 4e-3, "group %d" % g)
+
+    def test_grouped_varlen_k(self):
+        # weight gradients: d[g] = a[o_g:o_g+1].T @ b[o_g:o_g+1], one kernel for every K
+        groups, m, n = 4, 256, 384
+        for sizes in ([512, 0, 130, 1000], [64, 64, 64, 64]):
+            k = sum(sizes)
+            offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), device="cuda", dtype=torch.int32)
+            a = torch.randn(k, m, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+            d = torch.full((groups, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            before = gemmgen.loaded_kernels()
+            gemmgen.k_grouped_gemm_tn_contiguous(a, b, d, offsets)
+            torch.cuda.synchronize()
+            for g, (o, r) in enumerate(zip(offsets.tolist(), sizes)):
+                if r == 0:
+                    self.assertTrue(torch.equal(d[g], torch.zeros_like(d[g])), "an empty group stores zeros")
+                else:
+                    self.assertLess(rel_err(d[g], a[o:o + r].double().T @ b[o:o + r].double()), 4e-3, "group %d" % g)
+        self.assertEqual(gemmgen.loaded_kernels() - before, 0)  # the second K reused the first's kernel
 
     def check_fp8(self, out, ref, what):
         ours, diff = rel_err(out, ref), deepgemm_diff(out, ref)
