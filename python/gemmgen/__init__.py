@@ -252,6 +252,13 @@ def _check_gpu(what):
 
 
 _problems = {}  # a call's signature -> its C problem struct
+_MAX_REMEMBERED = 4096  # signatures each table keeps; a serving loop of ever new shapes starts it over
+
+
+def _remember(table, key, value):
+    if len(table) >= _MAX_REMEMBERED:
+        table.clear()
+    table[key] = value
 
 
 def _c_problem(key, fields):
@@ -260,7 +267,7 @@ def _c_problem(key, fields):
     p = _problems.get(key)
     if p is None:
         p = Problem(**fields)._c()
-        _problems[key] = p
+        _remember(_problems, key, p)
     return p
 
 
@@ -350,7 +357,7 @@ def _product(what, a, b, out, b_kn, out_dtype, schedule, arch, stream, expected_
         beta=beta, bias=bias_along if bias is not None else None, activation=activation))
     _launch(p, pa, pb, pd, stream, c=pc, bias=pbias)
     if key is not None and all(hasattr(t, "data_ptr") for t in (a, b, out)):  # PyTorch's: the fast path next time
-        _torch_calls[key] = ctypes.byref(p)
+        _remember(_torch_calls, key, ctypes.byref(p))
     return out
 
 

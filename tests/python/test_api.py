@@ -69,6 +69,13 @@ class Api(unittest.TestCase):
         epilogue = gemmgen.explain(gemmgen.Problem(1024, 1024, 1024, beta=0.5, bias="rows", activation="silu"))
         self.assertIn("silu", epilogue)
 
+    def test_signature_tables_are_bounded(self):
+        table = {}
+        for i in range(gemmgen._MAX_REMEMBERED + 10):
+            gemmgen._remember(table, i, i)
+        self.assertLessEqual(len(table), gemmgen._MAX_REMEMBERED)
+        self.assertEqual(table[gemmgen._MAX_REMEMBERED + 9], gemmgen._MAX_REMEMBERED + 9)
+
     def test_schedule_from_text(self):
         v5 = gemmgen.Schedule("tile 128 128 64\ninline cast\nmma 64 128 16 sm_90a\nbind k_o serial\n"
                               "bind m_o block.y\nbind n_o block.x\ncache_read A tma\ncache_read B tma\n"
