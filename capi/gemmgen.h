@@ -29,9 +29,9 @@ typedef enum gg_arch { GG_SM90A = 0, GG_SM100A = 1 } gg_arch;
  * from gg_tensors.groups. GG_CONTIGUOUS: `batch` groups sharing A [m, k] and D [m, n] (one group's
  * rows after another's), B [batch, n, k], the groups' row offsets (batch + 1 of them) read by the
  * kernel from gg_tensors.groups. GG_VARLEN_K (QuACK's varlen_k, a mixture-of-experts layer's weight
- * gradients): `batch` groups sharing K's k rows, D[g] = A[o_g:o_g+1, :]^T * B[o_g:o_g+1, :] with A
- * [k, m] and B [k, n] (the tokens along K), D [batch, m, n], the offsets along K (batch + 1) from
- * gg_tensors.groups. Grouped operands are dense, K-major (GG_VARLEN_K: rows of tokens), D row-major. */
+ * gradients): `batch` groups sharing the k rows of A [k, m] and B [k, n] (the tokens along K),
+ * D[g] = A[o_g:o_{g+1}, :]^T * B[o_g:o_{g+1}, :] into D [batch, m, n], the offsets o along K (batch + 1
+ * of them) from gg_tensors.groups; K is read at run time. Grouped operands are dense, K-major (GG_VARLEN_K: rows of tokens), D row-major. */
 typedef enum gg_source { GG_DENSE = 0, GG_MASKED = 1, GG_CONTIGUOUS = 2, GG_VARLEN_K = 3 } gg_source;
 
 /* FP8 factors' granularity: the target's recipe (sm_90a: fp32 factors, A's per 1x128, B's per
