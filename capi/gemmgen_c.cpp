@@ -199,10 +199,15 @@ int64_t planned_m(const gg_problem* p) {
 // The caller's schedule text over the problem (its directives replayed, each validated; `line N:`
 // prefixes on their errors): the file's orientation kept, the struct's sizes and types used, the
 // file's epilogue where the struct names none.
-gg::Schedule scheduled(const gg_problem* p, const gg::GemmOptions& o) {
-  if (p->source != GG_DENSE)
+// A schedule text schedules a dense problem only (the grouped entry points plan their own).
+void check_text_source(const gg_problem* p) {
+  if (p->schedule_text != nullptr && p->source != GG_DENSE)
     gg::throw_user_error("not-in-abi", "a schedule text schedules a dense problem; grouped problems take the "
                          "planner's or a built-in schedule");
+}
+
+gg::Schedule scheduled(const gg_problem* p, const gg::GemmOptions& o) {
+  check_text_source(p);
   gg::ScheduleFile file = gg::parse_schedule_file(p->schedule_text);
   if (!file.epilogue.empty() && (p->beta != 0.0 || p->bias != GG_BIAS_NONE || p->activation != GG_ACT_NONE))
     gg::throw_user_error("bad-epilogue", "the schedule text has epilogue lines and the problem names an epilogue "
@@ -298,7 +303,7 @@ void run(const gg_problem* p, const gg_tensors& t, void* stream) {
     prepared.kernel->launch(problem, cuda_stream);
     return;
   }
-  if (p->schedule_text != nullptr) scheduled(p, options_of(p));  // refuses a grouped problem
+  check_text_source(p);
   gg::GemmOptions o = options_of(p);
   o.stream = cuda_stream;
   o.c = t.c;
