@@ -23,9 +23,12 @@ struct NvccResult {
   std::string log;  // nvcc's and ptxas's output
 };
 
-// Compiles each source in its own process for `arch` ("90a", "100a"), `jobs` at a time, in a
-// scratch folder that one process owns (two suites running at once must not delete each other's
-// files).
+// Compiles each source's device code in its own process for `arch` ("90a", "100a"), `jobs` at a
+// time, in a scratch folder that one process owns (two suites running at once must not delete each
+// other's files). Device code only (--cubin): ptxas's verdict is the point, and the host side of an
+// emitted .cu is compiled and linked by the `REQUIRES: nvcc` CLI tests; skipping it makes each
+// compile 2.4x faster (0.85 s against 2.1 s for v10's kernel here), which is most of the suites'
+// time on a 2-core CI machine.
 inline std::vector<NvccResult> compile_for(const std::string& arch, const std::string& nvcc,
                                            const std::vector<std::string>& sources, const std::string& tag,
                                            unsigned jobs = 0) {
@@ -37,7 +40,7 @@ inline std::vector<NvccResult> compile_for(const std::string& arch, const std::s
     for (size_t i; (i = next++) < sources.size();) {
       const auto cu = dir / ("k" + std::to_string(i) + ".cu"), log = dir / ("k" + std::to_string(i) + ".log");
       std::ofstream(cu) << sources[i];
-      const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_" + arch + ",code=sm_" + arch + " -c -Xptxas -v '" + cu.string() +
+      const std::string cmd = "'" + nvcc + "' -gencode=arch=compute_" + arch + ",code=sm_" + arch + " --cubin -Xptxas -v '" + cu.string() +
                               "' -o /dev/null > '" + log.string() + "' 2>&1";
       const int rc = std::system(cmd.c_str());
       std::stringstream text;
