@@ -554,27 +554,23 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
       const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
       if (!p.ping_pong && 2 * last_wave <= limits.sms) add_splits(p, {2, 4, 8, 16}, false);
     }
-    // Where unsplit tiles of 128x128 or more (and at least half a split tile's area) fill a wave,
-    // splitting every tile loses to them by more than the model sees (it charges their loads too
-    // much and the hand-off too little), so a split must be predicted 30% faster to stay. On an H100
-    // (2026-11-28, 16-bit operands, one process each, two rounds) 128x128 tiles unsplit against
-    // auto's 128x256 in 2 splits: 1408^2 x 4096 27.2 against 36.0 us (the model: 35.0 against
-    // 33.4), 1024 x 2048 x 8192 49.0 against 55.6, 512 x 4096 x 7168 44.2 against 51.3, 512 x 4096
-    // x 14336 85.5 against 89.0 (the model: 109.3 against 87.2), and masked groups of 512 and 2 x 256
-    // rows in use at 4096 x 7168 45.5 against 53.2 and 54.8 against 61.9. (FP8's promoted k loops
-    // are not part of that evidence and keep their splits.)
-    if (!promoted) {
+    // Where unsplit tiles of 64x128 or more fill a wave (85% of the SMs), splitting every tile
+    // loses to them by more than the model sees (it charges one wave of such tiles' loads too
+    // much and the split's hand-off too little), so no split is offered. On an H100 (2026-11-28,
+    // 16-bit operands, the old plan and this one alternating, two rounds; TFLOP/s): 1024^2 x 4096
+    // 383 in 128x128 tiles in 2 splits, 500 in unsplit 64x128 (the model: 85.5 against 57.0 us at
+    // 256 x 4096 x 14336, where they ran 54.7 against 65.2); 1408^2 x 4096 450 -> 598 and 512 x
+    // 4096 x 7168 591 -> 693 (128x256 in 2 splits -> 128x128); 256 x 4096 x 14336 461 -> 551;
+    // masked groups at 4096 x 7168, 512 of 1024 rows in use 1141-1154 -> 1324-1339, 4 x 128 of
+    // 256 617 -> 666. Not past K = 16384, where the hand-off is a smaller share: 512 x 2048 x 32768
+    // ran 646-659 split in 4, 601-648 unsplit. Not for FP8's promoted k loops (not measured
+    // against it), nor under 256 rows or columns (the swapped skinny kernels, not measured).
+    if (!promoted && def.k() <= 16384 && def.m() * matrices_of(def) >= 256 && def.n() >= 256) {
       const auto fills_a_wave = [&](const AutoParams& u) {
-        return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 128 * 128 && 100 * u.tiles >= 85 * limits.sms;
+        return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 64 * 128 && 100 * u.tiles >= 85 * limits.sms;
       };
-      out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(unsplit.size()), out.end(),
-                               [&](const AutoParams& split) {
-                                 return std::any_of(unsplit.begin(), unsplit.end(), [&](const AutoParams& u) {
-                                   return fills_a_wave(u) && 2 * u.tile_m * u.tile_n >= split.tile_m * split.tile_n &&
-                                          split.predicted_us > 0.7 * u.predicted_us;
-                                 });
-                               }),
-                out.end());
+      if (std::any_of(unsplit.begin(), unsplit.end(), fills_a_wave))
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(unsplit.size()), out.end());
     }
     // Split only the last wave (split_k ... tail) where the tiles run past one wave and the last
     // is at most three quarters full: the whole waves keep their unsplit k loops and the last
