@@ -128,10 +128,12 @@ TEST_CASE("auto: no tile split where unsplit tiles of 64x128 or more fill a wave
   // 1408^2 x 4096 450 -> 598 and 512 x 4096 x 7168 591 -> 693 (128x256 in 2 splits -> unsplit
   // 128x128), 1024^2 x 4096 383 -> 500 and 256 x 4096 x 14336 461 -> 551 (-> unsplit 64x128),
   // masked groups of 512 of 1024 rows in use at 4096 x 7168 1141-1154 -> 1324-1339.
-  for (const auto& [m, n, k, area] :
+  for (const auto& shape :
        {std::tuple{1408, 1408, 4096, 128 * 128}, std::tuple{1024, 2048, 8192, 128 * 128}, std::tuple{2048, 1024, 8192, 128 * 128},
         std::tuple{512, 4096, 7168, 128 * 128}, std::tuple{512, 4096, 14336, 128 * 128}, std::tuple{1024, 1024, 4096, 64 * 128},
         std::tuple{1024, 1024, 8192, 64 * 128}, std::tuple{256, 4096, 14336, 64 * 128}}) {
+    // (named, not bound: clang 14's lambdas in CAPTURE cannot capture structured bindings)
+    const int m = std::get<0>(shape), n = std::get<1>(shape), k = std::get<2>(shape), area = std::get<3>(shape);
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(k);
