@@ -549,11 +549,6 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         }
       }
     };
-    for (const AutoParams& p : unsplit) {
-      const int64_t tiles = tiles_of(p);
-      const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
-      if (!p.ping_pong && 2 * last_wave <= limits.sms) add_splits(p, {2, 4, 8, 16}, false);
-    }
     // Where unsplit tiles of 64x128 or more fill a wave (85% of the SMs), splitting every tile
     // loses to them by more than the model sees (it charges one wave of such tiles' loads too
     // much and the split's hand-off too little), so no split is offered. On an H100 (2026-11-28,
@@ -565,12 +560,15 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     // 256 617 -> 666. Not past K = 16384, where the hand-off is a smaller share: 512 x 2048 x 32768
     // ran 646-659 split in 4, 601-648 unsplit. Not for FP8's promoted k loops (not measured
     // against it), nor under 256 rows or columns (the swapped skinny kernels, not measured).
-    if (!promoted && def.k() <= 16384 && def.m() * matrices_of(def) >= 256 && def.n() >= 256) {
-      const auto fills_a_wave = [&](const AutoParams& u) {
-        return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 64 * 128 && 100 * u.tiles >= 85 * limits.sms;
-      };
-      if (std::any_of(unsplit.begin(), unsplit.end(), fills_a_wave))
-        out.erase(out.begin() + static_cast<std::ptrdiff_t>(unsplit.size()), out.end());
+    const auto fills_a_wave = [&](const AutoParams& u) {
+      return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 64 * 128 && 100 * u.tiles >= 85 * limits.sms;
+    };
+    const bool unsplit_wave = !promoted && def.k() <= 16384 && def.m() * matrices_of(def) >= 256 && def.n() >= 256 &&
+                              std::any_of(unsplit.begin(), unsplit.end(), fills_a_wave);
+    for (const AutoParams& p : unsplit) {
+      const int64_t tiles = tiles_of(p);
+      const int64_t last_wave = tiles - (ceil_div(tiles, limits.sms) - 1) * limits.sms;
+      if (!unsplit_wave && !p.ping_pong && 2 * last_wave <= limits.sms) add_splits(p, {2, 4, 8, 16}, false);
     }
     // Split only the last wave (split_k ... tail) where the tiles run past one wave and the last
     // is at most three quarters full: the whole waves keep their unsplit k loops and the last
