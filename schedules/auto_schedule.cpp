@@ -549,7 +549,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         }
       }
     };
-    // Where unsplit tiles of 64x128 or more fill a wave (85% of the SMs), splitting every tile
+    // Where unsplit tiles of 64x128 or more fill a wave (75% of the SMs), splitting every tile
     // loses to them by more than the model sees (it charges one wave of such tiles' loads too
     // much and the split's hand-off too little), so no split is offered. On an H100 (2026-11-28,
     // 16-bit operands, the old plan and this one alternating, two rounds; TFLOP/s): 1024^2 x 4096
@@ -560,8 +560,12 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     // 256 617 -> 666. Not past K = 16384, where the hand-off is a smaller share: 512 x 2048 x 32768
     // ran 646-659 split in 4, 601-648 unsplit. Not for FP8's promoted k loops (not measured
     // against it), nor under 256 rows or columns (the swapped skinny kernels, not measured).
+    // First at 85% of the SMs; at 75% (H200, 2026-11-28, two rounds, bf16 and f16 alike) the seven
+    // shapes that moved gained: 1280^2 x 8192 (100 128x128 tiles) 523 -> 550-568, 1280^2 x 4096
+    // 406 -> 477, 1024 x 1664 x 4096 418 -> 493, 2304 x 768 x 4096 424-429 -> 506-510, 768 x 2304
+    // x 8192 556 -> 596-600, 512 x 3328 x 8192 536-540 -> 562-585, 1280^2 x 16384 602 -> 609.
     const auto fills_a_wave = [&](const AutoParams& u) {
-      return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 64 * 128 && 100 * u.tiles >= 85 * limits.sms;
+      return u.split_k == 1 && u.waves == 1 && u.tile_m * u.tile_n >= 64 * 128 && 100 * u.tiles >= 75 * limits.sms;
     };
     const bool unsplit_wave = !promoted && def.k() <= 16384 && def.m() * matrices_of(def) >= 256 && def.n() >= 256 &&
                               std::any_of(unsplit.begin(), unsplit.end(), fills_a_wave);
