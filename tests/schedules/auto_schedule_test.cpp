@@ -162,6 +162,40 @@ TEST_CASE("auto: no tile split where unsplit tiles of 64x128 or more fill a wave
   CHECK(plan_gemm(128, 4096, 7168, fp8).describe().find("split-K 2") != std::string::npos);
 }
 
+TEST_CASE("auto: the DRAM floor and the tile order's traffic count every matrix a batch or groups read") {
+  const double rate = ModelRates{}.dram_bytes_per_s;
+  const auto floor_us = [&](double bytes) { return bytes / rate * 1e6; };
+  // 16 masked groups of 128 rows at 4096 x 7168: each group's B read once, 940 MB (280 us), where
+  // the model once counted one matrix (it predicted 163 us; cuBLAS's strided batch ran 358 us).
+  GemmOptions masked;
+  masked.layout.batch = 16;
+  masked.layout.source = ProblemSource::Masked;
+  const double masked_bytes = 16.0 * (128 + 4096) * 7168 * 2 + 16.0 * 128 * 4096 * 2;
+  for (const AutoParams& p : rank_auto_params(gemm_definition(128, 4096, 7168, masked), hopper())) {
+    CAPTURE(p.to_string());
+    CHECK(p.predicted_us >= floor_us(masked_bytes));
+  }
+  // 64 contiguous groups sharing A's 16384 rows: A and D once, B 64 times (3.76 GB); the tile
+  // order's waves read each group's B, so they count at least that much.
+  GemmOptions contiguous;
+  contiguous.layout.batch = 64;
+  contiguous.layout.source = ProblemSource::Contiguous;
+  const double b_bytes = 64.0 * 4096 * 7168 * 2;
+  for (const AutoParams& p : rank_auto_params(gemm_definition(16384, 4096, 7168, contiguous), hopper())) {
+    CAPTURE(p.to_string());
+    CHECK(p.predicted_us >= floor_us(b_bytes + 16384.0 * 7168 * 2 + 16384.0 * 4096 * 2));
+    CHECK(p.operand_mb * 1e6 >= b_bytes);
+  }
+  // A batch of 8 sharing one B (stride 0) reads it once: a lower floor than 8 Bs.
+  GemmOptions shared, own;
+  shared.layout.batch = own.layout.batch = 8;
+  shared.layout.stride_b = 0;
+  const AutoParams one_b = choose_auto_params(gemm_definition(64, 8192, 8192, shared), hopper());
+  const AutoParams eight_b = choose_auto_params(gemm_definition(64, 8192, 8192, own), hopper());
+  CHECK(eight_b.predicted_us >= floor_us(8.0 * 8192 * 8192 * 2));
+  CHECK(one_b.predicted_us < floor_us(8.0 * 8192 * 8192 * 2));
+}
+
 TEST_CASE("auto: split-K where long k loops leave most SMs idle, never where DRAM bounds the problem") {
   // H100, tune: 512x512x16384 64x128 in 4 splits 25.1 us (0.93x cuBLAS), 128x128 in 8 28.5 us;
   // unsplit, its 32 tiles each stream all of K (the model: 96 us).
