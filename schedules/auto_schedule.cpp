@@ -360,9 +360,10 @@ double order_operand_bytes(const Definition& def, const DeviceLimits& limits, co
       ms.insert(c.m);
       ns.insert(c.n);
       if (!contiguous) continue;
-      const int64_t row0 = std::min(c.m * m_span * p.tile_m, def.m() - 1);
-      const int64_t row_last = std::min(def.m(), (c.m + 1) * m_span * p.tile_m) - 1;
-      for (int64_t g = row0 * def.batch() / def.m(); g <= row_last * def.batch() / def.m(); ++g)
+      const int64_t rows_all = std::max<int64_t>(def.m(), 1);
+      const int64_t row0 = std::min(c.m * m_span * p.tile_m, rows_all - 1);
+      const int64_t row_last = std::min(rows_all, (c.m + 1) * m_span * p.tile_m) - 1;
+      for (int64_t g = row0 * def.batch() / rows_all; g <= row_last * def.batch() / rows_all; ++g)
         for (int64_t j = 0; j < n_span; ++j) group_cols.insert({g, c.n * n_span + j});
     }
     const int64_t m_tiles = int64_t(ms.size()) * m_span;
