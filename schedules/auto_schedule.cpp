@@ -32,16 +32,16 @@ double mma_efficiency(int64_t n) { return double(n) / double(n + 32); }
 // Reading A and B once and writing D once, at DRAM's rate: no kernel of the problem is faster.
 // Every stored matrix of a batch or of groups counts (a contiguous group's B, a masked group's A,
 // B and D); one shared by the batch (stride 0) once.
-double dram_seconds(const Definition& def, const ModelRates& r) {
+double dram_bytes(const Definition& def) {
   const double m = double(def.m()), n = double(def.n()), k = double(def.k());
   const rt::MatrixLayouts layouts = matrix_layouts(def);
   const auto matrices = [&](rt::Operand o) {
     return double(rt::stored_matrix(layouts, o, def.m(), def.n(), def.k()).batches);
   };
-  const double bytes = (m * k * matrices(rt::Operand::A) + n * k * matrices(rt::Operand::B)) * dtype_bytes(def.input_dtype()) +
-                       m * n * matrices(rt::Operand::D) * dtype_bytes(def.output_dtype());
-  return bytes / r.dram_bytes_per_s;
+  return (m * k * matrices(rt::Operand::A) + n * k * matrices(rt::Operand::B)) * dtype_bytes(def.input_dtype()) +
+         m * n * matrices(rt::Operand::D) * dtype_bytes(def.output_dtype());
 }
+double dram_seconds(const Definition& def, const ModelRates& r) { return dram_bytes(def) / r.dram_bytes_per_s; }
 
 // Bytes a CTA's TMA issues per k element for operands whose rows are not 32-byte multiples
 // apart (the caller's, or a staged copy's); a multicast operand's rows are shared by the cluster.
@@ -179,9 +179,8 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
 // DRAM-bound 256x8192x8192 (128x128 tiles) ran 0.93x with it and 0.97x without, 128x8192x8192
 // (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
 bool compute_bound(const Definition& def, const DeviceLimits& limits) {
-  const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k());
-  const ModelRates r;
-  return flops / (mma_flops_per_sm(def, r) * limits.sms) >= dram_seconds(def, r);
+  const Roofline r = problem_roofline(def, limits);
+  return r.mma_us >= r.dram_us;
 }
 
 // A staged output's subtile in a tile of `tile_n` columns: the widest that divides the tile in
@@ -200,6 +199,18 @@ int64_t store_subtile_cols(int64_t tile_n, int out_bytes) {
 }
 
 }  // namespace
+
+Roofline problem_roofline(const Definition& def, const DeviceLimits& limits, const ModelRates& rates) {
+  // Contiguous groups share M's rows and variable-K groups K's: their sizes are the whole problem's.
+  const ProblemSource source = def.problem_source();
+  const double matrices = source == ProblemSource::Contiguous || source == ProblemSource::VarlenK ? 1.0 : double(def.batch());
+  const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k()) * matrices;
+  Roofline r;
+  r.mma_us = flops / (mma_flops_per_sm(def, rates) * double(limits.sms)) * 1e6;
+  r.dram_mb = dram_bytes(def) / 1e6;
+  r.dram_us = dram_seconds(def, rates) * 1e6;
+  return r;
+}
 
 const std::vector<std::pair<std::string, double ModelRates::*>>& model_rate_fields() {
   static const std::vector<std::pair<std::string, double ModelRates::*>> fields = {

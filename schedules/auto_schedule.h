@@ -102,6 +102,14 @@ const std::vector<std::pair<std::string, double ModelRates::*>>& model_rate_fiel
 ModelRates parse_model_rates(const std::string& text, ModelRates base = ModelRates{});
 std::string print_model_rates(const ModelRates& rates);
 
+// The problem's roofline at the model's rates: its MMAs at peak on every SM, and reading every
+// stored operand matrix and writing every D once from DRAM (a masked group's A, B and D, each
+// contiguous group's B; an operand a batch shares once).
+struct Roofline {
+  double mma_us = 0, dram_us = 0, dram_mb = 0;
+};
+Roofline problem_roofline(const Definition& def, const DeviceLimits& limits, const ModelRates& rates = {});
+
 // The operand bytes the persistent tile order fetches: for each wave of tiles (one per CTA), the
 // rows of A and B its distinct m and n tiles touch, times K. A wave's CTAs share those rows in
 // L2 while they stream K together; the next wave fetches its own. Smaller is friendlier to L2

@@ -235,6 +235,13 @@ std::string explain_plan(const GemmPlan& plan) {
     os << " (the model's best: straight " << us(plan.straight_best) << ", swapped " << us(plan.swapped_best)
        << "; the swap is taken when it is 5% faster)";
   os << "\n";
+  // Every operand matrix read once at the model's DRAM rate, beside the MMAs at peak: the time no
+  // kernel of the problem beats, and which side of the roofline it is on.
+  const Roofline roof = problem_roofline(def, limits_for(plan.target));
+  os << std::setprecision(3) << "  roofline:    the MMAs at peak " << roof.mma_us << " us; every operand "
+     << "matrix read and D written once, " << roof.dram_mb << " MB, " << roof.dram_us << " us at "
+     << ModelRates{}.dram_bytes_per_s / 1e12 << " TB/s: " << (roof.mma_us >= roof.dram_us ? "the MMAs bound" : "DRAM bounds")
+     << " it\n" << std::setprecision(6);
   if (plan.source == PlanSource::Tuned && plan.measured_us && plan.params) {
     os << std::fixed << std::setprecision(1) << "  measured:    " << *plan.measured_us << " us when tuned";
     if (plan.measured_cublas_us && *plan.measured_us > 0)

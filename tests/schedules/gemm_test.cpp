@@ -156,6 +156,22 @@ TEST_CASE("explain_plan prints the orientation with the model's figures for both
   CHECK(text.find("auto: the heuristic's ranking for M=4096 N=1 K=4096") != std::string::npos);
 }
 
+TEST_CASE("explain_plan gives the problem's roofline: every operand matrix read once beside the MMAs at peak") {
+  // 16 masked groups of 128 rows at 4096 x 7168: each group's A, B and D, 985.7 MB (294 us at 3.35
+  // TB/s) against 122 us of MMAs.
+  GemmOptions masked;
+  masked.layout.batch = 16;
+  masked.layout.source = ProblemSource::Masked;
+  const std::string groups = explain_plan(plan_gemm(128, 4096, 7168, masked));
+  CAPTURE(groups);
+  CHECK(groups.find("\n  roofline:    the MMAs at peak 122 us; every operand matrix read and D written once, 986 MB, "
+                    "294 us at 3.35 TB/s: DRAM bounds it\n") != std::string::npos);
+  const std::string square = explain_plan(plan_gemm(4096, 4096, 4096));
+  CAPTURE(square);
+  CHECK(square.find("roofline:    the MMAs at peak 139 us; every operand matrix read and D written once, 101 MB, 30 us "
+                    "at 3.35 TB/s: the MMAs bound it") != std::string::npos);
+}
+
 TEST_CASE("a plan for sm_100a ranks and builds for that target") {
   GemmOptions blackwell;
   blackwell.target = Target::Sm100a;
