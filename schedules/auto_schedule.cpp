@@ -201,14 +201,14 @@ int64_t store_subtile_cols(int64_t tile_n, int out_bytes) {
 }  // namespace
 
 Roofline problem_roofline(const Definition& def, const DeviceLimits& limits, const ModelRates& rates) {
-  // Contiguous groups share M's rows and variable-K groups K's: their sizes are the whole problem's.
-  const ProblemSource source = def.problem_source();
-  const double matrices = source == ProblemSource::Contiguous || source == ProblemSource::VarlenK ? 1.0 : double(def.batch());
+  // Variable-K groups share K among them: their K is the whole problem's.
+  const double matrices = def.problem_source() == ProblemSource::VarlenK ? 1.0 : double(matrices_of(def));
   const double flops = 2.0 * double(def.m()) * double(def.n()) * double(def.k()) * matrices;
+  const double bytes = dram_bytes(def);
   Roofline r;
   r.mma_us = flops / (mma_flops_per_sm(def, rates) * double(limits.sms)) * 1e6;
-  r.dram_mb = dram_bytes(def) / 1e6;
-  r.dram_us = dram_seconds(def, rates) * 1e6;
+  r.dram_mb = bytes / 1e6;
+  r.dram_us = bytes / rates.dram_bytes_per_s * 1e6;
   return r;
 }
 
@@ -360,6 +360,7 @@ double order_operand_bytes(const Definition& def, const DeviceLimits& limits, co
   // per (group, n tile) its tiles meet.
   const bool contiguous = def.problem_source() == ProblemSource::Contiguous;
   const int64_t m_span = p.multicast_a ? 1 : p.cluster, n_span = p.multicast_a ? p.cluster : 1;
+  const int64_t rows_all = std::max<int64_t>(def.m(), 1);
   std::set<std::pair<int64_t, int64_t>> group_cols;
   for (int64_t i = 0; i < sampled; ++i) {
     const int64_t first = i * waves / sampled * per_wave;
@@ -371,7 +372,6 @@ double order_operand_bytes(const Definition& def, const DeviceLimits& limits, co
       ms.insert(c.m);
       ns.insert(c.n);
       if (!contiguous) continue;
-      const int64_t rows_all = std::max<int64_t>(def.m(), 1);
       const int64_t row0 = std::min(c.m * m_span * p.tile_m, rows_all - 1);
       const int64_t row_last = std::min(rows_all, (c.m + 1) * m_span * p.tile_m) - 1;
       for (int64_t g = row0 * def.batch() / rows_all; g <= row_last * def.batch() / rows_all; ++g)
