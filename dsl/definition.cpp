@@ -837,6 +837,12 @@ bool tma_storable_output(const Definition& def) {
   return def.output_layout() == OutputLayout::RowMajor && vector_rows(def, out) && !rows_follow_runtime_size(def, out);
 }
 
+bool tma_storable_transposed(const Definition& def) {
+  const Node& out = def.node(def.output());
+  return def.output_layout() == OutputLayout::ColumnMajor && dtype_bytes(out.dtype) == 2 && vector_rows(def, out) &&
+         !rows_follow_runtime_size(def, out);
+}
+
 bool tma_can_copy(const Definition& def, const std::string& tensor) {
   return tensor == def.node(def.output()).name ? tma_storable_output(def) : tma_can_load(def, *def.find(tensor));
 }

@@ -334,6 +334,10 @@ bool vector_rows(const Definition& def, const Node& n);
 // H100, a TMA store clips the row's end only to whole 16 bytes, so it would overwrite the
 // elements between a ragged row and the next (a strided view's padding).
 bool tma_storable_output(const Definition& def);
+// Whether `auto` may TMA-store a column-major output through a transposed staging buffer
+// (stmatrix.trans): 16-bit values, the same 16-byte rows (of M elements) and no row length read
+// at run time.
+bool tma_storable_transposed(const Definition& def);
 // What `auto` asks of a tensor: TMA can load it (an operand) or store it (the output).
 bool tma_can_copy(const Definition& def, const std::string& tensor);
 // "a row of K=71 bf16 elements is 142 bytes"; with a leading dimension "rows of ... lie 144 elements apart"

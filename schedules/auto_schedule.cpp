@@ -310,7 +310,8 @@ Schedule auto_schedule(const Definition& def, const AutoParams& p, Target target
   s.bind("n_o", Binding::BlockX);
   cache_read_operands(s);
   const std::string& out = def.node(def.output()).name;
-  s.cache_write(out, Place::Shared, copy_method_for(def, out));
+  // A column-major output's subtiles are staged transposed (tma_storable_transposed).
+  s.cache_write(out, Place::Shared, p.subtile_cols > 0 ? CopyMethod::Tma : copy_method_for(def, out));
   s.persist("m_o", "n_o", p.raster, p.group);
   s.warp_specialize(40, 232);
   if (p.cluster > 1) {
@@ -423,7 +424,14 @@ void predict_auto_params(const Definition& def, const DeviceLimits& limits, Auto
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
   std::vector<AutoParams> out;
   const int out_b = dtype_bytes(def.output_dtype());
-  const bool staged = tma_storable_output(def);
+  // Staged outputs are TMA-stored; a column-major one through a transposed buffer. Its stores from
+  // registers (2-byte, one per value) cost a one-wave kernel 2 us: on an H200 (2026-11-28), 1280^2
+  // x K in swapped 128x128 tiles ran 10.7, 13.1, 18.4 and 47.7 us at K = 512, 1024, 2048 and 8192
+  // from registers in 7 stages, 8.8, 11.3, 16.3 and 46.0 staged in 6. Fewer columns than one atom
+  // (a swapped decode's M of 1..32) store their few values sooner from registers: 1 x 4096 x 4096
+  // ran 13.75-13.81 us so and 14.04 staged.
+  const bool staged_rows = tma_storable_output(def);
+  const bool staged = staged_rows || (tma_storable_transposed(def) && def.n() >= store_atom_cols(out_b));
   // Tile widths in steps of 16 columns, so a tile can fill the waves where powers of two leave
   // SMs idle (cuBLAS's own picks on an H100: 1536^2 x 2048 in 144-wide tiles, 11 x 12 = 132 of
   // them; ours in 128x144 tiles ran 18.7 us against 21.7 in 96 128x192 tiles).
@@ -477,9 +485,10 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
     if ((tile_m > 64 && def.m() <= 64) || (tile_m > 128 && def.m() <= 128)) continue;
     for (int64_t tile_n = n_step; tile_n <= 256; tile_n += n_step) {
       // A staged tile narrower than one swizzle atom stays the atom's width (a skinny N pads it)
-      const bool part_atom = staged && tile_n % store_atom != 0;
+      // (a transposed buffer's TMA box runs along M: any 16 columns)
+      const bool part_atom = staged_rows && tile_n % store_atom != 0;
       if (part_atom && tile_n < store_atom) continue;
-      if (tile_n - (part_atom || !staged ? n_step : store_atom) >= def.n()) break;  // padding columns only
+      if (tile_n - (part_atom || !staged_rows ? n_step : store_atom) >= def.n()) break;  // padding columns only
       if (on_fp8_grid && tile_n % 128 != 0 && 128 % tile_n != 0) continue;
       // Two consumers' accumulators: at most 128 fp32 registers a thread (128x256, 256x128).
       if (tile_m * tile_n > 32768) break;
@@ -535,7 +544,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the
   // whole atoms leave short (1536^2 x 2048, 768 x 3072 x 4096); nearer, the model's choice among
   // widths is noise (DRAM-bound decode shapes tie on every width).
-  if (staged) {
+  if (staged_rows) {
     double best_whole = 0;
     for (const AutoParams& p : out)
       if (p.tile_n % store_atom == 0 && (best_whole == 0 || p.predicted_us < best_whole)) best_whole = p.predicted_us;

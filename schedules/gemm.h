@@ -65,7 +65,9 @@ Definition gemm_definition(int64_t m, int64_t n, int64_t k, const GemmOptions& o
 ProblemLayout planned_layout(int64_t m, int64_t n, int64_t k, const GemmOptions& options);
 
 // The swap rule, the one place it is decided: the swapped orientation runs when only it has an
-// `auto` config, or when the model predicts it at least 5% faster than the straight one.
+// `auto` config, or when the model predicts it faster than the straight one by swap_margin: 3%
+// where both orientations TMA-store their tiles, 5% where one stores from registers.
+double swap_margin(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
 bool prefer_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
 
 // Where a plan's configuration comes from.

@@ -123,6 +123,45 @@ TEST_CASE("auto: the shapes file's choices, as measured (every pin is a config t
           "swap A/B; tile 64x16x256, 1 consumer, 5 stages, no cluster, group 8, stores from registers");
 }
 
+TEST_CASE("auto: a column-major 16-bit output is TMA-stored through a transposed buffer, not from registers") {
+  // H200 (2026-11-28), 1280^2 x K in swapped 128x128 tiles: 10.7, 13.1, 18.4 and 47.7 us at K =
+  // 512, 1024, 2048 and 8192 stored from registers (7 stages), 8.8, 11.3, 16.3 and 46.0 staged (6).
+  // The swapped definition (gg::gemm's D^T = B * A^T) has the column-major output, its rows the
+  // caller's N, compiled; the caller's M is read at run time.
+  const Definition def = gemm_definition(1280, 1280, 8192, GemmOptions{}, true);
+  CHECK_FALSE(tma_storable_output(def));
+  CHECK(tma_storable_transposed(def));
+  for (const AutoParams& p : rank_auto_params(def, hopper())) {
+    CAPTURE(p.to_string());
+    CHECK(p.subtile_cols > 0);
+    CHECK(p.subtile_cols % 16 == 0);  // stmatrix.trans writes whole 16 columns
+  }
+  const AutoParams best = choose_auto_params(def, hopper());
+  const std::string source = emit_cuda(auto_schedule(def, best)).source;
+  CHECK(source.find("gg::dev::stmatrix_x4_trans(") != std::string::npos);
+  CHECK(source.find("gg::dev::tma_store_2d(") != std::string::npos);
+  // Narrow tiles too (a transposed buffer's box runs along M): 64 x 4096 x 14336 swapped, in 64x32
+  // tiles (H200: 208-209 TFLOP/s, 1.04x cuBLAS; 193 straight in 64x128 tiles split in 4). Fewer
+  // columns than one atom store their few values sooner from registers (1 x 4096 x 4096 swapped:
+  // 13.75-13.81 us so, 14.04 staged).
+  CHECK(choose_auto_params(gemm_definition(64, 4096, 14336, GemmOptions{}, true), hopper()).subtile_cols == 32);
+  CHECK(plan_gemm(64, 4096, 14336).config.find("swap A/B; tile 64x32x256") == 0);
+  CHECK(choose_auto_params(gemm_definition(16, 4096, 4096, GemmOptions{}, true), hopper()).subtile_cols == 0);
+  // Not where stmatrix cannot write it (f32), rows of M not whole 16 bytes, a length read at run
+  // time (the caller's own column-major D, M unknown until launch), or a row-major output.
+  GemmOptions f32_out, col;
+  f32_out.out = DType::F32;
+  col.layout.d = OutputLayout::ColumnMajor;
+  const Definition f32 = gemm_definition(1280, 1280, 8192, f32_out, true),
+                   ragged = gemm_definition(1280, 1281, 8192, GemmOptions{}, true);
+  CHECK_FALSE(tma_storable_transposed(f32));
+  CHECK_FALSE(tma_storable_transposed(ragged));
+  CHECK_FALSE(tma_storable_transposed(gemm_definition(1280, 1280, 8192, col)));
+  CHECK_FALSE(tma_storable_transposed(gemm_definition(1280, 1280, 8192)));
+  CHECK(choose_auto_params(f32, hopper()).subtile_cols == 0);
+  CHECK(choose_auto_params(ragged, hopper()).subtile_cols == 0);
+}
+
 TEST_CASE("auto: no tile split where unsplit tiles of 64x128 or more fill a wave") {
   // H100 (2026-11-28, gemmgen bench, the old plan and this one alternating, two rounds), TFLOP/s:
   // 1408^2 x 4096 450 -> 598 and 512 x 4096 x 7168 591 -> 693 (128x256 in 2 splits -> unsplit
@@ -289,8 +328,12 @@ TEST_CASE("auto: D's rows stored from registers cost three times as much row-maj
     REQUIRE(plan.swapped_best.has_value());
     CHECK(plan.swapped_best->predicted_us < 0.95 * plan.straight_best->predicted_us);
   }
-  // Aligned rows keep the straight TMA store; tiny ragged problems (one wave, latency-bound) stay straight.
-  CHECK_FALSE(plan_gemm(3000, 5000, 1024).swapped());
+  // Aligned rows store staged either way: 3000 x 5000 x 1024 swaps for 128x240 tiles, its D^T
+  // through a transposed buffer (H200: 589-603 TFLOP/s against 591-600 straight in 128x256); tiny
+  // ragged problems (one wave, latency-bound) stay straight.
+  const GemmPlan aligned = plan_gemm(3000, 5000, 1024);
+  CHECK(aligned.swapped());
+  CHECK(aligned.config.find("store subtiles of 48") != std::string::npos);
   CHECK_FALSE(plan_gemm(77, 129, 72).swapped());
   CHECK_FALSE(plan_gemm(255, 257, 264).swapped());
 }

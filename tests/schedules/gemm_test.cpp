@@ -101,13 +101,29 @@ TEST_CASE("plan_gemm reads a one-row M-major A (or one-row N-major B) as K-major
   CHECK(canonical_layout(1, 1, tt.layout).b == Layout::KMajor);
 }
 
-TEST_CASE("the swap rule lives in prefer_swapped: 5% faster by the model, or the only orientation that lowers") {
+TEST_CASE("the swap rule lives in prefer_swapped: 3% or 5% faster by the model, or the only orientation that lowers") {
   AutoParams straight, swapped;
   straight.predicted_us = 100;
   swapped.predicted_us = 95.1;
+  swapped.subtile_cols = 0;  // the swapped kernel stores from registers
+  CHECK(swap_margin(straight, swapped) == 0.05);
   CHECK_FALSE(prefer_swapped(straight, swapped));
   swapped.predicted_us = 94.9;
   CHECK(prefer_swapped(straight, swapped));
+  // Both orientations TMA-store their tiles (the swapped one transposed): 3%.
+  straight.subtile_cols = 64;
+  swapped.subtile_cols = 48;
+  CHECK(swap_margin(straight, swapped) == 0.03);
+  swapped.predicted_us = 97.1;
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.predicted_us = 96.9;
+  CHECK(prefer_swapped(straight, swapped));
+  // H200 (2026-11-28, two rounds): 2816^3 ran 720-723 TFLOP/s straight in 128x256 tiles, 737-738
+  // swapped in 128x240; 247 x 812 x 3991, whose swapped D^T stores from registers (rows of 812),
+  // lost 9% swapped and stays straight.
+  CHECK(plan_gemm(2816, 2816, 2816).swapped());
+  CHECK(plan_gemm(2816, 2816, 2816).config.find("store subtiles of 48") != std::string::npos);
+  CHECK_FALSE(plan_gemm(247, 812, 3991).swapped());
   CHECK(prefer_swapped(std::nullopt, swapped));
   CHECK_FALSE(prefer_swapped(straight, std::nullopt));
   CHECK_FALSE(prefer_swapped(std::nullopt, std::nullopt));
