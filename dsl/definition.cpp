@@ -832,15 +832,22 @@ bool vector_rows(const Definition& def, const Node& n) {
   return tma_rows_aligned(def, n) && row_elems(def, n) * dtype_bytes(n.dtype) % 16 == 0;
 }
 
-bool tma_storable_output(const Definition& def) {
+namespace {
+// The output's stored rows, as every launch's TMA store would write them: whole 16-byte rows
+// whose length is not read at run time.
+bool output_rows_tma_storable(const Definition& def) {
   const Node& out = def.node(def.output());
-  return def.output_layout() == OutputLayout::RowMajor && vector_rows(def, out) && !rows_follow_runtime_size(def, out);
+  return vector_rows(def, out) && !rows_follow_runtime_size(def, out);
+}
+}  // namespace
+
+bool tma_storable_output(const Definition& def) {
+  return def.output_layout() == OutputLayout::RowMajor && output_rows_tma_storable(def);
 }
 
 bool tma_storable_transposed(const Definition& def) {
-  const Node& out = def.node(def.output());
-  return def.output_layout() == OutputLayout::ColumnMajor && dtype_bytes(out.dtype) == 2 && vector_rows(def, out) &&
-         !rows_follow_runtime_size(def, out);
+  return def.output_layout() == OutputLayout::ColumnMajor && dtype_bytes(def.node(def.output()).dtype) == 2 &&
+         output_rows_tma_storable(def);
 }
 
 bool tma_can_copy(const Definition& def, const std::string& tensor) {

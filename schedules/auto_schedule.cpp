@@ -88,10 +88,14 @@ int64_t matrices_of(const Definition& def) {
 // The rows of a tile each consumer warpgroup holds (a ping-pong consumer, the whole tile's).
 int64_t consumer_rows(const AutoParams& p) { return p.ping_pong ? p.tile_m : p.tile_m / p.consumers; }
 
-// Waves of `tiles` on the persistent CTAs: every SM, in whole clusters (fewer CTAs than that when
-// there are fewer tiles).
+// The persistent CTAs for `tiles`: every SM, in whole clusters (fewer CTAs than that when there
+// are fewer tiles).
+int64_t resident_ctas(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
+  return std::min<int64_t>(tiles, limits.sms / cluster * cluster);
+}
+// Waves of `tiles` on those CTAs.
 int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
-  return ceil_div(tiles, std::min<int64_t>(tiles, limits.sms / cluster * cluster));
+  return ceil_div(tiles, resident_ctas(tiles, limits, cluster));
 }
 
 // Predicted seconds: the persistent CTAs' waves of tiles, each tile bound by its MMAs or by the
@@ -112,7 +116,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
       paired_tile_grid(m_tiles_of(def, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() *
       matrices_of(def);
   p.tiles = tiles * p.split_k;
-  const int64_t ctas = std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster);
+  const int64_t ctas = resident_ctas(p.tiles, limits, p.cluster);
   // split_tail: the units are the whole waves' tiles, then the rest once per split
   const int64_t whole_tiles = p.split_tail ? tiles / ctas * ctas : 0;
   if (p.split_tail) p.tiles = whole_tiles + (tiles - whole_tiles) * p.split_k;
@@ -179,8 +183,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
 // DRAM-bound 256x8192x8192 (128x128 tiles) ran 0.93x with it and 0.97x without, 128x8192x8192
 // (64x128) 0.98x with and 1.01x without: a cluster's CTAs wait on each other's releases.
 bool compute_bound(const Definition& def, const DeviceLimits& limits) {
-  const Roofline r = problem_roofline(def, limits);
-  return r.mma_us >= r.dram_us;
+  return problem_roofline(def, limits).mma_bound();
 }
 
 // A staged output's subtile in a tile of `tile_n` columns: the widest that divides the tile in
@@ -431,11 +434,11 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // (a swapped decode's M of 1..32) store their few values sooner from registers: 1 x 4096 x 4096
   // ran 13.75-13.81 us so and 14.04 staged.
   const bool staged_rows = tma_storable_output(def);
-  const bool staged = staged_rows || (tma_storable_transposed(def) && def.n() >= store_atom_cols(out_b));
   // Tile widths in steps of 16 columns, so a tile can fill the waves where powers of two leave
   // SMs idle (cuBLAS's own picks on an H100: 1536^2 x 2048 in 144-wide tiles, 11 x 12 = 132 of
   // them; ours in 128x144 tiles ran 18.7 us against 21.7 in 96 128x192 tiles).
   const int64_t n_step = 16, store_atom = store_atom_cols(out_b);
+  const bool staged = staged_rows || (tma_storable_transposed(def) && def.n() >= store_atom);
   // Contiguous and variable-K groups run without a cluster: measured on an H200 (64 random groups of
   // 16384 rows, 128x256 tiles), contiguous ran 548 TFLOP/s unclustered against 502 with A shared in
   // 2-CTA clusters at 4096 x 7168 and 534 against 522 at 7168 x 2048; 8 variable-K groups 761
@@ -656,7 +659,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // 128x240 (1.67 waves) 81.7-83.0, which the model put 0.4% apart. (Split units are not whole
   // tiles, so their count says little of a wave's fill.)
   const auto wave_fill = [&](const AutoParams& p) {
-    return double(p.tiles) / double(p.waves * std::min<int64_t>(p.tiles, limits.sms / p.cluster * p.cluster));
+    return double(p.tiles) / double(p.waves * resident_ctas(p.tiles, limits, p.cluster));
   };
   const auto fuller_last_wave = [&](const AutoParams& a, const AutoParams& b) {
     return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && wave_fill(a) > wave_fill(b) + 0.05;

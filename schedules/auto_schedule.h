@@ -107,6 +107,7 @@ std::string print_model_rates(const ModelRates& rates);
 // contiguous group's B; an operand a batch shares once).
 struct Roofline {
   double mma_us = 0, dram_us = 0, dram_mb = 0;
+  bool mma_bound() const { return mma_us >= dram_us; }
 };
 Roofline problem_roofline(const Definition& def, const DeviceLimits& limits, const ModelRates& rates = {});
 

@@ -252,7 +252,7 @@ std::string explain_plan(const GemmPlan& plan) {
   const Roofline roof = problem_roofline(def, limits_for(plan.target));
   os << std::setprecision(3) << "  roofline:    the MMAs at peak " << roof.mma_us << " us; every operand "
      << "matrix read and D written once, " << roof.dram_mb << " MB, " << roof.dram_us << " us at "
-     << ModelRates{}.dram_bytes_per_s / 1e12 << " TB/s: " << (roof.mma_us >= roof.dram_us ? "the MMAs bound" : "DRAM bounds")
+     << ModelRates{}.dram_bytes_per_s / 1e12 << " TB/s: " << (roof.mma_bound() ? "the MMAs bound" : "DRAM bounds")
      << " it\n" << std::setprecision(6);
   if (plan.source == PlanSource::Tuned && plan.measured_us && plan.params) {
     os << std::fixed << std::setprecision(1) << "  measured:    " << *plan.measured_us << " us when tuned";
