@@ -543,20 +543,48 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
       }
     }
   }
+  const auto near = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); };
+  const int64_t k_tiles = k_tiles_of_atoms;
+  const auto latency_bound = [&](const AutoParams& p) { return p.waves == 1 && k_tiles <= p.stages; };
+  // The share of the SMs an unsplit config's waves keep busy. The model's tile times for
+  // neighbouring widths are estimates of load latency (L2-resident operands arrive sooner than
+  // its DRAM latency says), the SMs a config leaves idle are not. (Split units are not whole
+  // tiles, so their count says little of a wave's fill.)
+  const auto sm_fill = [&](const AutoParams& p) {
+    return double(p.tiles) / double(p.waves * (limits.sms / p.cluster * p.cluster));
+  };
+  // Between configs of several waves, the fuller last wave: on an H200, 2560^2 x 4096 in 260
+  // 128x208 tiles (1.97 waves) ran 73.0 us, in 220 128x240 (1.67 waves) 81.7-83.0, which the
+  // model put 0.4% apart.
+  const auto fuller_last_wave = [&](const AutoParams& a, const AutoParams& b) {
+    return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && sm_fill(a) > sm_fill(b) + 0.05;
+  };
+  // Within one wave of MMA-bound tiles of as many rows, more and narrower tiles: each SM's k loop is shorter. On an
+  // H200 (2026-11-28), 1280^2 x 8192 in 120 128x112 tiles ran 43.1-43.8 us, in 100 128x128 45.6,
+  // which the model put 0.2% apart (cuBLAS runs 120 112x128 tiles there).
+  const bool mma_bound = compute_bound(def, limits);
+  const auto fuller_one_wave = [&](const AutoParams& a, const AutoParams& b) {
+    return mma_bound && a.tile_m == b.tile_m && a.waves == 1 && b.waves == 1 && a.split_k == 1 && b.split_k == 1 && !latency_bound(a) &&
+           !latency_bound(b) && sm_fill(a) > sm_fill(b) + 0.05;
+  };
   // A staged tile of part of a swizzle atom's width must earn its place: kept only where the
   // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the
   // whole atoms leave short (1536^2 x 2048, 768 x 3072 x 4096); nearer, the model's choice among
   // widths is noise (DRAM-bound decode shapes tie on every width).
+  // Nor where it fills one wave's SMs the whole atoms leave idle and the model ties them (below).
   if (staged_rows) {
-    double best_whole = 0;
+    const AutoParams* best_whole = nullptr;
     for (const AutoParams& p : out)
-      if (p.tile_n % store_atom == 0 && (best_whole == 0 || p.predicted_us < best_whole)) best_whole = p.predicted_us;
-    if (best_whole > 0)
+      if (p.tile_n % store_atom == 0 && (!best_whole || p.predicted_us < best_whole->predicted_us)) best_whole = &p;
+    if (best_whole) {
+      const AutoParams whole = *best_whole;
       out.erase(std::remove_if(out.begin(), out.end(),
                                [&](const AutoParams& p) {
-                                 return p.tile_n % store_atom != 0 && p.predicted_us > 0.95 * best_whole;
+                                 return p.tile_n % store_atom != 0 && p.predicted_us > 0.95 * whole.predicted_us &&
+                                        !(near(p.predicted_us, whole.predicted_us) && fuller_one_wave(p, whole));
                                }),
                 out.end());
+    }
   }
   // Split-K where the k loops, not DRAM, bound even the best unsplit config (its tiles take twice
   // the DRAM floor or more), on configs whose last wave leaves at least half the SMs idle (one
@@ -645,29 +673,17 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
               out.end());
   }
   // Fastest first. Within 1%: when DRAM bounds both, the one whose loads leave more slack under
-  // that bound; then, for a problem under one wave whose whole K fits in the pipeline (latency,
+  // that bound; then the config that keeps more SMs busy (the last wave's fill, or one wave's,
+  // above); then, for a problem under one wave whose whole K fits in the pipeline (latency,
   // not throughput, bounds it), more and smaller tiles: on an H100, 255x257x264 ran at 1.97x
   // cuBLAS in 68 64x16 tiles and 0.65x in 4 128x192 tiles, 77x129x72 1.76x against 0.74x. Else
   // the larger tile (less traffic through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the
   // wider one.
-  const auto near = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); };
-  const int64_t k_tiles = k_tiles_of_atoms;
-  const auto latency_bound = [&](const AutoParams& p) { return p.waves == 1 && k_tiles <= p.stages; };
-  // Between unsplit configs of several waves, the fuller last wave first: the model's tile times
-  // for neighbouring widths are estimates of load latency, the SMs a short last wave leaves idle
-  // are not. On an H200, 2560^2 x 4096 in 260 128x208 tiles (1.97 waves) ran 73.0 us, in 220
-  // 128x240 (1.67 waves) 81.7-83.0, which the model put 0.4% apart. (Split units are not whole
-  // tiles, so their count says little of a wave's fill.)
-  const auto wave_fill = [&](const AutoParams& p) {
-    return double(p.tiles) / double(p.waves * resident_ctas(p.tiles, limits, p.cluster));
-  };
-  const auto fuller_last_wave = [&](const AutoParams& a, const AutoParams& b) {
-    return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && wave_fill(a) > wave_fill(b) + 0.05;
-  };
   std::stable_sort(out.begin(), out.end(), [&](const AutoParams& a, const AutoParams& b) {
     if (!near(a.predicted_us, b.predicted_us)) return a.predicted_us < b.predicted_us;
     if (!near(a.mainloop_us, b.mainloop_us)) return a.mainloop_us < b.mainloop_us;
     if (fuller_last_wave(a, b) || fuller_last_wave(b, a)) return fuller_last_wave(a, b);
+    if (fuller_one_wave(a, b) || fuller_one_wave(b, a)) return fuller_one_wave(a, b);
     if (latency_bound(a) && latency_bound(b) && a.tiles != b.tiles) return a.tiles > b.tiles;
     if (a.tile_m * a.tile_n != b.tile_m * b.tile_n) return a.tile_m * a.tile_n > b.tile_m * b.tile_n;
     return a.tile_n > b.tile_n;
