@@ -559,13 +559,18 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   const auto fuller_last_wave = [&](const AutoParams& a, const AutoParams& b) {
     return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && sm_fill(a) > sm_fill(b) + 0.05;
   };
-  // Within one wave of MMA-bound tiles of as many rows, more and narrower tiles: each SM's k loop is shorter. On an
-  // H200 (2026-11-28), 1280^2 x 8192 in 120 128x112 tiles ran 43.1-43.8 us, in 100 128x128 45.6,
-  // which the model put 0.2% apart (cuBLAS runs 120 112x128 tiles there).
+  // Within one wave of MMA-bound tiles of as many rows, more and narrower tiles: each SM's k loop
+  // is shorter. On an H200 (2026-11-28, the old plan and this one alternating), 1280^2 x 8192 in
+  // 120 128x112 tiles ran 43.1-43.8 us, in 100 128x128 45.6, which the model put 0.2% apart
+  // (cuBLAS runs 120 112x128 tiles there); 13 such shapes gained 2-9%. Not narrower than 112
+  // columns, whose k loop runs slower a flop (2712 x 472 x 12816: 128x96 -> 128x80 lost 8%), nor
+  // for fewer than 16 k tiles, where a part-atom tile's narrower stores outweigh its shorter loop
+  // (2144 x 712 x 688: 128x128 -> 128x112 lost 8%; 1344^2 x 1024 gained 5%).
   const bool mma_bound = compute_bound(def, limits);
   const auto fuller_one_wave = [&](const AutoParams& a, const AutoParams& b) {
-    return mma_bound && a.tile_m == b.tile_m && a.waves == 1 && b.waves == 1 && a.split_k == 1 && b.split_k == 1 && !latency_bound(a) &&
-           !latency_bound(b) && sm_fill(a) > sm_fill(b) + 0.05;
+    return mma_bound && k_tiles_of_atoms >= 16 && a.tile_n >= 112 && a.tile_m == b.tile_m && a.waves == 1 &&
+           b.waves == 1 && a.split_k == 1 && b.split_k == 1 && !latency_bound(a) && !latency_bound(b) &&
+           sm_fill(a) > sm_fill(b) + 0.05;
   };
   // A staged tile of part of a swizzle atom's width must earn its place: kept only where the
   // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the

@@ -162,6 +162,11 @@ TEST_CASE("auto: within one wave of MMA-bound tiles the model cannot tell apart,
   // Only between tiles of as many rows (64-row tiles have one consumer: 576 x 2176 x 5120 stays in
   // 128-row tiles), only where the MMAs bound the problem, and no plan of the record moves.
   CHECK(choose(576, 2176, 5120).tile_m == 128);
+  // Nor narrower than 112 columns (2712 x 472 x 12816 in 128x80 tiles lost 8% to 128x96), nor under
+  // 16 k tiles (2144 x 712 x 688 in 128x112 lost 8% to 128x128).
+  CHECK(choose(2712, 472, 12816).tile_n == 96);
+  CHECK(choose(2144, 712, 688).tile_n == 128);
+  CHECK(choose(1344, 1344, 1024).tile_n == 112);
   CHECK(choose(4096, 4096, 4096).tile_n == 256);
   CHECK(choose(1024, 1024, 4096).tile_m * choose(1024, 1024, 4096).tile_n == 64 * 128);
 }
