@@ -424,6 +424,82 @@ void predict_auto_params(const Definition& def, const DeviceLimits& limits, Auto
   p.operand_mb = order_operand_bytes(def, limits, p) / 1e6;
 }
 
+namespace {
+
+bool near(double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); }
+
+// The ranking's order: fastest first and, between configs the model puts within 1% of each other,
+// the rules below in turn. `explain` names the rule that put its choice first.
+class TieBreaks {
+ public:
+  TieBreaks(const Definition& def, const DeviceLimits& limits)
+      : limits_(limits),
+        k_tiles_(ceil_div(def.k(), 128 / dtype_bytes(def.input_dtype()))),
+        mma_bound_(compute_bound(def, limits)) {}
+
+  // A problem under one wave whose whole K fits in the pipeline: latency, not throughput, bounds it.
+  bool latency_bound(const AutoParams& p) const { return p.waves == 1 && k_tiles_ <= p.stages; }
+  // The share of the SMs an unsplit config's waves keep busy. The model's tile times for
+  // neighbouring widths are estimates of load latency (L2-resident operands arrive sooner than
+  // its DRAM latency says), the SMs a config leaves idle are not. (Split units are not whole
+  // tiles, so their count says little of a wave's fill.)
+  double sm_fill(const AutoParams& p) const {
+    return double(p.tiles) / double(p.waves * (limits_.sms / p.cluster * p.cluster));
+  }
+  // Between configs of several waves, the fuller last wave: on an H200, 2560^2 x 4096 in 260
+  // 128x208 tiles (1.97 waves) ran 73.0 us, in 220 128x240 (1.67 waves) 81.7-83.0, which the
+  // model put 0.4% apart.
+  bool fuller_last_wave(const AutoParams& a, const AutoParams& b) const {
+    return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && sm_fill(a) > sm_fill(b) + 0.05;
+  }
+  // Within one wave of MMA-bound tiles of as many rows, more and narrower tiles: each SM's k loop
+  // is shorter. On an H200 (2026-11-28, the old plan and this one alternating), 1280^2 x 8192 in
+  // 120 128x112 tiles ran 43.1-43.8 us, in 100 128x128 45.6, which the model put 0.2% apart
+  // (cuBLAS runs 120 112x128 tiles there); 13 such shapes gained 2-9%. Not narrower than 112
+  // columns, whose k loop runs slower a flop (2712 x 472 x 12816: 128x96 -> 128x80 lost 8%), nor
+  // for fewer than 16 k tiles, where a part-atom tile's narrower stores outweigh its shorter loop
+  // (2144 x 712 x 688: 128x128 -> 128x112 lost 8%; 1344^2 x 1024 gained 5%).
+  bool fuller_one_wave(const AutoParams& a, const AutoParams& b) const {
+    return mma_bound_ && k_tiles_ >= 16 && a.tile_n >= 112 && a.tile_m == b.tile_m && a.waves == 1 &&
+           b.waves == 1 && a.split_k == 1 && b.split_k == 1 && !latency_bound(a) && !latency_bound(b) &&
+           sm_fill(a) > sm_fill(b) + 0.05;
+  }
+
+  // Whether `a` ranks before `b`; where the model ties them, `rule` (if given) names what decided.
+  // Within 1%: when DRAM bounds both, the one whose loads leave more slack under that bound; then
+  // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, latency-bound,
+  // more and smaller tiles (on an H100, 255x257x264 ran at 1.97x cuBLAS in 68 64x16 tiles and
+  // 0.65x in 4 128x192 tiles, 77x129x72 1.76x against 0.74x); else the larger tile (less traffic
+  // through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the wider one.
+  bool before(const AutoParams& a, const AutoParams& b, std::string* rule) const {
+    const auto decided = [&](bool a_first, const std::string& why) {
+      if (rule) *rule = why;
+      return a_first;
+    };
+    if (!near(a.predicted_us, b.predicted_us)) return a.predicted_us < b.predicted_us;
+    if (!near(a.mainloop_us, b.mainloop_us))
+      return decided(a.mainloop_us < b.mainloop_us, "its loads leave more slack under DRAM's bound");
+    const auto busy = [&](const char* what) {
+      const auto percent = [&](const AutoParams& p) { return std::to_string(std::lround(100 * sm_fill(p))) + "%"; };
+      return std::string(what) + " (" + percent(a) + " of the SMs busy against " + percent(b) + ")";
+    };
+    if (fuller_last_wave(a, b) || fuller_last_wave(b, a)) return decided(fuller_last_wave(a, b), busy("the fuller last wave"));
+    if (fuller_one_wave(a, b) || fuller_one_wave(b, a)) return decided(fuller_one_wave(a, b), busy("the fuller wave"));
+    if (latency_bound(a) && latency_bound(b) && a.tiles != b.tiles)
+      return decided(a.tiles > b.tiles, "more tiles (one wave, the whole K in the pipeline)");
+    if (a.tile_m * a.tile_n != b.tile_m * b.tile_n)
+      return decided(a.tile_m * a.tile_n > b.tile_m * b.tile_n, "the larger tile");
+    return decided(a.tile_n > b.tile_n, "the wider tile");
+  }
+
+ private:
+  const DeviceLimits& limits_;
+  int64_t k_tiles_;
+  bool mma_bound_;
+};
+
+}  // namespace
+
 std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimits& limits) {
   std::vector<AutoParams> out;
   const int out_b = dtype_bytes(def.output_dtype());
@@ -543,35 +619,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
       }
     }
   }
-  const auto near = [](double a, double b) { return std::abs(a - b) <= 0.01 * std::min(a, b); };
-  const int64_t k_tiles = k_tiles_of_atoms;
-  const auto latency_bound = [&](const AutoParams& p) { return p.waves == 1 && k_tiles <= p.stages; };
-  // The share of the SMs an unsplit config's waves keep busy. The model's tile times for
-  // neighbouring widths are estimates of load latency (L2-resident operands arrive sooner than
-  // its DRAM latency says), the SMs a config leaves idle are not. (Split units are not whole
-  // tiles, so their count says little of a wave's fill.)
-  const auto sm_fill = [&](const AutoParams& p) {
-    return double(p.tiles) / double(p.waves * (limits.sms / p.cluster * p.cluster));
-  };
-  // Between configs of several waves, the fuller last wave: on an H200, 2560^2 x 4096 in 260
-  // 128x208 tiles (1.97 waves) ran 73.0 us, in 220 128x240 (1.67 waves) 81.7-83.0, which the
-  // model put 0.4% apart.
-  const auto fuller_last_wave = [&](const AutoParams& a, const AutoParams& b) {
-    return a.waves > 1 && b.waves > 1 && a.split_k == 1 && b.split_k == 1 && sm_fill(a) > sm_fill(b) + 0.05;
-  };
-  // Within one wave of MMA-bound tiles of as many rows, more and narrower tiles: each SM's k loop
-  // is shorter. On an H200 (2026-11-28, the old plan and this one alternating), 1280^2 x 8192 in
-  // 120 128x112 tiles ran 43.1-43.8 us, in 100 128x128 45.6, which the model put 0.2% apart
-  // (cuBLAS runs 120 112x128 tiles there); 13 such shapes gained 2-9%. Not narrower than 112
-  // columns, whose k loop runs slower a flop (2712 x 472 x 12816: 128x96 -> 128x80 lost 8%), nor
-  // for fewer than 16 k tiles, where a part-atom tile's narrower stores outweigh its shorter loop
-  // (2144 x 712 x 688: 128x128 -> 128x112 lost 8%; 1344^2 x 1024 gained 5%).
-  const bool mma_bound = compute_bound(def, limits);
-  const auto fuller_one_wave = [&](const AutoParams& a, const AutoParams& b) {
-    return mma_bound && k_tiles_of_atoms >= 16 && a.tile_n >= 112 && a.tile_m == b.tile_m && a.waves == 1 &&
-           b.waves == 1 && a.split_k == 1 && b.split_k == 1 && !latency_bound(a) && !latency_bound(b) &&
-           sm_fill(a) > sm_fill(b) + 0.05;
-  };
+  const TieBreaks ties(def, limits);
   // A staged tile of part of a swizzle atom's width must earn its place: kept only where the
   // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the
   // whole atoms leave short (1536^2 x 2048, 768 x 3072 x 4096); nearer, the model's choice among
@@ -586,7 +634,7 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
       out.erase(std::remove_if(out.begin(), out.end(),
                                [&](const AutoParams& p) {
                                  return p.tile_n % store_atom != 0 && p.predicted_us > 0.95 * whole.predicted_us &&
-                                        !(near(p.predicted_us, whole.predicted_us) && fuller_one_wave(p, whole));
+                                        !(near(p.predicted_us, whole.predicted_us) && ties.fuller_one_wave(p, whole));
                                }),
                 out.end());
     }
@@ -677,22 +725,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
                              [&](const AutoParams& p) { return p.predicted_us > 0.99 * best_unsplit_predicted; }),
               out.end());
   }
-  // Fastest first. Within 1%: when DRAM bounds both, the one whose loads leave more slack under
-  // that bound; then the config that keeps more SMs busy (the last wave's fill, or one wave's,
-  // above); then, for a problem under one wave whose whole K fits in the pipeline (latency,
-  // not throughput, bounds it), more and smaller tiles: on an H100, 255x257x264 ran at 1.97x
-  // cuBLAS in 68 64x16 tiles and 0.65x in 4 128x192 tiles, 77x129x72 1.76x against 0.74x. Else
-  // the larger tile (less traffic through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the
-  // wider one.
-  std::stable_sort(out.begin(), out.end(), [&](const AutoParams& a, const AutoParams& b) {
-    if (!near(a.predicted_us, b.predicted_us)) return a.predicted_us < b.predicted_us;
-    if (!near(a.mainloop_us, b.mainloop_us)) return a.mainloop_us < b.mainloop_us;
-    if (fuller_last_wave(a, b) || fuller_last_wave(b, a)) return fuller_last_wave(a, b);
-    if (fuller_one_wave(a, b) || fuller_one_wave(b, a)) return fuller_one_wave(a, b);
-    if (latency_bound(a) && latency_bound(b) && a.tiles != b.tiles) return a.tiles > b.tiles;
-    if (a.tile_m * a.tile_n != b.tile_m * b.tile_n) return a.tile_m * a.tile_n > b.tile_m * b.tile_n;
-    return a.tile_n > b.tile_n;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const AutoParams& a, const AutoParams& b) { return ties.before(a, b, nullptr); });
   return out;
 }
 
@@ -732,6 +766,16 @@ std::string explain_auto(const Definition& def, const DeviceLimits& limits, int 
        << (p.split_k > 1 ? " work units in " : " tiles in ") << p.waves
        << " wave" << (p.waves > 1 ? "s" : "") << ", the order's waves read " << p.operand_mb << " MB of A and B"
        << (p.hash() == chosen ? "  <- chosen" : "") << "\n";
+  }
+  // Where the model ties the choice with configs listed after it, the rule that put it first.
+  const TieBreaks ties(def, limits);
+  for (size_t c = 0; c < ranked.size() && c < size_t(top); ++c) {
+    if (ranked[c].hash() != chosen) continue;
+    for (size_t i = c + 1; i < ranked.size() && i < size_t(top); ++i) {
+      std::string rule;
+      if (near(ranked[c].predicted_us, ranked[i].predicted_us) && ties.before(ranked[c], ranked[i], &rule))
+        os << "  " << c + 1 << " before " << i + 1 << " (the model puts them within 1%): " << rule << "\n";
+    }
   }
   return os.str();
 }
