@@ -88,10 +88,11 @@ int64_t matrices_of(const Definition& def) {
 // The rows of a tile each consumer warpgroup holds (a ping-pong consumer, the whole tile's).
 int64_t consumer_rows(const AutoParams& p) { return p.ping_pong ? p.tile_m : p.tile_m / p.consumers; }
 
-// The persistent CTAs for `tiles`: every SM, in whole clusters (fewer CTAs than that when there
-// are fewer tiles).
+// The CTAs a wave holds: every SM, in whole clusters.
+int64_t wave_ctas(const DeviceLimits& limits, int64_t cluster) { return limits.sms / cluster * cluster; }
+// The persistent CTAs for `tiles`: a wave's (fewer when there are fewer tiles).
 int64_t resident_ctas(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
-  return std::min<int64_t>(tiles, limits.sms / cluster * cluster);
+  return std::min<int64_t>(tiles, wave_ctas(limits, cluster));
 }
 // Waves of `tiles` on those CTAs.
 int64_t waves_of(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
@@ -444,7 +445,7 @@ class TieBreaks {
   // its DRAM latency says), the SMs a config leaves idle are not. (Split units are not whole
   // tiles, so their count says little of a wave's fill.)
   double sm_fill(const AutoParams& p) const {
-    return double(p.tiles) / double(p.waves * (limits_.sms / p.cluster * p.cluster));
+    return double(p.tiles) / double(p.waves * wave_ctas(limits_, p.cluster));
   }
   // Between configs of several waves, the fuller last wave: on an H200, 2560^2 x 4096 in 260
   // 128x208 tiles (1.97 waves) ran 73.0 us, in 220 128x240 (1.67 waves) 81.7-83.0, which the
