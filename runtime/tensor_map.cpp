@@ -111,6 +111,8 @@ TiledMapArgs tiled_map_args(const TensorMapSpec& spec) {
     a.global_strides[1] = spec.batch_stride * elem;
   }
   a.swizzle = swizzle_mode(spec.swizzle);
+  a.l2_promotion = GG_TENSOR_MAP_L2_PROMOTION_BYTES(a.global_strides[0]) == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                                              : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   return a;
 }
 
@@ -125,7 +127,7 @@ GgTensorMap encode_tensor_map(const TensorMapSpec& spec, const void* base) {
   CUtensorMap map;
   const CUresult status = driver_api().tensor_map_encode_tiled(
       &map, a.data_type, a.rank, const_cast<void*>(base), a.global_dims, a.global_strides, a.box_dims, a.element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, a.swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, a.oob_fill);
+      CU_TENSOR_MAP_INTERLEAVE_NONE, a.swizzle, a.l2_promotion, a.oob_fill);
   if (status != CUDA_SUCCESS) {
     throw CudaError("cuTensorMapEncodeTiled failed for " + describe(spec) + ": " + driver_error_text(status));
   }

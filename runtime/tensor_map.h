@@ -27,6 +27,7 @@ struct TiledMapArgs {
   cuuint32_t box_dims[3] = {0, 0, 1};
   cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;  // GG_TENSOR_MAP_L2_PROMOTION_BYTES
   CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;  // NONE reads zeros outside
 };
 TiledMapArgs tiled_map_args(const TensorMapSpec& spec);

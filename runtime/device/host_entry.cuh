@@ -76,7 +76,9 @@ static int encode_tensor_map(GgTensorMap* out, const void* base, const TensorMap
   CUtensorMap map;
   const CUresult status =
       encode(&map, types[desc.elem], desc.batches > 1 || desc.row_limited ? 3 : 2, const_cast<void*>(base), dims, strides, box, element_strides,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[desc.swizzle], CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[desc.swizzle],
+             GG_TENSOR_MAP_L2_PROMOTION_BYTES(pitch) == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                            : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS) {
     std::fprintf(stderr,
