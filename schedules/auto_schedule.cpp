@@ -435,6 +435,8 @@ class TieBreaks {
  public:
   TieBreaks(const Definition& def, const DeviceLimits& limits)
       : limits_(limits),
+        m_(def.m()),
+        n_(def.n()),
         k_tiles_(ceil_div(def.k(), 128 / dtype_bytes(def.input_dtype()))),
         mma_bound_(compute_bound(def, limits)) {}
 
@@ -466,6 +468,17 @@ class TieBreaks {
            sm_fill(a) > sm_fill(b) + 0.05;
   }
 
+  // Within one wave of DRAM-bound tiles whose rows all lie in the problem, more CTAs loading:
+  // every CTA reads its tile's rows of both operands, so one SM's load rate, not DRAM, caps a
+  // config of few wide tiles. On an H200 (2026-11-28) FP8 64 x 7168 x 16384 in 112 64x64 tiles ran
+  // 36.8 us, in 56 64x128 41.1 (the model: 0.3% apart; on an H100 48.4 against 50.1 us). A tile of
+  // rows past M (a decode's 64-row tile over M = 1) loads only the rows there are, so not there.
+  bool more_loaders(const AutoParams& a, const AutoParams& b) const {
+    const auto whole = [&](const AutoParams& p) { return p.tile_m <= m_ && p.tile_n <= n_; };
+    return !mma_bound_ && a.waves == 1 && b.waves == 1 && a.split_k == 1 && b.split_k == 1 && whole(a) &&
+           whole(b) && a.tiles > b.tiles;
+  }
+
   // Whether `a` ranks before `b`; where the model ties them, `rule` (if given) names what decided.
   // Within 1%: when DRAM bounds both, the one whose loads leave more slack under that bound; then
   // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, latency-bound,
@@ -486,6 +499,9 @@ class TieBreaks {
     };
     if (fuller_last_wave(a, b) || fuller_last_wave(b, a)) return decided(fuller_last_wave(a, b), busy("the fuller last wave"));
     if (fuller_one_wave(a, b) || fuller_one_wave(b, a)) return decided(fuller_one_wave(a, b), busy("the fuller wave"));
+    if (more_loaders(a, b) || more_loaders(b, a))
+      return decided(more_loaders(a, b), "more CTAs loading (DRAM-bound, one wave: " + std::to_string(a.tiles) +
+                                             " tiles against " + std::to_string(b.tiles) + ")");
     if (latency_bound(a) && latency_bound(b) && a.tiles != b.tiles)
       return decided(a.tiles > b.tiles, "more tiles (one wave, the whole K in the pipeline)");
     if (a.tile_m * a.tile_n != b.tile_m * b.tile_n)
@@ -495,6 +511,7 @@ class TieBreaks {
 
  private:
   const DeviceLimits& limits_;
+  int64_t m_, n_;
   int64_t k_tiles_;
   bool mma_bound_;
 };

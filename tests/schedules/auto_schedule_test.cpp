@@ -171,6 +171,31 @@ TEST_CASE("auto: within one wave of MMA-bound tiles the model cannot tell apart,
   CHECK(choose(1024, 1024, 4096).tile_m * choose(1024, 1024, 4096).tile_n == 64 * 128);
 }
 
+TEST_CASE("auto: within one wave of DRAM-bound tiles the model cannot tell apart, more CTAs loading") {
+  // H200 (2026-11-28, the old plan and this one alternating, two rounds, TFLOP/s): FP8 64 x 7168 x
+  // 16384 in 56 64x128 tiles 368, in 112 64x64 410-411 (H100: 50.1 against 48.4 us); bf16 128 x
+  // 12288 x 4096 in 96 128x128 tiles 400-403, in 128 64x192 411-415; 256 x 5120 x 13824 in 108
+  // 128x96 553-555, in 128 128x80 569. The model put each pair within 1%.
+  GemmOptions fp8;
+  fp8.in = DType::E4M3;
+  const GemmPlan plan = plan_gemm(64, 7168, 16384, fp8);
+  CHECK(plan.config == "tile 64x64x128, 1 consumer, 8 stages, no cluster, group 8, store subtiles of 64");
+  const std::vector<AutoParams> ranked = rank_auto_params(plan.def, hopper());
+  REQUIRE(ranked.size() > 1);
+  CHECK(ranked.front().tiles == 112);
+  const auto wider = std::find_if(ranked.begin(), ranked.end(),
+                                  [](const AutoParams& p) { return p.tile_m == 64 && p.tile_n == 128; });
+  REQUIRE(wider != ranked.end());
+  CHECK(wider->tiles == 56);
+  CHECK(std::abs(wider->predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
+  CHECK(choose(128, 12288, 4096).tiles == 128);
+  CHECK(choose(256, 5120, 13824).tile_n == 80);
+  // Not where a tile holds rows past the problem (a decode's 64-row tile over M = 1 reads one row),
+  // nor where the MMAs bound it: the record's plans keep theirs.
+  CHECK(choose(4096, 4096, 4096).tile_n == 256);
+  CHECK(choose(1280, 1280, 8192).tile_n == 112);
+}
+
 TEST_CASE("auto: a column-major 16-bit output is TMA-stored through a transposed buffer, not from registers") {
   // H200 (2026-11-28), 1280^2 x K in swapped 128x128 tiles: 10.7, 13.1, 18.4 and 47.7 us at K =
   // 512, 1024, 2048 and 8192 stored from registers (7 stages), 8.8, 11.3, 16.3 and 46.0 staged (6).
