@@ -295,9 +295,11 @@ std::string explain_plan(const GemmPlan& plan) {
        << " us for the copy\n" << std::defaultfloat;
   if (!half_rate.empty())
     os << "  half rate:   " << half_rate << ": rows not a multiple of 32 bytes apart start 16 bytes into an L2 "
-       << "sector, and TMA loads them in about 4x the requests; the model counts about 3.5 ns a 128-byte row a CTA "
-          "issues (a multicast operand's rows once per cluster); a leading dimension that is a multiple of 32 bytes "
-          "loads at full rate\n";
+       << "sector, and TMA loads them in about 4x the requests (their tensor maps ask for 128-byte L2 promotion, not "
+          "256); the model counts about "
+       << std::setprecision(2) << 128 / ModelRates{}.unaligned_row_bytes_per_sm_s * 1e9 << std::defaultfloat
+       << " ns a 128-byte row a CTA issues (a multicast operand's rows once per cluster); a leading dimension that is "
+          "a multiple of 32 bytes loads at full rate\n";
   if (plan.source == PlanSource::Auto) os << explain_auto(def, limits_for(plan.target));
   return os.str();
 }
