@@ -481,7 +481,8 @@ class TieBreaks {
 
   // Whether `a` ranks before `b`; where the model ties them, `rule` (if given) names what decided.
   // Within 1%: when DRAM bounds both, the one whose loads leave more slack under that bound; then
-  // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, latency-bound,
+  // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, DRAM-bound in
+  // one wave, more CTAs loading; then, latency-bound,
   // more and smaller tiles (on an H100, 255x257x264 ran at 1.97x cuBLAS in 68 64x16 tiles and
   // 0.65x in 4 128x192 tiles, 77x129x72 1.76x against 0.74x); else the larger tile (less traffic
   // through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the wider one.
