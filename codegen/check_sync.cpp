@@ -710,9 +710,20 @@ class StructureCheck : public Visitor {
   std::vector<int> receivers(const TmaLoad& n, int rank) const {
     if (n.to_pair_leader) return {rank - rank % 2};
     if (!n.multicast_mask) return {rank};
+    unsigned mask = n.multicast_mask;
+    if (n.multicast_shift) {  // a two-dimensional cluster's row or column: the shift follows the rank
+      Env at = lets_;
+      at.vars["blockIdx.x"] = rank;
+      at.vars["cta_rank"] = rank;
+      auto shift = value_of(n.multicast_shift, at);
+      GG_INTERNAL_CHECK(shift && *shift >= 0 && *shift < 16, "TmaLoad into " + buffer_name(n.dst.buffer) +
+                                                                  ": cannot tell the multicast shift " +
+                                                                  to_c(n.multicast_shift) + " of CTA " + str(rank));
+      mask <<= *shift;
+    }
     std::vector<int> out;
     for (int c = 0; c < 32; ++c) {
-      if (!((n.multicast_mask >> c) & 1u)) continue;
+      if (!((mask >> c) & 1u)) continue;
       GG_INTERNAL_CHECK(c < f_.cluster, "TmaLoad into " + buffer_name(n.dst.buffer) + " multicasts to CTA " + str(c) +
                                             " of a cluster of " + str(f_.cluster));
       out.push_back(c);

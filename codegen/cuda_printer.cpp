@@ -146,6 +146,9 @@ class CudaPrinter : public Visitor {
     GG_INTERNAL_CHECK(!(n.to_pair_leader && n.multicast_mask), "a pair's TMA load multicast");
     if (n.to_pair_leader)
       line("gg::dev::tma_load_" + rank + "_pair(" + operands + ", cta_rank - cta_rank % 2);");
+    else if (n.multicast_mask && n.multicast_shift)
+      line("gg::dev::tma_load_" + rank + "_multicast(" + operands + ", (unsigned short)(" + num(n.multicast_mask) +
+           "u << " + to_c(n.multicast_shift) + "));");
     else if (n.multicast_mask)
       line("gg::dev::tma_load_" + rank + "_multicast(" + operands + ", " + num(n.multicast_mask) + ");");
     else

@@ -51,10 +51,22 @@ class LowerStageSync : public ElectionAwareMutator {
     // writes into this stage (all CTAs of a multicast group).
     std::vector<StmtPtr> arrivals;
     const bool multicast = p_.multicast_a || p_.multicast_b;
-    for (int cta = 0; cta < (multicast ? p_.cluster_size : 1); ++cta) {
+    std::vector<ExprPtr> ctas;
+    if (p_.cluster_2d()) {
+      // Its column (the CTAs of its m tile, which write A's slices here) and the rest of its row
+      // (those of its n tile, writing B's): X + Y - 1 CTAs.
+      const int64_t x = p_.cluster.x;
+      for (int64_t j = 0; j < p_.cluster.y; ++j) ctas.push_back(var("cta_rank_m") + imm(x * j));
+      for (int64_t i = 1; i < x; ++i) ctas.push_back((var("cta_rank_m") + imm(i)) % imm(x) + var("cta_rank_n") * imm(x));
+    } else if (multicast) {
+      for (int cta = 0; cta < p_.cluster_size; ++cta) ctas.push_back(imm(cta));
+    } else {
+      ctas.push_back(nullptr);
+    }
+    for (const ExprPtr& cta : ctas) {
       auto arrive = std::make_shared<MbarrierArrive>();
       arrive->bar = {Barrier::Empty, r->stage};
-      if (multicast) arrive->cta = imm(cta);
+      arrive->cta = cta;
       arrivals.push_back(arrive);
     }
     // FP8 with A's factors: each warp read the stage itself (LoadScaleFactors' ld.shared), so each

@@ -115,6 +115,13 @@ struct KernelPlan {
   // or a CTA pair's MMA reading B's halves from both), along n where they share A.
   bool pairs_tiles() const { return multicast_a || multicast_b || cta_pair; }
   bool pairs_along_m() const { return multicast_b || cta_pair; }
+  // A two-dimensional cluster (cluster X Y 1 sharing both operands): X CTAs along m share B's tile,
+  // Y along n share A's. It is launched as a one-dimensional cluster of X * Y CTAs, rank
+  // cta_rank_m + X * cta_rank_n.
+  bool cluster_2d() const { return multicast_a && multicast_b; }
+  // The CTAs of a cluster that take neighbouring m tiles (sharing B) and n tiles (sharing A).
+  int cluster_m_ctas() const { return cluster_2d() ? cluster.x : pairs_along_m() ? cluster_size : 1; }
+  int cluster_n_ctas() const { return cluster_2d() ? cluster.y : multicast_a ? cluster_size : 1; }
   bool k_per_unit() const { return varlen_k || pointer_array; }
   // Every unit runs the same k tiles, a constant (K is compiled): no group, masked tile or
   // triangle decides a unit's work at run time (WorkUnits' k tile count; the FP8 k loop's unroll).

@@ -389,7 +389,7 @@ class Dumper : public Visitor {
     line("TmaLoad " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +
          batch_text(n.batch) + " -> " + smem(n.dst) + " bar=" +
          bar(n.bar) + (n.multicast_mask ? " multicast=" + std::to_string(n.multicast_mask) : "") +
-         (n.to_pair_leader ? " of the pair's even CTA" : ""));
+         (n.multicast_shift ? "<<" + to_c(n.multicast_shift) : "") + (n.to_pair_leader ? " of the pair's even CTA" : ""));
   }
   void visit_TmaStore(const TmaStore& n) override {
     line("TmaStore " + tensor_map_field(n.map) + group_text(n.group) + " row=" + to_c(n.row) + " col=" + to_c(n.col) +

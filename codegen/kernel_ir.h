@@ -229,6 +229,9 @@ struct TmaLoad : NodeOf<NodeKind::TmaLoad> {
   ExprPtr row, col;
   BarrierRef bar;
   unsigned multicast_mask = 0;
+  // A two-dimensional cluster's multicast: the mask's bits shifted left by this (the receiving
+  // CTAs' row or column of the cluster); nullptr: no shift.
+  ExprPtr multicast_shift;
   ExprPtr batch;
   ExprPtr group;  // pointer-array groups: the map is this group's of args.group_maps (nullptr: the kernel's own)
   // A CTA pair (cta_group::2): the box lands in this CTA's `dst` but completes on `bar` of the

@@ -97,7 +97,13 @@ class LowerCopies : public ElectionAwareMutator {
       const bool multicast = operand.multicast;
       GG_INTERNAL_CHECK(multicast == (layout.box_rows != tile_rows) || layout.mn_major,
                         "a K-major multicast operand's boxes are its slice of the rows");
-      ExprPtr slice_row = multicast && !layout.mn_major ? var("cta_rank") * imm(layout.box_rows) : imm(0);
+      // In a two-dimensional cluster A's slice is the CTA's place among the Y CTAs of its m tile
+      // (its column), and its multicast reaches them: mask bits cta_rank_m + X * j. B's is its place
+      // among the X CTAs of its n tile (its row): bits X * cta_rank_n + i.
+      const bool two_d = multicast && p_.cluster_2d();
+      const bool is_a = l->operand == rt::Operand::A;
+      const ExprPtr slice = two_d ? var(is_a ? "cta_rank_n" : "cta_rank_m") : var("cta_rank");
+      ExprPtr slice_row = multicast && !layout.mn_major ? slice * imm(layout.box_rows) : imm(0);
       const int own_atoms = multicast && layout.mn_major ? layout.atoms() / p_.cluster_size : layout.atoms();
       ExprPtr first_atom = multicast && layout.mn_major ? var("cta_rank") * imm(own_atoms) : imm(0);
       for (int i = 0; i < own_atoms; ++i) {  // one TMA box per swizzle atom along the row
@@ -109,6 +115,13 @@ class LowerCopies : public ElectionAwareMutator {
         load->col = col0 + atom * imm(layout.atom_cols());
         load->bar = bar;
         load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
+        if (two_d) {
+          const unsigned x = unsigned(p_.cluster.x);
+          unsigned column = 0;
+          for (int j = 0; j < p_.cluster.y; ++j) column |= 1u << (x * unsigned(j));
+          load->multicast_mask = is_a ? column : (1u << x) - 1u;
+          load->multicast_shift = is_a ? var("cta_rank_m") : var("cta_rank_n") * imm(p_.cluster.x);
+        }
         load->to_pair_leader = p_.cta_pair;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
         load->group = tensor_map_group(p_, l->batch);

@@ -45,6 +45,33 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
   return op;
 }
 
+// Multicast of both operands: cluster X Y 1, X CTAs along m sharing B's tile and Y along n sharing
+// A's, each loading its slice of the rows of both (CUTLASS's 2-D cluster shapes; cuBLAS runs 2x4
+// and 4x2 clusters on mid-size shapes). Persistent K-major tiles of sm_90a only.
+void plan_two_dimensional_cluster(const KernelPlan& p) {
+  const std::string shape = std::to_string(p.cluster.x) + "x" + std::to_string(p.cluster.y) + "x" + std::to_string(p.cluster.z);
+  const std::string head = "multicast of both operands in a " + shape + " cluster ";
+  if (p.cluster.x < 2 || p.cluster.y < 2 || p.cluster.z != 1)
+    throw_user_error("multicast-cluster-axis", "multicast A and multicast B: " + head + "needs at least 2 CTAs along "
+                     "x (the m tiles that share B) and along y (the n tiles that share A), and 1 along z; use "
+                     "cluster 2 2 1 or cluster 2 1 1 with one operand multicast");
+  if (p.target != Target::Sm90a) not_lowered(head + "on " + std::string(target_name(p.target)));
+  if (!p.persistent) not_lowered(head + "without the persistent tile loop (persist m_o n_o)");
+  if (p.split_k > 1) not_lowered(head + "with split_k (each split's workspace slots pair tiles along one dimension)");
+  if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
+    not_lowered(head + "over groups (a group's tiles may end inside a cluster's rows)");
+  for (const rt::Operand op : {rt::Operand::A, rt::Operand::B}) {
+    const SmemTileLayout& l = p.operand(op).smem;
+    const int sharing = op == rt::Operand::A ? p.cluster.y : p.cluster.x;
+    const std::string name = op == rt::Operand::A ? "A" : "B";
+    if (l.mn_major) not_lowered(head + "with an MN-major " + name);
+    if (l.rows % (8 * sharing) != 0 || l.box_rows * sharing != l.rows)
+      not_lowered(head + ": " + name + "'s " + std::to_string(l.rows) + "-row tile over the " + std::to_string(sharing) +
+                  " CTAs that share it (each loads a slice of whole 8-row swizzle groups: rows a multiple of " +
+                  std::to_string(8 * sharing) + ")");
+  }
+}
+
 void plan_cluster(const Schedule& s, KernelPlan& p) {
   if (auto c = s.cluster_dims()) p.cluster = *c;
   p.cluster_size = p.cluster.x * p.cluster.y * p.cluster.z;
@@ -59,9 +86,13 @@ void plan_cluster(const Schedule& s, KernelPlan& p) {
   if (!p.multicast_a && !p.multicast_b) return;
   if (ops[0] == ops[1])  // the shared operand's slice would land in both operands' stages
     not_lowered("multicast in D = A * A^T (A is read as both operands, and the cluster would share it as both)");
-  if (p.multicast_a && p.multicast_b) not_lowered("multicast of both operands (a two-dimensional cluster)");
+  if (p.cluster_2d()) {
+    plan_two_dimensional_cluster(p);
+    return;
+  }
   if (p.cluster.y != 1 || p.cluster.z != 1)
-    not_lowered("multicast in a cluster that extends along y or z (use cluster " + std::to_string(p.cluster_size) + " 1 1)");
+    not_lowered("multicast of one operand in a cluster that extends along y or z (use cluster " +
+                std::to_string(p.cluster_size) + " 1 1; a cluster X Y 1 shares both operands)");
   const SmemTileLayout& shared = p.operand(p.multicast_a ? rt::Operand::A : rt::Operand::B).smem;
   if (shared.mn_major) {  // each CTA loads whole swizzle atoms of the tile
     if (shared.atoms() % p.cluster_size != 0)
@@ -225,7 +256,10 @@ void plan_pipeline(KernelPlan& p) {
   if (p.cta_pair) pl.tx_bytes *= 2;
   // Every CTA of a multicast group writes into this CTA's stage, so each of them waits for
   // this CTA's consumers to release it, and they release it in all of them.
-  const int readers = p.multicast_a || p.multicast_b ? p.cluster_size : 1;
+  // (A two-dimensional cluster's: its row and its column, X + Y - 1 CTAs.)
+  const int readers = p.cluster_2d()                   ? p.cluster.x + p.cluster.y - 1
+                      : p.multicast_a || p.multicast_b ? p.cluster_size
+                                                       : 1;
   if (p.accumulator == Place::Tmem) {
     // tcgen05.mma reads a stage asynchronously; the issuing thread's tcgen05.commit arrives on the
     // stage's empty barrier (in every CTA of a multicast group) once those MMAs completed, and the
@@ -738,6 +772,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   k.launch.block = {static_cast<unsigned>(p.threads), 1, 1};
   k.launch.cluster = {static_cast<unsigned>(p.cluster.x), static_cast<unsigned>(p.cluster.y),
                       static_cast<unsigned>(p.cluster.z)};
+  if (p.cluster_2d()) k.launch.cluster = {static_cast<unsigned>(p.cluster_size), 1, 1};  // ranks along x
   // The grid the resource summary sized: one CTA per tile, or (persistent) at most one per SM.
   k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
                    static_cast<unsigned>(resources.grid.z)};

@@ -239,7 +239,10 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       const std::string& b = def.node(def.matmul_node().operands[1]).name;
       const auto shared = s.multicast_operands();
       const bool along_m = cta_pair_mma(s) || std::find(shared.begin(), shared.end(), b) != shared.end();
-      per_matrix = paired_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N), cs, along_m).tiles();
+      const bool two_d = shared.size() == 2;  // cluster X Y 1: X CTAs along m, Y along n
+      per_matrix = cluster_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N), two_d ? r.cluster.x : along_m ? cs : 1,
+                                     two_d ? r.cluster.y : along_m ? 1 : cs)
+                       .tiles();
       r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
     }
     r.grid.tiles = per_matrix * batches * splits;
@@ -251,9 +254,11 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       r.grid.tiles = r.grid.whole_wave_tiles + (tiles - r.grid.whole_wave_tiles) * splits;
       r.grid.stream = s.split_k_stream();
     }
-    r.grid.x = clusters * r.cluster.x;
-    r.grid.y = r.cluster.y;
-    r.grid.z = r.cluster.z;
+    // (A two-dimensional cluster is launched along x: its CTAs' ranks are their block indices.)
+    const bool flat = s.multicast_operands().size() == 2;
+    r.grid.x = clusters * (flat ? cs : r.cluster.x);
+    r.grid.y = flat ? 1 : r.cluster.y;
+    r.grid.z = flat ? 1 : r.cluster.z;
   } else {
     for (Binding b : {Binding::BlockX, Binding::BlockY, Binding::BlockZ}) {
       const Axis* a = dom.bound_to(b);

@@ -69,8 +69,10 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   l.box_rows = l.rows;
   const std::string& name = def.node(def.matmul_node().operands[operand]).name;
   const auto& shared = s.multicast_operands();
+  // (A two-dimensional cluster X Y 1 shares A over its Y CTAs along n and B over its X along m.)
   if (!l.mn_major && std::find(shared.begin(), shared.end(), name) != shared.end())
-    if (auto c = s.cluster_dims()) l.box_rows = l.rows / std::max(1, c->x * c->y * c->z);
+    if (auto c = s.cluster_dims())
+      l.box_rows = l.rows / std::max(1, shared.size() == 2 ? (operand == 0 ? c->y : c->x) : c->x * c->y * c->z);
   return l;
 }
 

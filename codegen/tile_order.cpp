@@ -10,9 +10,9 @@ namespace gg {
 
 using namespace kir;
 
-PairedTileGridExprs paired_tile_grid(const ExprPtr& tiles_m, const ExprPtr& tiles_n, int64_t ctas, bool along_m) {
-  const auto groups = [&](const ExprPtr& tiles) { return ctas > 1 ? ceil_div(tiles, imm(ctas)) : tiles; };
-  return along_m ? PairedTileGridExprs{groups(tiles_m), tiles_n} : PairedTileGridExprs{tiles_m, groups(tiles_n)};
+PairedTileGridExprs cluster_tile_grid(const ExprPtr& tiles_m, const ExprPtr& tiles_n, int64_t ctas_m, int64_t ctas_n) {
+  const auto groups = [&](const ExprPtr& tiles, int64_t ctas) { return ctas > 1 ? ceil_div(tiles, imm(ctas)) : tiles; };
+  return {groups(tiles_m, ctas_m), groups(tiles_n, ctas_n)};
 }
 
 int64_t triangle_ratio(int64_t tile_m, int64_t tile_n) { return tile_m > 0 && tile_n >= tile_m ? tile_n / tile_m : 1; }

@@ -30,17 +30,21 @@ struct PairedTileGrid {
   int64_t groups_m = 1, groups_n = 1, ctas = 1;
   int64_t tiles() const { return groups_m * groups_n * ctas; }  // past-the-edge ones included
 };
+// A cluster of `ctas_m` CTAs along m and `ctas_n` along n (both above 1: a two-dimensional cluster
+// sharing both operands) takes a block of ctas_m x ctas_n neighbouring tiles.
+inline PairedTileGrid cluster_tile_grid(int64_t tiles_m, int64_t tiles_n, int64_t ctas_m, int64_t ctas_n) {
+  return {(tiles_m + ctas_m - 1) / ctas_m, (tiles_n + ctas_n - 1) / ctas_n, ctas_m * ctas_n};
+}
 inline PairedTileGrid paired_tile_grid(int64_t tiles_m, int64_t tiles_n, int64_t ctas, bool along_m) {
-  const auto groups = [&](int64_t tiles) { return (tiles + ctas - 1) / ctas; };
-  return along_m ? PairedTileGrid{groups(tiles_m), tiles_n, ctas} : PairedTileGrid{tiles_m, groups(tiles_n), ctas};
+  return cluster_tile_grid(tiles_m, tiles_n, along_m ? ctas : 1, along_m ? 1 : ctas);
 }
 
 // The same groups where a tile count is known only at run time (an expression of args.m or args.n).
 struct PairedTileGridExprs {
   kir::ExprPtr groups_m, groups_n;
 };
-PairedTileGridExprs paired_tile_grid(const kir::ExprPtr& tiles_m, const kir::ExprPtr& tiles_n, int64_t ctas,
-                                     bool along_m);
+PairedTileGridExprs cluster_tile_grid(const kir::ExprPtr& tiles_m, const kir::ExprPtr& tiles_n, int64_t ctas_m,
+                                      int64_t ctas_n);
 
 // CompileError `persist-hilbert-size` for a Hilbert order over more than
 // gg::dev::kHilbertMaxTiles tiles along m or n (where the counts are constants; a launch checks

@@ -46,10 +46,11 @@ std::map<std::string, ExprPtr> axis_extents(const Domain& dom, const KernelPlan&
 // of m and n (the outer result of each root split). The batch matrix and the split-K share are
 // the outermost work coordinates (batch fastest): blockIdx.z of a grid of tiles, the slow part of
 // a persistent tile index (each matrix's tiles in the schedule's order, one matrix after another).
-// The CTAs of a multicast group (`ctas`) take neighbouring tiles along the dimension they do not
-// share: the persistent loop walks groups of `ctas` tiles, and the CTA's rank picks its own.
-TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, ExprPtr>& extents, int64_t ctas,
-                                 bool along_m, int64_t batches, int64_t splits, const std::string& persistent_tile) {
+// The CTAs of a multicast group take neighbouring tiles along the dimension they do not share
+// (`ctas_m` along m, `ctas_n` along n; both for a two-dimensional cluster): the persistent loop
+// walks groups of ctas_m x ctas_n tiles, and the CTA's rank picks its own.
+TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, ExprPtr>& extents, int64_t ctas_m,
+                                 int64_t ctas_n, int64_t batches, int64_t splits, const std::string& persistent_tile) {
   const auto extent = [&](const std::string& name) {
     auto it = extents.find(name);
     return it != extents.end() ? it->second : imm(dom.find(name)->extent);
@@ -71,7 +72,7 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
   const auto& rel = dom.relations();
   for (auto it = rel.rbegin(); it != rel.rend(); ++it) {
     if (it->kind == Relation::Kind::Persist && value.count(it->fused)) {
-      const PairedTileGridExprs groups = paired_tile_grid(extent(it->outer), extent(it->inner), ctas, along_m);
+      const PairedTileGridExprs groups = cluster_tile_grid(extent(it->outer), extent(it->inner), ctas_m, ctas_n);
       tc.groups_per_matrix = groups.groups_m * groups.groups_n;
       ExprPtr tile = value[it->fused];
       if (batches * splits > 1) {  // the loop walks splits x batches x (tile groups of one matrix)
@@ -81,8 +82,10 @@ TileCoordinates tile_coordinates(const Domain& dom, const std::map<std::string, 
       const int64_t ratio =
           it->raster == Raster::Triangle ? triangle_ratio(dom.tile_extent(Root::M), dom.tile_extent(Root::N)) : 1;
       TileCoordExprs c = persistent_tile_exprs(tile, groups.groups_m, groups.groups_n, it->raster, it->group, ratio);
-      if (ctas > 1) (along_m ? c.m : c.n) = (along_m ? c.m : c.n) * imm(ctas) + var("cta_rank");
-      else tc.dealt_first = c.dealt_first;  // (a cluster's tiles are the pair's, not the order's)
+      const bool two_d = ctas_m > 1 && ctas_n > 1;
+      if (ctas_m > 1) c.m = c.m * imm(ctas_m) + var(two_d ? "cta_rank_m" : "cta_rank");
+      if (ctas_n > 1) c.n = c.n * imm(ctas_n) + var(two_d ? "cta_rank_n" : "cta_rank");
+      if (ctas_m * ctas_n == 1) tc.dealt_first = c.dealt_first;  // (a cluster's tiles are the pair's, not the order's)
       value[it->outer] = c.m;
       value[it->inner] = c.n;
     } else if (it->kind == Relation::Kind::Merge && value.count(it->fused)) {
@@ -216,10 +219,14 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
     // A multicast group's CTAs take neighbouring tiles: its dimension counts groups of them, each
     // `cs` tiles of the loop (paired_tile_grid).
     const uint64_t cs = p.pairs_tiles() ? uint64_t(p.cluster_size) : 1;
-    rt::SizedCount& paired = p.pairs_along_m() ? along_m : along_n;
+    const auto group = [](rt::SizedCount& count, uint64_t ctas) {
+      if (ctas <= 1) return;
+      if (count.sized()) count = {1, count.m_divisor * ctas, count.n_divisor * ctas};
+      else count.constant = (count.constant + ctas - 1) / ctas;
+    };
     if (cs > 1) {
-      if (paired.sized()) paired = {1, paired.m_divisor * cs, paired.n_divisor * cs};
-      else paired.constant = (paired.constant + cs - 1) / cs;
+      group(along_m, uint64_t(p.cluster_m_ctas()));
+      group(along_n, uint64_t(p.cluster_n_ctas()));
     }
     r.units = product(product(along_m, along_n), {cs * batch * splits, 0, 0});
     r.cluster_ctas = cs;
@@ -272,7 +279,8 @@ rt::RuntimeSizes runtime_sizes(const Schedule& s, const KernelPlan& p, int64_t m
 WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
   if (p.persistent && p.pairs_tiles()) {
     cluster_ctas_ = p.cluster_size;
-    pair_along_m_ = p.pairs_along_m();
+    ctas_m_ = p.cluster_m_ctas();
+    ctas_n_ = p.cluster_n_ctas();
   }
   // split_k ... tail: the loop's units are the whole waves' tiles, then the last wave's tiles once
   // per split; a unit's tile is `work_tile` (see unit()), which the coordinates read.
@@ -298,7 +306,7 @@ WorkUnits::WorkUnits(const Schedule& s, const KernelPlan& p) : p_(p) {
       if (r.parent == "m") extents[r.outer] = var(p.pointer_array ? "group_m_tiles" : "walk_tiles");
       if (r.parent == "n" && p.pointer_array) extents[r.outer] = var("group_n_tiles");
     }
-  const TileCoordinates tc = tile_coordinates(s.domain(), extents, cluster_ctas_, pair_along_m_,
+  const TileCoordinates tc = tile_coordinates(s.domain(), extents, ctas_m_, ctas_n_,
                                               walk_groups_ ? 1 : p.layouts.batch, tail_ ? 1 : p.split_k,
                                               tail_ ? "work_tile" : p.pointer_array ? "group_tile" : "tile");
   groups_per_matrix_ = tc.groups_per_matrix;
@@ -347,6 +355,10 @@ std::vector<StmtPtr> WorkUnits::kernel_lets() const {
   }
   // A 1-D cluster along x: a CTA's rank in it is its block index modulo the cluster size.
   if (p_.pairs_tiles()) lets.push_back(let("cta_rank", var("blockIdx.x") % imm(p_.cluster_size)));
+  if (p_.cluster_2d()) {  // its m tile's place among the X CTAs sharing B, its n tile's among the Y sharing A
+    lets.push_back(let("cta_rank_m", var("cta_rank") % imm(p_.cluster.x)));
+    lets.push_back(let("cta_rank_n", var("cta_rank") / imm(p_.cluster.x)));
+  }
   // Split-K: each split loads ceil(k tiles / splits) of them; the last split's tiles past K are
   // zero-filled like any edge, so every split runs as many.
   if (!p_.k_loop.empty() && tail_) {  // k_tiles is each unit's (unit())
@@ -614,8 +626,11 @@ std::string WorkUnits::describe(bool dealt, int consumers) const {
           : tail_ ? ", then the tiles past the last whole wave in " + std::to_string(p_.split_k) + " k splits"
           : grid_unit_.split ? " x " + std::to_string(p_.split_k) + " k splits" : "") +
          ", grid-strided" +
-         (cs > 1 ? std::string(", in groups of ") + std::to_string(cs) + " neighbouring " +
-                       (pair_along_m_ ? "m" : "n") + " tiles, one per CTA of the cluster" +
+         (cs > 1 ? std::string(", in groups of ") +
+                       (ctas_m_ > 1 && ctas_n_ > 1
+                            ? std::to_string(ctas_m_) + " x " + std::to_string(ctas_n_) + " neighbouring m and n"
+                            : std::to_string(cs) + " neighbouring " + (ctas_m_ > 1 ? "m" : "n")) +
+                       " tiles, one per CTA of the cluster" +
                        (overhang > 0 ? " (" + std::to_string(overhang) + " tiles past D's edge complete the "
                                        "last groups)" : std::string())
                  : std::string()) +

@@ -102,7 +102,7 @@ class WorkUnits {
   bool symmetric_ = false;
   kir::ExprPtr dealt_first_;   // the triangle order's test that a unit is among the tiles it deals first
   int cluster_ctas_ = 1;       // CTAs of a multicast group taking neighbouring tiles
-  bool pair_along_m_ = true;   // multicast B: the group's CTAs differ in their m tile
+  int ctas_m_ = 1, ctas_n_ = 1;  // of them along m (sharing B) and along n (sharing A)
   kir::ExprPtr groups_per_matrix_;  // a constant unless a size is read at run time
   WorkUnitExprs grid_unit_;    // the coordinates before the index is named (see unit())
 };

@@ -980,9 +980,12 @@ class Simulator {
       error("a CTA pair's TMA load in CTA rank " + std::to_string(w.cta) + " without its pair");
     // A CTA pair's load completes on the pair leader's barrier at the same offset.
     const int bar_cta = n.to_pair_leader ? w.cta - w.cta % 2 : -1;
+    const int64_t shift = n.multicast_shift ? eval(w, n.multicast_shift) : 0;
+    if (shift < 0 || shift >= 16) error("TMA multicast mask shifted by " + std::to_string(shift) + " bits");
+    const unsigned mask = (n.multicast_mask << shift) & 0xffffu;
     if (n.multicast_mask == 0) targets.push_back(w.cta);
     for (int r = 0; r < 16; ++r)
-      if (n.multicast_mask & (1u << r)) {
+      if (mask & (1u << r)) {
         if (r >= int(ctas_.size())) error("TMA multicast mask names CTA rank " + std::to_string(r) + " outside the cluster");
         else targets.push_back(r);
       }

@@ -143,3 +143,27 @@ TEST_CASE("gemmgen bench --symmetric plans each shape's D = A * A^T as gg::plan_
   CHECK(run.json.find("\"schedule\": \"symmetric\"") != std::string::npos);  // 4096^3 (1024^3 is planned whole)
   CHECK(run.result.output.find("D = A * A^T is M x M, but N=200 and M=300") != std::string::npos);
 }
+
+// A two-dimensional cluster sharing both operands (cluster 2 2 1, multicast A and B): every CTA's
+// slices reach its row and column, random and exact, at shapes whose last clusters overhang D,
+// one kernel launched at several M (M is read at run time).
+TEST_CASE("gemmgen run: a 2x2 cluster sharing A and B passes, random and exact, at edge shapes") {
+  const std::string sched = "/tmp/gemmgen_cluster_2d_test.sched";
+  for (const char* problem : {"problem m=300 n=400 k=320 dtype=bf16 out=bf16",
+                              "problem m=392 n=5752 k=1000 dtype=bf16 out=bf16"}) {
+    std::ofstream(sched) << problem << "\n"
+                         << "tile 128 192 64\ninline cast\nmma 64 192 16 sm_90a\nbind k_o serial\nbind m_o block.y\n"
+                            "bind n_o block.x\ncache_read A tma\ncache_read B tma\ncache_write cast shared tma\n"
+                            "persist m_o n_o tile row 8\nwarp_specialize 40 232\nsplit m_i 64 m_wg m_mma\n"
+                            "bind m_wg warpgroup\nstore_subtile 64 1\ncircular_buffer k_o 4 3\ncluster 2 2 1\n"
+                            "multicast A\nmulticast B\n";
+    for (const char* mode : {"", " --exact", " --at-m 1,129,300,777"}) {
+      Result r = run_gemmgen("run --schedule-file " + sched + " --check --json" + mode);
+      CAPTURE(problem);
+      CAPTURE(mode);
+      CAPTURE(r.output);
+      CHECK(r.exit_code == 0);
+      CHECK(r.output.find("FAIL") == std::string::npos);
+    }
+  }
+}
