@@ -50,21 +50,21 @@ kir::EpilogueOp epilogue_op(const Definition& def, const Node& n) {
 // and 4x2 clusters on mid-size shapes). Persistent K-major tiles of sm_90a only.
 void plan_two_dimensional_cluster(const KernelPlan& p) {
   const std::string shape = std::to_string(p.cluster.x) + "x" + std::to_string(p.cluster.y) + "x" + std::to_string(p.cluster.z);
-  const std::string head = "multicast of both operands in a " + shape + " cluster ";
+  const std::string head = "multicast of both operands in a " + shape + " cluster";
   if (p.cluster.x < 2 || p.cluster.y < 2 || p.cluster.z != 1)
-    throw_user_error("multicast-cluster-axis", "multicast A and multicast B: " + head + "needs at least 2 CTAs along "
+    throw_user_error("multicast-cluster-axis", "multicast A and multicast B: " + head + " needs at least 2 CTAs along "
                      "x (the m tiles that share B) and along y (the n tiles that share A), and 1 along z; use "
                      "cluster 2 2 1 or cluster 2 1 1 with one operand multicast");
-  if (p.target != Target::Sm90a) not_lowered(head + "on " + std::string(target_name(p.target)));
-  if (!p.persistent) not_lowered(head + "without the persistent tile loop (persist m_o n_o)");
-  if (p.split_k > 1) not_lowered(head + "with split_k (each split's workspace slots pair tiles along one dimension)");
+  if (p.target != Target::Sm90a) not_lowered(head + " on " + std::string(target_name(p.target)));
+  if (!p.persistent) not_lowered(head + " without the persistent tile loop (persist m_o n_o)");
+  if (p.split_k > 1) not_lowered(head + " with split_k (each split's workspace slots pair tiles along one dimension)");
   if (p.masked || p.contiguous || p.varlen_k || p.pointer_array)
-    not_lowered(head + "over groups (a group's tiles may end inside a cluster's rows)");
+    not_lowered(head + " over groups (a group's tiles may end inside a cluster's rows)");
   for (const rt::Operand op : {rt::Operand::A, rt::Operand::B}) {
     const SmemTileLayout& l = p.operand(op).smem;
     const int sharing = op == rt::Operand::A ? p.cluster.y : p.cluster.x;
     const std::string name = op == rt::Operand::A ? "A" : "B";
-    if (l.mn_major) not_lowered(head + "with an MN-major " + name);
+    if (l.mn_major) not_lowered(head + " with an MN-major " + name);
     if (l.rows % (8 * sharing) != 0 || l.box_rows * sharing != l.rows)
       not_lowered(head + ": " + name + "'s " + std::to_string(l.rows) + "-row tile over the " + std::to_string(sharing) +
                   " CTAs that share it (each loads a slice of whole 8-row swizzle groups: rows a multiple of " +
