@@ -46,10 +46,12 @@ TEST_CASE("not-lowered: a cluster without warp specialization") {
 }
 
 TEST_CASE("not-lowered: multicast the cluster shape cannot carry") {
-  check_not_lowered(tutorial_schedule(8, gemm()).cluster(2, 1, 1).multicast("A").multicast("B"),
-                    "multicast of both operands (a two-dimensional cluster)");
+  // Both operands need a cluster along x and y (cluster 2 2 1: cluster_2d_test); one, a cluster along x.
+  check_error([] { lower(tutorial_schedule(8, gemm()).cluster(2, 1, 1).multicast("A").multicast("B")); },
+              "multicast-cluster-axis", "multicast of both operands in a 2x1x1 cluster needs at least 2 CTAs along x");
   check_not_lowered(tutorial_schedule(8, gemm()).cluster(1, 2, 1).multicast("B"),
-                    "multicast in a cluster that extends along y or z (use cluster 2 1 1)");
+                    "multicast of one operand in a cluster that extends along y or z (use cluster 2 1 1; a cluster X Y 1 "
+                    "shares both operands)");
 }
 
 TEST_CASE("not-lowered: what sm_100a does not generate yet; v1..v10, ping-pong and split-K lower") {
