@@ -116,21 +116,15 @@ TEST_CASE("cluster X Y 1 sharing A and B: planted bugs in the masks and the rele
   };
   for (const Bug& bug : bugs) {
     CAPTURE(bug.name);
-    Kernel k = good;
-    Plant p(bug.plant);
-    k.body = p.mutate(k.body);
-    REQUIRE(p.planted > 0);
-    const std::string sync = sync_error(k);
-    CAPTURE(sync);
-    CHECK(sync.find(bug.sync_says) != std::string::npos);
-    const SimulationReport sim = simulated(k, def);
-    CAPTURE(sim.to_string());
-    CHECK_FALSE(sim.passed);
-    const std::string report = sim.to_string();
+    const gg::testing::Verdict v = gg::testing::plant_into(good, def, bug.plant);
+    CAPTURE(v.sync);
+    CAPTURE(v.sim.to_string());
+    CHECK(v.sync.find(bug.sync_says) != std::string::npos);
+    CHECK_FALSE(v.sim.passed);
+    const std::string report = v.sim.to_string();
     const size_t error = report.find("error: ");
-    std::cout << bug.name << "\n  check_sync: " << sync.substr(sync.find("failed: ") + 8, 160) << "\n  simulator:  "
-              << (error == std::string::npos ? report.substr(report.find("output"), 60) : report.substr(error, 160))
-              << "\n";
+    std::cout << bug.name << "\n  check_sync: " << v.sync.substr(v.sync.find("failed: ") + 8, 160) << "\n  simulator:  "
+              << report.substr(error != std::string::npos ? error : report.find("output"), 160) << "\n";
   }
 }
 
