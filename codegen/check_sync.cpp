@@ -692,11 +692,16 @@ class StructureCheck : public Visitor {
   }
 
   // The CTA a remote arrive from CTA `rank` lands in.
-  int target_cta(const MbarrierArrive& n, int rank) const {
+  // The kernel's lets evaluated in CTA `rank` of the cluster (its block index along x).
+  Env at_rank(int rank) const {
     Env at = lets_;
     at.vars["blockIdx.x"] = rank;
     at.vars["cta_rank"] = rank;
-    auto c = value_of(n.cta, at);
+    return at;
+  }
+
+  int target_cta(const MbarrierArrive& n, int rank) const {
+    auto c = value_of(n.cta, at_rank(rank));
     GG_INTERNAL_CHECK(c.has_value(), "MbarrierArrive " + bar_text(n.bar) + " in role '" + role_.name +
                                          "': cannot tell which CTA cta=" + to_c(n.cta) + " names");
     GG_INTERNAL_CHECK(*c >= 0 && *c < f_.cluster, "MbarrierArrive " + bar_text(n.bar) + " in role '" + role_.name +
@@ -712,10 +717,7 @@ class StructureCheck : public Visitor {
     if (!n.multicast_mask) return {rank};
     unsigned mask = n.multicast_mask;
     if (n.multicast_shift) {  // a two-dimensional cluster's row or column: the shift follows the rank
-      Env at = lets_;
-      at.vars["blockIdx.x"] = rank;
-      at.vars["cta_rank"] = rank;
-      auto shift = value_of(n.multicast_shift, at);
+      auto shift = value_of(n.multicast_shift, at_rank(rank));
       GG_INTERNAL_CHECK(shift && *shift >= 0 && *shift < 16, "TmaLoad into " + buffer_name(n.dst.buffer) +
                                                                   ": cannot tell the multicast shift " +
                                                                   to_c(n.multicast_shift) + " of CTA " + str(rank));

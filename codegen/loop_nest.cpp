@@ -74,12 +74,6 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
   std::vector<NestNode> out;
   const auto& ops = c.def.matmul_node().operands;
   const auto multicast = c.s.multicast_operands();
-  int cluster_size = 1, along_m = 1, along_n = 1;  // (a two-dimensional cluster: A over y, B over x)
-  if (auto cl = c.s.cluster_dims()) {
-    cluster_size = cl->x * cl->y * cl->z;
-    along_m = cl->x;
-    along_n = cl->y;
-  }
   for (size_t i = 0; i < ops.size(); ++i) {
     LoadStmt l;
     l.tensor = c.def.node(ops[i]).name;
@@ -91,7 +85,7 @@ std::vector<NestNode> loads(const Context& c, const std::string& stage_index) {
     l.stages = c.stages;
     if (c.stages > 1) l.stage_index = stage_index;
     for (const auto& m : multicast)
-      if (m == l.tensor) l.multicast_ctas = multicast.size() == 2 ? (i == 0 ? along_n : along_m) : cluster_size;
+      if (m == l.tensor) l.multicast_ctas = multicast_ctas(c.s, int(i));
     if (i == 1 && cta_pair_mma(c.s)) {
       l.rows /= 2;
       l.pair_half = true;

@@ -103,6 +103,15 @@ class LowerCopies : public ElectionAwareMutator {
       const bool two_d = multicast && p_.cluster_2d();
       const bool is_a = l->operand == rt::Operand::A;
       const ExprPtr slice = two_d ? var(is_a ? "cta_rank_n" : "cta_rank_m") : var("cta_rank");
+      unsigned mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
+      ExprPtr mask_shift;
+      if (two_d) {
+        const unsigned x = unsigned(p_.cluster.x);
+        unsigned column = 0;
+        for (int j = 0; j < p_.cluster.y; ++j) column |= 1u << (x * unsigned(j));
+        mask = is_a ? column : (1u << x) - 1u;
+        mask_shift = is_a ? var("cta_rank_m") : var("cta_rank_n") * imm(p_.cluster.x);
+      }
       ExprPtr slice_row = multicast && !layout.mn_major ? slice * imm(layout.box_rows) : imm(0);
       const int own_atoms = multicast && layout.mn_major ? layout.atoms() / p_.cluster_size : layout.atoms();
       ExprPtr first_atom = multicast && layout.mn_major ? var("cta_rank") * imm(own_atoms) : imm(0);
@@ -114,14 +123,8 @@ class LowerCopies : public ElectionAwareMutator {
         load->row = row0 + slice_row;
         load->col = col0 + atom * imm(layout.atom_cols());
         load->bar = bar;
-        load->multicast_mask = multicast ? (1u << p_.cluster_size) - 1u : 0u;
-        if (two_d) {
-          const unsigned x = unsigned(p_.cluster.x);
-          unsigned column = 0;
-          for (int j = 0; j < p_.cluster.y; ++j) column |= 1u << (x * unsigned(j));
-          load->multicast_mask = is_a ? column : (1u << x) - 1u;
-          load->multicast_shift = is_a ? var("cta_rank_m") : var("cta_rank_n") * imm(p_.cluster.x);
-        }
+        load->multicast_mask = mask;
+        load->multicast_shift = mask_shift;
         load->to_pair_leader = p_.cta_pair;
         load->batch = tensor_map_batch(p_, l->operand, l->batch);
         load->group = tensor_map_group(p_, l->batch);

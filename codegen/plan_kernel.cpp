@@ -62,7 +62,7 @@ void plan_two_dimensional_cluster(const KernelPlan& p) {
     not_lowered(head + " over groups (a group's tiles may end inside a cluster's rows)");
   for (const rt::Operand op : {rt::Operand::A, rt::Operand::B}) {
     const SmemTileLayout& l = p.operand(op).smem;
-    const int sharing = op == rt::Operand::A ? p.cluster.y : p.cluster.x;
+    const int sharing = op == rt::Operand::A ? p.cluster_n_ctas() : p.cluster_m_ctas();
     const std::string name = op == rt::Operand::A ? "A" : "B";
     if (l.mn_major) not_lowered(head + " with an MN-major " + name);
     if (l.rows % (8 * sharing) != 0 || l.box_rows * sharing != l.rows)

@@ -234,14 +234,14 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
     r.grid.persistent = true;
     int64_t cs = r.cluster_size;
     int64_t per_matrix = p->extent;
+    // A cluster X Y 1 multicasting both operands is launched along x: its CTAs' ranks are their
+    // block indices.
+    const bool flat = s.multicast_operands().size() == 2;
     if ((!s.multicast_operands().empty() || cta_pair_mma(s)) && cs > 1) {
-      // B shared (multicast, or a CTA pair's MMA; as the lowering pairs them): the CTAs' m tiles differ
-      const std::string& b = def.node(def.matmul_node().operands[1]).name;
-      const auto shared = s.multicast_operands();
-      const bool along_m = cta_pair_mma(s) || std::find(shared.begin(), shared.end(), b) != shared.end();
-      const bool two_d = shared.size() == 2;  // cluster X Y 1: X CTAs along m, Y along n
-      per_matrix = cluster_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N), two_d ? r.cluster.x : along_m ? cs : 1,
-                                     two_d ? r.cluster.y : along_m ? 1 : cs)
+      // The CTAs sharing B (multicast, or a CTA pair's MMA; as the lowering pairs them) differ in
+      // their m tile, those sharing A in their n tile.
+      per_matrix = cluster_tile_grid(dom.tile_count(Root::M), dom.tile_count(Root::N),
+                                     cta_pair_mma(s) ? cs : multicast_ctas(s, 1), multicast_ctas(s, 0))
                        .tiles();
       r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
     }
@@ -254,8 +254,6 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       r.grid.tiles = r.grid.whole_wave_tiles + (tiles - r.grid.whole_wave_tiles) * splits;
       r.grid.stream = s.split_k_stream();
     }
-    // (A two-dimensional cluster is launched along x: its CTAs' ranks are their block indices.)
-    const bool flat = s.multicast_operands().size() == 2;
     r.grid.x = clusters * (flat ? cs : r.cluster.x);
     r.grid.y = flat ? 1 : r.cluster.y;
     r.grid.z = flat ? 1 : r.cluster.z;

@@ -37,6 +37,16 @@ bool cta_pair_mma(const Schedule& s) {
   return mma && mma->target == Target::Sm100a && mma->m == 256;
 }
 
+int multicast_ctas(const Schedule& s, int operand) {
+  const auto cluster = s.cluster_dims();
+  const auto shared = s.multicast_operands();
+  const Definition& def = s.definition();
+  const std::string& name = def.node(def.matmul_node().operands[size_t(operand)]).name;
+  if (!cluster || std::find(shared.begin(), shared.end(), name) == shared.end()) return 1;
+  if (shared.size() == 2) return operand == 0 ? cluster->y : cluster->x;
+  return cluster->x * cluster->y * cluster->z;
+}
+
 bool mma_warp_issues(const Schedule& s) {
   auto mma = s.mma_shape();
   if (!mma || mma->target != Target::Sm100a || !s.warp_roles() || s.consumer_mode() == ConsumerMode::PingPong)
@@ -66,13 +76,7 @@ SmemTileLayout operand_layout(const Schedule& s, int operand) {
   else if (l.row_bytes % 128 == 0) l.swizzle_bytes = 128;
   // Multicast pairs the cluster's CTAs along the other operand's tiles: each loads a slice of
   // this operand's rows into all of them.
-  l.box_rows = l.rows;
-  const std::string& name = def.node(def.matmul_node().operands[operand]).name;
-  const auto& shared = s.multicast_operands();
-  // (A two-dimensional cluster X Y 1 shares A over its Y CTAs along n and B over its X along m.)
-  if (!l.mn_major && std::find(shared.begin(), shared.end(), name) != shared.end())
-    if (auto c = s.cluster_dims())
-      l.box_rows = l.rows / std::max(1, shared.size() == 2 ? (operand == 0 ? c->y : c->x) : c->x * c->y * c->z);
+  l.box_rows = l.mn_major ? l.rows : l.rows / multicast_ctas(s, operand);
   return l;
 }
 

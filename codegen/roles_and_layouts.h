@@ -27,6 +27,10 @@ struct RoleShape {
 // An m256 tcgen05.mma (sm_100a) spans the two CTAs of a cluster pair: each CTA holds 128 rows of
 // A and half of B's tile, the even CTA issues, and each CTA's TMEM gets its 128 rows.
 bool cta_pair_mma(const Schedule& s);
+// The CTAs of the schedule's cluster that share operand `operand`'s tile (0: A, 1: B) by
+// multicast: the whole cluster where one operand is multicast; in a cluster X Y 1 multicasting
+// both, A's Y CTAs along n and B's X along m; 1 for an operand not multicast.
+int multicast_ctas(const Schedule& s, int operand);
 // Whether the producer warpgroup's second warp issues the MMAs (an MMA warp) while the consumers
 // only write the accumulator back: a TMEM accumulator handed over through mbarriers, where it has
 // two buffers (accumulator_buffers 2) or spans a CTA pair (whose peer's writeback the leader's MMAs
