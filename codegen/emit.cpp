@@ -236,7 +236,7 @@ std::string pointer_array_host_entry(const Kernel& k, const std::string& fn) {
      << "  return static_cast<int>(gg::host::launch_kernel(reinterpret_cast<const void*>(" << k.name << "), \""
      << k.name << "\", " << dim(unsigned(sizes.max_clusters) * L.cluster[0], L.cluster[1], L.cluster[2]) << ", "
      << dim(L.block[0], L.block[1], L.block[2]) << ", " << dim(L.cluster[0], L.cluster[1], L.cluster[2]) << ", "
-     << L.dynamic_smem_bytes << "u, args, stream));\n}\n#endif  // !__CUDACC_RTC__\n";
+     << L.dynamic_smem_bytes << "u, args, stream, /*persistent=*/true));\n}\n#endif  // !__CUDACC_RTC__\n";
   return os.str();
 }
 
@@ -390,7 +390,8 @@ std::string host_entry(const Kernel& k, const std::string& fn) {
   }
   os << "  return static_cast<int>(gg::host::launch_kernel(reinterpret_cast<const void*>(" << k.name << "), \""
      << k.name << "\", " << grid << ", " << dim(L.block) << ", " << dim(L.cluster) << ", "
-     << L.dynamic_smem_bytes << "u, args, stream));\n}\n#endif  // !__CUDACC_RTC__\n";
+     << L.dynamic_smem_bytes << "u, args, stream" << (L.persistent ? ", /*persistent=*/true" : "")
+     << "));\n}\n#endif  // !__CUDACC_RTC__\n";
   return os.str();
 }
 

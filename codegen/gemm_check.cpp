@@ -188,11 +188,17 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+LowerOptions lowering_of(const CheckOptions& o) {
+  LowerOptions lowering;
+  if (o.limits) lowering.limits = *o.limits;
+  return lowering;
+}
+
 // What a first use of this kernel costs a JIT user, and what a later process pays with the kernel
 // in the disk cache: codegen (lower + print), NVRTC with the cache bypassed, and loading the module;
 // then codegen, a cache hit and loading again. Returns the loaded build the timing runs.
-rt::LoadedKernel time_first_use(const Schedule& s, const std::string& arch, CheckReport& r) {
-  const JitCompileTiming first = time_jit_compile(s);
+rt::LoadedKernel time_first_use(const Schedule& s, const LowerOptions& lowering, const std::string& arch, CheckReport& r) {
+  const JitCompileTiming first = time_jit_compile(s, {}, lowering);
   const EmittedKernel& fresh = first.kernel;
   r.jit_codegen_ms = first.codegen_ms;
   r.jit_compile_ms = first.nvrtc_ms;
@@ -202,7 +208,7 @@ rt::LoadedKernel time_first_use(const Schedule& s, const std::string& arch, Chec
 
   rt::compile_kernel(fresh.source, fresh.kernel_name, arch, rt::JitOptions{});  // stores the entry
   start = Clock::now();
-  const EmittedKernel again = emit_cuda(s);
+  const EmittedKernel again = emit_cuda(s, lowering);
   const rt::CompiledKernel cached = rt::compile_kernel(again.source, again.kernel_name, arch, rt::JitOptions{});
   const rt::LoadedKernel reloaded(cached, again.launch);
   r.jit_cached_ms = cached.from_cache ? ms_since(start) : 0;  // 0: no writable cache directory
@@ -221,10 +227,10 @@ void time_cached_launch(const rt::LoadedKernel& kernel, const rt::GemmProblem& p
 
 }  // namespace
 
-JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options) {
+JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options, const LowerOptions& lowering) {
   JitCompileTiming t;
   Clock::time_point start = Clock::now();
-  t.kernel = emit_cuda(s);
+  t.kernel = emit_cuda(s, lowering);
   t.codegen_ms = ms_since(start);
   options.use_cache = false;
   options.nvrtc_cache = false;  // on a GPU machine NVRTC would answer every repeat from its own cache
@@ -282,7 +288,9 @@ CheckReport launch_report(const EmittedKernel& e, const rt::LoadedKernel& kernel
   CheckReport r;
   r.kernel_name = e.kernel_name;
   r.launch = kernel.describe();
-  const auto grid = rt::launch_grid(e.launch, def.m(), def.n());
+  const auto planned = rt::launch_grid(e.launch, def.m(), def.n());
+  const auto grid = rt::launch_grid(e.launch, def.m(), def.n(), kernel.resident_clusters());
+  r.planned_grid_ctas = planned[0] * planned[1] * planned[2];
   r.grid_ctas = grid[0] * grid[1] * grid[2];
   r.resident_ctas = kernel.max_resident_ctas();
   r.device = rt::device_info().name;
@@ -558,7 +566,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
     // Timed: the build users get, without the watchdog's timer reads; it must write exactly
     // what the checked build wrote.
     rt::LoadedKernel timed =
-        o.measure_jit ? time_first_use(s, arch, r)
+        o.measure_jit ? time_first_use(s, lowering_of(o), arch, r)
                       : rt::LoadedKernel(rt::compile_kernel(e.source, e.kernel_name, arch, rt::JitOptions{}), e.launch);
     rt::fill_poison(d);
     timed.launch_and_wait(caller);
@@ -662,7 +670,7 @@ CheckReport check_launch(const Schedule& s, const EmittedKernel& e, rt::LoadedKe
 std::vector<CheckReport> check_sizes_on_gpu(const Schedule& s, const std::vector<std::pair<int64_t, int64_t>>& sizes,
                                             const CheckOptions& o) {
   const Definition& def = s.definition();
-  EmittedKernel e = emit_cuda(s);
+  EmittedKernel e = emit_cuda(s, lowering_of(o));
   const std::string arch(target_name(e.plan.target));
   rt::LoadedKernel kernel(rt::compile_kernel(e.source, e.kernel_name, arch, watchdog_build()), e.launch);
   if (sizes.empty()) return {check_launch(s, e, kernel, def, o)};
@@ -716,6 +724,9 @@ std::string format_report(const CheckReport& r) {
     os << "inputs:            " << r.input_copies << " copies of A and B in turn, so no run reads them from L2\n";
   if (r.ms > 0 && r.sm_clock_mhz > 0)
     os << "under load:        SM clock " << r.sm_clock_mhz << " MHz, " << r.power_w << " W\n";
+  if (r.planned_grid_ctas > r.grid_ctas)
+    os << "note:              the plan's " << r.planned_grid_ctas << " persistent CTAs exceed the " << r.grid_ctas
+       << " this device holds at once (clusters stay inside a GPC): launched " << r.grid_ctas << "\n";
   if (r.resident_ctas > 0 && r.grid_ctas > r.resident_ctas)
     os << "note:              the grid's " << r.grid_ctas << " CTAs exceed the " << r.resident_ctas
        << " the device holds at once: the rest run as a tail wave\n";
@@ -733,6 +744,7 @@ std::string format_report_json(const CheckReport& r) {
      << ", \"ms\": " << r.ms << ", \"tflops\": " << r.tflops << ", \"cublas_ms\": " << r.cublas_ms
      << ", \"cublas_tflops\": " << r.cublas_tflops << ", \"sm_clock_mhz\": " << r.sm_clock_mhz
      << ", \"power_w\": " << r.power_w << ", \"input_copies\": " << r.input_copies << ", \"grid_ctas\": " << r.grid_ctas
+     << ", \"planned_grid_ctas\": " << r.planned_grid_ctas
      << ", \"resident_ctas\": " << r.resident_ctas << ", \"repeats\": " << r.repeats
      << ", \"jit_codegen_ms\": " << r.jit_codegen_ms << ", \"jit_compile_ms\": " << r.jit_compile_ms
      << ", \"jit_load_ms\": " << r.jit_load_ms << ", \"jit_cached_ms\": " << r.jit_cached_ms

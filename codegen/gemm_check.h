@@ -4,6 +4,7 @@
 // cuBLAS and against an fp64 host reference, cuBLAS's own error against that reference, the
 // count of unwritten elements, and optionally TFLOP/s next to cuBLAS in the same process.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ struct CheckOptions {
   // Pointer-array groups: M, N, K of each group (3 per group; args.group_sizes); empty: every
   // group of the schedule's sizes.
   std::vector<int64_t> group_sizes;
+  // The device the kernel is planned for (default: its target's); a persistent grid planned for
+  // more SMs than this GPU holds clusters of is launched at what it holds.
+  std::optional<DeviceLimits> limits;
 };
 
 // A first use's codegen (lower and print) and NVRTC compile with the disk cache bypassed, timed on
@@ -42,7 +46,7 @@ struct JitCompileTiming {
   rt::CompiledKernel compiled;
   double codegen_ms = 0, nvrtc_ms = 0, nvrtc_cpu_ms = 0;
 };
-JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options = {});
+JitCompileTiming time_jit_compile(const Schedule& s, rt::JitOptions options = {}, const LowerOptions& lowering = {});
 
 // Compiles into the disk cache the builds check_on_gpu loads (the watchdog build it checks and
 // the plain build it times), so a caller can compile many kernels in parallel first. Needs no GPU.
@@ -69,6 +73,7 @@ struct CheckReport {
   int input_copies = 1;  // timed: copies of A and B the runs cycle through (small problems: past L2)
   // CTAs launched and CTAs the device holds at once: a grid above the second runs a tail wave.
   unsigned grid_ctas = 0, resident_ctas = 0;
+  unsigned planned_grid_ctas = 0;  // a persistent grid as planned, before the device's resident clusters cap it
   // When benchmarked: a first use's codegen, NVRTC (cache bypassed) and module load; codegen plus
   // a disk-cache hit plus load (0: no writable cache); the host time of one cached launch.
   double jit_codegen_ms = 0, jit_compile_ms = 0, jit_load_ms = 0, jit_cached_ms = 0, launch_host_us = 0;

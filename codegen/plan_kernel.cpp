@@ -776,6 +776,7 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   // The grid the resource summary sized: one CTA per tile, or (persistent) at most one per SM.
   k.launch.grid = {static_cast<unsigned>(resources.grid.x), static_cast<unsigned>(resources.grid.y),
                    static_cast<unsigned>(resources.grid.z)};
+  k.launch.persistent = p.persistent;
   k.launch.dynamic_smem_bytes = static_cast<unsigned>(p.smem_bytes);
   k.launch.layouts = p.launch_layouts;
   // The swapped orientation (D^T = B * A^T) is an ordinary kernel; its launches exchange the operands.
@@ -820,8 +821,8 @@ Kernel plan_kernel(const Schedule& s, const ScheduleAnalysis& analysis) {
   }
   // The sizes compiled in, and for a kernel that reads M or N at run time how a launch sizes its
   // grid and workspace: from the tile counts the kernel itself computes.
-  const int64_t resident = int64_t(resources.limits.sms) * resources.grid.ctas_per_sm;
-  k.launch.sizes = runtime_sizes(s, k.plan, resident / std::max(1, resources.cluster_size));
+  k.launch.sizes =
+      runtime_sizes(s, k.plan, resources.limits.resident_clusters(resources.cluster_size, resources.grid.ctas_per_sm));
   return k;
 }
 

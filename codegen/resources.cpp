@@ -246,8 +246,8 @@ ResourceSummary summarize_resources(const Schedule& s, const std::vector<RoleSha
       r.grid.overhang_tiles = (per_matrix - p->extent) * batches * splits;
     }
     r.grid.tiles = per_matrix * batches * splits;
-    int64_t slots = int64_t(limits.sms) * r.grid.ctas_per_sm;
-    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), slots / cs));
+    // Clusters live inside one GPC each: fewer of 4 fit than the SMs over 4.
+    int64_t clusters = std::max<int64_t>(1, std::min(ceil_div(r.grid.tiles, cs), limits.resident_clusters(cs, r.grid.ctas_per_sm)));
     if (s.split_k_tail()) {  // the work units: whole waves' tiles, then the rest once per split
       const int64_t tiles = per_matrix * batches;
       r.grid.whole_wave_tiles = tiles / clusters * clusters;

@@ -207,6 +207,10 @@ LoadedKernel::LoadedKernel(const CompiledKernel& compiled, LaunchSpec spec)
     if (CUresult status = api.module_get_function(&stage_function_, module_, stage.c_str()); status != CUDA_SUCCESS)
       fail("cuModuleGetFunction('" + stage + "')", status);
   }
+  if (spec_.persistent) {
+    const unsigned cluster_ctas = spec_.cluster[0] * spec_.cluster[1] * spec_.cluster[2];
+    resident_clusters_ = std::max(1u, max_resident_ctas() / std::max(1u, cluster_ctas));
+  }
 }
 
 LoadedKernel::~LoadedKernel() {
@@ -217,6 +221,7 @@ LoadedKernel::LoadedKernel(LoadedKernel&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)),
       function_(std::exchange(other.function_, nullptr)),
       spec_(std::move(other.spec_)),
+      resident_clusters_(other.resident_clusters_),
       scratch_(std::exchange(other.scratch_, std::make_unique<LaunchScratch>())),
       encoded_(std::exchange(other.encoded_, std::make_unique<EncodedMaps>())),
       group_maps_function_(std::exchange(other.group_maps_function_, nullptr)),
@@ -229,6 +234,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& other) noexcept {
     module_ = std::exchange(other.module_, nullptr);
     function_ = std::exchange(other.function_, nullptr);
     spec_ = std::move(other.spec_);
+    resident_clusters_ = other.resident_clusters_;
     scratch_ = std::exchange(other.scratch_, std::make_unique<LaunchScratch>());
     encoded_ = std::exchange(other.encoded_, std::make_unique<EncodedMaps>());
     group_maps_function_ = std::exchange(other.group_maps_function_, nullptr);
@@ -495,7 +501,7 @@ void LoadedKernel::launch(const GemmProblem& problem, cudaStream_t stream) const
 }
 
 void LoadedKernel::launch_args(const GgGemmArgs& args, cudaStream_t stream) const {
-  const std::array<unsigned, 3> grid = launch_grid(spec_, args.m, args.n);
+  const std::array<unsigned, 3> grid = launch_grid(spec_, args.m, args.n, resident_clusters_);
   for (int i = 0; i < 3; ++i) {
     if (spec_.cluster[i] == 0 || grid[i] % spec_.cluster[i] != 0) {
       throw CudaError(describe() + ": the grid is not a whole number of clusters");

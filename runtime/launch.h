@@ -98,6 +98,8 @@ class LoadedKernel {
   // How many of this kernel's CTAs the device can hold at once (clusters counted whole):
   // a persistent grid larger than this runs a second, mostly idle wave.
   unsigned max_resident_ctas() const;
+  // A persistent kernel's clusters resident at once (its launches run no more); 0 for a grid of tiles.
+  unsigned resident_clusters() const { return resident_clusters_; }
 
   // "kernel 'name' (grid {x,y,z}, block {x,y,z}, cluster {x,y,z}, N bytes dynamic smem)"
   std::string describe() const;
@@ -108,6 +110,7 @@ class LoadedKernel {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   LaunchSpec spec_;
+  unsigned resident_clusters_ = 0;
   // The workspace, staging copies and group maps, one set per stream.
   std::unique_ptr<LaunchScratch> scratch_ = std::make_unique<LaunchScratch>();
   // The tensor maps encoded last, by spec and address: launches over the same tensors (a layer's

@@ -156,7 +156,9 @@ uint64_t SizedCount::at(int64_t m, int64_t n) const {
   return constant * tiles(m, m_divisor) * tiles(n, n_divisor);
 }
 
-std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n) {
+namespace {
+
+std::array<unsigned, 3> planned_grid(const LaunchSpec& spec, int64_t m, int64_t n) {
   const RuntimeSizes& r = spec.sizes;
   if (!r.m && !r.n) return spec.grid;
   std::array<unsigned, 3> grid{};
@@ -166,6 +168,16 @@ std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n
     return {static_cast<unsigned>(groups * spec.cluster[0]), spec.cluster[1], spec.cluster[2]};
   }
   for (size_t d = 0; d < 3; ++d) grid[d] = static_cast<unsigned>(std::max<uint64_t>(1, r.grid[d].at(m, n)));
+  return grid;
+}
+
+}  // namespace
+
+std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n, uint64_t resident_clusters) {
+  std::array<unsigned, 3> grid = planned_grid(spec, m, n);
+  // A persistent grid is one row of clusters along x.
+  if (spec.persistent && resident_clusters > 0 && spec.cluster[0] > 0 && grid[0] / spec.cluster[0] > resident_clusters)
+    grid[0] = static_cast<unsigned>(resident_clusters) * spec.cluster[0];
   return grid;
 }
 

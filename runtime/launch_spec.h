@@ -140,6 +140,11 @@ struct LaunchSpec {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{128, 1, 1};
   std::array<unsigned, 3> cluster{1, 1, 1};  // {1,1,1}: launched without a cluster attribute
+  // The kernel walks its work units in a loop strided by the grid (gridDim.x / cluster CTAs):
+  // any number of clusters computes the whole problem, and a launch runs no more than the device
+  // holds at once (`grid` plans a wave of the planner's device; a smaller GPU, or one whose GPCs
+  // hold fewer clusters, would otherwise run its last clusters after the rest finish).
+  bool persistent = false;
   unsigned dynamic_smem_bytes = 0;
   std::vector<TensorMapSpec> tensor_maps;
   MatrixLayouts layouts;  // what the kernel was generated for (resolved, or dense placeholders)
@@ -188,8 +193,9 @@ struct LaunchSpec {
 };
 
 // The grid and the workspace bytes a launch of `spec` for an M x N problem (the kernel's
-// orientation) takes: the spec's own unless it reads a size at run time.
-std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n);
+// orientation) takes: the spec's own unless it reads a size at run time. A persistent kernel's
+// grid runs at most `resident_clusters` clusters (0: no limit known).
+std::array<unsigned, 3> launch_grid(const LaunchSpec& spec, int64_t m, int64_t n, uint64_t resident_clusters = 0);
 uint64_t launch_workspace_bytes(const LaunchSpec& spec, int64_t m, int64_t n);
 // "" when the spec's kernel computes an M x N x K problem (its orientation), else why not: a
 // compiled size that differs ("the kernel was compiled for N=4096; the problem has N=2048"), or a

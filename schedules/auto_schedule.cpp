@@ -88,8 +88,8 @@ int64_t matrices_of(const Definition& def) {
 // The rows of a tile each consumer warpgroup holds (a ping-pong consumer, the whole tile's).
 int64_t consumer_rows(const AutoParams& p) { return p.ping_pong ? p.tile_m : p.tile_m / p.consumers; }
 
-// The CTAs a wave holds: every SM, in whole clusters.
-int64_t wave_ctas(const DeviceLimits& limits, int64_t cluster) { return limits.sms / cluster * cluster; }
+// The CTAs a wave holds: every SM, in whole clusters (each inside one GPC).
+int64_t wave_ctas(const DeviceLimits& limits, int64_t cluster) { return limits.resident_clusters(cluster) * cluster; }
 // The persistent CTAs for `tiles`: a wave's (fewer when there are fewer tiles).
 int64_t resident_ctas(int64_t tiles, const DeviceLimits& limits, int64_t cluster) {
   return std::min<int64_t>(tiles, wave_ctas(limits, cluster));
@@ -355,7 +355,7 @@ double order_operand_bytes(const Definition& def, const DeviceLimits& limits, co
   const int64_t tiles_m = ceil_div(def.m(), p.tile_m), tiles_n = ceil_div(def.n(), p.tile_n);
   const PairedTileGrid grid = paired_tile_grid(tiles_m, tiles_n, p.cluster, !p.multicast_a);
   const int64_t groups = grid.groups_m * grid.groups_n;
-  const int64_t per_wave = std::max<int64_t>(1, std::min<int64_t>(groups, limits.sms / p.cluster));  // clusters at once
+  const int64_t per_wave = std::max<int64_t>(1, std::min<int64_t>(groups, limits.resident_clusters(p.cluster)));  // clusters at once
   // Up to 64 waves, spread evenly over the order and scaled to all of them: a huge grid costs
   // the same as a small one.
   const int64_t waves = ceil_div(groups, per_wave), sampled = std::min<int64_t>(waves, 64);
@@ -468,6 +468,16 @@ class TieBreaks {
            sm_fill(a) > sm_fill(b) + 0.05;
   }
 
+  // Within one wave of as many MMA-bound tiles, the smaller: the wave takes one tile's k loop, and
+  // the larger tile's extra columns (or rows) are padding past N (or M) that its MMAs still
+  // compute. The model ties them where its load term, not the MMAs, sets both tiles' pace. On an
+  // H200 (2026-11-28) 3792 x 800 x 10800 in 120 128x208 tiles ran 92 us, in 120 128x256 161 (cuBLAS
+  // 103-105), which the model put 0.1% apart.
+  bool less_padding(const AutoParams& a, const AutoParams& b) const {
+    return mma_bound_ && a.waves == 1 && b.waves == 1 && a.split_k == 1 && b.split_k == 1 && a.tiles == b.tiles &&
+           !latency_bound(a) && !latency_bound(b) && a.tile_m * a.tile_n < b.tile_m * b.tile_n;
+  }
+
   // Within one wave of DRAM-bound tiles whose rows all lie in the problem, more CTAs loading:
   // every CTA reads its tile's rows of both operands, so one SM's load rate, not DRAM, caps a
   // config of few wide tiles. On an H200 (2026-11-28) FP8 64 x 7168 x 16384 in 112 64x64 tiles ran
@@ -481,8 +491,9 @@ class TieBreaks {
 
   // Whether `a` ranks before `b`; where the model ties them, `rule` (if given) names what decided.
   // Within 1%: when DRAM bounds both, the one whose loads leave more slack under that bound; then
-  // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, DRAM-bound in
-  // one wave, more CTAs loading; then, latency-bound,
+  // the config that keeps more SMs busy (the last wave's fill, or one wave's); then, MMA-bound in
+  // one wave of as many tiles, the smaller tile; then, DRAM-bound in one wave, more CTAs loading;
+  // then, latency-bound,
   // more and smaller tiles (on an H100, 255x257x264 ran at 1.97x cuBLAS in 68 64x16 tiles and
   // 0.65x in 4 128x192 tiles, 77x129x72 1.76x against 0.74x); else the larger tile (less traffic
   // through L2; 1x4096x4096: 64x128 0.70x, 64x64 0.55x), then the wider one.
@@ -500,6 +511,9 @@ class TieBreaks {
     };
     if (fuller_last_wave(a, b) || fuller_last_wave(b, a)) return decided(fuller_last_wave(a, b), busy("the fuller last wave"));
     if (fuller_one_wave(a, b) || fuller_one_wave(b, a)) return decided(fuller_one_wave(a, b), busy("the fuller wave"));
+    if (less_padding(a, b) || less_padding(b, a))
+      return decided(less_padding(a, b), "the smaller tile (one wave of " + std::to_string(a.tiles) +
+                                             " tiles either way: less padding computed)");
     if (more_loaders(a, b) || more_loaders(b, a))
       return decided(more_loaders(a, b), "more CTAs loading (DRAM-bound, one wave: " + std::to_string(a.tiles) +
                                              " tiles against " + std::to_string(b.tiles) + ")");
@@ -643,7 +657,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // model gives it a twentieth over every tile of whole atoms, which is where it fills waves the
   // whole atoms leave short (1536^2 x 2048, 768 x 3072 x 4096); nearer, the model's choice among
   // widths is noise (DRAM-bound decode shapes tie on every width).
-  // Nor where it fills one wave's SMs the whole atoms leave idle and the model ties them (below).
+  // Nor where it fills one wave's SMs the whole atoms leave idle, or pads less in as many tiles,
+  // and the model ties them (below).
   if (staged_rows) {
     const AutoParams* best_whole = nullptr;
     for (const AutoParams& p : out)
@@ -653,7 +668,8 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
       out.erase(std::remove_if(out.begin(), out.end(),
                                [&](const AutoParams& p) {
                                  return p.tile_n % store_atom != 0 && p.predicted_us > 0.95 * whole.predicted_us &&
-                                        !(near(p.predicted_us, whole.predicted_us) && ties.fuller_one_wave(p, whole));
+                                        !(near(p.predicted_us, whole.predicted_us) &&
+                                          (ties.fuller_one_wave(p, whole) || ties.less_padding(p, whole)));
                                }),
                 out.end());
     }

@@ -124,9 +124,13 @@ static unsigned stage_blocks(const GgStageArgs* stage) {
 }
 
 // Launches `kernel` (a __global__ function taking one GgGemmArgs) with the given shape;
-// cluster {1,1,1} launches without a cluster attribute.
+// cluster {1,1,1} launches without a cluster attribute. A persistent kernel (its loop strided by
+// the grid) runs no more clusters along x than the device holds at once: a cluster stays inside
+// one GPC, so fewer of 4 fit than the SMs over 4, and a grid past them would run its last
+// clusters after the rest finish.
 static cudaError_t launch_kernel(const void* kernel, const char* kernel_name, dim3 grid, dim3 block, dim3 cluster,
-                                 unsigned smem_bytes, const GgGemmArgs& args, cudaStream_t stream) {
+                                 unsigned smem_bytes, const GgGemmArgs& args, cudaStream_t stream,
+                                 bool persistent = false) {
   cudaError_t status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes));
   if (status != cudaSuccess) {
@@ -156,6 +160,28 @@ static cudaError_t launch_kernel(const void* kernel, const char* kernel_name, di
     attribute[0].val.clusterDim.z = cluster.z;
     config.attrs = attribute;
     config.numAttrs = 1;
+  }
+  if (persistent) {
+    int resident = 0;
+    if (cluster_size == 1) {
+      int device = 0, sms = 0, per_sm = 0;
+      status = cudaGetDevice(&device);
+      if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      if (status == cudaSuccess)
+        status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block.x * block.y * block.z),
+                                                               smem_bytes);
+      resident = sms * per_sm;
+    } else {
+      status = cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
+    }
+    if (status != cudaSuccess) {
+      report_launch_error(kernel_name, "counting the resident clusters", status, grid, block, cluster, smem_bytes);
+      return status;
+    }
+    if (resident > 0 && grid.x / cluster.x > static_cast<unsigned>(resident)) {
+      grid.x = static_cast<unsigned>(resident) * cluster.x;
+      config.gridDim = grid;
+    }
   }
   GgGemmArgs by_value = args;
   void* params[] = {&by_value};

@@ -135,3 +135,35 @@ TEST_CASE("the summary text shows the breakdown and the roles") {
   CHECK(text.find("consumer: 2 warpgroup(s) x 128 threads x 232 regs (setmaxnreg), accumulator 128") != std::string::npos);
   CHECK(text.find("grid: 132 x 1 x 1 = 132 CTA(s), persistent over 2048 tiles") != std::string::npos);
 }
+
+// A cluster lives inside one GPC, and GPCs differ in SM count: an H100/H200 holds 66 clusters of
+// 2 but only 30 of 4 and 15 of 8 (cudaOccupancyMaxActiveClusters on an H200,
+// benchmarks/resident_clusters.cu). A persistent grid planned for 33 clusters of 4 ran its last
+// three after the rest: 4096 x 4096 x 7000 in 2x2 clusters took 486 us at 132 CTAs, 368 at 120.
+TEST_CASE("a persistent grid plans no more clusters than the device holds at once") {
+  const DeviceLimits h = hopper();
+  CHECK(h.resident_clusters(1) == 132);
+  CHECK(h.resident_clusters(2) == 66);
+  CHECK(h.resident_clusters(4) == 30);
+  CHECK(h.resident_clusters(8) == 15);
+  CHECK(h.resident_clusters(7) == 18);   // not measured: every SM in whole clusters
+  CHECK(h.resident_clusters(2, 2) == 132);  // two CTAs an SM
+  DeviceLimits other = h;
+  other.sms = 264;  // another SM count (`--sms`): the table does not apply
+  CHECK(other.resident_clusters(4) == 66);
+  const std::string clustered =
+      "tile 128 256 64\ninline cast\nmma 64 256 16 sm_90a\nbind k_o serial\nbind m_o block.y\nbind n_o block.x\n"
+      "cache_read A tma\ncache_read B tma\ncache_write cast shared tma\npersist m_o n_o tile row 8\n"
+      "warp_specialize 40 232\nsplit m_i 64 m_wg m_mma\nbind m_wg warpgroup\nstore_subtile 64 2\n"
+      "circular_buffer k_o 4 3\n";
+  const Definition def = gemm(4096, 4096, 7000);
+  const auto grid_of = [&](const std::string& cluster) {
+    const ScheduleFile file = parse_schedule_file(clustered + cluster);
+    return summarize_resources(apply_directives(def, file.directives, file.directive_lines)).grid;
+  };
+  CHECK(grid_of("").x == 132);
+  CHECK(grid_of("cluster 2 1 1\nmulticast B\n").x == 132);
+  CHECK(grid_of("cluster 2 2 1\nmulticast A\nmulticast B\n").x == 120);
+  CHECK(grid_of("cluster 4 2 1\nmulticast A\nmulticast B\n").x == 120);
+  CHECK(grid_of("cluster 4 1 1\nmulticast B\n").x == 120);
+}

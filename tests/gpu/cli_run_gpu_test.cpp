@@ -167,3 +167,35 @@ TEST_CASE("gemmgen run: a 2x2 cluster sharing A and B passes, random and exact, 
     }
   }
 }
+
+// A persistent grid planned past the clusters this GPU holds at once (planned for 264 SMs: 66
+// clusters of 4, where an H100 holds about 30) is launched at what the GPU holds, and its loop
+// covers every tile: each CTA strides over the clusters actually launched.
+TEST_CASE("gemmgen run --sms 264: a persistent grid past the GPU's resident clusters launches what it holds") {
+  const std::string sched = "/tmp/gemmgen_resident_clusters_test.sched";
+  std::ofstream(sched) << "problem m=4096 n=2560 k=512 dtype=bf16 out=bf16\n"
+                       << "tile 128 192 64\ninline cast\nmma 64 192 16 sm_90a\nbind k_o serial\nbind m_o block.y\n"
+                          "bind n_o block.x\ncache_read A tma\ncache_read B tma\ncache_write cast shared tma\n"
+                          "persist m_o n_o tile row 8\nwarp_specialize 40 232\nsplit m_i 64 m_wg m_mma\n"
+                          "bind m_wg warpgroup\nstore_subtile 64 1\ncircular_buffer k_o 4 3\ncluster 2 2 1\n"
+                          "multicast A\nmulticast B\n";
+  const auto field = [](const std::string& json, const std::string& name) {
+    const size_t at = json.find("\"" + name + "\": ");
+    REQUIRE_MESSAGE(at != std::string::npos, name << " missing from " << json);
+    return std::stol(json.substr(at + name.size() + 4));
+  };
+  for (const char* mode : {"", " --exact"}) {
+    const Result r = run_gemmgen("run --schedule-file " + sched + " --sms 264 --check --json" + mode);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    const long planned = field(r.output, "planned_grid_ctas"), launched = field(r.output, "grid_ctas");
+    CHECK(planned == 264);  // 32 x 14 tiles in 2x2 groups: 112 clusters of 4 wanted, 66 allowed
+    CHECK(launched < planned);
+    CHECK(launched % 4 == 0);
+    CHECK(launched == field(r.output, "resident_ctas"));
+  }
+  const Result text = run_gemmgen("run --schedule-file " + sched + " --sms 264 --check");
+  CAPTURE(text.output);
+  CHECK(text.exit_code == 0);
+  CHECK(text.output.find("note:              the plan's 264 persistent CTAs exceed the") != std::string::npos);
+}

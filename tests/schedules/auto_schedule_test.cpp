@@ -196,6 +196,26 @@ TEST_CASE("auto: within one wave of DRAM-bound tiles the model cannot tell apart
   CHECK(choose(1280, 1280, 8192).tile_n == 112);
 }
 
+TEST_CASE("auto: within one wave of as many MMA-bound tiles the model ties, the smaller tile") {
+  // H200 (2026-11-28, two rounds): 3792 x 800 x 10800 in 120 128x208 tiles 92.1-92.3 us, in 120
+  // 128x256 (the old plan) 161.4-161.9, cuBLAS 103-105. The model put them 0.1% apart: its load
+  // term sets both tiles' pace, though the wider one computes 224 columns past N in its last tile.
+  const Definition def = gemm_definition(3792, 800, 10800, GemmOptions{});
+  const std::vector<AutoParams> ranked = rank_auto_params(def, hopper());
+  REQUIRE(!ranked.empty());
+  CHECK(ranked.front().tile_m == 128);
+  CHECK(ranked.front().tile_n == 208);
+  CHECK(ranked.front().tiles == 120);
+  const auto wider = std::find_if(ranked.begin(), ranked.end(),
+                                  [](const AutoParams& p) { return p.tile_m == 128 && p.tile_n == 256; });
+  REQUIRE(wider != ranked.end());
+  CHECK(wider->tiles == 120);
+  CHECK(std::abs(wider->predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
+  // Not between different tile counts (the fuller wave decides), nor DRAM-bound ones.
+  CHECK(choose(1280, 1280, 8192).tile_n == 112);
+  CHECK(choose(4096, 4096, 4096).tile_n == 256);
+}
+
 TEST_CASE("auto: a column-major 16-bit output is TMA-stored through a transposed buffer, not from registers") {
   // H200 (2026-11-28), 1280^2 x K in swapped 128x128 tiles: 10.7, 13.1, 18.4 and 47.7 us at K =
   // 512, 1024, 2048 and 8192 stored from registers (7 stages), 8.8, 11.3, 16.3 and 46.0 staged (6).

@@ -260,3 +260,48 @@ TEST_CASE("rows whose length is read at run time: auto stores them from register
   testing::check_error([&] { lower(apply_directives(strided, strided_directives)); }, "n-alignment",
                        "the rows' length N is read at run time while their leading dimension is fixed");
 }
+
+// A persistent grid launched with fewer clusters than planned (the GPU holds fewer at once: its
+// GPCs fit 30 clusters of 4, not 33) still computes every tile: each CTA strides by the clusters
+// actually launched. A grid of tiles is launched as planned.
+TEST_CASE("a persistent grid capped at the clusters the device holds still covers every tile") {
+  const Definition big = make_definition(2184, 2296, 7152, DType::BF16, DType::BF16);
+  std::vector<Case> persistent = {
+      {"v10", builtin_schedule("v10", make_definition(4096, 4096, 1024, DType::BF16, DType::BF16))},
+      {"auto split-K tail 2184x2296x7152", plan_gemm(2184, 2296, 7152, GemmOptions{}).build()},
+      {"cluster 2 2 1 sharing A and B",
+       from_text("tile 128 192 64\ninline cast\nmma 64 192 16 sm_90a\nbind k_o serial\nbind m_o block.y\n"
+                 "bind n_o block.x\ncache_read A tma\ncache_read B tma\ncache_write cast shared tma\n"
+                 "persist m_o n_o tile row 8\nwarp_specialize 40 232\nsplit m_i 64 m_wg m_mma\n"
+                 "bind m_wg warpgroup\nstore_subtile 64 1\ncircular_buffer k_o 4 3\ncluster 2 2 1\n"
+                 "multicast A\nmulticast B\n",
+                 big)}};
+  for (const Case& c : persistent) {
+    CAPTURE(c.name);
+    const Kernel k = lower(c.s);
+    REQUIRE(k.launch.persistent);
+    const int64_t m = k.plan.m, n = k.plan.n;
+    const auto planned = rt::launch_grid(k.launch, m, n);
+    CHECK(rt::launch_grid(k.launch, m, n, 1000) == planned);  // room for more: as planned
+    const unsigned cluster = k.launch.cluster[0], clusters = planned[0] / cluster;
+    REQUIRE(clusters > 2);
+    for (unsigned resident : {clusters - 1, clusters / 2, 1u}) {
+      CAPTURE(resident);
+      const auto grid = rt::launch_grid(k.launch, m, n, resident);
+      CHECK(grid[0] == resident * cluster);
+      CHECK(grid[1] == planned[1]);
+      const int64_t tiles_m = (m + k.plan.tile_m - 1) / k.plan.tile_m, tiles_n = (n + k.plan.tile_n - 1) / k.plan.tile_n;
+      std::map<std::pair<int64_t, int64_t>, int64_t> k_tiles_run;
+      for (int64_t y = 0; y < grid[1]; ++y)
+        for (int64_t x = 0; x < grid[0]; ++x)
+          for (const WorkUnit& u : cta_work_units(c.s, k.plan, {x, y, 0}, {grid[0], grid[1], grid[2]}, k.plan.k))
+            if (u.in_range && u.m_tile < tiles_m && u.n_tile < tiles_n) k_tiles_run[{u.m_tile, u.n_tile}] += u.k_tiles;
+      CHECK(static_cast<int64_t>(k_tiles_run.size()) == tiles_m * tiles_n);
+      const int64_t k_tiles = (k.plan.k + k.plan.tile_k - 1) / k.plan.tile_k;
+      for (const auto& [tile, ran] : k_tiles_run) CHECK(ran == k_tiles);
+    }
+  }
+  const Kernel tiles = lower(builtin_schedule("v5", big));
+  REQUIRE_FALSE(tiles.launch.persistent);
+  CHECK(rt::launch_grid(tiles.launch, 2184, 2296, 1) == tiles.launch.grid);
+}

@@ -147,6 +147,10 @@ int cmd_run(const Args& args, Io io) {
   options.group_sizes = group_shapes_flag(args, s.definition());
   LowerOptions lowering;
   lowering.limits = limits_of(s);
+  if (auto sms = args.positive("sms")) {
+    lowering.limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
+    options.limits = lowering.limits;
+  }
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
   if (!rt::gpu_available())
     throw_user_error("no-gpu", "gemmgen run needs a GPU and found none (gemmgen emit writes the .cu without one)");
@@ -380,6 +384,7 @@ const std::vector<Command>& commands() {
                 {"seed", "N", "random seed for the inputs (default 1)"},
                 {"reps", "N", "timed runs for --bench, the median is reported (default 50, at most 10000)"},
                 {"repeat", "N", "launch N (at most 1000) more times on the same inputs; each output must be bit-identical"},
+                {"sms", "N", "plan for a device of N SMs (its persistent grid; a launch runs no more clusters than this GPU holds)"},
                 {"at-m", "LIST", "launch the one kernel at each M of a comma-separated list (M read at run time) and check each"}}}),
        cmd_run},
       {"bench",
