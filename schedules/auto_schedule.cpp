@@ -117,6 +117,7 @@ double predict_seconds(const Definition& def, const DeviceLimits& limits, AutoPa
       paired_tile_grid(m_tiles_of(def, p.tile_m), ceil_div(n, p.tile_n), p.cluster, !p.multicast_a).tiles() *
       matrices_of(def);
   p.tiles = tiles * p.split_k;
+  p.k_tiles = ceil_div(k, p.tile_k);
   const int64_t ctas = resident_ctas(p.tiles, limits, p.cluster);
   // split_tail: the units are the whole waves' tiles, then the rest once per split
   const int64_t whole_tiles = p.split_tail ? tiles / ctas * ctas : 0;

@@ -80,6 +80,7 @@ struct AutoParams {
   double predicted_us = 0;    // the model's time, for explain and bench
   double mainloop_us = 0;     // its waves of tiles alone, before the DRAM bound
   int64_t tiles = 0, waves = 0;
+  int64_t k_tiles = 0;        // an unsplit tile's k loop
   double operand_mb = 0;      // operand bytes the tile order fetches wave by wave (order_operand_bytes)
 
   std::string to_string() const;  // "tile 64x32x64, 1 consumer, 8 stages, no cluster, ..."

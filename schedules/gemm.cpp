@@ -109,8 +109,26 @@ double swap_margin(const std::optional<AutoParams>& straight, const std::optiona
   return both_staged ? 0.03 : 0.05;
 }
 
+bool fewer_tiles_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped) {
+  // The model sees one wave as one tile's time: where both orientations' best configs are the same
+  // tile in one wave, it ties them exactly, though the one of more tiles computes more padding past
+  // M or N at the same pace with more bytes through L2. On an H200 (2026-11-28, old and new plans
+  // alternating) swapped in 5% fewer tiles or more: 664 x 3064 x 6040 (128x144, 132 -> 120 tiles)
+  // 59.0 -> 51.0 us, 448 x 1888 x 7328 (128x64, 120 -> 105) 46.0 -> 35.0, 848 x 3472 x 5528 (128x224,
+  // 128 -> 112) 64.2 -> 53.5; 1512 x 720 x 5032 ran 30.0 us straight (120 64x144 tiles) against
+  // 33.3 swapped (132). Fewer by less than that lost 1.5-3% (1240 x 1928 x 9448: 130 -> 128 tiles,
+  // 4008 x 752 x 14280: 128 -> 126, 1488 x 2304 x 14712: 132 -> 126). Not for short k loops: at
+  // 616 x 872 x 536 (9 k tiles) 112 swapped 64x80 tiles ran 4% faster than 110 straight.
+  if (!straight || !swapped) return false;
+  const auto one_wave = [](const AutoParams& p) { return p.waves == 1 && p.split_k == 1 && p.k_tiles >= 16; };
+  return one_wave(*straight) && one_wave(*swapped) && straight->tile_m == swapped->tile_m &&
+         straight->tile_n == swapped->tile_n && 100 * swapped->tiles <= 95 * straight->tiles &&
+         std::abs(straight->predicted_us - swapped->predicted_us) <= 0.01 * straight->predicted_us;
+}
+
 bool prefer_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped) {
-  return swapped && (!straight || swapped->predicted_us < (1.0 - swap_margin(straight, swapped)) * straight->predicted_us);
+  return swapped && (!straight || swapped->predicted_us < (1.0 - swap_margin(straight, swapped)) * straight->predicted_us ||
+                     fewer_tiles_swapped(straight, swapped));
 }
 
 std::string_view plan_source_name(PlanSource s) {
@@ -245,7 +263,12 @@ std::string explain_plan(const GemmPlan& plan) {
   if (plan.source == PlanSource::Auto || plan.source == PlanSource::Fallback)
     os << " (the model's best: straight " << us(plan.straight_best) << ", swapped " << us(plan.swapped_best)
        << "; the swap is taken when it is " << std::lround(100 * swap_margin(plan.straight_best, plan.swapped_best))
-       << "% faster)";
+       << "% faster"
+       << (fewer_tiles_swapped(plan.straight_best, plan.swapped_best)
+               ? ", or, as here, the same tile in one wave of fewer tiles: " + std::to_string(plan.swapped_best->tiles) +
+                     " against " + std::to_string(plan.straight_best->tiles)
+               : std::string())
+       << ")";
   os << "\n";
   // Every operand matrix read once at the model's DRAM rate, beside the MMAs at peak: the time no
   // kernel of the problem beats, and which side of the roofline it is on.

@@ -69,6 +69,9 @@ ProblemLayout planned_layout(int64_t m, int64_t n, int64_t k, const GemmOptions&
 // where both orientations TMA-store their tiles, 5% where one stores from registers.
 double swap_margin(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
 bool prefer_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
+// The tie prefer_swapped also takes: both orientations' best configs the same tile in one wave
+// (a long k loop, unsplit), predicted within 1%, and the swapped one of at least 5% fewer tiles.
+bool fewer_tiles_swapped(const std::optional<AutoParams>& straight, const std::optional<AutoParams>& swapped);
 
 // Where a plan's configuration comes from.
 enum class PlanSource {

@@ -135,6 +135,44 @@ TEST_CASE("the swap rule lives in prefer_swapped: 3% or 5% faster by the model, 
   CHECK(decode.swapped() == decode.def.swapped());
 }
 
+TEST_CASE("the swap rule's tie: the same tile in one wave of a long k loop, swapped in 5% fewer tiles") {
+  AutoParams straight, swapped;
+  for (AutoParams* p : {&straight, &swapped}) {
+    p->tile_m = 128;
+    p->tile_n = 144;
+    p->waves = 1;
+    p->k_tiles = 95;
+    p->predicted_us = 76.5;
+  }
+  straight.tiles = 132;
+  swapped.tiles = 120;
+  CHECK(fewer_tiles_swapped(straight, swapped));
+  CHECK(prefer_swapped(straight, swapped));
+  CHECK_FALSE(fewer_tiles_swapped(swapped, straight));
+  swapped.tiles = 126;  // fewer by less than 5%: 1488 x 2304 x 14712 lost 3% so
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.tiles = 120;
+  swapped.k_tiles = straight.k_tiles = 9;  // a short k loop (616 x 872 x 536 ran 4% faster in more tiles)
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.k_tiles = straight.k_tiles = 95;
+  swapped.tile_n = 160;  // another tile: the ranking's own rules, not this one
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.tile_n = 144;
+  swapped.waves = 2;
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  swapped.waves = 1;
+  swapped.predicted_us = 78;  // not a tie
+  CHECK_FALSE(prefer_swapped(straight, swapped));
+  // H200 (2026-11-28, old and new plans alternating): 664 x 3064 x 6040 59.0 -> 51.0 us swapped in
+  // 120 128x144 tiles (132 straight); 1240 x 1928 x 9448 (130 -> 128 tiles) stays straight.
+  const GemmPlan ragged = plan_gemm(664, 3064, 6040);
+  CHECK(ragged.swapped());
+  REQUIRE(ragged.swapped_best);
+  CHECK(ragged.swapped_best->tiles == 120);
+  CHECK(explain_plan(ragged).find("or, as here, the same tile in one wave of fewer tiles: 120 against 132") != std::string::npos);
+  CHECK_FALSE(plan_gemm(1240, 1928, 9448).swapped());
+}
+
 TEST_CASE("a plan names its source: named, auto or fallback, and describes itself in one line") {
   const GemmPlan square = plan_gemm(4096, 4096, 4096);
   CHECK(square.source == PlanSource::Auto);
