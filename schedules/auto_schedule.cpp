@@ -568,8 +568,17 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   const bool promoted = problem_layout(def).scale_a.has_value() || problem_layout(def).scale_b.has_value();
   // D = A * A^T reads A as both operands: its multicast is not lowered.
   const bool one_operand = def.matmul_node().operands[0] == def.matmul_node().operands[1];
-  const bool multicast_pays = compute_bound(def, limits) && !grouped && !promoted && !one_operand;
   const bool half_rate_rows = unaligned_row_bytes(def, AutoParams{}) > 0;  // some operand's rows, whatever the tile
+  // Rows at half rate bound a CTA by the rows it issues, DRAM or not, and a multicast operand's
+  // rows are issued once per cluster: on an H200 (2026-11-28, old and new plans alternating) shapes
+  // whose roofline DRAM bounds gained from their clusters, 280 x 3136 x 4072 32.5 -> 24.6 us, 856 x
+  // 5968 x 472 17.7 -> 15.5, 848 x 992 x 456 8.9 -> 7.8, 464 x 584 x 6920 23.7 -> 21.7, 256 x 2088
+  // x 2984 19.3 -> 17.3, four more 2-5% (409 x 225 x 1768's split tiles lost 3%). Not for a few k
+  // tiles, where the pipeline's fill, not the rows' rate, sets the time (77 x 129 x 72 and 255 x 257 x
+  // 264 measured within their noise either way).
+  const bool mma_bound = compute_bound(def, limits);
+  const bool long_half_rate = half_rate_rows && ceil_div(def.k(), 128 / dtype_bytes(def.input_dtype())) >= 8;
+  const bool multicast_pays = (mma_bound || long_half_rate) && !grouped && !promoted && !one_operand;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
   // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
   // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096
@@ -637,7 +646,12 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
         // tiles 20.5 and 18.7; rows at half rate gain by the shared requests (1000^3 in 64x128
         // tiles, K = 1000: 11.7 against 14.1 us), as do tiles of several waves.
         const bool one_wave = unpaired_tiles <= limits.sms;
-        p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_fits) &&
+        // Where DRAM bounds the roofline (a cluster for rows at half rate), a tenth more tiles at
+        // most: 568 x 4392 x 632 in 132 128x208 tiles of 2-CTA clusters (5 m tiles padded to 6) ran
+        // 14.8 us against 13.3 in 115 unclustered 128x192 ones, and 12.5 in the 108 swapped 128x192
+        // tiles this leaves it (35 m tiles padded to 36); 280 x 3136 x 4072 (49 padded to 50) gained.
+        const bool padding_pays = padding_fits && (mma_bound || paired >= 9);
+        p.cluster = multicast_pays && paired >= 2 && (paired % 2 == 0 || padding_pays) &&
                             (!one_wave || half_rate_rows)
                         ? 2
                         : 1;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -214,6 +215,26 @@ TEST_CASE("auto: within one wave of as many MMA-bound tiles the model ties, the 
   // Not between different tile counts (the fuller wave decides), nor DRAM-bound ones.
   CHECK(choose(1280, 1280, 8192).tile_n == 112);
   CHECK(choose(4096, 4096, 4096).tile_n == 256);
+}
+
+TEST_CASE("auto: rows at half rate take a cluster even where DRAM bounds the roofline") {
+  // H200 (2026-11-28, old and new plans alternating, two rounds): 280 x 3136 x 4072 32.5 -> 24.6 us,
+  // 856 x 5968 x 472 17.7 -> 15.5, 848 x 992 x 456 8.9 -> 7.8; 568 x 4392 x 632 13.3 -> 12.5 in
+  // swapped 128x192 tiles, where 128x208 ones padded from 5 m tiles to 6 ran 14.8.
+  for (const auto& [m, n, k] : {std::array<int64_t, 3>{280, 3136, 4072}, {856, 5968, 472}, {848, 992, 456}}) {
+    CAPTURE(m);
+    const GemmPlan plan = plan_gemm(m, n, k);
+    CHECK_FALSE(problem_roofline(plan.def, hopper()).mma_bound());
+    CHECK(plan.config.find("cluster 2") != std::string::npos);
+  }
+  const GemmPlan padded = plan_gemm(568, 4392, 632);
+  CHECK(padded.swapped());
+  CHECK(padded.config.find("tile 128x192x64") != std::string::npos);
+  CHECK(padded.config.find("cluster 2") != std::string::npos);
+  // Rows at full rate where DRAM bounds it, and a k loop of a few tiles, keep no cluster.
+  CHECK(plan_gemm(256, 8192, 8192).config.find("no cluster") != std::string::npos);
+  CHECK(plan_gemm(77, 129, 72).config.find("no cluster") != std::string::npos);
+  CHECK(plan_gemm(255, 257, 264).config.find("no cluster") != std::string::npos);
 }
 
 TEST_CASE("auto: a column-major 16-bit output is TMA-stored through a transposed buffer, not from registers") {
