@@ -325,6 +325,10 @@ std::string ResourceSummary::to_string() const {
   if (grid.persistent) {
     os << ", persistent over " << grid.tiles << (grid.whole_wave_tiles >= 0 ? " work units (" : " tiles (") << limits.sms << " SMs x " << grid.ctas_per_sm
        << " resident)";
+    const int64_t held = limits.resident_clusters(cluster_size, grid.ctas_per_sm);
+    if (cluster_size > 1 && held * cluster_size < int64_t(limits.sms) * grid.ctas_per_sm)
+      os << "; the device holds " << held << " clusters of " << cluster_size << " at once (" << held * cluster_size
+         << " CTAs: a cluster stays inside one GPC), so no more are launched";
     if (grid.overhang_tiles > 0)
       os << ", " << grid.overhang_tiles << " of them past the edge of D so that each cluster's CTAs get "
          << "neighbouring tiles (they load zeros for their peers' multicast and store nothing)";

@@ -166,4 +166,12 @@ TEST_CASE("a persistent grid plans no more clusters than the device holds at onc
   CHECK(grid_of("cluster 2 2 1\nmulticast A\nmulticast B\n").x == 120);
   CHECK(grid_of("cluster 4 2 1\nmulticast A\nmulticast B\n").x == 120);
   CHECK(grid_of("cluster 4 1 1\nmulticast B\n").x == 120);
+  // explain's resource summary says why the grid stops short of the SMs.
+  const ScheduleFile c22 = parse_schedule_file(clustered + "cluster 2 2 1\nmulticast A\nmulticast B\n");
+  const std::string text = summarize_resources(apply_directives(def, c22.directives, c22.directive_lines)).to_string();
+  CHECK(text.find("the device holds 30 clusters of 4 at once (120 CTAs: a cluster stays inside one GPC)") !=
+        std::string::npos);
+  const ScheduleFile c2 = parse_schedule_file(clustered + "cluster 2 1 1\nmulticast B\n");
+  CHECK(summarize_resources(apply_directives(def, c2.directives, c2.directive_lines)).to_string().find("clusters of") ==
+        std::string::npos);
 }

@@ -221,9 +221,9 @@ TEST_CASE("auto: rows at half rate take a cluster even where DRAM bounds the roo
   // H200 (2026-11-28, old and new plans alternating, two rounds): 280 x 3136 x 4072 32.5 -> 24.6 us,
   // 856 x 5968 x 472 17.7 -> 15.5, 848 x 992 x 456 8.9 -> 7.8; 568 x 4392 x 632 13.3 -> 12.5 in
   // swapped 128x192 tiles, where 128x208 ones padded from 5 m tiles to 6 ran 14.8.
-  for (const auto& [m, n, k] : {std::array<int64_t, 3>{280, 3136, 4072}, {856, 5968, 472}, {848, 992, 456}}) {
-    CAPTURE(m);
-    const GemmPlan plan = plan_gemm(m, n, k);
+  for (const std::array<int64_t, 3>& shape : {std::array<int64_t, 3>{280, 3136, 4072}, {856, 5968, 472}, {848, 992, 456}}) {
+    CAPTURE(shape[0]);
+    const GemmPlan plan = plan_gemm(shape[0], shape[1], shape[2]);
     CHECK_FALSE(problem_roofline(plan.def, hopper()).mma_bound());
     CHECK(plan.config.find("cluster 2") != std::string::npos);
   }
