@@ -276,6 +276,9 @@ TEST_CASE("a persistent grid capped at the clusters the device holds still cover
                  "bind m_wg warpgroup\nstore_subtile 64 1\ncircular_buffer k_o 4 3\ncluster 2 2 1\n"
                  "multicast A\nmulticast B\n",
                  big)}};
+  Schedule stream = tutorial_schedule(8, make_definition(8192, 1024, 1024, DType::BF16, DType::BF16));
+  stream.split_k(3, false, true);  // stream-K: its whole waves and its deal follow the grid launched
+  persistent.push_back({"v8 split_k 3 stream", stream});
   for (const Case& c : persistent) {
     CAPTURE(c.name);
     const Kernel k = lower(c.s);
