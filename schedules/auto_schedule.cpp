@@ -576,16 +576,16 @@ std::vector<AutoParams> rank_auto_params(const Definition& def, const DeviceLimi
   // x 2984 19.3 -> 17.3, four more 2-5% (409 x 225 x 1768's split tiles lost 3%). Not for a few k
   // tiles, where the pipeline's fill, not the rows' rate, sets the time (77 x 129 x 72 and 255 x 257 x
   // 264 measured within their noise either way).
-  const bool mma_bound = compute_bound(def, limits);
-  const bool long_half_rate = half_rate_rows && ceil_div(def.k(), 128 / dtype_bytes(def.input_dtype())) >= 8;
-  const bool multicast_pays = (mma_bound || long_half_rate) && !grouped && !promoted && !one_operand;
   const int64_t atom_k = 128 / dtype_bytes(def.input_dtype());
+  const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
+  const bool mma_bound = compute_bound(def, limits);
+  const bool multicast_pays =
+      (mma_bound || (half_rate_rows && k_tiles_of_atoms >= 8)) && !grouped && !promoted && !one_operand;
   // FP8 (every k tile promoted): on an H100 (2026-11-26, one process, B's factors per 128 x 128)
   // 128x192 tiles ran 926-951 TFLOP/s where 256x128 ran 1186-1233 (4096 x 7168 x 16384, 4096 x 4096
   // x 7168); a tile meeting two blocks of B's factors also picks each 8-column group's factor in the
   // promotion. Only tiles on the 128-column grid are tried.
   const bool on_fp8_grid = dtype_bytes(def.input_dtype()) == 1;
-  const int64_t k_tiles_of_atoms = ceil_div(def.k(), atom_k);
   const auto add = [&](AutoParams p) {
     p.stages = 2;
     p.promote = auto_promotion(def, p);

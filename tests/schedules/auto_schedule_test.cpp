@@ -31,6 +31,14 @@ AutoParams choose(int64_t m, int64_t n, int64_t k, DType out = DType::BF16) {
   return choose_auto_params(gemm_definition(m, n, k, o), hopper());
 }
 
+// The ranking's first config of a tile_m x tile_n tile (the test fails if there is none).
+const AutoParams& ranked_tile(const std::vector<AutoParams>& ranked, int64_t tile_m, int64_t tile_n) {
+  const auto it = std::find_if(ranked.begin(), ranked.end(),
+                               [&](const AutoParams& p) { return p.tile_m == tile_m && p.tile_n == tile_n; });
+  REQUIRE_MESSAGE(it != ranked.end(), "no " << tile_m << "x" << tile_n << " config in the ranking");
+  return *it;
+}
+
 }  // namespace
 
 TEST_CASE("auto: large problems take v10's 128x256 tile and a 2-CTA cluster, odd m tile counts padded") {
@@ -184,11 +192,9 @@ TEST_CASE("auto: within one wave of DRAM-bound tiles the model cannot tell apart
   const std::vector<AutoParams> ranked = rank_auto_params(plan.def, hopper());
   REQUIRE(ranked.size() > 1);
   CHECK(ranked.front().tiles == 112);
-  const auto wider = std::find_if(ranked.begin(), ranked.end(),
-                                  [](const AutoParams& p) { return p.tile_m == 64 && p.tile_n == 128; });
-  REQUIRE(wider != ranked.end());
-  CHECK(wider->tiles == 56);
-  CHECK(std::abs(wider->predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
+  const AutoParams& wider = ranked_tile(ranked, 64, 128);
+  CHECK(wider.tiles == 56);
+  CHECK(std::abs(wider.predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
   CHECK(choose(128, 12288, 4096).tiles == 128);
   CHECK(choose(256, 5120, 13824).tile_n == 80);
   // Not where a tile holds rows past the problem (a decode's 64-row tile over M = 1 reads one row),
@@ -207,11 +213,9 @@ TEST_CASE("auto: within one wave of as many MMA-bound tiles the model ties, the 
   CHECK(ranked.front().tile_m == 128);
   CHECK(ranked.front().tile_n == 208);
   CHECK(ranked.front().tiles == 120);
-  const auto wider = std::find_if(ranked.begin(), ranked.end(),
-                                  [](const AutoParams& p) { return p.tile_m == 128 && p.tile_n == 256; });
-  REQUIRE(wider != ranked.end());
-  CHECK(wider->tiles == 120);
-  CHECK(std::abs(wider->predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
+  const AutoParams& wider = ranked_tile(ranked, 128, 256);
+  CHECK(wider.tiles == 120);
+  CHECK(std::abs(wider.predicted_us - ranked.front().predicted_us) <= 0.01 * ranked.front().predicted_us);
   // Not between different tile counts (the fuller wave decides), nor DRAM-bound ones.
   CHECK(choose(1280, 1280, 8192).tile_n == 112);
   CHECK(choose(4096, 4096, 4096).tile_n == 256);

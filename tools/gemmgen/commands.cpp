@@ -44,6 +44,13 @@ DeviceLimits limits_of(const Schedule& s) {
   return limits_for(m ? m->target : Target::Sm90a);
 }
 
+// The schedule's device with `--sms N` in place of its SM count, and whether the flag was given.
+bool with_sms_flag(const Args& args, DeviceLimits& limits) {
+  const auto sms = args.positive("sms");
+  if (sms) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
+  return sms.has_value();
+}
+
 std::string problem_text(const Schedule& s) {
   const Definition& def = s.definition();
   auto m = s.mma_shape();
@@ -147,10 +154,7 @@ int cmd_run(const Args& args, Io io) {
   options.group_sizes = group_shapes_flag(args, s.definition());
   LowerOptions lowering;
   lowering.limits = limits_of(s);
-  if (auto sms = args.positive("sms")) {
-    lowering.limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
-    options.limits = lowering.limits;
-  }
+  if (with_sms_flag(args, lowering.limits)) options.limits = lowering.limits;
   lower(s, lowering);  // compile errors first, so a machine without a GPU reports them too
   if (!rt::gpu_available())
     throw_user_error("no-gpu", "gemmgen run needs a GPU and found none (gemmgen emit writes the .cu without one)");
@@ -318,7 +322,7 @@ int cmd_jit(const Args& args, Io io) {
 int cmd_simulate(const Args& args, Io io) {
   Schedule s = load_schedule(args);
   DeviceLimits limits = limits_of(s);
-  if (auto sms = args.positive("sms")) limits.sms = static_cast<int>(std::min<int64_t>(*sms, 100000));
+  with_sms_flag(args, limits);
   SimulateOptions options;
   if (auto seed = args.positive("seed")) options.seed = static_cast<uint64_t>(*seed);
   options.group_rows = group_rows_flag(args, s.definition());
